@@ -1,0 +1,163 @@
+// Package mmapds reads and writes plan files: the compiled, content-hashed workload that `plan`
+// writes and `replay` maps read-only and sends zero-copy.
+//
+// A plan file is little-endian and laid out as
+//
+//	header (128 bytes) | bodies blob | records (64 bytes each) | meta (msgpack) | SHA-256 (32 bytes)
+//
+// The trailing SHA-256 covers every byte before it and is the plan's identity. The layout is
+// documented field by field in docs/plan-format.md; a change to it bumps Version.
+package mmapds
+
+import "encoding/binary"
+
+// Magic is the first eight bytes of every plan file.
+const Magic = "LLMPLAN\x00"
+
+// Version is the plan file format version this package writes and reads.
+const Version = 1
+
+// HeaderSize is the size of the fixed header at the start of the file.
+const HeaderSize = 128
+
+// RecordSize is the size of one request record.
+const RecordSize = 64
+
+// HashSize is the size of the trailing SHA-256.
+const HashSize = 32
+
+// NoSendOffset marks a record whose request is sent when a concurrency slot frees (closed loop),
+// not at a planned instant.
+const NoSendOffset int64 = -1
+
+// Phase tells whether a request belongs to warmup (not measured) or to the profile.
+type Phase uint8
+
+const (
+	// PhaseWarmup requests run before the profile and are excluded from metrics.
+	PhaseWarmup Phase = 0
+	// PhaseProfile requests are measured.
+	PhaseProfile Phase = 1
+)
+
+// String returns "warmup" or "profile".
+func (p Phase) String() string {
+	switch p {
+	case PhaseWarmup:
+		return "warmup"
+	case PhaseProfile:
+		return "profile"
+	}
+	return "phase?"
+}
+
+// Record flags.
+const (
+	// FlagLiveHistory marks a later turn whose body must be completed at run time with the real
+	// previous response (--conversation-history live); its stored body is a template whose
+	// splice point is given by Meta.LiveHistoryMarker.
+	FlagLiveHistory uint8 = 1 << 0
+)
+
+// Record is one planned request. It is decoded by value from the mapping, so reading one
+// allocates nothing.
+type Record struct {
+	// SendOffsetNs is the planned send instant in nanoseconds after the run's start, or
+	// NoSendOffset when the request waits for a free concurrency slot.
+	SendOffsetNs int64
+	// DelayNs is how long after the previous turn of the same session completes this turn may
+	// be sent; -1 when the turn does not wait for the previous one (first turns).
+	DelayNs int64
+	// CancelAfterNs cancels the request this long after it was sent; 0 means never.
+	CancelAfterNs int64
+	// BodyOffset and BodyLen locate the rendered HTTP request body in the bodies blob.
+	BodyOffset uint64
+	BodyLen    uint32
+	// Index is the request's position in the plan (0-based, equal to its record number).
+	Index uint32
+	// Session groups the turns of one conversation; single-turn requests have their own.
+	Session uint32
+	// Turn is the 0-based turn index within the session.
+	Turn uint32
+	// ISL is the verified input length in tokens under the plan's tokenizer.
+	ISL uint32
+	// OSL is the requested output length in tokens (0 when the request leaves it unset).
+	OSL uint32
+	// PathID indexes Meta.Paths.
+	PathID uint16
+	// Phase is warmup or profile.
+	Phase Phase
+	// Flags holds Flag* bits.
+	Flags uint8
+}
+
+// putRecord encodes r into b, which must hold RecordSize bytes.
+func putRecord(b []byte, r *Record) {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(r.SendOffsetNs))
+	le.PutUint64(b[8:], uint64(r.DelayNs))
+	le.PutUint64(b[16:], uint64(r.CancelAfterNs))
+	le.PutUint64(b[24:], r.BodyOffset)
+	le.PutUint32(b[32:], r.BodyLen)
+	le.PutUint32(b[36:], r.Index)
+	le.PutUint32(b[40:], r.Session)
+	le.PutUint32(b[44:], r.Turn)
+	le.PutUint32(b[48:], r.ISL)
+	le.PutUint32(b[52:], r.OSL)
+	le.PutUint16(b[56:], r.PathID)
+	b[58] = byte(r.Phase)
+	b[59] = r.Flags
+	le.PutUint32(b[60:], 0)
+}
+
+// getRecord decodes the RecordSize bytes of b.
+func getRecord(b []byte) Record {
+	le := binary.LittleEndian
+	_ = b[RecordSize-1]
+	return Record{
+		SendOffsetNs:  int64(le.Uint64(b[0:])),
+		DelayNs:       int64(le.Uint64(b[8:])),
+		CancelAfterNs: int64(le.Uint64(b[16:])),
+		BodyOffset:    le.Uint64(b[24:]),
+		BodyLen:       le.Uint32(b[32:]),
+		Index:         le.Uint32(b[36:]),
+		Session:       le.Uint32(b[40:]),
+		Turn:          le.Uint32(b[44:]),
+		ISL:           le.Uint32(b[48:]),
+		OSL:           le.Uint32(b[52:]),
+		PathID:        le.Uint16(b[56:]),
+		Phase:         Phase(b[58]),
+		Flags:         b[59],
+	}
+}
+
+// header is the fixed 128-byte file header.
+type header struct {
+	version     uint32
+	recordCount uint64
+	bodiesOff   uint64
+	bodiesLen   uint64
+	recordsOff  uint64
+	metaOff     uint64
+	metaLen     uint64
+	fileLen     uint64 // total length including the trailing hash
+}
+
+func (h *header) put(b []byte) {
+	le := binary.LittleEndian
+	copy(b[0:8], Magic)
+	le.PutUint32(b[8:], h.version)
+	le.PutUint32(b[12:], HeaderSize)
+	le.PutUint32(b[16:], RecordSize)
+	le.PutUint32(b[20:], 0)
+	le.PutUint64(b[24:], h.recordCount)
+	le.PutUint64(b[32:], h.bodiesOff)
+	le.PutUint64(b[40:], h.bodiesLen)
+	le.PutUint64(b[48:], h.recordsOff)
+	le.PutUint64(b[56:], h.metaOff)
+	le.PutUint64(b[64:], h.metaLen)
+	le.PutUint64(b[72:], h.fileLen)
+	for i := 80; i < HeaderSize; i++ {
+		b[i] = 0
+	}
+}

@@ -1,0 +1,182 @@
+package mmapds
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeTestPlan(t testing.TB, path string, n int) [HashSize]byte {
+	t.Helper()
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		r := Record{SendOffsetNs: int64(i) * 1000, DelayNs: -1, Session: uint32(i), ISL: uint32(10 + i), OSL: 5, Phase: PhaseProfile}
+		if err := w.Add(r, []byte(fmt.Sprintf(`{"i":%d}`, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := w.Close(&Meta{Endpoint: "chat", Paths: []string{"/v1/chat/completions"}, Method: "POST",
+		Spec: map[string]any{"b": 1, "a": "x", "c": []int{1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.plan")
+	h := writeTestPlan(t, path, 100)
+	p, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.Hash() != h || p.Len() != 100 {
+		t.Fatalf("hash/len mismatch: %x %d", p.Hash(), p.Len())
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		r, body, err := p.Record(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`{"i":%d}`, i); string(body) != want || r.Index != uint32(i) || r.ISL != uint32(10+i) || r.SendOffsetNs != int64(i)*1000 || r.DelayNs != -1 {
+			t.Fatalf("record %d: %+v %q", i, r, body)
+		}
+	}
+	if p.Meta().Endpoint != "chat" || p.Meta().Paths[0] != "/v1/chat/completions" {
+		t.Fatalf("meta: %+v", p.Meta())
+	}
+	if _, _, err := p.Record(100); err == nil {
+		t.Fatal("out of range record accepted")
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	a := writeTestPlan(t, filepath.Join(dir, "a"), 50)
+	b := writeTestPlan(t, filepath.Join(dir, "b"), 50)
+	if a != b {
+		t.Fatal("same content gave different hashes")
+	}
+}
+
+func TestRejectsBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.plan")
+	writeTestPlan(t, path, 10)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutate := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "shorter than a header"},
+		{"truncated", good[:len(good)-10], "truncated"},
+		{"magic", mutate(func(b []byte) []byte { b[0] = 'X'; return b }), "bad magic"},
+		{"version", mutate(func(b []byte) []byte { b[8] = 9; return b }), "version 9 is not supported"},
+		{"corrupt body", mutate(func(b []byte) []byte { b[HeaderSize+1] ^= 1; return b }), "hash mismatch"},
+		{"record count", mutate(func(b []byte) []byte { b[24] = 200; return b }), "record count"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := FromBytes(c.data, Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want error containing %q", err, c.want)
+			}
+		})
+	}
+	if _, err := FromBytes(good[:len(good)-10], Options{}); !errors.Is(err, ErrFormat) {
+		t.Fatalf("truncated file error does not wrap ErrFormat: %v", err)
+	}
+}
+
+func TestSkipHashStillChecksBodies(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.plan")
+	writeTestPlan(t, path, 3)
+	data, _ := os.ReadFile(path)
+	p, err := FromBytes(data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Point record 0's body past the bodies section.
+	off := p.h.recordsOff + 24
+	data[off+4] = 0xff
+	p2, err := FromBytes(data, Options{SkipHash: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p2.Record(0); err == nil {
+		t.Fatal("record with body outside the section accepted")
+	}
+	if err := p2.Validate(); err == nil {
+		t.Fatal("Validate accepted a bad record")
+	}
+}
+
+func TestRecordAllocatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.plan")
+	writeTestPlan(t, path, 10)
+	p, err := Open(path, Options{SkipHash: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, _, err := p.Record(3); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Record allocates %v per call", allocs)
+	}
+}
+
+func FuzzFromBytes(f *testing.F) {
+	dir := f.TempDir()
+	path := filepath.Join(dir, "p.plan")
+	writeTestPlan(f, path, 4)
+	good, _ := os.ReadFile(path)
+	f.Add(good)
+	f.Add(good[:HeaderSize+HashSize])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := FromBytes(data, Options{SkipHash: true})
+		if err != nil {
+			return
+		}
+		for i := 0; i < p.Len() && i < 64; i++ {
+			p.Record(i)
+		}
+		p.Validate()
+	})
+}
+
+func BenchmarkOpen(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "p.plan")
+	writeTestPlan(b, path, 100000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, err := Open(path, Options{SkipHash: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Close()
+	}
+}

@@ -1,0 +1,140 @@
+package mmapds
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+)
+
+// Writer writes a plan file. Bodies stream straight to the file, so memory holds only the
+// 64-byte records; the header and the hash are written by Close.
+//
+// A Writer is not safe for concurrent use.
+type Writer struct {
+	f         *os.File
+	path      string
+	bw        *bufio.Writer
+	bodiesLen uint64
+	records   []byte
+	count     uint64
+	err       error
+}
+
+// Create starts a plan file at path, truncating what was there. The file is complete only
+// after Close returns nil; on error it is removed.
+func Create(path string) (*Writer, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("mmapds: %w", err)
+	}
+	w := &Writer{f: f, path: path, bw: bufio.NewWriterSize(f, 1<<20)}
+	var zero [HeaderSize]byte
+	if _, err := w.bw.Write(zero[:]); err != nil {
+		w.abort()
+		return nil, fmt.Errorf("mmapds: %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// Add appends one request: its record and its rendered body. Record.Index, BodyOffset and
+// BodyLen are filled in by Add; the rest is taken as given.
+func (w *Writer) Add(r Record, body []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.count >= math.MaxUint32 {
+		w.err = errors.New("mmapds: too many records")
+		return w.err
+	}
+	if uint64(len(body)) > math.MaxUint32 {
+		w.err = fmt.Errorf("mmapds: record %d: body of %d bytes is too large", w.count, len(body))
+		return w.err
+	}
+	r.Index = uint32(w.count)
+	r.BodyOffset = w.bodiesLen
+	r.BodyLen = uint32(len(body))
+	if _, err := w.bw.Write(body); err != nil {
+		w.err = fmt.Errorf("mmapds: %s: %w", w.path, err)
+		return w.err
+	}
+	w.bodiesLen += uint64(len(body))
+	var rec [RecordSize]byte
+	putRecord(rec[:], &r)
+	w.records = append(w.records, rec[:]...)
+	w.count++
+	return nil
+}
+
+// Len returns the number of records added so far.
+func (w *Writer) Len() int { return int(w.count) }
+
+// Close writes the records, the meta and the header, then hashes the file and appends the
+// hash, which it returns. After an error the partial file is removed.
+func (w *Writer) Close(m *Meta) (hash [HashSize]byte, err error) {
+	defer func() {
+		if err != nil {
+			w.abort()
+		}
+	}()
+	if w.err != nil {
+		return hash, w.err
+	}
+	meta, err := encodeMeta(m)
+	if err != nil {
+		return hash, err
+	}
+	h := header{version: Version, recordCount: w.count, bodiesOff: HeaderSize, bodiesLen: w.bodiesLen}
+	pad := padding(HeaderSize + w.bodiesLen)
+	h.recordsOff = HeaderSize + w.bodiesLen + pad
+	h.metaOff = h.recordsOff + uint64(len(w.records))
+	h.metaLen = uint64(len(meta))
+	h.fileLen = h.metaOff + h.metaLen + HashSize
+	var zeros [8]byte
+	if _, err := w.bw.Write(zeros[:pad]); err != nil {
+		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+	}
+	if _, err := w.bw.Write(w.records); err != nil {
+		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+	}
+	if _, err := w.bw.Write(meta); err != nil {
+		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+	}
+	if err := w.bw.Flush(); err != nil {
+		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+	}
+	var hb [HeaderSize]byte
+	h.put(hb[:])
+	if _, err := w.f.WriteAt(hb[:], 0); err != nil {
+		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+	}
+	// The header is written last, so hashing must re-read the file; from the page cache this
+	// runs at memory speed and keeps the compiler's memory independent of the plan's size.
+	if _, err := w.f.Seek(0, io.SeekStart); err != nil {
+		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+	}
+	sum := sha256.New()
+	if _, err := io.Copy(sum, w.f); err != nil {
+		return hash, fmt.Errorf("mmapds: %s: hash: %w", w.path, err)
+	}
+	copy(hash[:], sum.Sum(nil))
+	if _, err := w.f.Write(hash[:]); err != nil {
+		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+	}
+	if err := w.f.Close(); err != nil {
+		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+	}
+	w.records = nil
+	return hash, nil
+}
+
+func (w *Writer) abort() {
+	w.f.Close()
+	os.Remove(w.path)
+}
+
+// padding returns how many zero bytes align n to 8.
+func padding(n uint64) uint64 { return (8 - n%8) % 8 }

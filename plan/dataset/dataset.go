@@ -1,0 +1,59 @@
+// Package dataset turns inputs into a Dataset: the conversations a plan sends, before timing
+// and rendering. Synthetic prompts come from an embedded public-domain corpus; traces and custom
+// files (mooncake_trace, sharegpt, single_turn, multi_turn, random_pool, raw_payload,
+// bailian_trace, burst_gpt_trace) are read from disk. Every prompt's token count is verified
+// under the plan's tokenizer.
+package dataset
+
+import "github.com/llmbench/llmbench/endpoint"
+
+// NoTime marks a turn without a timestamp or delay.
+const NoTime int64 = -1
+
+// Dataset is what a plan is compiled from.
+type Dataset struct {
+	// Name is the input kind ("synthetic", "mooncake_trace", "sharegpt", ...).
+	Name string
+	// SourceSHA256 is the hex SHA-256 of the input bytes (corpus or input file).
+	SourceSHA256 string
+	// Conversations are the dataset entries; each is sent on one session, turns in order.
+	Conversations []Conversation
+	// Timed is true when turns carry timestamps, which then give a fixed schedule.
+	Timed bool
+}
+
+// Conversation is one dataset entry: one or more turns sent in order on one session.
+type Conversation struct {
+	// SessionID is the input's session id, or generated.
+	SessionID string
+	// Turns are sent in order; a later turn waits for the previous one to complete.
+	Turns []Turn
+}
+
+// Turn is one request of a conversation.
+type Turn struct {
+	// TimestampNs is the turn's send instant from the input (relative to the input's own
+	// origin, before offsets and speed-up), or NoTime.
+	TimestampNs int64
+	// DelayNs is how long after the previous turn completes this one is sent, or NoTime.
+	DelayNs int64
+	// System is a system prompt sent before the conversation (first turn's value is used).
+	System string
+	// Messages, when the input gives whole message lists (OpenAI messages), are sent as is
+	// instead of Prompt.
+	Messages []endpoint.Message
+	// Prompt is this turn's user text.
+	Prompt string
+	// PromptTokens is the token count of Prompt under the plan's tokenizer, when known exactly.
+	PromptTokens int
+	// OSL is the requested output length in tokens (0: leave unset).
+	OSL int
+	// Reply is the assistant reply recorded in the input, used as history for later turns;
+	// empty means the compiler synthesizes one of OSL tokens.
+	Reply string
+	// Raw is a request body to send verbatim (raw_payload inputs).
+	Raw []byte
+	// Query and Passages feed ranking endpoints.
+	Query    string
+	Passages []string
+}

@@ -1,0 +1,160 @@
+// Package rawlog reads and writes the raw event logs that replay workers produce and analyze
+// consumes, and the run.json manifest beside them. It is the only thing the two share: analyze
+// never imports the replay engine.
+//
+// A log file is an 16-byte file header (magic, version) followed by frames:
+//
+//	length uint32 LE | crc32c(payload) uint32 LE | payload (one msgpack array)
+//
+// The first element of each payload array is the record Kind. A crash can leave a torn final
+// frame; the Reader detects it and stops cleanly before it, so everything written earlier stays
+// readable. docs/run-format.md documents every field.
+package rawlog
+
+import "hash/crc32"
+
+// Magic is the first eight bytes of every raw event log.
+const Magic = "LLMRAW\x00\x00"
+
+// Version is the raw log format version this package writes and reads.
+const Version = 1
+
+// fileHeaderSize is the magic, the version and four reserved bytes.
+const fileHeaderSize = 16
+
+// frameHeaderSize is the length and the CRC in front of each payload.
+const frameHeaderSize = 8
+
+// MaxFrame bounds one payload; larger lengths are treated as corruption.
+const MaxFrame = 1 << 30
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Kind identifies a record.
+type Kind uint8
+
+const (
+	// KindHeader is the first record of every log: who wrote it.
+	KindHeader Kind = 1
+	// KindRequest is one planned request and everything observed about it.
+	KindRequest Kind = 2
+	// KindCPU is a sample of the writing process's CPU time.
+	KindCPU Kind = 3
+	// KindGPU is one GPU telemetry sample.
+	KindGPU Kind = 4
+	// KindFooter closes a log that was shut down cleanly.
+	KindFooter Kind = 5
+)
+
+// Outcome is how a planned request ended. Every planned request ends with exactly one.
+type Outcome uint8
+
+const (
+	// OutcomeCompleted: sent, and the response was read to its end (any HTTP status).
+	OutcomeCompleted Outcome = 1
+	// OutcomeFailed: sent, and a transport error, timeout or protocol error ended it.
+	OutcomeFailed Outcome = 2
+	// OutcomeCancelled: sent, and cancelled by the plan's cancel-after delay.
+	OutcomeCancelled Outcome = 3
+	// OutcomeNotSent: never sent because the run was interrupted first.
+	OutcomeNotSent Outcome = 4
+	// OutcomeAborted: sent, and cut off because the run was interrupted (grace period over).
+	OutcomeAborted Outcome = 5
+)
+
+var outcomeNames = [...]string{"", "completed", "failed", "cancelled", "not_sent", "aborted"}
+
+// String returns the outcome's name as used in exports.
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) && o != 0 {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// Header is the first record of a log.
+type Header struct {
+	// Worker is the worker number (0-based); -1 for the coordinator's telemetry log.
+	Worker int
+	// PID is the writing process's id.
+	PID int
+	// CPU is the CPU the worker is pinned to, or -1.
+	CPU int
+	// PlanHash is the hex SHA-256 of the plan being replayed.
+	PlanHash string
+	// StartUnixNs is the wall-clock time of the run's monotonic zero, in Unix nanoseconds.
+	StartUnixNs int64
+}
+
+// Request is everything a worker observed about one planned request. All *Ns times are
+// nanoseconds on the run's monotonic clock (0 = the run's start instant); -1 means "did not
+// happen". Slices alias the Reader's buffers and are valid until the next call to Next.
+type Request struct {
+	// Index is the record number in the plan.
+	Index uint32
+	// Outcome says how the request ended.
+	Outcome Outcome
+	// Status is the HTTP status code, 0 when no response header arrived.
+	Status int
+	// ConnReused tells whether the request went over a connection used before.
+	ConnReused bool
+	// IntendedNs is the planned send instant (-1 for closed-loop requests, which have none).
+	IntendedNs int64
+	// ReadyNs is when the worker could first send it: the planned instant, the previous turn's
+	// completion plus delay, or when a concurrency slot freed, whichever came last.
+	ReadyNs int64
+	// WriteStartNs and WriteEndNs bracket writing the request (headers and body) to the socket.
+	WriteStartNs int64
+	WriteEndNs   int64
+	// HeaderNs is when the response status line and headers had been read.
+	HeaderNs int64
+	// EndNs is when the request ended, whatever its outcome.
+	EndNs int64
+	// ReadNs[i] is when the i-th read of the response body returned.
+	ReadNs []int64
+	// ReadEnd[i] is the end offset in Body of the bytes the i-th read delivered (after
+	// removing transfer encoding); reads that delivered only framing add nothing.
+	ReadEnd []uint32
+	// Body is the response body, transfer decoding removed.
+	Body []byte
+	// Err describes a transport error or the reason for the outcome; empty when completed.
+	Err string
+}
+
+// CPUSample is the cumulative CPU time of the writing process at TimeNs.
+type CPUSample struct {
+	TimeNs int64
+	UserNs int64
+	SysNs  int64
+}
+
+// GPUSample is one NVML reading of one GPU. Fields NVML could not read are -1.
+type GPUSample struct {
+	TimeNs int64
+	// GPU is the device index; UUID its NVML UUID.
+	GPU  int
+	UUID string
+	// PowerMilliwatts is the instantaneous power draw.
+	PowerMilliwatts int64
+	// EnergyMillijoules is the device's total energy counter since driver load.
+	EnergyMillijoules int64
+	// GPUUtilPct and MemUtilPct are NVML utilisation rates in percent.
+	GPUUtilPct int64
+	MemUtilPct int64
+	// MemUsedBytes is framebuffer memory in use.
+	MemUsedBytes int64
+	// SMClockMHz is the current SM clock.
+	SMClockMHz int64
+	// TempC is the GPU temperature in degrees Celsius.
+	TempC int64
+}
+
+// Footer closes a cleanly shut-down log.
+type Footer struct {
+	// TimeNs is when the log was closed.
+	TimeNs int64
+	// Requests is the number of Request records written.
+	Requests int
+	// Status is "complete", "interrupted" or "failed".
+	Status string
+}

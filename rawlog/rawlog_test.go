@@ -1,0 +1,205 @@
+package rawlog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+func sampleRequest(i int) *Request {
+	return &Request{
+		Index: uint32(i), Outcome: OutcomeCompleted, Status: 200, ConnReused: i%2 == 0,
+		IntendedNs: int64(i) * 1e6, ReadyNs: int64(i)*1e6 + 5, WriteStartNs: int64(i)*1e6 + 10,
+		WriteEndNs: int64(i)*1e6 + 20, HeaderNs: 3e9, EndNs: 1 << 40,
+		ReadNs:  []int64{100, 200, -1 << 40},
+		ReadEnd: []uint32{5, 5, 11},
+		Body:    []byte("hello world"),
+		Err:     strings.Repeat("e", i),
+	}
+}
+
+func writeLog(t testing.TB, n int, footer bool) []byte {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Worker: 3, PID: 99, CPU: 1, PlanHash: "abc", StartUnixNs: 1700000000e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := w.WriteRequest(sampleRequest(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteCPU(CPUSample{TimeNs: int64(i), UserNs: 7, SysNs: 8}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteGPU(GPUSample{TimeNs: 1, GPU: 0, UUID: "GPU-x", PowerMilliwatts: 700000, EnergyMillijoules: -1, TempC: 40}); err != nil {
+		t.Fatal(err)
+	}
+	if footer {
+		if err := w.Close(Footer{TimeNs: 9, Status: StatusComplete}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func readAll(t *testing.T, data []byte) (reqs []Request, footer *Footer, r *Reader) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		k, err := r.Next()
+		if err == io.EOF {
+			return reqs, footer, r
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch k {
+		case KindRequest:
+			q := *r.Request()
+			q.ReadNs = append([]int64(nil), q.ReadNs...)
+			q.ReadEnd = append([]uint32(nil), q.ReadEnd...)
+			q.Body = append([]byte(nil), q.Body...)
+			reqs = append(reqs, q)
+		case KindFooter:
+			f := r.Footer()
+			footer = &f
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	data := writeLog(t, 40, true)
+	reqs, footer, r := readAll(t, data)
+	if h := r.Header(); h.Worker != 3 || h.PlanHash != "abc" || h.StartUnixNs != 1700000000e9 {
+		t.Fatalf("header %+v", h)
+	}
+	if len(reqs) != 40 || footer == nil || footer.Requests != 40 || footer.Status != StatusComplete {
+		t.Fatalf("got %d requests, footer %+v", len(reqs), footer)
+	}
+	for i, q := range reqs {
+		want := sampleRequest(i)
+		if want.Err == "" {
+			want.Err = ""
+		}
+		if !reflect.DeepEqual(&q, want) {
+			t.Fatalf("request %d:\n got %+v\nwant %+v", i, q, *want)
+		}
+	}
+}
+
+func TestTornFinalFrame(t *testing.T) {
+	full := writeLog(t, 10, false)
+	boundary := map[int]bool{}
+	for off := fileHeaderSize; off < len(full); {
+		boundary[off] = true
+		off += frameHeaderSize + int(binary.LittleEndian.Uint32(full[off:]))
+	}
+	for cut := 1; cut < 60; cut++ {
+		reqs, _, r := readAll(t, full[:len(full)-cut])
+		if len(reqs) < 9 {
+			t.Fatalf("cut %d: only %d requests survived", cut, len(reqs))
+		}
+		if r.Torn() == 0 && !boundary[len(full)-cut] {
+			t.Fatalf("cut %d: torn frame not reported", cut)
+		}
+	}
+}
+
+func TestCorruptMiddleIsAnError(t *testing.T) {
+	data := writeLog(t, 10, true)
+	data[fileHeaderSize+40] ^= 0xff
+	r, err := NewReader(bytes.NewReader(data), "test")
+	if err == nil {
+		for err == nil {
+			_, err = r.Next()
+		}
+	}
+	if err == io.EOF || !errors.Is(err, ErrFormat) {
+		t.Fatalf("corruption in the middle not reported: %v", err)
+	}
+}
+
+func TestRejectsForeignFiles(t *testing.T) {
+	data := writeLog(t, 1, true)
+	v2 := bytes.Clone(data)
+	v2[8] = 2
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"empty":   {nil, "file header"},
+		"magic":   {[]byte("LLMPLAN\x00\x01\x00\x00\x00\x00\x00\x00\x00"), "bad magic"},
+		"version": {v2, "version 2 is not supported"},
+	} {
+		_, err := NewReader(bytes.NewReader(c.data), "f")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+// The payloads must be standard msgpack, readable by any library.
+func TestPayloadIsStandardMsgpack(t *testing.T) {
+	data := writeLog(t, 1, true)
+	payload := data[fileHeaderSize+frameHeaderSize:]
+	size := int(data[fileHeaderSize]) | int(data[fileHeaderSize+1])<<8
+	var v []any
+	if err := msgpack.Unmarshal(payload[:size], &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 6 || v[4] != "abc" {
+		t.Fatalf("header decoded by msgpack library as %v", v)
+	}
+}
+
+func TestWriteRequestAllocatesNothing(t *testing.T) {
+	w, err := NewWriter(io.Discard, Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := sampleRequest(3)
+	if n := testing.AllocsPerRun(100, func() { w.WriteRequest(q) }); n != 0 {
+		t.Fatalf("WriteRequest allocates %v per call", n)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add(writeLog(f, 3, true))
+	f.Add(writeLog(f, 1, false)[:40])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewReader(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			return
+		}
+		for i := 0; i < 1000; i++ {
+			if _, err := r.Next(); err != nil {
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkWriteRequest(b *testing.B) {
+	w, _ := NewWriter(io.Discard, Header{})
+	q := sampleRequest(1)
+	q.Body = bytes.Repeat([]byte("data: {\"x\":1}\n\n"), 128)
+	q.ReadNs = make([]int64, 128)
+	q.ReadEnd = make([]uint32, 128)
+	for i := range q.ReadEnd {
+		q.ReadEnd[i] = uint32(i * 15)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		w.WriteRequest(q)
+	}
+}
