@@ -54,6 +54,12 @@ func load64(s string, i int) uint64 {
 // U+2028/U+2029 escaped (JavaScript line terminators), invalid UTF-8 replaced by U+FFFD.
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	dst = appendStringBody(dst, s)
+	return append(dst, '"')
+}
+
+// appendStringBody is appendString without the quotes.
+func appendStringBody(dst []byte, s string) []byte {
 	start, i := 0, 0
 	for i < len(s) {
 		// Skip runs of plain ASCII eight bytes at a time.
@@ -111,8 +117,7 @@ func appendString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // appendFloat formats f exactly as encoding/json does (ES6 number formatting).
@@ -390,3 +395,5 @@ func (o *obj) close() ([]byte, error) {
 	}
 	return append(o.b, '}'), nil
 }
+
+func appendInt(dst []byte, v int) []byte { return strconv.AppendInt(dst, int64(v), 10) }

@@ -2,6 +2,8 @@ package endpoint
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -30,6 +32,9 @@ type syntaxError struct {
 // maxDepth bounds nesting like encoding/json does, so hostile input cannot exhaust the stack.
 const maxDepth = 10000
 
+// fail is kept out of line: it is cold, and inlining it everywhere bloats the hot loops.
+//
+//go:noinline
 func (s *scan) fail(msg string) {
 	if s.err == nil {
 		s.err = &syntaxError{off: s.i, msg: msg}
@@ -39,12 +44,10 @@ func (s *scan) fail(msg string) {
 
 func (s *scan) ws() {
 	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
+		if c := s.b[s.i]; c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			return
 		}
+		s.i++
 	}
 }
 
@@ -96,56 +99,90 @@ func (s *scan) enterArray() bool {
 // the scanner at the value; n counts the members read so far. At the closing '}' (consumed)
 // or on error it returns ok=false.
 func (s *scan) member(n *int) (key []byte, ok bool) {
-	s.ws()
-	if s.i >= len(s.b) {
+	b := s.b
+	i := skipWS(b, s.i)
+	if i >= len(b) {
+		s.i = i
 		s.fail("unexpected end of input in object")
 		return nil, false
 	}
-	c := s.b[s.i]
+	c := b[i]
 	if c == '}' {
-		s.i++
+		s.i = i + 1
 		s.depth--
 		return nil, false
 	}
 	if *n > 0 {
 		if c != ',' {
+			s.i = i
 			s.fail("expected ',' or '}' in object")
 			return nil, false
 		}
-		s.i++
-		s.ws()
-		if s.i >= len(s.b) {
+		i = skipWS(b, i+1)
+		if i >= len(b) {
+			s.i = i
 			s.fail("unexpected end of input in object")
 			return nil, false
 		}
-		c = s.b[s.i]
+		c = b[i]
 	}
 	if c != '"' {
+		s.i = i
 		s.fail("expected string key in object")
 		return nil, false
 	}
-	start, end, esc := s.strSpan()
-	if s.err != nil {
-		return nil, false
+	// Keys are short and almost never escaped: one eight-byte probe usually finds the
+	// closing quote; anything unusual goes through strSpan.
+	j := i + 1
+	for j+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[j:])
+		if m := hasZero(w^(lsb*'"')) | hasZero(w^(lsb*'\\')) | (w-lsb*0x20)&^w&msb; m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			break
+		}
+		j += 8
 	}
-	key = s.b[start:end]
-	if esc {
-		if !validEscapes(key) {
-			s.i = start
-			s.fail("invalid escape in object key")
+	for j < len(b) && b[j] != '"' && b[j] != '\\' && b[j] >= 0x20 {
+		j++
+	}
+	if j < len(b) && b[j] == '"' {
+		key = b[i+1 : j]
+		i = j + 1
+	} else {
+		s.i = i
+		start, end, esc := s.strSpan()
+		if s.err != nil {
 			return nil, false
 		}
-		s.kbuf = unescapeInto(s.kbuf[:0], key)
-		key = s.kbuf
+		key = b[start:end]
+		if esc {
+			if !validEscapes(key) {
+				s.i = start
+				s.fail("invalid escape in object key")
+				return nil, false
+			}
+			s.kbuf = unescapeInto(s.kbuf[:0], key)
+			key = s.kbuf
+		}
+		i = s.i
 	}
-	s.ws()
-	if s.i >= len(s.b) || s.b[s.i] != ':' {
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != ':' {
+		s.i = i
 		s.fail("expected ':' after object key")
 		return nil, false
 	}
-	s.i++
+	s.i = i + 1
 	*n++
 	return key, true
+}
+
+// skipWS returns the index of the first non-whitespace byte at or after i.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // element advances to the next element of the array being read; n counts elements read so
@@ -175,40 +212,43 @@ func (s *scan) element(n *int) bool {
 
 // strSpan reads a string literal at s.i (which must be '"') and returns the raw bytes
 // between the quotes and whether they contain escapes. Control bytes are rejected like
-// encoding/json does; escapes and UTF-8 are checked when the string is unescaped.
+// encoding/json does; escapes and UTF-8 are checked when the string is unescaped. Eight bytes
+// are examined at a time: most strings in a chunk are keys and short ids, but base64 images
+// and whole non-streaming outputs are long.
 func (s *scan) strSpan() (start, end int, esc bool) {
+	b := s.b
 	start = s.i + 1
 	i := start
-	b := s.b
 	for {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			s.fail("unterminated string")
-			return start, start, false
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			m := hasZero(w^(lsb*'"')) | hasZero(w^(lsb*'\\')) | (w-lsb*0x20)&^w&msb
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
 		}
-		j := i + q
-		// A quote ends the string unless an odd run of backslashes precedes it.
-		k := j
-		for k > start && b[k-1] == '\\' {
-			k--
-		}
-		if (j-k)&1 == 0 {
-			end = j
+		if i >= len(b) {
 			break
 		}
-		i = j + 1
-	}
-	seg := b[start:end]
-	esc = bytes.IndexByte(seg, '\\') >= 0
-	for _, c := range seg {
-		if c < 0x20 {
-			s.i = start
+		switch c := b[i]; {
+		case c == '"':
+			s.i = i + 1
+			return start, i, esc
+		case c == '\\':
+			esc = true
+			i += 2
+		case c < 0x20:
+			s.i = i
 			s.fail("control character in string")
 			return start, start, false
+		default:
+			i++
 		}
 	}
-	s.i = end + 1
-	return start, end, esc
+	s.fail("unterminated string")
+	return start, start, false
 }
 
 // str reads a string value and appends its unescaped text to dst. It returns ok=false
@@ -289,6 +329,9 @@ func (s *scan) int() (v int, ok bool) {
 			return int(f), true
 		}
 		if j >= 18 {
+			if v, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+				return int(v), true
+			}
 			f, _ := strconv.ParseFloat(string(raw), 64)
 			return int(f), true
 		}
@@ -354,8 +397,156 @@ func (s *scan) lit(want string) {
 	s.fail("invalid literal")
 }
 
-// skip consumes one value of any kind, checking its syntax.
+// skip consumes one value of any kind, checking its syntax. It is one loop with an explicit
+// stack (a bit per level: object or array) rather than recursion, because skipping the
+// fields nobody reads (ids, logprobs, embeddings) is most of the work of parsing.
 func (s *scan) skip() {
+	b := s.b
+	i := s.i
+	var stack uint64 // bit set: the open container at that level is an object
+	depth := 0
+	var c byte
+value:
+	i = skipWS(b, i)
+	if i >= len(b) {
+		s.i = i
+		s.fail("unexpected end of input")
+		return
+	}
+	switch c = b[i]; c {
+	case '{', '[':
+		if depth == 64 || s.depth+depth >= maxDepth {
+			// Deeper than the bit stack: finish this value recursively.
+			s.i = i
+			s.depth += depth
+			s.skipNested()
+			s.depth -= depth
+			if s.err != nil {
+				return
+			}
+			i = s.i
+			goto next
+		}
+		depth++
+		stack <<= 1
+		i = skipWS(b, i+1)
+		if c == '{' {
+			stack |= 1
+			if i < len(b) && b[i] == '}' {
+				i++
+				depth--
+				stack >>= 1
+				goto next
+			}
+			goto key
+		}
+		if i < len(b) && b[i] == ']' {
+			i++
+			depth--
+			stack >>= 1
+			goto next
+		}
+		goto value
+	case '"':
+		s.i = i
+		start, end, esc := s.strSpan()
+		if s.err != nil {
+			return
+		}
+		if esc && !validEscapes(b[start:end]) {
+			s.i = start
+			s.fail("invalid escape in string")
+			return
+		}
+		i = s.i
+	case 't':
+		s.i = i
+		s.lit("true")
+		i = s.i
+	case 'f':
+		s.i = i
+		s.lit("false")
+		i = s.i
+	case 'n':
+		s.i = i
+		s.lit("null")
+		i = s.i
+	default:
+		if c != '-' && (c < '0' || c > '9') {
+			s.i = i
+			s.fail("invalid character")
+			return
+		}
+		s.i = i
+		s.number()
+		i = s.i
+	}
+	if s.err != nil {
+		return
+	}
+next:
+	if depth == 0 {
+		s.i = i
+		return
+	}
+	i = skipWS(b, i)
+	if i >= len(b) {
+		s.i = i
+		s.fail("unexpected end of input")
+		return
+	}
+	c = b[i]
+	switch {
+	case c == ',':
+		i++
+		if stack&1 != 0 {
+			goto key
+		}
+		goto value
+	case c == '}' && stack&1 != 0, c == ']' && stack&1 == 0:
+		i++
+		depth--
+		stack >>= 1
+		goto next
+	}
+	s.i = i
+	if stack&1 != 0 {
+		s.fail("expected ',' or '}' in object")
+	} else {
+		s.fail("expected ',' or ']' in array")
+	}
+	return
+key:
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != '"' {
+		s.i = i
+		s.fail("expected string key in object")
+		return
+	}
+	{
+		s.i = i
+		start, end, esc := s.strSpan()
+		if s.err != nil {
+			return
+		}
+		if esc && !validEscapes(b[start:end]) {
+			s.i = start
+			s.fail("invalid escape in object key")
+			return
+		}
+		i = skipWS(b, s.i)
+	}
+	if i >= len(b) || b[i] != ':' {
+		s.i = i
+		s.fail("expected ':' after object key")
+		return
+	}
+	i++
+	goto value
+}
+
+// skipNested is the recursive skip for containers nested deeper than skip's bit stack.
+func (s *scan) skipNested() {
 	switch s.peek() {
 	case '{':
 		if !s.enterObject() {
@@ -366,7 +557,7 @@ func (s *scan) skip() {
 			if _, ok := s.member(&n); !ok {
 				return
 			}
-			s.skip()
+			s.skipNested()
 		}
 	case '[':
 		if !s.enterArray() {
@@ -374,29 +565,10 @@ func (s *scan) skip() {
 		}
 		n := 0
 		for s.element(&n) {
-			s.skip()
+			s.skipNested()
 		}
-	case '"':
-		start, end, esc := s.strSpan()
-		if esc && s.err == nil && !validEscapes(s.b[start:end]) {
-			s.i = start
-			s.fail("invalid escape in string")
-		}
-	case 't':
-		s.lit("true")
-	case 'f':
-		s.lit("false")
-	case 'n':
-		s.lit("null")
-	case 0:
-		s.fail("unexpected end of input")
 	default:
-		c := s.b[s.i]
-		if c == '-' || c >= '0' && c <= '9' {
-			s.number()
-			return
-		}
-		s.fail("invalid character")
+		s.skip()
 	}
 }
 
@@ -425,26 +597,26 @@ func (s *scan) raw() []byte {
 
 // validEscapes checks the escape sequences of a raw string body.
 func validEscapes(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' {
-			continue
+	for {
+		k := bytes.IndexByte(raw, '\\')
+		if k < 0 {
+			return true
 		}
-		i++
-		if i >= len(raw) {
+		if k+1 >= len(raw) {
 			return false
 		}
-		switch raw[i] {
+		switch raw[k+1] {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			raw = raw[k+2:]
 		case 'u':
-			if _, ok := hex4(raw[i+1:]); !ok {
+			if _, ok := hex4(raw[k+2:]); !ok {
 				return false
 			}
-			i += 4
+			raw = raw[k+6:]
 		default:
 			return false
 		}
 	}
-	return true
 }
 
 func hex4(b []byte) (rune, bool) {

@@ -62,11 +62,14 @@ const (
 // Record is one planned request. It is decoded by value from the mapping, so reading one
 // allocates nothing.
 type Record struct {
-	// SendOffsetNs is the planned send instant in nanoseconds after the run's start, or
-	// NoSendOffset when the request waits for a free concurrency slot.
+	// SendOffsetNs is the planned send instant in nanoseconds after the start of the record's
+	// phase (the profile phase starts once warmup has drained), or NoSendOffset when the
+	// request has no planned instant: a first turn then waits for a free concurrency slot, a
+	// later turn only for its previous turn (DelayNs).
 	SendOffsetNs int64
 	// DelayNs is how long after the previous turn of the same session completes this turn may
-	// be sent; -1 when the turn does not wait for the previous one (first turns).
+	// be sent; -1 for first turns, which wait for no previous turn. A later turn is sent at
+	// max(SendOffsetNs, previous completion + DelayNs).
 	DelayNs int64
 	// CancelAfterNs cancels the request this long after it was sent; 0 means never.
 	CancelAfterNs int64
@@ -75,7 +78,8 @@ type Record struct {
 	BodyLen    uint32
 	// Index is the request's position in the plan (0-based, equal to its record number).
 	Index uint32
-	// Session groups the turns of one conversation; single-turn requests have their own.
+	// Session groups the turns of one conversation; single-turn requests have their own. The
+	// turns of a session are consecutive records, in turn order.
 	Session uint32
 	// Turn is the 0-based turn index within the session.
 	Turn uint32

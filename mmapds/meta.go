@@ -3,6 +3,7 @@ package mmapds
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -26,8 +27,18 @@ type Meta struct {
 	Streaming bool `msgpack:"streaming"`
 	// Model is the model name put in request bodies.
 	Model string `msgpack:"model"`
-	// Concurrency is the number of concurrent requests: the slot count of a closed loop, or a
-	// ceiling over a rate; 0 means unbounded.
+	// TimingMode says how send instants were planned: "concurrency" (closed loop: every
+	// first turn waits for a free slot), "request_rate" (first turns at instants drawn from
+	// the arrival process), "fixed_schedule" (instants from the input's timestamps) or
+	// "user_centric" (each user's turns on a fixed per-user grid).
+	TimingMode string `msgpack:"timing_mode"`
+	// ArrivalPattern is the request_rate arrival process: "constant", "poisson" or "gamma".
+	ArrivalPattern string `msgpack:"arrival_pattern,omitempty"`
+	// Dataset is the input kind ("synthetic", "mooncake_trace", ...).
+	Dataset string `msgpack:"dataset"`
+	// Concurrency is the number of sessions in flight: the slot count of a closed loop, or a
+	// ceiling over planned instants (a request whose instant comes while every slot is busy
+	// waits for one); 0 means unbounded.
 	Concurrency int `msgpack:"concurrency"`
 	// ConcurrencyRampNs ramps the slot count linearly from 1 to Concurrency over this duration.
 	ConcurrencyRampNs int64 `msgpack:"concurrency_ramp_ns"`
@@ -42,8 +53,11 @@ type Meta struct {
 	// Tokenizer names the tokenizer ISL was verified with; TokenizerSHA256 identifies its bytes.
 	Tokenizer       string `msgpack:"tokenizer"`
 	TokenizerSHA256 string `msgpack:"tokenizer_sha256"`
-	// CorpusSHA256 identifies the prompt source (corpus or input file) bytes.
+	// CorpusSHA256 identifies the embedded corpus text that synthetic prompts, synthesized
+	// replies and trace blocks are drawn from.
 	CorpusSHA256 string `msgpack:"corpus_sha256"`
+	// InputSHA256 identifies the input file's bytes (--input-file); empty for synthetic plans.
+	InputSHA256 string `msgpack:"input_sha256,omitempty"`
 	// Seed is the random seed everything was drawn from.
 	Seed uint64 `msgpack:"seed"`
 	// ConversationHistory is "compiled" (bodies hold the whole history) or "live" (replay
@@ -54,6 +68,10 @@ type Meta struct {
 	LiveHistoryMarker string `msgpack:"live_history_marker,omitempty"`
 	// Reproducible is false when bodies depend on run-time responses.
 	Reproducible bool `msgpack:"reproducible"`
+	// InputInsight summarizes the input file as `aiperf analyze-trace` does (ISL/OSL
+	// statistics, prefix groups, reuse ratio, infinite-prefix-cache hit rate); absent for
+	// synthetic plans.
+	InputInsight map[string]any `msgpack:"input_insight,omitempty"`
 	// Spec is every compiler option after defaults were applied, by flag name.
 	Spec map[string]any `msgpack:"spec"`
 }
@@ -64,7 +82,13 @@ func encodeMeta(m *Meta) ([]byte, error) {
 	enc := msgpack.NewEncoder(&buf)
 	enc.SetSortMapKeys(true)
 	enc.UseCompactInts(true)
-	if err := enc.Encode(m); err != nil {
+	// msgpack sorts the keys of map[string]any, map[string]string and map[string]bool only;
+	// free-form values (typed maps nested in Spec or InputInsight) are rewritten into those
+	// shapes first so that map iteration order never reaches the bytes.
+	c := *m
+	c.Spec = canonicalMap(m.Spec)
+	c.InputInsight = canonicalMap(m.InputInsight)
+	if err := enc.Encode(&c); err != nil {
 		return nil, fmt.Errorf("mmapds: encode meta: %w", err)
 	}
 	return buf.Bytes(), nil
@@ -78,4 +102,59 @@ func decodeMeta(b []byte) (*Meta, error) {
 		return nil, fmt.Errorf("mmapds: decode meta: %w", err)
 	}
 	return &m, nil
+}
+
+// canonicalMap returns m with every nested map turned into map[string]any and every nested
+// slice (other than []byte) into []any, recursively.
+func canonicalMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = canonical(v)
+	}
+	return out
+}
+
+func canonical(v any) any {
+	switch x := v.(type) {
+	case nil, bool, string, []byte, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		return v
+	case map[string]any:
+		return canonicalMap(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = canonical(e)
+		}
+		return out
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Map:
+		out := make(map[string]any, rv.Len())
+		iter := rv.MapRange()
+		for iter.Next() {
+			k := iter.Key()
+			key := fmt.Sprint(k.Interface())
+			if k.Kind() == reflect.String {
+				key = k.String()
+			}
+			out[key] = canonical(iter.Value().Interface())
+		}
+		return out
+	case reflect.Slice, reflect.Array:
+		out := make([]any, rv.Len())
+		for i := range out {
+			out[i] = canonical(rv.Index(i).Interface())
+		}
+		return out
+	case reflect.Pointer:
+		if rv.IsNil() {
+			return nil
+		}
+		return canonical(rv.Elem().Interface())
+	}
+	return v
 }

@@ -180,3 +180,39 @@ func BenchmarkOpen(b *testing.B) {
 		p.Close()
 	}
 }
+
+func TestMetaEncodingIsCanonical(t *testing.T) {
+	// Typed maps iterate in random order; the encoding must not.
+	stats := map[string]float64{}
+	nested := map[string]map[string]int{}
+	for i := 0; i < 50; i++ {
+		stats[fmt.Sprintf("k%02d", i)] = float64(i) / 3
+		nested[fmt.Sprintf("n%02d", i)] = map[string]int{"a": i, "b": -i, "c": 2 * i}
+	}
+	m := &Meta{Endpoint: "chat", Paths: []string{"/"},
+		Spec:         map[string]any{"x": []int{3, 1}, "y": stats},
+		InputInsight: map[string]any{"stats": stats, "nested": nested, "list": []map[string]int{{"p": 1, "q": 2, "r": 3}}}}
+	first, err := encodeMeta(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		b, err := encodeMeta(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, first) {
+			t.Fatal("meta encoding depends on map iteration order")
+		}
+	}
+	back, err := decodeMeta(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := back.InputInsight["stats"].(map[string]any)["k03"]; got != float64(1) {
+		t.Fatalf("round trip: %v", got)
+	}
+	if _, ok := m.Spec["y"].(map[string]float64); !ok {
+		t.Fatal("encodeMeta modified the caller's meta")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 )
 
 // Writer writes a plan file. Bodies stream straight to the file, so memory holds only the
@@ -40,9 +41,44 @@ func Create(path string) (*Writer, error) {
 	return w, nil
 }
 
+// BodyRef locates a body already written to the bodies blob. Records may share a body: a plan
+// that sends the same dataset entry many times stores its bytes once.
+type BodyRef struct {
+	Offset uint64
+	Len    uint32
+}
+
 // Add appends one request: its record and its rendered body. Record.Index, BodyOffset and
 // BodyLen are filled in by Add; the rest is taken as given.
 func (w *Writer) Add(r Record, body []byte) error {
+	ref, err := w.AddBody(body)
+	if err != nil {
+		return err
+	}
+	return w.AddRef(r, ref)
+}
+
+// AddBody appends body to the bodies blob and returns where it lies, for AddRef.
+func (w *Writer) AddBody(body []byte) (BodyRef, error) {
+	if w.err != nil {
+		return BodyRef{}, w.err
+	}
+	if uint64(len(body)) > math.MaxUint32 {
+		w.err = fmt.Errorf("mmapds: record %d: body of %d bytes is too large", w.count, len(body))
+		return BodyRef{}, w.err
+	}
+	ref := BodyRef{Offset: w.bodiesLen, Len: uint32(len(body))}
+	if _, err := w.bw.Write(body); err != nil {
+		w.err = fmt.Errorf("mmapds: %s: %w", w.path, err)
+		return BodyRef{}, w.err
+	}
+	w.bodiesLen += uint64(len(body))
+	return ref, nil
+}
+
+// AddRef appends a record whose body was written by AddBody. Record.Index, BodyOffset and
+// BodyLen are filled in; the rest is taken as given.
+func (w *Writer) AddRef(r Record, ref BodyRef) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -50,23 +86,26 @@ func (w *Writer) Add(r Record, body []byte) error {
 		w.err = errors.New("mmapds: too many records")
 		return w.err
 	}
-	if uint64(len(body)) > math.MaxUint32 {
-		w.err = fmt.Errorf("mmapds: record %d: body of %d bytes is too large", w.count, len(body))
+	if ref.Offset > w.bodiesLen || uint64(ref.Len) > w.bodiesLen-ref.Offset {
+		w.err = fmt.Errorf("mmapds: record %d: body [%d,+%d) was not written by AddBody", w.count, ref.Offset, ref.Len)
 		return w.err
 	}
 	r.Index = uint32(w.count)
-	r.BodyOffset = w.bodiesLen
-	r.BodyLen = uint32(len(body))
-	if _, err := w.bw.Write(body); err != nil {
-		w.err = fmt.Errorf("mmapds: %s: %w", w.path, err)
-		return w.err
-	}
-	w.bodiesLen += uint64(len(body))
+	r.BodyOffset = ref.Offset
+	r.BodyLen = ref.Len
 	var rec [RecordSize]byte
 	putRecord(rec[:], &r)
 	w.records = append(w.records, rec[:]...)
 	w.count++
 	return nil
+}
+
+// Grow reserves room for n more records, so a writer that knows the plan's size appends
+// without reallocating.
+func (w *Writer) Grow(n int) {
+	if n > 0 {
+		w.records = slices.Grow(w.records, n*RecordSize)
+	}
 }
 
 // Len returns the number of records added so far.
@@ -129,6 +168,14 @@ func (w *Writer) Close(m *Meta) (hash [HashSize]byte, err error) {
 	}
 	w.records = nil
 	return hash, nil
+}
+
+// Abort stops writing and removes the partial file.
+func (w *Writer) Abort() {
+	if w.err == nil {
+		w.err = errors.New("mmapds: writer aborted")
+	}
+	w.abort()
 }
 
 func (w *Writer) abort() {

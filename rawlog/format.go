@@ -28,6 +28,10 @@ const frameHeaderSize = 8
 // MaxFrame bounds one payload; larger lengths are treated as corruption.
 const MaxFrame = 1 << 30
 
+// requestFields is the array length of a Request record this version writes, kind included.
+// Version 1 logs from before URLIndex and the Connect times had 15.
+const requestFields = 18
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Kind identifies a record.
@@ -119,6 +123,16 @@ type Request struct {
 	Body []byte
 	// Err describes a transport error or the reason for the outcome; empty when completed.
 	Err string
+
+	// Fields below were added after the first fifteen array elements; a record written
+	// without them decodes with URLIndex 0 and Connect*Ns -1.
+
+	// URLIndex indexes Manifest.URLs: the base URL the request went to.
+	URLIndex int
+	// ConnectStartNs and ConnectEndNs bracket opening a new connection for this request
+	// (TCP connect plus TLS handshake); both are -1 when an open connection was reused.
+	ConnectStartNs int64
+	ConnectEndNs   int64
 }
 
 // CPUSample is the cumulative CPU time of the writing process at TimeNs.

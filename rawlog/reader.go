@@ -131,11 +131,15 @@ func (r *Reader) Next() (Kind, error) {
 	at := r.off
 	r.off += int64(n + m)
 	d := decoder{b: payload}
-	if d.arrayLen(); d.err == nil {
+	fields := d.arrayLen()
+	if d.err == nil && fields == 0 {
+		d.fail(errors.New("empty record array"))
+	}
+	if d.err == nil {
 		r.kind = Kind(d.int())
 	}
 	if d.err == nil {
-		r.decode(&d)
+		r.decode(&d, fields)
 	}
 	if d.err != nil {
 		return 0, fmt.Errorf("rawlog: %s: %w: record at offset %d: %v", r.name, ErrFormat, at, d.err)
@@ -155,7 +159,10 @@ func (r *Reader) tornOrCorrupt(read int64, what string) (Kind, error) {
 	return 0, fmt.Errorf("rawlog: %s: %w: frame at offset %d: %s", r.name, ErrFormat, r.off, what)
 }
 
-func (r *Reader) decode(d *decoder) {
+// decode reads the record's fields; n is its array length, kind included. Elements past the
+// ones this version knows are ignored (a later writer may append fields); fields a shorter
+// array lacks get their documented defaults.
+func (r *Reader) decode(d *decoder, n int) {
 	switch r.kind {
 	case KindHeader:
 		r.header = Header{Worker: int(d.int()), PID: int(d.int()), CPU: int(d.int()), PlanHash: d.str(), StartUnixNs: d.int()}
@@ -175,6 +182,12 @@ func (r *Reader) decode(d *decoder) {
 		ends := d.raw()
 		q.Body = d.raw()
 		q.Err = d.str()
+		q.URLIndex, q.ConnectStartNs, q.ConnectEndNs = 0, -1, -1
+		if n >= requestFields {
+			q.URLIndex = int(d.int())
+			q.ConnectStartNs = d.int()
+			q.ConnectEndNs = d.int()
+		}
 		if d.err != nil {
 			return
 		}

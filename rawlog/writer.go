@@ -70,7 +70,7 @@ func (w *Writer) WriteRequest(r *Request) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	b := w.begin()
-	b = appendArrayHeader(b, 15)
+	b = appendArrayHeader(b, requestFields)
 	b = appendInt(b, int64(KindRequest))
 	b = appendInt(b, int64(r.Index))
 	b = appendInt(b, int64(r.Outcome))
@@ -92,6 +92,9 @@ func (w *Writer) WriteRequest(r *Request) error {
 	}
 	b = appendBin(b, r.Body)
 	b = appendStr(b, r.Err)
+	b = appendInt(b, int64(r.URLIndex))
+	b = appendInt(b, r.ConnectStartNs)
+	b = appendInt(b, r.ConnectEndNs)
 	w.requests++
 	return w.finish(b)
 }

@@ -20,14 +20,24 @@ type Dataset struct {
 	Conversations []Conversation
 	// Timed is true when turns carry timestamps, which then give a fixed schedule.
 	Timed bool
+	// BlockSize is the tokens per hash_id block of Turn.HashIDs (mooncake_trace,
+	// bailian_trace); 0 when the input has no hash_ids.
+	BlockSize int
 }
 
 // Conversation is one dataset entry: one or more turns sent in order on one session.
 type Conversation struct {
 	// SessionID is the input's session id, or generated.
 	SessionID string
+	// UserContext is a per-session context sent as its own user message before the first
+	// turn's prompt (--user-context-prompt-length); empty when none.
+	UserContext string
 	// Turns are sent in order; a later turn waits for the previous one to complete.
 	Turns []Turn
+	// SelfContained is true when every turn already carries its whole context (bailian_trace
+	// rows, mooncake_trace messages/payload rows, single_turn lines sharing a session_id): the
+	// compiler sends each turn on its own instead of prepending the earlier turns and replies.
+	SelfContained bool
 }
 
 // Turn is one request of a conversation.
@@ -53,7 +63,13 @@ type Turn struct {
 	Reply string
 	// Raw is a request body to send verbatim (raw_payload inputs).
 	Raw []byte
+	// HashIDs are the trace's prefix block ids (mooncake_trace), kept for trace insight.
+	HashIDs []int64
 	// Query and Passages feed ranking endpoints.
 	Query    string
 	Passages []string
+	// Extra holds per-turn top-level body members from the input (the trace's extra, a
+	// mooncake row's tools, or its messages verbatim when they carry more than role and text
+	// content), merged over --extra-inputs. Values are json.RawMessage, compact.
+	Extra map[string]any
 }

@@ -1,0 +1,105 @@
+package analyze
+
+import (
+	"encoding/csv"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// csvStatKeys are AIPerf's CSV columns after "Metric" (its STAT_KEYS).
+var csvStatKeys = [...]string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
+
+func csvStat(st *Stats, key string) float64 {
+	switch key {
+	case "avg":
+		return st.Avg
+	case "min":
+		return st.Min
+	case "max":
+		return st.Max
+	case "sum":
+		return st.Sum
+	case "std":
+		return st.Std
+	}
+	return statValue(st, key)
+}
+
+// csvNumber formats like AIPerf's CSV exporter: two decimals.
+func csvNumber(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// csvName is the metric's display name with its unit, as AIPerf writes it (no unit for
+// counts of requests).
+func csvName(header, unit string) string {
+	switch strings.ToLower(unit) {
+	case "", "count", "requests":
+		return header
+	}
+	return header + " (" + unit + ")"
+}
+
+func newCSV(w io.Writer) *csv.Writer {
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true // Python's csv module ends rows with \r\n
+	return cw
+}
+
+// WriteAIPerfCSV writes profile_export_aiperf.csv in AIPerf's layout: distributions
+// (Metric,avg,min,max,sum,p1,…,p99,std), a blank row, single values (Metric,Value), and
+// GPU telemetry after two blank rows. Rows are sorted by metric tag; numbers have two
+// decimals.
+func WriteAIPerfCSV(w io.Writer, s *Summary) error {
+	cw := newCSV(w)
+	var dists, singles []*Result
+	for i := range s.Results {
+		if s.Results[i].Stats != nil {
+			dists = append(dists, &s.Results[i])
+		} else {
+			singles = append(singles, &s.Results[i])
+		}
+	}
+	byTag := func(a, b *Result) int { return strings.Compare(a.Tag, b.Tag) }
+	slices.SortFunc(dists, byTag)
+	slices.SortFunc(singles, byTag)
+	if len(dists) > 0 {
+		cw.Write(append([]string{"Metric"}, csvStatKeys[:]...))
+		for _, r := range dists {
+			row := []string{csvName(r.Header, r.Unit)}
+			for _, k := range csvStatKeys {
+				row = append(row, csvNumber(csvStat(r.Stats, k)))
+			}
+			cw.Write(row)
+		}
+		if len(singles) > 0 {
+			cw.Write(nil)
+		}
+	}
+	if len(singles) > 0 {
+		cw.Write([]string{"Metric", "Value"})
+		for _, r := range singles {
+			cw.Write([]string{csvName(r.Header, r.Unit), csvNumber(r.Value)})
+		}
+	}
+	if len(s.GPUs) > 0 {
+		cw.Write(nil)
+		cw.Write(nil)
+		cw.Write(append([]string{"Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Metric"}, append(csvStatKeys[:], "Hostname")...))
+		for _, g := range s.GPUs {
+			for _, m := range gpuMetricDefs {
+				st := m.get(&g)
+				if st == nil {
+					continue
+				}
+				row := []string{"nvml://" + s.hosts[g.Run], strconv.Itoa(g.GPU), "", g.UUID, m.display + " (" + m.unit + ")"}
+				for _, k := range csvStatKeys {
+					row = append(row, csvNumber(csvStat(st, k)))
+				}
+				cw.Write(append(row, s.hosts[g.Run]))
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,229 @@
+package analyze
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// errAgg counts the requests of one error kind. Its message is that of the request with the
+// lowest plan index, so it does not depend on the order logs are read in.
+type errAgg struct {
+	Kind     string
+	Code     int
+	Message  string
+	minIndex uint32
+	Count    int64
+}
+
+// window tracks the earliest and latest of a set of wall-clock instants.
+type window struct {
+	lo, hi int64
+	ok     bool
+}
+
+func (w *window) add(t int64) {
+	if !w.ok || t < w.lo {
+		w.lo = t
+	}
+	if !w.ok || t > w.hi {
+		w.hi = t
+	}
+	w.ok = true
+}
+
+func (w *window) merge(o window) {
+	if o.ok {
+		w.add(o.lo)
+		w.add(o.hi)
+	}
+}
+
+// collector accumulates the requests of one set (the whole run, or one time slice).
+type collector struct {
+	limit int
+	d     [numRecord]*dist
+
+	valid, errors, gateErrors, good int64
+	sent, completed                 int64
+	totalISL, totalOSL              int64
+	totalOut, totalReason           int64
+	totalErrISL                     int64
+	oslMismatch, usageDiscrepancy   int64
+	usage                           [4]int64 // prompt, completion, total, reasoning
+	usageSeen                       [4]bool
+	gaps, sameRead                  int64
+	errs                            map[string]*errAgg
+
+	// Wall-clock windows: valid requests from send to last content (AIPerf's benchmark
+	// duration), sends of all sent requests, ends of completed requests.
+	benchWin, sendWin, endWin window
+}
+
+func newCollector(limit int) *collector {
+	return &collector{limit: limit, errs: map[string]*errAgg{}}
+}
+
+func (c *collector) dist(id MetricID) *dist {
+	if c.d[id] == nil {
+		c.d[id] = newDist(c.limit, catalog[id].hdrScale)
+	}
+	return c.d[id]
+}
+
+// keptForErrors lists the record metrics that describe the client or the transfer, kept for
+// failed requests too; AIPerf's metrics cover valid requests only (error_isl excepted).
+func keptForErrors(id MetricID) bool {
+	return catalog[id].Origin == OriginOurs || id == MErrorISL
+}
+
+// add accumulates one profile-phase request. wall is the run's wall-clock zero.
+func (c *collector) add(m *RequestMetrics) {
+	wall := m.StartUnixNs
+	for id := MetricID(0); id < MetricID(numRecord); id++ {
+		if !m.Has[id] || (!m.Valid && !keptForErrors(id)) {
+			continue
+		}
+		c.dist(id).add(m.Values[id])
+	}
+	if len(m.ICL) > 0 {
+		d := c.dist(MInterChunkLatency)
+		for _, g := range m.ICL {
+			d.add(float64(g))
+		}
+		c.gaps += int64(len(m.ICL))
+		c.sameRead += int64(m.SameReadGaps)
+	}
+	if m.Valid && len(m.EPR) > 0 {
+		d := c.dist(MEventsPerRead)
+		for _, n := range m.EPR {
+			d.add(float64(n))
+		}
+	}
+	if m.Sent {
+		c.sent++
+		c.sendWin.add(wall + m.SendNs)
+	}
+	if m.Outcome == rawlog.OutcomeCompleted && m.EndNs >= 0 {
+		c.completed++
+		c.endWin.add(wall + m.EndNs)
+	}
+	if !m.Valid {
+		c.addError(m.Err, m.Index, 1)
+		if !(m.Err.Kind == "cancelled" && m.CancelAfterNs > 0) {
+			c.gateErrors++
+		}
+		if m.Has[MErrorISL] {
+			c.totalErrISL += int64(m.Values[MErrorISL])
+		}
+		return
+	}
+	c.valid++
+	if m.Good {
+		c.good++
+	}
+	c.benchWin.add(wall + m.SendNs)
+	c.benchWin.add(wall + m.SendNs + int64(m.Values[MRequestLatency]))
+	c.totalISL += int64(m.Values[MInputSequenceLength])
+	c.totalOSL += int64(m.Values[MOutputSequenceLength])
+	c.totalOut += int64(m.Values[MOutputTokenCount])
+	c.totalReason += int64(m.Values[MReasoningTokenCount])
+	if m.Has[MOutputSequenceLength] && m.RequestedOSL > 0 {
+		req := float64(m.RequestedOSL)
+		if math.Abs(m.Values[MOutputSequenceLength]-req) > math.Min(req*0.05, 50) {
+			c.oslMismatch++
+		}
+	}
+	for _, id := range [...]MetricID{MUsagePromptTokensDiffPct, MUsageCompletionTokensDiffPct, MUsageReasoningTokensDiffPct} {
+		if m.Has[id] && m.Values[id] > 10 {
+			c.usageDiscrepancy++
+			break
+		}
+	}
+	for i, id := range [...]MetricID{MUsagePromptTokens, MUsageCompletionTokens, MUsageTotalTokens, MUsageReasoningTokens} {
+		if m.Has[id] {
+			c.usage[i] += int64(m.Values[id])
+			c.usageSeen[i] = true
+		}
+	}
+}
+
+// addError counts n errors like e; index is the plan index of the request.
+func (c *collector) addError(e *RequestError, index uint32, n int64) {
+	a := c.errs[e.Kind]
+	if a == nil {
+		c.errs[e.Kind] = &errAgg{Kind: e.Kind, Code: e.Code, Message: e.Message, minIndex: index, Count: n}
+		c.errors += n
+		return
+	}
+	a.Count += n
+	if index < a.minIndex {
+		a.minIndex, a.Message, a.Code = index, e.Message, e.Code
+	}
+	c.errors += n
+}
+
+// merge folds o into c.
+func (c *collector) merge(o *collector) {
+	for id := range c.d {
+		if o.d[id] == nil {
+			continue
+		}
+		c.dist(MetricID(id)).merge(o.d[id])
+	}
+	c.valid += o.valid
+	c.gateErrors += o.gateErrors
+	c.good += o.good
+	c.sent += o.sent
+	c.completed += o.completed
+	c.totalISL += o.totalISL
+	c.totalOSL += o.totalOSL
+	c.totalOut += o.totalOut
+	c.totalReason += o.totalReason
+	c.totalErrISL += o.totalErrISL
+	c.oslMismatch += o.oslMismatch
+	c.usageDiscrepancy += o.usageDiscrepancy
+	for i := range c.usage {
+		c.usage[i] += o.usage[i]
+		c.usageSeen[i] = c.usageSeen[i] || o.usageSeen[i]
+	}
+	c.gaps += o.gaps
+	c.sameRead += o.sameRead
+	for _, k := range sortedKeys(o.errs) {
+		a := o.errs[k]
+		c.addError(&RequestError{Kind: a.Kind, Code: a.Code, Message: a.Message}, a.minIndex, a.Count)
+	}
+	c.benchWin.merge(o.benchWin)
+	c.sendWin.merge(o.sendWin)
+	c.endWin.merge(o.endWin)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// ErrorCount is one line of the error summary.
+type ErrorCount struct {
+	Kind    string
+	Code    int
+	Message string
+	Count   int64
+}
+
+// errorCounts lists the error kinds, most frequent first.
+func (c *collector) errorCounts() []ErrorCount {
+	out := make([]ErrorCount, 0, len(c.errs))
+	for _, k := range sortedKeys(c.errs) {
+		a := c.errs[k]
+		out = append(out, ErrorCount{Kind: a.Kind, Code: a.Code, Message: a.Message, Count: a.Count})
+	}
+	slices.SortStableFunc(out, func(a, b ErrorCount) int { return cmp.Compare(b.Count, a.Count) })
+	return out
+}

@@ -1,0 +1,173 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// WriteConsole writes the table AIPerf prints at the end of a run (Metric, avg, min, max,
+// p99, p90, p50, std; single values show N/A in the distribution columns), then the errors,
+// the notes and the verdict on the client's schedule.
+func WriteConsole(w io.Writer, s *Summary) error {
+	var b strings.Builder
+	title := "llmbench | LLM Metrics"
+	if s.TokenCount == "" {
+		title = "llmbench | Metrics"
+	}
+	rows := consoleRows(s)
+	header := []string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = len(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	total := len(header) - 1
+	for _, wd := range widths {
+		total += wd + 2
+	}
+	pad := max(0, (total-len(title))/2)
+	b.WriteString(strings.Repeat(" ", pad) + title + "\n")
+	line := func(cells []string) {
+		for i, c := range cells {
+			n := widths[i] - len([]rune(c))
+			if i == 0 {
+				b.WriteString(c + strings.Repeat(" ", n))
+			} else {
+				b.WriteString("  " + strings.Repeat(" ", n) + c)
+			}
+		}
+		b.WriteString("\n")
+	}
+	line(header)
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = strings.Repeat("─", widths[i])
+	}
+	line(sep)
+	for _, r := range rows {
+		line(r)
+	}
+	b.WriteString("\n")
+	for _, l := range summaryLines(s) {
+		b.WriteString(l + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// consoleRows are the table rows: metrics marked for the console, by display order.
+func consoleRows(s *Summary) [][]string {
+	res := make([]Result, 0, len(s.Results))
+	for _, r := range s.Results {
+		if !r.Console {
+			continue
+		}
+		// Time to first output token matters only when reasoning delays it.
+		if r.ID == MTimeToFirstOutputToken && !hasReasoning(s) {
+			continue
+		}
+		res = append(res, r)
+	}
+	slices.SortStableFunc(res, func(a, b Result) int { return cmp.Compare(a.order, b.order) })
+	var rows [][]string
+	for _, r := range res {
+		name := r.Header + " (" + r.Unit + ")"
+		if r.Unit == unitRequests || r.Unit == unitCount {
+			name = r.Header
+		}
+		if r.Stats == nil {
+			rows = append(rows, []string{name, fmtNum(r.Value), "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"})
+			continue
+		}
+		st := r.Stats
+		rows = append(rows, []string{name, fmtNum(st.Avg), fmtNum(st.Min), fmtNum(st.Max),
+			fmtNum(st.P[8]), fmtNum(st.P[6]), fmtNum(st.P[4]), fmtNum(st.Std)})
+	}
+	return rows
+}
+
+func hasReasoning(s *Summary) bool {
+	r := s.result(MReasoningTokenCount)
+	return r != nil && r.Stats != nil && r.Stats.Max > 0
+}
+
+// summaryLines are the lines under the table: errors, notes, the verdict.
+func summaryLines(s *Summary) []string {
+	var out []string
+	c := s.Counts
+	if c.Errors > 0 {
+		parts := make([]string, 0, len(s.Errors))
+		for _, e := range s.Errors {
+			p := fmt.Sprintf("%s ×%d", e.Kind, e.Count)
+			if e.Message != "" {
+				p += fmt.Sprintf(" (%q)", truncateText([]byte(e.Message), 80))
+			}
+			parts = append(parts, p)
+		}
+		out = append(out, fmt.Sprintf("Errors: %d of %d profile requests (%s%%): %s", c.Errors, c.Profile,
+			fmtNum(float64(c.Errors)/float64(max(c.Profile, 1))*100), strings.Join(parts, ", ")))
+	} else {
+		out = append(out, fmt.Sprintf("Errors: none (%d profile requests, %d warmup excluded)", c.Profile, c.WarmupSeen))
+	}
+	for _, n := range s.Notes {
+		out = append(out, "Note: "+n)
+	}
+	out = append(out, VerdictLine(s))
+	return out
+}
+
+// VerdictLine is the one-line judgement of whether the client kept its schedule.
+func VerdictLine(s *Summary) string {
+	v := s.Verdict
+	var facts []string
+	if v.LagKnown {
+		facts = append(facts, fmt.Sprintf("dispatch lag p99 %s ms (bound %s ms)", fmtNum(v.DispatchLagP99Ms), fmtNum(v.MaxLagMs)))
+	}
+	if v.CPUKnown {
+		facts = append(facts, fmt.Sprintf("busiest worker %d at %s%% CPU (bound %s%%)", v.BusiestWorker, fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
+	}
+	switch {
+	case !v.Known:
+		return "Verdict: unknown: no request was sent and no worker CPU was sampled"
+	case v.Kept:
+		return "Verdict: schedule kept: " + strings.Join(facts, "; ") + ". These numbers describe the server."
+	default:
+		return "Verdict: schedule NOT kept: " + strings.Join(v.Reasons, "; ") +
+			". These numbers describe the client, not the server: use more workers or a lower rate."
+	}
+}
+
+// fmtNum formats like AIPerf's console: two decimals and thousands separators.
+func fmtNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "N/A"
+	}
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	b.WriteByte('.')
+	b.WriteString(frac)
+	return b.String()
+}

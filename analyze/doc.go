@@ -1,0 +1,20 @@
+// Package analyze computes every metric of a benchmark offline, from the raw event logs and
+// run.json that replay wrote and the plan file they replayed (see docs/run-format.md and
+// docs/plan-format.md), and writes the results: a console table, AIPerf-compatible
+// profile_export_aiperf.json and .csv, a per-request profile_export.jsonl, time slices, and
+// release gates for CI.
+//
+// Computing metrics after the run keeps them off the hot path and lets old logs be re-read
+// under new definitions. Every SSE event is timed by the socket read that completed it, so
+// events that arrived together are counted (events_per_read) rather than reported as 0 ms
+// inter-token latencies. Definitions follow AIPerf; peers' variants (vLLM, guidellm,
+// GenAI-Perf, llmperf) are reported under their own tags, and schedule fidelity (schedule
+// lag, dispatch lag, coordinated-omission-corrected latencies) is this tool's own.
+// docs/metrics.md documents every metric.
+//
+// The flow is vegeta's: Analyze reduces the logs to one Summary, and each output is a
+// function over it (WriteConsole, WriteAIPerfJSON, WriteAIPerfCSV, WriteTimeslicesJSON,
+// WriteTimeslicesCSV); the per-request records are streamed while reading, since they do
+// not fit in memory for runs of millions of requests. Output is deterministic: analysing the
+// same directories twice gives byte-identical files.
+package analyze

@@ -1,0 +1,129 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseGate(t *testing.T) {
+	cases := []struct {
+		in        string
+		tag, stat string
+		op        string
+		value     float64
+		err       string
+	}{
+		{in: "time_to_first_token.p99<400", tag: "time_to_first_token", stat: "p99", op: "<", value: 400},
+		{in: " inter_token_latency.p50 <= 5.3 ", tag: "inter_token_latency", stat: "p50", op: "<=", value: 5.3},
+		{in: "request_latency.p99.9>=1e3", tag: "request_latency", stat: "p99.9", op: ">=", value: 1000},
+		{in: "request_latency.p99_9<1", tag: "request_latency", stat: "p99.9", op: "<", value: 1},
+		{in: "output_token_throughput>1000", tag: "output_token_throughput", stat: "avg", op: ">", value: 1000},
+		{in: "request_throughput.avg==2", tag: "request_throughput", stat: "avg", op: "==", value: 2},
+		{in: "time_to_first_token.mean<3", tag: "time_to_first_token", stat: "avg", op: "<", value: 3},
+		{in: "schedule_lag.max<1", tag: "schedule_lag", stat: "max", op: "<", value: 1},
+		{in: "time_to_first_token.p99", err: "no comparison"},
+		{in: "time_to_first_tokn.p99<4", err: `unknown metric "time_to_first_tokn"`},
+		{in: "time_to_first_token.p98<4", err: `unknown statistic "p98"`},
+		{in: "time_to_first_token<4", err: "name a statistic"},
+		{in: "request_count.p99<4", err: "single value"},
+		{in: "time_to_first_token.p99<fast", err: "not a number"},
+		{in: "<4", err: "no metric"},
+	}
+	for _, c := range cases {
+		g, err := ParseGate(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "--gate") {
+				t.Errorf("ParseGate(%q) error %v; want one naming --gate with %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseGate(%q): %v", c.in, err)
+			continue
+		}
+		if g.Metric.Tag != c.tag || g.Stat != c.stat || g.Op != c.op || g.Value != c.value {
+			t.Errorf("ParseGate(%q) = %s %s %s %v", c.in, g.Metric.Tag, g.Stat, g.Op, g.Value)
+		}
+	}
+}
+
+func TestEvaluateGates(t *testing.T) {
+	ttft, _ := LookupMetric("time_to_first_token")
+	rt, _ := LookupMetric("request_throughput")
+	s := &Summary{Results: []Result{
+		{MetricDef: ttft, Stats: &Stats{Count: 3, Avg: 20, Max: 30, P: [10]float64{8: 25, 9: 29}}},
+		{MetricDef: rt, Value: 12.5},
+	}}
+	cases := []struct {
+		gate    string
+		ok      bool
+		missing bool
+	}{
+		{"time_to_first_token.p99<26", true, false},
+		{"time_to_first_token.p99<25", false, false},
+		{"time_to_first_token.p99<=25", true, false},
+		{"time_to_first_token.p99.9>28", true, false},
+		{"time_to_first_token.max==30", true, false},
+		{"time_to_first_token.count>=3", true, false},
+		{"request_throughput>=12.5", true, false},
+		{"request_throughput>13", false, false},
+		{"inter_token_latency.p99<5", false, true},
+	}
+	for _, c := range cases {
+		g, err := ParseGate(c.gate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := EvaluateGates(s, []Gate{g})[0]
+		if r.OK != c.ok || r.Missing != c.missing {
+			t.Errorf("%s: ok %v missing %v (actual %v); want ok %v missing %v", c.gate, r.OK, r.Missing, r.Actual, c.ok, c.missing)
+		}
+	}
+}
+
+func TestParseGoodput(t *testing.T) {
+	slos, err := ParseGoodput("time_to_first_token:400 inter_token_latency:20,output_token_throughput_per_user=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(slos) != 3 || slos[0].Metric.Tag != "time_to_first_token" || slos[0].Threshold != 400 ||
+		slos[2].Metric.Tag != "output_token_throughput_per_user" || !slos[2].Metric.LargerIsBetter {
+		t.Fatalf("%+v", slos)
+	}
+	if !slos[0].met(399) || slos[0].met(401) || !slos[2].met(51) || slos[2].met(49) {
+		t.Fatal("SLO directions wrong")
+	}
+	for in, want := range map[string]string{
+		"":                                    "no objectives",
+		"time_to_first_token":                 "metric_tag:value",
+		"ttft:400":                            "unknown metric",
+		"request_throughput:4":                "no single value per request",
+		"inter_chunk_latency:4":               "no single value per request",
+		"time_to_first_token:x":               "not a number",
+		"request_latency:1 request_latency:2": "given twice",
+	} {
+		if _, err := ParseGoodput(in); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--goodput") {
+			t.Errorf("ParseGoodput(%q) error %v; want %q", in, err, want)
+		}
+	}
+}
+
+// Goodput counts the requests meeting every SLO over the benchmark duration.
+func TestGoodputCounts(t *testing.T) {
+	sc := scenario{n: 30, workers: 1, ttft: 20 * ms, itl: 5 * ms, tokens: 6, concurrency: 3, streaming: true}
+	// TTFT jitter is (i*31%7)*0.1 ms: 20.0 … 20.6 ms. Requests with TTFT ≤ 20.3 ms are good.
+	slos, _ := ParseGoodput("time_to_first_token:20.3")
+	s, _ := analyseDir(t, Options{Goodput: slos}, sc.build(t, t.TempDir()))
+	want := 0
+	for i := 0; i < 30; i++ {
+		if i*31%7 <= 3 {
+			want++
+		}
+	}
+	good, _ := s.Result("good_request_count")
+	gp, _ := s.Result("goodput")
+	dur, _ := s.Result("benchmark_duration")
+	if int(good.Value) != want || gp.Value != float64(want)/dur.Value {
+		t.Fatalf("good %v goodput %v (duration %v); want %d", good.Value, gp.Value, dur.Value, want)
+	}
+}

@@ -1,0 +1,245 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// TokenCounter counts the tokens of output text. *tokenizer.Tokenizer satisfies it; it must be
+// safe for concurrent use.
+type TokenCounter interface {
+	Count(s string) int
+}
+
+// Options configure Analyze. The zero value of each field means its default.
+type Options struct {
+	// RunDirs are the run directories to analyse together: one run, or the shards of one plan.
+	RunDirs []string
+	// PlanPath overrides the plan named in run.json.
+	PlanPath string
+	// UseServerTokenCount takes ISL and OSL from the server's usage fields instead of the
+	// plan and the tokenizer (AIPerf --use-server-token-count).
+	UseServerTokenCount bool
+	// Tokenizer counts output tokens. When nil, LoadTokenizer is called with TokenizerSpec,
+	// or with the plan's tokenizer when TokenizerSpec is empty.
+	Tokenizer     TokenCounter
+	TokenizerSpec string
+	LoadTokenizer func(spec string) (TokenCounter, error)
+	// Goodput are the SLOs of --goodput; none means goodput is not reported.
+	Goodput []SLO
+	// SliceDuration, when positive, also summarises requests per time slice (by send time,
+	// slices aligned to multiples of the duration since the Unix epoch, like AIPerf).
+	SliceDuration time.Duration
+	// MaxScheduleLag is the verdict's bound on the p99 dispatch lag (default 1 ms).
+	MaxScheduleLag time.Duration
+	// MaxWorkerCPU is the verdict's bound on a worker's CPU use over the profile window, as a
+	// fraction of one core (default 0.9).
+	MaxWorkerCPU float64
+	// ExactLimit is how many values a distribution keeps exactly (default DefaultExactLimit).
+	ExactLimit int
+	// Parallelism is how many logs are read at once (default GOMAXPROCS).
+	Parallelism int
+	// TempDir holds per-log record files while logs are read in parallel (default os.TempDir).
+	TempDir string
+}
+
+func (o *Options) defaults() {
+	if o.MaxScheduleLag <= 0 {
+		o.MaxScheduleLag = time.Millisecond
+	}
+	if o.MaxWorkerCPU <= 0 {
+		o.MaxWorkerCPU = 0.9
+	}
+	if o.ExactLimit <= 0 {
+		o.ExactLimit = DefaultExactLimit
+	}
+	if o.Parallelism <= 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
+	}
+}
+
+// ErrInput is wrapped by errors about the input (missing or inconsistent run directories,
+// plan or logs), as opposed to failures writing results.
+var ErrInput = errors.New("bad input")
+
+func inputErr(format string, args ...any) error {
+	return fmt.Errorf("analyze: %w", &inputError{msg: fmt.Sprintf(format, args...)})
+}
+
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+func (e *inputError) Is(t error) bool {
+	return t == ErrInput
+}
+
+// wrapInput marks err as an input error, keeping its text.
+func wrapInput(err error) error {
+	if err == nil || errors.Is(err, ErrInput) {
+		return err
+	}
+	return fmt.Errorf("analyze: %w", &wrappedInput{err})
+}
+
+type wrappedInput struct{ err error }
+
+func (e *wrappedInput) Error() string   { return e.err.Error() }
+func (e *wrappedInput) Unwrap() error   { return e.err }
+func (e *wrappedInput) Is(t error) bool { return t == ErrInput }
+
+// run is one run directory.
+type run struct {
+	dir string
+	m   *rawlog.Manifest
+}
+
+// logJob is one log file to read.
+type logJob struct {
+	run       int
+	path      string
+	worker    int // WorkerInfo.ID, or -1 for the telemetry log
+	planned   int
+	telemetry bool
+}
+
+// input is everything opened before the logs are read.
+type input struct {
+	runs     []run
+	plan     *mmapds.Plan
+	planPath string
+	meta     *mmapds.Meta
+	ep       *endpoint.Endpoint
+	tok      TokenCounter
+	tokName  string
+	jobs     []logJob
+	planned  int // Σ WorkerInfo.Planned
+}
+
+func openInput(o *Options) (*input, error) {
+	if len(o.RunDirs) == 0 {
+		return nil, inputErr("no run directory given")
+	}
+	in := &input{}
+	seen := map[string]bool{}
+	for _, dir := range o.RunDirs {
+		abs, err := filepath.Abs(dir)
+		if err == nil && seen[abs] {
+			return nil, inputErr("%s: run directory given twice", dir)
+		}
+		seen[abs] = true
+		m, err := rawlog.ReadManifest(dir)
+		if err != nil {
+			return nil, wrapInput(err)
+		}
+		if len(in.runs) > 0 && m.PlanHash != in.runs[0].m.PlanHash {
+			return nil, inputErr("%s: plan %.12s differs from %s's plan %.12s: only shards of one plan can be analysed together",
+				filepath.Join(dir, rawlog.ManifestName), m.PlanHash, in.runs[0].dir, in.runs[0].m.PlanHash)
+		}
+		in.runs = append(in.runs, run{dir: dir, m: m})
+	}
+	path, err := resolvePlan(o.PlanPath, in.runs[0])
+	if err != nil {
+		return nil, err
+	}
+	in.planPath = path
+	plan, err := mmapds.Open(path, mmapds.Options{SkipHash: true})
+	if err != nil {
+		return nil, wrapInput(err)
+	}
+	in.plan = plan
+	in.meta = plan.Meta()
+	for _, r := range in.runs {
+		if r.m.PlanHash != "" && r.m.PlanHash != plan.HashHex() {
+			plan.Close()
+			return nil, inputErr("%s: run was made from plan %.12s but %s is plan %.12s (pass the right one with --plan)",
+				filepath.Join(r.dir, rawlog.ManifestName), r.m.PlanHash, path, plan.HashHex())
+		}
+	}
+	ep, err := endpoint.Lookup(in.meta.Endpoint)
+	if err != nil {
+		plan.Close()
+		return nil, inputErr("%s: %v", path, err)
+	}
+	in.ep = ep
+	for ri, r := range in.runs {
+		for _, w := range r.m.Workers {
+			if w.Log == "" {
+				plan.Close()
+				return nil, inputErr("%s: worker %d has no log file name", filepath.Join(r.dir, rawlog.ManifestName), w.ID)
+			}
+			in.jobs = append(in.jobs, logJob{run: ri, path: filepath.Join(r.dir, w.Log), worker: w.ID, planned: w.Planned})
+			in.planned += w.Planned
+		}
+		if r.m.TelemetryLog != "" {
+			in.jobs = append(in.jobs, logJob{run: ri, path: filepath.Join(r.dir, r.m.TelemetryLog), worker: -1, telemetry: true})
+		}
+	}
+	if ep.ProducesTokens && !o.UseServerTokenCount {
+		switch {
+		case o.Tokenizer != nil:
+			in.tok = o.Tokenizer
+			in.tokName = o.TokenizerSpec
+		default:
+			spec := o.TokenizerSpec
+			if spec == "" {
+				spec = in.meta.Tokenizer
+			}
+			if spec == "" {
+				plan.Close()
+				return nil, inputErr("%s: the plan names no tokenizer; pass --tokenizer or --use-server-token-count", path)
+			}
+			if o.LoadTokenizer == nil {
+				plan.Close()
+				return nil, inputErr("no tokenizer loader to load %q", spec)
+			}
+			tok, err := o.LoadTokenizer(spec)
+			if err != nil {
+				plan.Close()
+				return nil, inputErr("tokenizer %q: %v (pass --tokenizer or --use-server-token-count)", spec, err)
+			}
+			in.tok, in.tokName = tok, spec
+		}
+		if in.tokName == "" {
+			in.tokName = in.meta.Tokenizer
+		}
+	}
+	return in, nil
+}
+
+// resolvePlan finds the plan file: the override, or run.json's plan_path taken as given and,
+// when relative and absent, relative to the run directory.
+func resolvePlan(override string, r run) (string, error) {
+	if override != "" {
+		return override, nil
+	}
+	p := r.m.PlanPath
+	if p == "" {
+		return "", inputErr("%s: no plan_path; pass --plan", filepath.Join(r.dir, rawlog.ManifestName))
+	}
+	if filepath.IsAbs(p) {
+		return p, nil
+	}
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	if q := filepath.Join(r.dir, p); fileExists(q) {
+		return q, nil
+	}
+	if q := filepath.Join(r.dir, filepath.Base(p)); fileExists(q) {
+		return q, nil
+	}
+	return "", inputErr("%s: plan %s not found (pass --plan)", filepath.Join(r.dir, rawlog.ManifestName), p)
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}

@@ -1,0 +1,154 @@
+package analyze
+
+import (
+	"strconv"
+)
+
+// appendRecord appends one profile_export.jsonl line for m: AIPerf's record shape
+// ({"metadata", "metrics", "error"}), metric values in display units with their unit, the
+// inter-chunk gaps as a list. Fields AIPerf does not have are added to metadata, which
+// AIPerf's record model accepts as extras.
+func appendRecord(b []byte, m *RequestMetrics) []byte {
+	wall := m.StartUnixNs
+	at := func(b []byte, t int64) []byte {
+		if t < 0 {
+			return append(b, "null"...)
+		}
+		return strconv.AppendInt(b, wall+t, 10)
+	}
+	b = append(b, `{"metadata":{"session_num":`...)
+	b = strconv.AppendUint(b, uint64(m.Session), 10)
+	b = append(b, `,"x_request_id":null,"x_correlation_id":null,"conversation_id":"`...)
+	b = strconv.AppendUint(b, uint64(m.Session), 10)
+	b = append(b, `","turn_index":`...)
+	b = strconv.AppendUint(b, uint64(m.Turn), 10)
+	b = append(b, `,"credit_issued_ns":`...)
+	b = at(b, m.IntendedNs)
+	b = append(b, `,"request_start_ns":`...)
+	b = at(b, m.SendNs)
+	b = append(b, `,"request_ack_ns":`...)
+	b = at(b, m.HeaderNs)
+	b = append(b, `,"request_end_ns":`...)
+	b = at(b, m.EndNs)
+	b = append(b, `,"worker_id":`...)
+	if m.Worker < 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `"worker_`...)
+		b = appendPadded(b, m.Worker, 3)
+		b = append(b, '"')
+	}
+	b = append(b, `,"record_processor_id":"analyze","benchmark_phase":"profiling","was_cancelled":`...)
+	cancelled := m.Err != nil && m.Err.Kind == "cancelled"
+	b = strconv.AppendBool(b, cancelled)
+	b = append(b, `,"cancellation_time_ns":`...)
+	if cancelled {
+		b = at(b, m.EndNs)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"request_index":`...)
+	b = strconv.AppendUint(b, uint64(m.Index), 10)
+	b = append(b, `,"outcome":`...)
+	if m.Err != nil && m.Err.Kind == "lost" {
+		b = append(b, `"lost"`...)
+	} else {
+		b = appendJSONString(b, m.Outcome.String())
+	}
+	b = append(b, `,"http_status":`...)
+	if m.Status > 0 {
+		b = strconv.AppendInt(b, int64(m.Status), 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"reads":`...)
+	b = strconv.AppendInt(b, int64(m.Reads), 10)
+	b = append(b, `,"events":`...)
+	b = strconv.AppendInt(b, int64(m.Events), 10)
+	b = append(b, `,"content_events":`...)
+	b = strconv.AppendInt(b, int64(m.ContentEvents), 10)
+	b = append(b, `,"same_read_chunk_gaps":`...)
+	b = strconv.AppendInt(b, int64(m.SameReadGaps), 10)
+	b = append(b, `},"metrics":{`...)
+	first := true
+	sep := func(b []byte) []byte {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		return b
+	}
+	for id := MetricID(0); id < MetricID(numRecord); id++ {
+		def := &catalog[id]
+		switch {
+		case id == MInterChunkLatency:
+			if !m.Valid || len(m.ICL) == 0 {
+				continue
+			}
+			b = sep(b)
+			b = append(b, `"inter_chunk_latency":{"value":[`...)
+			for i, g := range m.ICL {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendPyFloat(b, float64(g)/nsToMs)
+			}
+			b = append(b, `],"unit":"ms"}`...)
+			continue
+		case id == MEventsPerRead:
+			if !m.Valid || len(m.EPR) == 0 {
+				continue
+			}
+			b = sep(b)
+			b = append(b, `"events_per_read":{"value":[`...)
+			for i, n := range m.EPR {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, int64(n), 10)
+			}
+			b = append(b, `],"unit":"events"}`...)
+			continue
+		}
+		if !m.Has[id] || (!m.Valid && !keptForErrors(id)) {
+			continue
+		}
+		b = sep(b)
+		b = appendJSONString(b, def.Tag)
+		b = append(b, `:{"value":`...)
+		if def.Int {
+			b = strconv.AppendInt(b, int64(m.Values[id]), 10)
+		} else {
+			b = appendPyFloat(b, m.Values[id]/def.div)
+		}
+		b = append(b, `,"unit":`...)
+		b = appendJSONString(b, def.Unit)
+		b = append(b, '}')
+	}
+	b = append(b, `},"error":`...)
+	if m.Err == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"code":`...)
+		if m.Err.Code > 0 {
+			b = strconv.AppendInt(b, int64(m.Err.Code), 10)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, `,"type":`...)
+		b = appendJSONString(b, m.Err.Kind)
+		b = append(b, `,"message":`...)
+		b = appendJSONString(b, m.Err.Message)
+		b = append(b, '}')
+	}
+	return append(b, '}', '\n')
+}
+
+// appendPadded appends n with at least width digits.
+func appendPadded(b []byte, n, width int) []byte {
+	s := strconv.Itoa(n)
+	for i := len(s); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(b, s...)
+}

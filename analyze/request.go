@@ -1,0 +1,624 @@
+package analyze
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// RequestError says why a request does not count as successful.
+type RequestError struct {
+	// Kind is the error class: http_<status>, timeout, connection_reset, connection_refused,
+	// eof, broken_pipe, transport_error, stream_error, invalid_response, no_content,
+	// invalid_timestamps, cancelled, not_sent, aborted or lost.
+	Kind string
+	// Code is the HTTP status, or the code AIPerf uses for the class (499 cancelled, 502
+	// stream error); 0 when there is none.
+	Code int
+	// Message is the server's error message or the transport error text.
+	Message string
+}
+
+// RequestMetrics is what analyze derives from one request record and its plan record. Times
+// are nanoseconds on the run's monotonic clock; -1 means "did not happen".
+type RequestMetrics struct {
+	Index          uint32
+	Run, Worker    int
+	Phase          mmapds.Phase
+	Session, Turn  uint32
+	Outcome        rawlog.Outcome
+	Status         int
+	ConnReused     bool
+	Valid          bool
+	Err            *RequestError
+	Sent           bool
+	StartUnixNs    int64 // the run's wall-clock zero
+	IntendedNs     int64
+	ReadyNs        int64
+	SendNs         int64
+	HeaderNs       int64
+	EndNs          int64
+	FirstContentNs int64
+	LastContentNs  int64
+	CancelAfterNs  int64
+	RequestedOSL   int
+	Reads          int
+	Events         int // SSE events (or 1 for a whole JSON body)
+	ContentEvents  int
+	SameReadGaps   int // inter-chunk gaps between events completed by the same read (0 ns)
+	Streamed       bool
+	Good           bool
+	Usage          endpoint.Usage
+	// Values holds the record metrics in stored units (ns, tokens, rates); Has says which
+	// are set. ICL, EventsPerRead and WorkerCPUUtilization are lists, not single values.
+	Values [numRecord]float64
+	Has    [numRecord]bool
+	// ICL are the inter-chunk gaps in ns; EPR the content events completed by each read
+	// that completed at least one. Both alias the processor's buffers.
+	ICL []int64
+	EPR []int32
+}
+
+func (m *RequestMetrics) set(id MetricID, v float64) {
+	m.Values[id] = v
+	m.Has[id] = true
+}
+
+// value returns the metric in display units.
+func (m *RequestMetrics) value(id MetricID) (float64, bool) {
+	if !m.Has[id] {
+		return 0, false
+	}
+	return m.Values[id] / catalog[id].div, true
+}
+
+// requestConfig is what every request of a run shares.
+type requestConfig struct {
+	ep     *endpoint.Endpoint
+	tokens bool // the endpoint produces tokens
+	tok    TokenCounter
+	server bool // --use-server-token-count
+	slos   []SLO
+}
+
+// processor turns raw request records into RequestMetrics. It reuses its buffers, so one
+// processor serves one goroutine.
+type processor struct {
+	cfg   requestConfig
+	sc    endpoint.SSEScanner
+	d     endpoint.Delta
+	rawEP *endpoint.Endpoint // parses error events of any API
+	memo  shapeMemo
+	// noMemo parses every event in full (tests compare both paths).
+	noMemo bool
+	times []int64
+	m     RequestMetrics
+	// Per-request parse state.
+	parseErr   error
+	streamErr  string // an SSE error event
+	bodyErr    string // an error object in a whole 2xx body
+	lastDataNs int64
+	ttfoNs     int64
+	curRead    int32
+	curCount   int32
+}
+
+func newProcessor(cfg requestConfig) *processor {
+	raw, _ := endpoint.Lookup("raw")
+	return &processor{cfg: cfg, rawEP: raw}
+}
+
+var doneData = []byte("[DONE]")
+
+// compute derives the metrics of request q, planned as rec with a body of bodyLen bytes. The
+// result aliases the processor and is valid until the next call.
+func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) *RequestMetrics {
+	m := &p.m
+	*m = RequestMetrics{ICL: m.ICL[:0], EPR: m.EPR[:0]}
+	p.times = p.times[:0]
+	p.parseErr, p.streamErr, p.bodyErr, p.lastDataNs, p.ttfoNs = nil, "", "", -1, -1
+	p.curCount = 0
+	p.d.Reset()
+	p.d.Usage = endpoint.Usage{}
+	p.d.Done, p.d.Items, p.d.ErrorMsg = false, 0, ""
+
+	m.Index, m.Phase, m.Session, m.Turn = q.Index, rec.Phase, rec.Session, rec.Turn
+	m.Outcome, m.Status, m.ConnReused = q.Outcome, q.Status, q.ConnReused
+	m.IntendedNs, m.ReadyNs, m.SendNs, m.HeaderNs, m.EndNs = q.IntendedNs, q.ReadyNs, q.WriteStartNs, q.HeaderNs, q.EndNs
+	m.FirstContentNs, m.LastContentNs = -1, -1
+	m.CancelAfterNs = rec.CancelAfterNs
+	m.RequestedOSL = int(rec.OSL)
+	m.Reads = len(q.ReadNs)
+	isl := float64(rec.ISL)
+
+	m.Sent = q.Outcome != rawlog.OutcomeNotSent && q.WriteStartNs >= 0
+	if m.Sent {
+		p.schedule(q)
+		p.http(q, bodyLen)
+	}
+	if q.Outcome == rawlog.OutcomeCompleted && m.Sent {
+		p.parseBody(q)
+	}
+	p.classify(q)
+
+	if !m.Valid {
+		if m.Sent && p.cfg.tokens {
+			m.set(MErrorISL, isl)
+		}
+		return m
+	}
+	p.tokenMetrics(q, rec, isl)
+	if p.cfg.slos != nil {
+		m.Good = true
+		for _, s := range p.cfg.slos {
+			v, ok := m.value(s.Metric.ID)
+			if !ok || !s.met(v) {
+				m.Good = false
+				break
+			}
+		}
+	}
+	return m
+}
+
+// schedule fills the schedule-fidelity metrics of a sent request.
+func (p *processor) schedule(q *rawlog.Request) {
+	m := &p.m
+	ready := q.ReadyNs
+	if ready < 0 {
+		ready = q.IntendedNs
+	}
+	if q.IntendedNs >= 0 {
+		m.set(MScheduleLag, float64(q.WriteStartNs-q.IntendedNs))
+		if ready >= 0 {
+			m.set(MSlotWait, float64(ready-q.IntendedNs))
+		}
+	}
+	if ready >= 0 {
+		m.set(MDispatchLag, float64(q.WriteStartNs-ready))
+	}
+}
+
+// http fills the k6-style transfer phases.
+func (p *processor) http(q *rawlog.Request, bodyLen int) {
+	m := &p.m
+	m.set(MHTTPReqDataSent, float64(bodyLen))
+	m.set(MHTTPReqDataReceived, float64(len(q.Body)))
+	m.set(MHTTPReqChunksReceived, float64(len(q.ReadNs)))
+	if q.ConnReused {
+		m.set(MHTTPReqConnectionReused, 1)
+	} else {
+		m.set(MHTTPReqConnectionReused, 0)
+	}
+	if q.WriteEndNs >= q.WriteStartNs {
+		m.set(MHTTPReqSending, float64(q.WriteEndNs-q.WriteStartNs))
+	}
+	if q.HeaderNs < 0 {
+		return
+	}
+	if q.WriteEndNs >= 0 && q.HeaderNs >= q.WriteEndNs {
+		m.set(MHTTPReqWaiting, float64(q.HeaderNs-q.WriteEndNs))
+	}
+	m.set(MStreamSetupLatency, float64(q.HeaderNs-q.WriteStartNs))
+	last := q.EndNs
+	if n := len(q.ReadNs); n > 0 {
+		last = q.ReadNs[n-1]
+	}
+	if last >= q.HeaderNs {
+		m.set(MHTTPReqReceiving, float64(last-q.HeaderNs))
+		m.set(MHTTPReqDuration, float64(last-q.WriteStartNs))
+	}
+}
+
+// readTime is the instant read i returned; reads past the recorded ones fall back to the end.
+func (p *processor) readTime(q *rawlog.Request, i int) int64 {
+	if i >= 0 && i < len(q.ReadNs) {
+		return q.ReadNs[i]
+	}
+	return q.EndNs
+}
+
+// parseBody splits the body into SSE events (each timed by the read that completed it) or
+// parses it whole, and records content events.
+func (p *processor) parseBody(q *rawlog.Request) {
+	m := &p.m
+	body := q.Body
+	head := body
+	if len(head) > 64 {
+		head = head[:64]
+	}
+	switch endpoint.DetectFormat("", head) {
+	case endpoint.FormatSSE:
+		m.Streamed = true
+		p.sc.Reset()
+		prev := uint32(0)
+		for i, end := range q.ReadEnd {
+			if end > prev {
+				p.sc.Feed(body[prev:end], i)
+				prev = end
+			}
+			for {
+				ev, ok := p.sc.Next()
+				if !ok {
+					break
+				}
+				p.event(q, ev)
+			}
+		}
+		if int(prev) < len(body) {
+			// Bytes no read accounts for (a writer bug): time them at the last read.
+			p.sc.Feed(body[prev:], len(q.ReadNs)-1)
+		}
+		for {
+			ev, ok := p.sc.Flush()
+			if !ok {
+				break
+			}
+			p.event(q, ev)
+		}
+		p.flushRead()
+	case endpoint.FormatJSON:
+		m.Events = 1
+		t := p.readTime(q, len(q.ReadNs)-1)
+		c0, r0 := len(p.d.Content), len(p.d.Reasoning)
+		if err := p.cfg.ep.ParseEvent(body, &p.d); err != nil {
+			p.parseErr = err
+			return
+		}
+		p.lastDataNs = t
+		if p.d.ErrorMsg != "" {
+			p.bodyErr = p.d.ErrorMsg
+			return
+		}
+		if len(p.d.Content) > c0 || len(p.d.Reasoning) > r0 || !p.cfg.tokens {
+			p.times = append(p.times, t)
+			p.countRead(int32(len(q.ReadNs) - 1))
+			p.flushRead()
+			if len(p.d.Content) > c0 {
+				p.ttfoNs = t
+			}
+		}
+	default:
+		if len(bytes.TrimSpace(body)) > 0 {
+			p.parseErr = errUnrecognisedBody
+		}
+	}
+}
+
+type bodyError string
+
+func (e bodyError) Error() string { return string(e) }
+
+const errUnrecognisedBody = bodyError("response body is neither JSON nor an event stream")
+
+// event handles one SSE event.
+func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
+	m := &p.m
+	m.Events++
+	t := p.readTime(q, ev.ReadIndex)
+	if string(ev.Name) == "error" {
+		// AIPerf turns an SSE error event into a failed request (code 502).
+		if p.streamErr == "" {
+			p.streamErr = p.errorText(ev.Data)
+		}
+		return
+	}
+	if bytes.Equal(bytes.TrimSpace(ev.Data), doneData) {
+		p.d.Done = true
+		return
+	}
+	if text, ok := p.memo.match(ev.Name, ev.Data); ok && !p.noMemo {
+		// Same shape as an event already parsed: only the text differs.
+		if p.memo.reasoning {
+			p.d.Reasoning = append(p.d.Reasoning, text...)
+		} else {
+			p.d.Content = append(p.d.Content, text...)
+			if p.ttfoNs < 0 {
+				p.ttfoNs = t
+			}
+		}
+		p.lastDataNs = t
+		p.times = append(p.times, t)
+		p.countRead(int32(ev.ReadIndex))
+		return
+	}
+	c0, r0 := len(p.d.Content), len(p.d.Reasoning)
+	e0, done0, usage0 := p.d.ErrorMsg, p.d.Done, p.d.Usage
+	if err := p.cfg.ep.ParseEvent(ev.Data, &p.d); err != nil {
+		if p.parseErr == nil {
+			p.parseErr = err
+		}
+		return
+	}
+	if p.d.ErrorMsg != e0 && p.streamErr == "" {
+		p.streamErr = p.d.ErrorMsg
+	}
+	if !p.noMemo && p.d.ErrorMsg == e0 && p.d.Done == done0 && p.d.Usage == usage0 {
+		switch {
+		case len(p.d.Content) > c0 && len(p.d.Reasoning) == r0:
+			p.memo.learn(p.cfg.ep, ev.Name, ev.Data, p.d.Content[c0:], false)
+		case len(p.d.Reasoning) > r0 && len(p.d.Content) == c0:
+			p.memo.learn(p.cfg.ep, ev.Name, ev.Data, p.d.Reasoning[r0:], true)
+		}
+	}
+	p.lastDataNs = t
+	if len(p.d.Content) == c0 && len(p.d.Reasoning) == r0 && p.cfg.tokens {
+		return // role-only, empty, usage-only: not a content response (AIPerf §5.11)
+	}
+	if len(p.d.Content) > c0 && p.ttfoNs < 0 {
+		p.ttfoNs = t
+	}
+	p.times = append(p.times, t)
+	p.countRead(int32(ev.ReadIndex))
+}
+
+// countRead records that a content event completed in read r: EPR gets one entry per read
+// that completed content events, holding how many.
+func (p *processor) countRead(r int32) {
+	if p.curCount > 0 && r == p.curRead {
+		p.curCount++
+		p.m.SameReadGaps++
+		return
+	}
+	p.flushRead()
+	p.curRead, p.curCount = r, 1
+}
+
+func (p *processor) flushRead() {
+	if p.curCount > 0 {
+		p.m.EPR = append(p.m.EPR, p.curCount)
+	}
+	p.curCount = 0
+}
+
+// errorText returns an error event's message: the JSON "message" when there is one.
+func (p *processor) errorText(data []byte) string {
+	var d endpoint.Delta
+	if p.rawEP != nil && p.rawEP.ParseEvent(data, &d) == nil && d.ErrorMsg != "" {
+		return d.ErrorMsg
+	}
+	return truncateText(data, 200)
+}
+
+// truncateText returns b as valid UTF-8 text of at most n bytes.
+func truncateText(b []byte, n int) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > n {
+		b = b[:n]
+		for len(b) > 0 && !utf8.Valid(b) {
+			b = b[:len(b)-1]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// classify decides validity and the error kind.
+func (p *processor) classify(q *rawlog.Request) {
+	m := &p.m
+	fail := func(kind string, code int, msg string) {
+		m.Err = &RequestError{Kind: kind, Code: code, Message: msg}
+	}
+	switch q.Outcome {
+	case rawlog.OutcomeCompleted:
+		switch {
+		case !m.Sent:
+			fail("invalid_record", 0, "completed request without a send time")
+		case q.Status < 200 || q.Status > 299:
+			msg := p.d.ErrorMsg
+			if msg == "" {
+				msg = truncateText(q.Body, 200)
+			}
+			fail("http_"+strconv.Itoa(q.Status), q.Status, msg)
+		case p.streamErr != "":
+			fail("stream_error", 502, p.streamErr)
+		case p.bodyErr != "":
+			fail("error_response", 502, p.bodyErr)
+		case p.parseErr != nil:
+			fail("invalid_response", 0, p.parseErr.Error())
+		case len(p.times) == 0:
+			fail("no_content", 0, "response has no content")
+		case len(p.times) > 0 && p.times[0] < q.WriteStartNs:
+			fail("invalid_timestamps", 0, "response read before the request was sent")
+		}
+	case rawlog.OutcomeFailed:
+		kind := transportKind(q.Err)
+		fail(kind, 0, q.Err)
+	case rawlog.OutcomeCancelled:
+		fail("cancelled", 499, cancelMessage(q))
+	case rawlog.OutcomeNotSent:
+		fail("not_sent", 0, nonEmpty(q.Err, "not sent: the run was interrupted first"))
+	case rawlog.OutcomeAborted:
+		fail("aborted", 0, nonEmpty(q.Err, "cut off: the run was interrupted"))
+	default:
+		fail("invalid_record", 0, "unknown outcome "+strconv.Itoa(int(q.Outcome)))
+	}
+	m.Valid = m.Err == nil
+}
+
+func cancelMessage(q *rawlog.Request) string {
+	if q.Err != "" {
+		return q.Err
+	}
+	if q.EndNs >= 0 && q.WriteStartNs >= 0 {
+		return "Request was cancelled after " + strconv.FormatFloat(float64(q.EndNs-q.WriteStartNs)/1e9, 'f', 3, 64) + " seconds"
+	}
+	return "Request was cancelled"
+}
+
+func nonEmpty(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// transportKind classifies a transport error by its text.
+func transportKind(err string) string {
+	e := strings.ToLower(err)
+	switch {
+	case strings.Contains(e, "timeout") || strings.Contains(e, "deadline exceeded") || strings.Contains(e, "timed out"):
+		return "timeout"
+	case strings.Contains(e, "connection reset"):
+		return "connection_reset"
+	case strings.Contains(e, "connection refused"):
+		return "connection_refused"
+	case strings.Contains(e, "broken pipe"):
+		return "broken_pipe"
+	case strings.Contains(e, "eof"):
+		return "eof"
+	}
+	return "transport_error"
+}
+
+// tokenMetrics fills the latency and token metrics of a valid request.
+func (p *processor) tokenMetrics(q *rawlog.Request, rec *mmapds.Record, isl float64) {
+	m := &p.m
+	cfg := &p.cfg
+	send := q.WriteStartNs
+	m.Usage = p.d.Usage
+	u := &m.Usage
+	nc := len(p.times)
+	m.ContentEvents = nc
+
+	// Request latency ends at the last content event; for a body without content (non-token
+	// endpoints) at the last read.
+	end := p.readTime(q, len(q.ReadNs)-1)
+	if nc > 0 {
+		m.FirstContentNs, m.LastContentNs = p.times[0], p.times[nc-1]
+		end = p.times[nc-1]
+	}
+	latency := float64(end - send)
+	m.set(MRequestLatency, latency)
+	if q.IntendedNs >= 0 {
+		m.set(MCorrectedRequestLatency, float64(end-q.IntendedNs))
+	}
+
+	if !cfg.tokens {
+		return
+	}
+	// ISL comes from the plan (verified with its tokenizer), OSL from the tokenizer over the
+	// output text; --use-server-token-count takes both from usage.
+	outTok, reasonTok, osl := 0, 0, 0
+	haveOSL := true
+	if cfg.server {
+		if u.Has&endpoint.UsagePrompt != 0 {
+			isl = float64(u.PromptTokens)
+		}
+		if u.Has&endpoint.UsageCompletion != 0 {
+			osl = u.CompletionTokens
+			if u.Has&endpoint.UsageReasoning != 0 {
+				reasonTok = u.ReasoningTokens
+			}
+			outTok = max(0, osl-reasonTok)
+		} else {
+			haveOSL = false
+		}
+	} else {
+		outTok = cfg.tok.Count(string(p.d.Content))
+		reasonTok = cfg.tok.Count(string(p.d.Reasoning))
+		osl = outTok + reasonTok
+	}
+	m.set(MInputSequenceLength, isl)
+	if haveOSL {
+		m.set(MOutputTokenCount, float64(outTok))
+		m.set(MReasoningTokenCount, float64(reasonTok))
+		m.set(MOutputSequenceLength, float64(osl))
+		if latency > 0 {
+			m.set(ME2EOutputTokenThroughput, float64(osl)/(latency/1e9))
+		}
+		if rec.OSL > 0 {
+			req := float64(rec.OSL)
+			m.set(MOSLMismatchDiffPct, (float64(osl)-req)/req*100)
+		}
+	}
+	p.usageMetrics(isl, reasonTok, osl, haveOSL)
+
+	if !m.Streamed || nc == 0 {
+		return
+	}
+	ttft := float64(p.times[0] - send)
+	m.set(MTimeToFirstToken, ttft)
+	if q.IntendedNs >= 0 {
+		m.set(MCorrectedTimeToFirstToken, float64(p.times[0]-q.IntendedNs))
+	}
+	if p.ttfoNs >= 0 {
+		m.set(MTimeToFirstOutputToken, float64(p.ttfoNs-send))
+	}
+	if nc >= 2 {
+		m.set(MTimeToSecondToken, float64(p.times[1]-p.times[0]))
+		for i := 1; i < nc; i++ {
+			m.ICL = append(m.ICL, p.times[i]-p.times[i-1])
+		}
+	}
+	if ttft > 0 && isl > 0 {
+		m.set(MPrefillThroughputPerUser, isl/(ttft/1e9))
+	}
+	m.set(MLLMPerfInterTokenLatency, latency/float64(nc))
+	if haveOSL && nc >= 2 && osl >= 2 {
+		itl := (latency - ttft) / float64(osl-1)
+		m.set(MInterTokenLatency, itl)
+		if itl > 0 {
+			m.set(MOutputTokenThroughputPerUser, 1e9/itl)
+		}
+	}
+	// Peers count output tokens from usage when the server sends it.
+	peerTokens, havePeer := osl, haveOSL
+	if u.Has&endpoint.UsageCompletion != 0 {
+		peerTokens, havePeer = u.CompletionTokens, true
+	}
+	if havePeer && peerTokens >= 1 {
+		m.set(MGuidellmTimePerOutputToken, latency/float64(peerTokens))
+	}
+	if havePeer && peerTokens >= 2 && nc >= 2 {
+		m.set(MGuidellmInterTokenLatency, float64(p.times[nc-1]-p.times[0])/float64(peerTokens-1))
+		// vLLM's E2E latency runs to the last data event, usage-only chunks included.
+		vEnd := max(p.lastDataNs, p.times[nc-1])
+		m.set(MVLLMTimePerOutputToken, (float64(vEnd-send)-ttft)/float64(peerTokens-1))
+	}
+}
+
+// usageMetrics records the server's usage fields and their discrepancy with the client's
+// counts.
+func (p *processor) usageMetrics(isl float64, reasonTok, osl int, haveOSL bool) {
+	m := &p.m
+	u := &m.Usage
+	if u.Has&endpoint.UsagePrompt != 0 {
+		m.set(MUsagePromptTokens, float64(u.PromptTokens))
+	}
+	if u.Has&endpoint.UsageCompletion != 0 {
+		m.set(MUsageCompletionTokens, float64(u.CompletionTokens))
+	}
+	if u.Has&endpoint.UsageTotal != 0 {
+		m.set(MUsageTotalTokens, float64(u.TotalTokens))
+	}
+	if u.Has&endpoint.UsageReasoning != 0 {
+		m.set(MUsageReasoningTokens, float64(u.ReasoningTokens))
+	}
+	if u.Has&endpoint.UsageCachedPrompt != 0 {
+		m.set(MUsagePromptCacheReadTokens, float64(u.CachedPromptTokens))
+	}
+	if p.cfg.server {
+		return // the client counts are the server's: nothing to compare
+	}
+	diff := func(server int, client float64) float64 {
+		d := float64(server) - client
+		if d < 0 {
+			d = -d
+		}
+		return d / client * 100
+	}
+	if u.Has&endpoint.UsagePrompt != 0 && isl > 0 {
+		m.set(MUsagePromptTokensDiffPct, diff(u.PromptTokens, isl))
+	}
+	if haveOSL && u.Has&endpoint.UsageCompletion != 0 && osl > 0 {
+		m.set(MUsageCompletionTokensDiffPct, diff(u.CompletionTokens, float64(osl)))
+	}
+	if u.Has&endpoint.UsageReasoning != 0 && reasonTok > 0 {
+		m.set(MUsageReasoningTokensDiffPct, diff(u.ReasoningTokens, float64(reasonTok)))
+	}
+}

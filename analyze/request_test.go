@@ -1,0 +1,329 @@
+package analyze
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+func newTestProcessor(t testing.TB, epName string, server bool) *processor {
+	t.Helper()
+	ep, err := endpoint.Lookup(epName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newProcessor(requestConfig{ep: ep, tokens: ep.ProducesTokens, tok: wordCounter{}, server: server})
+}
+
+func TestRequestMetrics(t *testing.T) {
+	const send = 1000 * ms
+	type want map[MetricID]float64
+	cases := []struct {
+		name     string
+		ep       string
+		server   bool
+		q        *rawlog.Request
+		osl      uint32
+		want     want
+		missing  []MetricID // must not be set
+		errKind  string
+		errMsg   string // substring
+		icl      []int64
+		epr      []int32
+		sameRead int
+	}{
+		{
+			name: "role-only first chunk and usage-only last chunk do not count",
+			q: request(0, send,
+				read{send + 5*ms, roleChunk()},
+				read{send + 20*ms, chunk(" w")},
+				read{send + 25*ms, chunk(" w")},
+				read{send + 31*ms, chunk(" w")},
+				read{send + 40*ms, usageChunk(100, 3) + doneEvent}),
+			osl: 3,
+			want: want{MTimeToFirstToken: 20 * float64(ms), MTimeToSecondToken: 5 * float64(ms),
+				MRequestLatency: 31 * float64(ms), MInterTokenLatency: 5.5 * float64(ms),
+				MOutputSequenceLength: 3, MOutputTokenCount: 3, MReasoningTokenCount: 0, MInputSequenceLength: 100,
+				MTimeToFirstOutputToken: 20 * float64(ms), MUsageCompletionTokens: 3, MUsagePromptTokens: 100,
+				MUsageCompletionTokensDiffPct: 0, MOSLMismatchDiffPct: 0,
+				MOutputTokenThroughputPerUser: 1e9 / (5.5 * float64(ms)),
+				MPrefillThroughputPerUser:     100 / 0.020,
+				MLLMPerfInterTokenLatency:     31 * float64(ms) / 3,
+				MGuidellmInterTokenLatency:    5.5 * float64(ms),
+				MGuidellmTimePerOutputToken:   31 * float64(ms) / 3,
+				// vLLM's latency runs to the usage-only chunk at 40 ms.
+				MVLLMTimePerOutputToken: (40 - 20) * float64(ms) / 2,
+				MHTTPReqChunksReceived:  5, MDispatchLag: 0},
+			icl: []int64{5 * ms, 6 * ms},
+			epr: []int32{1, 1, 1},
+		},
+		{
+			name: "several events in one read share its timestamp",
+			q: request(0, send,
+				read{send + 20*ms, roleChunk() + chunk(" w")},
+				read{send + 30*ms, chunk(" w") + chunk(" w") + chunk(" w")},
+				read{send + 35*ms, chunk(" w") + doneEvent}),
+			want: want{MTimeToFirstToken: 20 * float64(ms), MTimeToSecondToken: 10 * float64(ms),
+				MRequestLatency: 35 * float64(ms), MOutputSequenceLength: 5,
+				MInterTokenLatency: 15 * float64(ms) / 4},
+			icl:      []int64{10 * ms, 0, 0, 5 * ms},
+			epr:      []int32{1, 3, 1},
+			sameRead: 2,
+		},
+		{
+			name: "an event split across reads is timed by the read that completed it",
+			q: request(0, send,
+				read{send + 20*ms, chunk(" w")},
+				read{send + 24*ms, chunk(" w")[:30]},
+				read{send + 27*ms, chunk(" w")[30:]},
+				read{send + 33*ms, chunk(" w")[:len(chunk(" w"))-1]},
+				read{send + 34*ms, "\n" + doneEvent}),
+			want: want{MTimeToFirstToken: 20 * float64(ms), MRequestLatency: 34 * float64(ms), MOutputSequenceLength: 3,
+				MHTTPReqChunksReceived: 5},
+			icl: []int64{7 * ms, 7 * ms},
+			epr: []int32{1, 1, 1},
+		},
+		{
+			name: "CRLF framing with the pair split across reads",
+			q: request(0, send,
+				read{send + 20*ms, strings.ReplaceAll(chunk(" w"), "\n", "\r\n")},
+				read{send + 25*ms, strings.TrimSuffix(strings.ReplaceAll(chunk(" w"), "\n", "\r\n"), "\n\r\n")},
+				read{send + 26*ms, "\n\r\n"},
+				read{send + 30*ms, "data: [DONE]\r\n\r\n"}),
+			want: want{MTimeToFirstToken: 20 * float64(ms), MRequestLatency: 26 * float64(ms), MOutputSequenceLength: 2},
+			icl:  []int64{6 * ms},
+		},
+		{
+			name: "reasoning counts for TTFT and OSL; TTFO waits for output",
+			q: request(0, send,
+				read{send + 20*ms, reasoningChunk(" r")},
+				read{send + 25*ms, reasoningChunk(" r")},
+				read{send + 30*ms, reasoningChunk(" r")},
+				read{send + 35*ms, chunk(" w")},
+				read{send + 40*ms, chunk(" w") + doneEvent}),
+			want: want{MTimeToFirstToken: 20 * float64(ms), MTimeToFirstOutputToken: 35 * float64(ms),
+				MReasoningTokenCount: 3, MOutputTokenCount: 2, MOutputSequenceLength: 5,
+				MRequestLatency: 40 * float64(ms), MInterTokenLatency: 5 * float64(ms)},
+			icl: []int64{5 * ms, 5 * ms, 5 * ms, 5 * ms},
+		},
+		{
+			name:   "server token count takes OSL and ISL from usage",
+			server: true,
+			q: request(0, send,
+				read{send + 20*ms, chunk(" w w")},
+				read{send + 30*ms, chunk(" w w")},
+				read{send + 31*ms, usageChunk(90, 5) + doneEvent}),
+			want:    want{MOutputSequenceLength: 5, MInputSequenceLength: 90, MInterTokenLatency: 10 * float64(ms) / 4},
+			missing: []MetricID{MUsageCompletionTokensDiffPct},
+		},
+		{
+			name: "HTTP error with a JSON body",
+			q: func() *rawlog.Request {
+				q := request(0, send, read{send + 3*ms, `{"object":"error","message":"model overloaded","code":503}`})
+				q.Status = 503
+				return q
+			}(),
+			errKind: "http_503", errMsg: "model overloaded",
+			want:    want{MErrorISL: 100, MDispatchLag: 0},
+			missing: []MetricID{MRequestLatency, MTimeToFirstToken},
+		},
+		{
+			name: "an SSE error event fails a 200 stream",
+			q: request(0, send,
+				read{send + 20*ms, chunk(" w")},
+				read{send + 25*ms, "event: error\ndata: {\"error\":{\"message\":\"engine died\"}}\n\n"}),
+			errKind: "stream_error", errMsg: "engine died",
+		},
+		{
+			name: "an error object inside the stream fails it too",
+			q: request(0, send,
+				read{send + 20*ms, chunk(" w")},
+				read{send + 25*ms, sseData(`{"error":{"message":"out of memory"}}`)}),
+			errKind: "stream_error", errMsg: "out of memory",
+		},
+		{
+			name:    "a 200 stream without content is an error",
+			q:       request(0, send, read{send + 20*ms, roleChunk() + doneEvent}),
+			errKind: "no_content",
+		},
+		{
+			name: "transport timeout",
+			q: func() *rawlog.Request {
+				q := request(0, send, read{send + 20*ms, chunk(" w")})
+				q.Outcome, q.Err = rawlog.OutcomeFailed, "read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout"
+				return q
+			}(),
+			errKind: "timeout", errMsg: "i/o timeout",
+		},
+		{
+			name: "connection reset",
+			q: func() *rawlog.Request {
+				q := request(0, send)
+				q.Outcome, q.Err, q.Status = rawlog.OutcomeFailed, "read: connection reset by peer", 0
+				return q
+			}(),
+			errKind: "connection_reset",
+		},
+		{
+			name: "cancelled by the plan",
+			q: func() *rawlog.Request {
+				q := request(0, send, read{send + 20*ms, chunk(" w")})
+				q.Outcome = rawlog.OutcomeCancelled
+				return q
+			}(),
+			errKind: "cancelled", errMsg: "cancelled after",
+		},
+		{
+			name: "never sent",
+			q: &rawlog.Request{Outcome: rawlog.OutcomeNotSent, IntendedNs: send, ReadyNs: send, WriteStartNs: -1, WriteEndNs: -1,
+				HeaderNs: -1, EndNs: -1},
+			errKind: "not_sent",
+			missing: []MetricID{MScheduleLag, MErrorISL},
+		},
+		{
+			name: "non-streaming chat body",
+			q: request(0, send,
+				read{send + 100*ms, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"w w w w"}}],`},
+				read{send + 101*ms, `"usage":{"prompt_tokens":100,"completion_tokens":4,"total_tokens":104}}`}),
+			want:    want{MRequestLatency: 101 * float64(ms), MOutputSequenceLength: 4, ME2EOutputTokenThroughput: 4 / 0.101},
+			missing: []MetricID{MTimeToFirstToken, MInterTokenLatency, MTimeToSecondToken},
+		},
+		{
+			name: "open-loop schedule: lag, slot wait and corrected latencies",
+			q: func() *rawlog.Request {
+				q := request(0, send, read{send + 20*ms, chunk(" w")}, read{send + 25*ms, chunk(" w") + doneEvent})
+				q.IntendedNs, q.ReadyNs = send-7*ms, send-2*ms
+				return q
+			}(),
+			want: want{MScheduleLag: 7 * float64(ms), MSlotWait: 5 * float64(ms), MDispatchLag: 2 * float64(ms),
+				MCorrectedTimeToFirstToken: 27 * float64(ms), MCorrectedRequestLatency: 32 * float64(ms),
+				MTimeToFirstToken: 20 * float64(ms)},
+		},
+		{
+			name:    "embeddings: no token metrics",
+			ep:      "embeddings",
+			q:       request(0, send, read{send + 8*ms, `{"object":"list","data":[{"object":"embedding","embedding":[0.1,0.2],"index":0}],"usage":{"prompt_tokens":5,"total_tokens":5}}`}),
+			want:    want{MRequestLatency: 8 * float64(ms)},
+			missing: []MetricID{MOutputSequenceLength, MInputSequenceLength, MTimeToFirstToken},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ep := tc.ep
+			if ep == "" {
+				ep = "chat"
+			}
+			p := newTestProcessor(t, ep, tc.server)
+			rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 100, OSL: tc.osl, DelayNs: -1}
+			m := p.compute(tc.q, &rec, 123)
+			if tc.errKind != "" {
+				if m.Valid || m.Err == nil {
+					t.Fatalf("valid; want error %s", tc.errKind)
+				}
+				if m.Err.Kind != tc.errKind || !strings.Contains(m.Err.Message, tc.errMsg) {
+					t.Fatalf("error %+v; want kind %s with %q", m.Err, tc.errKind, tc.errMsg)
+				}
+			} else if !m.Valid {
+				t.Fatalf("invalid: %+v", m.Err)
+			}
+			for id, v := range tc.want {
+				got, ok := m.Values[id], m.Has[id]
+				if !ok {
+					t.Errorf("%s missing; want %v", catalog[id].Tag, v)
+					continue
+				}
+				if math.Abs(got-v) > 1e-9*math.Max(1, math.Abs(v)) {
+					t.Errorf("%s = %v; want %v", catalog[id].Tag, got, v)
+				}
+			}
+			for _, id := range tc.missing {
+				if m.Has[id] {
+					t.Errorf("%s = %v; want unset", catalog[id].Tag, m.Values[id])
+				}
+			}
+			if tc.icl != nil && !slices.Equal(m.ICL, tc.icl) {
+				t.Errorf("ICL %v; want %v", m.ICL, tc.icl)
+			}
+			if tc.epr != nil && !slices.Equal(m.EPR, tc.epr) {
+				t.Errorf("events per read %v; want %v", m.EPR, tc.epr)
+			}
+			if m.SameReadGaps != tc.sameRead {
+				t.Errorf("same-read gaps %d; want %d", m.SameReadGaps, tc.sameRead)
+			}
+		})
+	}
+}
+
+func TestTransportKind(t *testing.T) {
+	for in, want := range map[string]string{
+		"context deadline exceeded":                         "timeout",
+		"dial tcp 127.0.0.1:9: connect: connection refused": "connection_refused",
+		"write: broken pipe":                                "broken_pipe",
+		"unexpected EOF":                                    "eof",
+		"tls: bad certificate":                              "transport_error",
+	} {
+		if got := transportKind(in); got != want {
+			t.Errorf("transportKind(%q) = %s; want %s", in, got, want)
+		}
+	}
+}
+
+// FuzzRequestMetrics feeds arbitrary bodies, cut into arbitrary reads, through the
+// per-request computation: it must never panic, and what it reports must be consistent.
+func FuzzRequestMetrics(f *testing.F) {
+	f.Add([]byte(roleChunk()+chunk(" w")+chunk(" w")+usageChunk(1, 2)+doneEvent), []byte{3, 50, 7}, false)
+	f.Add([]byte(reasoningChunk(" r")+chunk(" w")), []byte{1}, true)
+	f.Add([]byte("event: error\ndata: {\"error\":\"x\"}\n\n"), []byte{}, false)
+	f.Add([]byte(`{"choices":[{"message":{"content":"a b"}}]}`), []byte{5}, false)
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"\\ud800\"}}]}\r\rdata: [DONE]\r\r"), []byte{9, 9}, false)
+	p := newTestProcessor(f, "chat", false)
+	f.Fuzz(func(t *testing.T, body, cuts []byte, server bool) {
+		p.cfg.server = server
+		q := &rawlog.Request{Outcome: rawlog.OutcomeCompleted, Status: 200, IntendedNs: 0, ReadyNs: 0,
+			WriteStartNs: 10, WriteEndNs: 20, HeaderNs: 30, EndNs: 0, Body: body}
+		at, off := int64(40), 0
+		for _, c := range cuts {
+			off += int(c)
+			if off > len(body) {
+				break
+			}
+			q.ReadNs = append(q.ReadNs, at)
+			q.ReadEnd = append(q.ReadEnd, uint32(off))
+			at += int64(c) * 1000
+		}
+		q.ReadNs = append(q.ReadNs, at)
+		q.ReadEnd = append(q.ReadEnd, uint32(len(body)))
+		q.EndNs = at + 1
+		rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 10, OSL: 4}
+		m := p.compute(q, &rec, len(body))
+		if m.Valid == (m.Err != nil) {
+			t.Fatalf("valid %v with error %v", m.Valid, m.Err)
+		}
+		if !m.Valid {
+			return
+		}
+		var sum int64
+		for _, g := range m.ICL {
+			if g < 0 {
+				t.Fatalf("negative gap %d", g)
+			}
+			sum += g
+		}
+		if m.Has[MTimeToFirstToken] && float64(sum)+m.Values[MTimeToFirstToken] != m.Values[MRequestLatency] {
+			t.Fatalf("TTFT %v + ICL %d != latency %v", m.Values[MTimeToFirstToken], sum, m.Values[MRequestLatency])
+		}
+		n := int32(0)
+		for _, e := range m.EPR {
+			n += e
+		}
+		if int(n) != m.ContentEvents && m.Streamed {
+			t.Fatalf("events per read sum %d != content events %d", n, m.ContentEvents)
+		}
+		_ = appendRecord(nil, m)
+	})
+}

@@ -1,0 +1,58 @@
+package analyze
+
+import (
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Time-slice exports (--slice-duration): AIPerf's profile_export_aiperf_timeslices.json and
+// .csv. A request belongs to the slice holding its send instant; slices are aligned to
+// multiples of the duration since the Unix epoch, and rates in a slice are over the slice's
+// width.
+
+// WriteTimeslicesJSON writes {"timeslices": [{"timeslice_index": i, <tag>: {...}, …}],
+// "input_config": {...}} like AIPerf, each slice also carrying its bounds.
+func WriteTimeslicesJSON(w io.Writer, s *Summary) error {
+	list := make([]any, 0, len(s.Slices))
+	for _, sl := range s.Slices {
+		o := &ordered{}
+		o.add("timeslice_index", sl.Index)
+		o.add("start_time", isoTime(sl.StartUnixNs))
+		o.add("end_time", isoTime(sl.EndUnixNs))
+		for i := range sl.Results {
+			o.add(sl.Results[i].Tag, metricBlock(&sl.Results[i]))
+		}
+		list = append(list, o)
+	}
+	doc := (&ordered{}).add("timeslices", list).add("input_config", inputConfig(s))
+	_, err := w.Write(marshalIndent(doc))
+	return err
+}
+
+// WriteTimeslicesCSV writes AIPerf's tidy layout: Timeslice,Metric,Unit,Stat,Value, one row
+// per statistic, metrics sorted by tag within each slice.
+func WriteTimeslicesCSV(w io.Writer, s *Summary) error {
+	cw := newCSV(w)
+	cw.Write([]string{"Timeslice", "Metric", "Unit", "Stat", "Value"})
+	for _, sl := range s.Slices {
+		res := make([]*Result, len(sl.Results))
+		for i := range sl.Results {
+			res[i] = &sl.Results[i]
+		}
+		slices.SortFunc(res, func(a, b *Result) int { return strings.Compare(a.Tag, b.Tag) })
+		idx := strconv.Itoa(sl.Index)
+		for _, r := range res {
+			if r.Stats == nil {
+				cw.Write([]string{idx, r.Header, r.Unit, "avg", csvNumber(r.Value)})
+				continue
+			}
+			for _, k := range csvStatKeys {
+				cw.Write([]string{idx, r.Header, r.Unit, k, csvNumber(csvStat(r.Stats, k))})
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,702 @@
+package analyze
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// Result is one metric's outcome: a distribution (Stats) for record metrics, else Value.
+// Values are in the metric's display unit.
+type Result struct {
+	MetricDef
+	Stats *Stats
+	Value float64
+}
+
+// Counts tally the planned requests of the profile phase, plus warmup.
+type Counts struct {
+	// Planned is the number of records in the plan; Profile and Warmup split it by phase
+	// (warmup records are not measured).
+	Planned, Profile, Warmup int64
+	// Valid requests count in the metrics; Errors did not (Lost, NotSent and Cancelled
+	// included). GateErrors leaves out cancellations the plan asked for.
+	Valid, Errors, GateErrors int64
+	Sent, Lost, NotSent       int64
+	// WarmupSeen counts warmup requests found in the logs.
+	WarmupSeen int64
+}
+
+// Verdict says whether the client kept its schedule, so the numbers describe the server.
+type Verdict struct {
+	// Known is false when nothing could be judged (no requests sent, no CPU samples).
+	Known bool
+	Kept  bool
+	// DispatchLagP99Ms is the p99 of send − ready; MaxLagMs the bound.
+	DispatchLagP99Ms float64
+	MaxLagMs         float64
+	LagKnown         bool
+	// BusiestWorker is the worker with the highest CPU use over the profile window, as a
+	// percentage of one core; MaxCPUPct the bound.
+	BusiestWorker    int
+	BusiestWorkerPct float64
+	MaxCPUPct        float64
+	CPUKnown         bool
+	// Reasons lists what failed.
+	Reasons []string
+}
+
+// WorkerSummary is one worker's health over the profile window.
+type WorkerSummary struct {
+	Run, Worker int
+	Requests    int64
+	// CPUPct is the worker's CPU time (user+sys) over wall time in the profile window, as a
+	// percentage of one core; -1 without samples.
+	CPUPct float64
+	Status string
+	Torn   int64
+}
+
+// Slice is the summary of the requests sent in one time window.
+type Slice struct {
+	Index       int
+	StartUnixNs int64
+	EndUnixNs   int64
+	Results     []Result
+	ErrorCounts []ErrorCount
+}
+
+// Summary is everything one analysis computed. Reporters are functions over it.
+type Summary struct {
+	Tool, ToolVersion  string
+	PlanHash, PlanPath string
+	RunDirs            []string
+	Endpoint, Model    string
+	Streaming          bool
+	Concurrency        int
+	OfferedRate        float64
+	Seed               uint64
+	Tokenizer          string
+	// TokenCount is "tokenizer" or "server" (--use-server-token-count).
+	TokenCount  string
+	URLs        []string
+	CommandLine string
+	Spec        map[string]any
+	// StartUnixNs and EndUnixNs bound the benchmark: first send to last response.
+	StartUnixNs, EndUnixNs int64
+	// RunStartUnixNs is the first run's wall-clock zero; RunStatus its run.json status.
+	RunStartUnixNs int64
+	RunStatus      string
+	WasCancelled   bool
+
+	Results []Result
+	Errors  []ErrorCount
+	Counts  Counts
+	Verdict Verdict
+	Goodput []SLO
+	Slices  []Slice
+	// SliceDurationNs is the slice width when slices were requested.
+	SliceDurationNs int64
+	GPUs            []GPUSummary
+	Workers         []WorkerSummary
+	// Notes are warnings for people: torn logs, zero-gap chunks, OSL mismatches.
+	Notes []string
+
+	runStarts     []int64  // every run's wall-clock zero after the first
+	hosts         []string // each run's host, by run
+	planPathShown string   // the plan path as run.json (or --plan) gave it
+}
+
+// Result returns the result with the given tag.
+func (s *Summary) Result(tag string) (*Result, bool) {
+	for i := range s.Results {
+		if s.Results[i].Tag == tag {
+			return &s.Results[i], true
+		}
+	}
+	return nil, false
+}
+
+func (s *Summary) result(id MetricID) *Result {
+	for i := range s.Results {
+		if s.Results[i].ID == id {
+			return &s.Results[i]
+		}
+	}
+	return nil
+}
+
+// seenSet marks plan indices found in the logs; it is shared by the readers.
+type seenSet struct{ words []uint64 }
+
+func newSeenSet(n int) *seenSet { return &seenSet{words: make([]uint64, (n+63)/64)} }
+
+// mark sets bit i and reports whether it was already set.
+func (s *seenSet) mark(i uint32) bool {
+	w, b := i/64, uint64(1)<<(i%64)
+	return atomic.OrUint64(&s.words[w], b)&b != 0
+}
+
+func (s *seenSet) has(i int) bool { return s.words[i/64]&(1<<(uint(i)%64)) != 0 }
+
+// partial is what reading one log produced.
+type partial struct {
+	all     *collector
+	slices  map[int64]*collector
+	warmup  int64
+	seen    int64
+	cpu     []rawlog.CPUSample
+	gpu     []rawlog.GPUSample
+	status  string
+	torn    int64
+	records *os.File // per-request JSONL, when written to a temporary file
+}
+
+// Analyze reads the run directories of opts and computes the summary. When records is not
+// nil, one AIPerf-style JSON line per profile request is written to it (profile_export.jsonl),
+// log by log in run.json order, then the lost requests in plan order. Errors about the
+// input wrap ErrInput.
+func Analyze(opts Options, records io.Writer) (*Summary, error) {
+	opts.defaults()
+	in, err := openInput(&opts)
+	if err != nil {
+		return nil, err
+	}
+	defer in.plan.Close()
+	if err := in.plan.Validate(); err != nil {
+		return nil, wrapInput(err)
+	}
+	a := &analysis{opts: &opts, in: in, seen: newSeenSet(in.plan.Len())}
+	if opts.SliceDuration > 0 {
+		a.sliceNs = int64(opts.SliceDuration)
+	}
+	parts, err := a.readAll(records != nil)
+	defer func() {
+		for _, p := range parts {
+			if p != nil && p.records != nil {
+				p.records.Close()
+				os.Remove(p.records.Name())
+			}
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	s, err := a.summarise(parts, records)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type analysis struct {
+	opts    *Options
+	in      *input
+	seen    *seenSet
+	sliceNs int64
+	// direct receives records when logs are read one at a time.
+	direct *bufio.Writer
+}
+
+// readAll reads every log, Parallelism at a time. With records wanted, each log's records go
+// to a temporary file that summarise concatenates in order, so the output does not depend
+// on scheduling.
+func (a *analysis) readAll(wantRecords bool) ([]*partial, error) {
+	jobs := a.in.jobs
+	parts := make([]*partial, len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, a.opts.Parallelism)
+	var wg sync.WaitGroup
+	for i := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			p := &partial{all: newCollector(a.opts.ExactLimit)}
+			if a.sliceNs > 0 {
+				p.slices = map[int64]*collector{}
+			}
+			parts[i] = p
+			var w io.Writer
+			if wantRecords && !jobs[i].telemetry {
+				f, err := os.CreateTemp(a.opts.TempDir, "analyze-*.jsonl")
+				if err != nil {
+					errs[i] = fmt.Errorf("analyze: %w", err)
+					return
+				}
+				p.records = f
+				w = f
+			}
+			errs[i] = a.readLog(jobs[i], p, w)
+		}(i)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return parts, err
+		}
+	}
+	return parts, nil
+}
+
+// readLog reads one log into p, writing request records to w when not nil.
+func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
+	r, err := rawlog.Open(job.path)
+	if err != nil {
+		return wrapInput(err)
+	}
+	defer r.Close()
+	if h := r.Header(); h.PlanHash != "" && h.PlanHash != a.in.plan.HashHex() {
+		return inputErr("%s: log was written for plan %.12s, not %.12s", job.path, h.PlanHash, a.in.plan.HashHex())
+	}
+	var bw *bufio.Writer
+	if w != nil {
+		bw = bufio.NewWriterSize(w, 256<<10)
+	}
+	proc := newProcessor(requestConfig{ep: a.in.ep, tokens: a.in.ep.ProducesTokens, tok: a.in.tok,
+		server: a.opts.UseServerTokenCount, slos: a.opts.Goodput})
+	wall := a.in.runs[job.run].m.StartUnixNs
+	var line []byte
+	for {
+		kind, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return wrapInput(err)
+		}
+		switch kind {
+		case rawlog.KindRequest:
+			q := r.Request()
+			if int(q.Index) >= a.in.plan.Len() {
+				return inputErr("%s: request %d is not in the plan (%d records): wrong --plan?", job.path, q.Index, a.in.plan.Len())
+			}
+			rec, body, err := a.in.plan.Record(int(q.Index))
+			if err != nil {
+				return wrapInput(err)
+			}
+			if a.seen.mark(q.Index) {
+				return inputErr("%s: request %d appears twice in the logs (the same run given twice, or overlapping shards?)", job.path, q.Index)
+			}
+			p.seen++
+			m := proc.compute(q, &rec, len(body))
+			m.Run, m.Worker, m.StartUnixNs = job.run, job.worker, wall
+			if m.Phase != mmapds.PhaseProfile {
+				p.warmup++
+				continue
+			}
+			p.all.add(m)
+			if p.slices != nil && m.Sent {
+				k := floorDiv(wall+m.SendNs, a.sliceNs)
+				c := p.slices[k]
+				if c == nil {
+					c = newCollector(a.opts.ExactLimit)
+					p.slices[k] = c
+				}
+				c.add(m)
+			}
+			if bw != nil {
+				line = appendRecord(line[:0], m)
+				if _, err := bw.Write(line); err != nil {
+					return fmt.Errorf("analyze: write records: %w", err)
+				}
+			}
+		case rawlog.KindCPU:
+			p.cpu = append(p.cpu, r.CPU())
+		case rawlog.KindGPU:
+			g := r.GPU()
+			g.UUID = strings.Clone(g.UUID)
+			p.gpu = append(p.gpu, g)
+		case rawlog.KindFooter:
+			p.status = r.Footer().Status
+		}
+	}
+	p.torn = r.Torn()
+	if bw != nil {
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("analyze: write records: %w", err)
+		}
+	}
+	return nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// summarise merges the partials in log order and computes every result.
+func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, error) {
+	in := a.in
+	meta := in.meta
+	all := newCollector(a.opts.ExactLimit)
+	sliceCols := map[int64]*collector{}
+	s := &Summary{
+		Tool: "llmbench", PlanHash: in.plan.HashHex(), PlanPath: in.planPath,
+		Endpoint: meta.Endpoint, Model: meta.Model, Streaming: meta.Streaming,
+		Concurrency: meta.Concurrency, OfferedRate: meta.OfferedRate, Seed: meta.Seed,
+		Tokenizer: in.tokName, TokenCount: "tokenizer", Spec: meta.Spec, Goodput: a.opts.Goodput,
+		SliceDurationNs: a.sliceNs,
+	}
+	if a.opts.UseServerTokenCount {
+		s.TokenCount = "server"
+	}
+	if !in.ep.ProducesTokens {
+		s.TokenCount = ""
+	}
+	first := in.runs[0].m
+	s.ToolVersion, s.URLs, s.RunStartUnixNs, s.RunStatus = first.ToolVersion, first.URLs, first.StartUnixNs, first.Status
+	s.CommandLine = strings.Join(first.CommandLine, " ")
+	s.planPathShown = first.PlanPath
+	if a.opts.PlanPath != "" {
+		s.planPathShown = a.opts.PlanPath
+	}
+	for i, r := range in.runs {
+		if i > 0 {
+			s.runStarts = append(s.runStarts, r.m.StartUnixNs)
+		}
+		s.hosts = append(s.hosts, r.m.Host)
+		s.RunDirs = append(s.RunDirs, r.dir)
+		if r.m.Status == rawlog.StatusInterrupted {
+			s.WasCancelled = true
+		}
+	}
+	perJob := make([]int64, len(parts))
+	for i, p := range parts {
+		all.merge(p.all)
+		for _, k := range sortedInt64Keys(p.slices) {
+			c := sliceCols[k]
+			if c == nil {
+				c = newCollector(a.opts.ExactLimit)
+				sliceCols[k] = c
+			}
+			c.merge(p.slices[k])
+		}
+		s.Counts.WarmupSeen += p.warmup
+		perJob[i] = p.seen
+		job := in.jobs[i]
+		if p.torn > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: a torn final record (%d bytes) was skipped: the worker did not shut down cleanly", job.path, p.torn))
+		}
+	}
+
+	// Count the plan by phase, and the profile requests no log holds (lost: the worker died
+	// or the log is missing). When the run directories cover the whole plan, unseen records
+	// are found by index; otherwise each worker's planned count is compared with its log.
+	var lostIdx []int
+	for i := 0; i < in.plan.Len(); i++ {
+		rec, _, _ := in.plan.Record(i)
+		if rec.Phase == mmapds.PhaseProfile {
+			s.Counts.Profile++
+		} else {
+			s.Counts.Warmup++
+		}
+	}
+	s.Counts.Planned = int64(in.plan.Len())
+	if in.planned == in.plan.Len() {
+		for i := 0; i < in.plan.Len(); i++ {
+			if a.seen.has(i) {
+				continue
+			}
+			rec, _, _ := in.plan.Record(i)
+			if rec.Phase == mmapds.PhaseProfile {
+				lostIdx = append(lostIdx, i)
+			}
+		}
+		s.Counts.Lost = int64(len(lostIdx))
+	} else {
+		var seenProfile int64 = all.valid + all.errors
+		for i, job := range in.jobs {
+			if !job.telemetry && int64(job.planned) > perJob[i] {
+				s.Counts.Lost += int64(job.planned) - perJob[i]
+			}
+		}
+		// Only the shards given were planned for these workers: count the profile requests
+		// they planned, not the whole plan.
+		s.Counts.Profile = seenProfile + s.Counts.Lost
+		s.Counts.Warmup = s.Counts.WarmupSeen
+	}
+	for _, i := range lostIdx {
+		all.addError(&RequestError{Kind: "lost", Message: "no record in any log: the worker died before writing it"}, uint32(i), 1)
+		all.gateErrors++
+	}
+	if len(lostIdx) == 0 && s.Counts.Lost > 0 {
+		all.addError(&RequestError{Kind: "lost", Message: "planned for a worker but missing from its log"}, math.MaxUint32, s.Counts.Lost)
+		all.gateErrors += s.Counts.Lost
+	}
+	s.Counts.Valid, s.Counts.Errors, s.Counts.GateErrors = all.valid, all.errors, all.gateErrors
+	s.Counts.Sent = all.sent
+	if a := all.errs["not_sent"]; a != nil {
+		s.Counts.NotSent = a.Count
+	}
+	if s.Counts.Profile == 0 {
+		return nil, inputErr("%s: the plan has no profile-phase requests to analyse", in.planPath)
+	}
+	if s.Counts.Valid+s.Counts.Errors == 0 {
+		return nil, inputErr("no profile requests found in the logs of %s", strings.Join(s.RunDirs, ", "))
+	}
+
+	// The benchmark window: first send to last response of valid requests (AIPerf); without
+	// any, first send to last end, so rates still have a denominator.
+	win := all.benchWin
+	if !win.ok {
+		win = all.sendWin
+		win.merge(all.endWin)
+	}
+	s.StartUnixNs, s.EndUnixNs = win.lo, win.hi
+
+	s.Workers, s.Notes = a.workerHealth(parts, s, s.Notes)
+	cpuDist := a.cpuDist(parts, s)
+	s.GPUs = gpuSummaries(parts, in, s.StartUnixNs, s.EndUnixNs)
+
+	s.Results = a.results(all, resultEnv{durNs: s.EndUnixNs - s.StartUnixNs, lost: s.Counts.Lost, warmup: s.Counts.WarmupSeen,
+		offered: meta.OfferedRate, cpu: cpuDist, workers: s.Workers, gpus: s.GPUs, concurrency: meta.Concurrency, whole: true})
+	s.Errors = all.errorCounts()
+	s.Verdict = verdict(s, a.opts)
+	s.Notes = append(s.Notes, notes(s, all)...)
+
+	if a.sliceNs > 0 {
+		for i, k := range sortedInt64Keys(sliceCols) {
+			c := sliceCols[k]
+			s.Slices = append(s.Slices, Slice{Index: i, StartUnixNs: k * a.sliceNs, EndUnixNs: (k + 1) * a.sliceNs,
+				Results: a.results(c, resultEnv{durNs: a.sliceNs}), ErrorCounts: c.errorCounts()})
+		}
+		// Index slices by their position since the first one, so gaps stay visible.
+		if len(s.Slices) > 0 {
+			k0 := s.Slices[0].StartUnixNs / a.sliceNs
+			for i := range s.Slices {
+				s.Slices[i].Index = int(s.Slices[i].StartUnixNs/a.sliceNs - k0)
+			}
+		}
+	}
+
+	if records != nil {
+		if err := a.writeRecords(parts, lostIdx, records); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// writeRecords concatenates the per-log record files and appends the lost requests.
+func (a *analysis) writeRecords(parts []*partial, lostIdx []int, w io.Writer) error {
+	for _, p := range parts {
+		if p.records == nil {
+			continue
+		}
+		if _, err := p.records.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("analyze: %w", err)
+		}
+		if _, err := io.Copy(w, p.records); err != nil {
+			return fmt.Errorf("analyze: write records: %w", err)
+		}
+	}
+	var line []byte
+	var m RequestMetrics
+	for _, i := range lostIdx {
+		rec, _, _ := a.in.plan.Record(i)
+		m = RequestMetrics{Index: uint32(i), Phase: rec.Phase, Session: rec.Session, Turn: rec.Turn, Worker: -1,
+			IntendedNs: rec.SendOffsetNs, ReadyNs: -1, SendNs: -1, HeaderNs: -1, EndNs: -1,
+			FirstContentNs: -1, LastContentNs: -1, StartUnixNs: a.in.runs[0].m.StartUnixNs,
+			Err: &RequestError{Kind: "lost", Message: "no record in any log: the worker died before writing it"}}
+		line = appendRecord(line[:0], &m)
+		if _, err := w.Write(line); err != nil {
+			return fmt.Errorf("analyze: write records: %w", err)
+		}
+	}
+	return nil
+}
+
+func sortedInt64Keys[V any](m map[int64]V) []int64 {
+	keys := make([]int64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// resultEnv is what results needs beyond the collector.
+type resultEnv struct {
+	durNs       int64
+	lost        int64
+	warmup      int64
+	offered     float64
+	cpu         *dist
+	workers     []WorkerSummary
+	gpus        []GPUSummary
+	concurrency int
+	whole       bool // the whole run, not a slice
+}
+
+// results computes every metric the collector has values for, in catalog order.
+func (a *analysis) results(c *collector, env resultEnv) []Result {
+	var out []Result
+	var rec [numMetrics]*Stats
+	for id := MetricID(0); id < MetricID(numRecord); id++ {
+		d := c.d[id]
+		if id == MWorkerCPUUtilization {
+			d = env.cpu
+		}
+		if st := d.stats(catalog[id].div); st != nil {
+			rec[id] = st
+		}
+	}
+	for id := MetricID(numRecord); id < numMetrics; id++ {
+		if catalog[id].Kind == Record && catalog[id].Alias >= 0 && rec[catalog[id].Alias] != nil {
+			st := *rec[catalog[id].Alias]
+			rec[id] = &st
+		}
+	}
+	vals := map[MetricID]float64{}
+	set := func(id MetricID, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			vals[id] = v
+		}
+	}
+	durS := float64(env.durNs) / 1e9
+	rate := func(n float64) float64 {
+		if durS <= 0 {
+			return math.NaN()
+		}
+		return n / durS
+	}
+	tokens := a.in.ep.ProducesTokens
+	set(MRequestCount, float64(c.valid))
+	set(MErrorRequestCount, float64(c.errors))
+	if c.valid+c.errors > 0 {
+		set(MBenchmarkDuration, durS)
+		set(MRequestThroughput, rate(float64(c.valid)))
+	}
+	if tokens && c.valid > 0 {
+		set(MOutputTokenThroughput, rate(float64(c.totalOSL)))
+		set(MTotalTokenThroughput, rate(float64(c.totalISL+c.totalOSL)))
+		set(MTotalISL, float64(c.totalISL))
+		set(MTotalOSL, float64(c.totalOSL))
+		set(MTotalOutputTokens, float64(c.totalOut))
+		if c.totalReason > 0 || rec[MReasoningTokenCount] != nil && rec[MReasoningTokenCount].Max > 0 {
+			set(MTotalReasoningTokens, float64(c.totalReason))
+		}
+	}
+	if tokens && c.errors > 0 && c.totalErrISL > 0 {
+		set(MTotalErrorISL, float64(c.totalErrISL))
+	}
+	if len(a.opts.Goodput) > 0 {
+		set(MGoodRequestCount, float64(c.good))
+		set(MGoodput, rate(float64(c.good)))
+		if c.valid+c.errors > 0 {
+			set(MGoodRequestFraction, float64(c.good)/float64(c.valid+c.errors))
+		}
+	}
+	if rec[MOSLMismatchDiffPct] != nil {
+		set(MOSLMismatchCount, float64(c.oslMismatch))
+	}
+	if rec[MUsagePromptTokensDiffPct] != nil || rec[MUsageCompletionTokensDiffPct] != nil || rec[MUsageReasoningTokensDiffPct] != nil {
+		set(MUsageDiscrepancyCount, float64(c.usageDiscrepancy))
+	}
+	for i, id := range [...]MetricID{MTotalUsagePromptTokens, MTotalUsageCompletionTokens, MTotalUsageTotalTokens, MTotalUsageReasoningTokens} {
+		if c.usageSeen[i] {
+			set(id, float64(c.usage[i]))
+		}
+	}
+	if c.gaps > 0 {
+		set(MSameReadChunkGapCount, float64(c.sameRead))
+		set(MSameReadChunkGapPct, float64(c.sameRead)/float64(c.gaps)*100)
+	}
+	if env.whole {
+		set(MWarmupRequestCount, float64(env.warmup))
+		set(MLostRequestCount, float64(env.lost))
+		if env.offered > 0 {
+			set(MOfferedRequestRate, env.offered)
+		}
+		if c.sent >= 2 && c.sendWin.hi > c.sendWin.lo {
+			set(MDispatchedRequestRate, float64(c.sent-1)/(float64(c.sendWin.hi-c.sendWin.lo)/1e9))
+		}
+		if c.completed > 0 && c.sendWin.ok && c.endWin.hi > c.sendWin.lo {
+			set(MCompletedRequestRate, float64(c.completed)/(float64(c.endWin.hi-c.sendWin.lo)/1e9))
+		}
+		maxCPU, any := 0.0, false
+		for _, w := range env.workers {
+			if w.CPUPct >= 0 {
+				maxCPU, any = math.Max(maxCPU, w.CPUPct), true
+			}
+		}
+		if any {
+			set(MMaxWorkerCPUUtilization, maxCPU)
+		}
+		gpuResults(env.gpus, float64(c.totalOut), env.concurrency, set)
+	} else {
+		if c.sent > 0 {
+			set(MDispatchedRequestRate, rate(float64(c.sent)))
+		}
+	}
+	for id := MetricID(0); id < numMetrics; id++ {
+		def := catalog[id]
+		if def.Kind == Record {
+			if rec[id] != nil {
+				out = append(out, Result{MetricDef: def, Stats: rec[id]})
+			}
+			continue
+		}
+		if v, ok := vals[id]; ok {
+			out = append(out, Result{MetricDef: def, Value: v})
+		}
+	}
+	return out
+}
+
+// verdict judges whether the client kept its schedule.
+func verdict(s *Summary, o *Options) Verdict {
+	v := Verdict{MaxLagMs: float64(o.MaxScheduleLag) / 1e6, MaxCPUPct: o.MaxWorkerCPU * 100, BusiestWorker: -1}
+	if r := s.result(MDispatchLag); r != nil {
+		v.LagKnown = true
+		v.DispatchLagP99Ms = r.Stats.P[8]
+		if v.DispatchLagP99Ms > v.MaxLagMs {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("dispatch lag p99 %s ms > %s ms", fmtNum(v.DispatchLagP99Ms), fmtNum(v.MaxLagMs)))
+		}
+	}
+	for _, w := range s.Workers {
+		if w.CPUPct < 0 {
+			continue
+		}
+		v.CPUKnown = true
+		if w.CPUPct > v.BusiestWorkerPct || v.BusiestWorker < 0 {
+			v.BusiestWorker, v.BusiestWorkerPct = w.Worker, w.CPUPct
+		}
+	}
+	if v.CPUKnown && v.BusiestWorkerPct >= v.MaxCPUPct {
+		v.Reasons = append(v.Reasons, fmt.Sprintf("worker %d at %s%% CPU ≥ %s%%", v.BusiestWorker, fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
+	}
+	v.Known = v.LagKnown || v.CPUKnown
+	v.Kept = v.Known && len(v.Reasons) == 0
+	return v
+}
+
+// notes are the warnings printed under the table.
+func notes(s *Summary, c *collector) []string {
+	var out []string
+	if c.sameRead > 0 {
+		out = append(out, fmt.Sprintf("%d of %d inter-chunk gaps (%s%%) are 0 ms because several events arrived in one socket read; they are not real inter-token latencies (see events_per_read; inter_chunk_latency and vllm_inter_token_latency include them)",
+			c.sameRead, c.gaps, fmtNum(float64(c.sameRead)/float64(c.gaps)*100)))
+	}
+	if c.oslMismatch > 0 {
+		out = append(out, fmt.Sprintf("%d requests produced an output length more than min(5%%, 50 tokens) away from the requested one (osl_mismatch_count): set ignore_eos/min_tokens, or use --use-server-token-count", c.oslMismatch))
+	}
+	if c.usageDiscrepancy > 0 {
+		out = append(out, fmt.Sprintf("%d requests have server usage counts more than 10%% away from the client's (usage_discrepancy_count): is the plan's tokenizer the model's?", c.usageDiscrepancy))
+	}
+	return out
+}

@@ -1,0 +1,222 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// Worker CPU and GPU telemetry, both judged over the profile window (first send to last
+// response), like AIPerf's GPU efficiency metrics.
+
+// energyGraceNs extends the energy window past the last response, as AIPerf does, so the
+// counter sample after the end is included.
+const energyGraceNs = 666_000_000
+
+// runWindow converts the summary's wall-clock window to run r's monotonic clock.
+func (a *analysis) runWindow(r int, s *Summary) (lo, hi int64) {
+	start := a.in.runs[r].m.StartUnixNs
+	return s.StartUnixNs - start, s.EndUnixNs - start
+}
+
+// workerHealth computes each worker's CPU use over the profile window and notes workers that
+// did not shut down cleanly.
+func (a *analysis) workerHealth(parts []*partial, s *Summary, notes []string) ([]WorkerSummary, []string) {
+	var out []WorkerSummary
+	for i, job := range a.in.jobs {
+		if job.telemetry {
+			continue
+		}
+		p := parts[i]
+		w := WorkerSummary{Run: job.run, Worker: job.worker, Requests: p.seen, CPUPct: -1, Status: p.status, Torn: p.torn}
+		lo, hi := a.runWindow(job.run, s)
+		if first, last, ok := bracket(p.cpu, lo, hi); ok {
+			cpu := (last.UserNs + last.SysNs) - (first.UserNs + first.SysNs)
+			w.CPUPct = float64(cpu) / float64(last.TimeNs-first.TimeNs) * 100
+		}
+		if p.status == "" {
+			notes = append(notes, fmt.Sprintf("%s has no footer: worker %d did not shut down cleanly", job.path, job.worker))
+		}
+		out = append(out, w)
+	}
+	return out, notes
+}
+
+// bracket returns the CPU samples that enclose [lo, hi] as tightly as the samples allow: the
+// last at or before lo (else the first) and the first at or after hi (else the last).
+func bracket(samples []rawlog.CPUSample, lo, hi int64) (first, last rawlog.CPUSample, ok bool) {
+	if len(samples) < 2 {
+		return first, last, false
+	}
+	s := slices.Clone(samples)
+	slices.SortStableFunc(s, func(a, b rawlog.CPUSample) int { return cmp.Compare(a.TimeNs, b.TimeNs) })
+	fi, li := 0, len(s)-1
+	for i := range s {
+		if s[i].TimeNs <= lo {
+			fi = i
+		}
+	}
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i].TimeNs >= hi {
+			li = i
+		}
+	}
+	if s[li].TimeNs <= s[fi].TimeNs {
+		return first, last, false
+	}
+	return s[fi], s[li], true
+}
+
+// cpuDist is the distribution of per-interval CPU use (percent of one core) of every worker,
+// over the sample intervals that overlap the profile window.
+func (a *analysis) cpuDist(parts []*partial, s *Summary) *dist {
+	d := newDist(a.opts.ExactLimit, catalog[MWorkerCPUUtilization].hdrScale)
+	for i, job := range a.in.jobs {
+		if job.telemetry {
+			continue
+		}
+		lo, hi := a.runWindow(job.run, s)
+		c := slices.Clone(parts[i].cpu)
+		slices.SortStableFunc(c, func(a, b rawlog.CPUSample) int { return cmp.Compare(a.TimeNs, b.TimeNs) })
+		for k := 1; k < len(c); k++ {
+			dt := c[k].TimeNs - c[k-1].TimeNs
+			if dt <= 0 || c[k].TimeNs < lo || c[k-1].TimeNs > hi {
+				continue
+			}
+			cpu := (c[k].UserNs + c[k].SysNs) - (c[k-1].UserNs + c[k-1].SysNs)
+			d.add(float64(cpu) / float64(dt) * 100)
+		}
+	}
+	return d
+}
+
+// GPUSummary is one GPU's telemetry over the profile window.
+type GPUSummary struct {
+	Run     int
+	GPU     int
+	UUID    string
+	Samples int
+	// Stats per NVML field in display units (W, %, GB, MHz, °C); nil when never read.
+	Power, Util, MemUtil, MemUsedGB, SMClock, Temp *Stats
+	// EnergyJ is the energy counter's increase over the window plus grace, in joules.
+	EnergyJ   float64
+	HasEnergy bool
+}
+
+type gpuKey struct {
+	run, gpu int
+	uuid     string
+}
+
+// gpuSummaries summarises the GPU samples of every log by GPU.
+func gpuSummaries(parts []*partial, in *input, startWall, endWall int64) []GPUSummary {
+	type acc struct {
+		key                                    gpuKey
+		n                                      int
+		power, util, memUtil, mem, clock, temp *dist
+		firstE, lastE                          rawlog.GPUSample
+		haveE                                  bool
+	}
+	byKey := map[gpuKey]*acc{}
+	var keys []gpuKey
+	for i, p := range parts {
+		r := in.jobs[i].run
+		start := in.runs[r].m.StartUnixNs
+		lo, hi := startWall-start, endWall-start
+		for _, g := range p.gpu {
+			k := gpuKey{run: r, gpu: g.GPU, uuid: g.UUID}
+			x := byKey[k]
+			if x == nil {
+				x = &acc{key: k}
+				for _, d := range []**dist{&x.power, &x.util, &x.memUtil, &x.mem, &x.clock, &x.temp} {
+					*d = newDist(1<<20, 1000)
+				}
+				byKey[k] = x
+				keys = append(keys, k)
+			}
+			if g.TimeNs >= lo && g.TimeNs <= hi+energyGraceNs && g.EnergyMillijoules >= 0 {
+				if !x.haveE || g.TimeNs < x.firstE.TimeNs {
+					x.firstE = g
+				}
+				if !x.haveE || g.TimeNs >= x.lastE.TimeNs {
+					x.lastE = g
+				}
+				x.haveE = true
+			}
+			if g.TimeNs < lo || g.TimeNs > hi {
+				continue
+			}
+			x.n++
+			addIf := func(d *dist, v int64, scale float64) {
+				if v >= 0 {
+					d.add(float64(v) * scale)
+				}
+			}
+			addIf(x.power, g.PowerMilliwatts, 1e-3)
+			addIf(x.util, g.GPUUtilPct, 1)
+			addIf(x.memUtil, g.MemUtilPct, 1)
+			addIf(x.mem, g.MemUsedBytes, 1e-9)
+			addIf(x.clock, g.SMClockMHz, 1)
+			addIf(x.temp, g.TempC, 1)
+		}
+	}
+	slices.SortFunc(keys, func(a, b gpuKey) int {
+		if c := cmp.Compare(a.run, b.run); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.gpu, b.gpu); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.uuid, b.uuid)
+	})
+	var out []GPUSummary
+	for _, k := range keys {
+		x := byKey[k]
+		g := GPUSummary{Run: k.run, GPU: k.gpu, UUID: k.uuid, Samples: x.n,
+			Power: x.power.stats(1), Util: x.util.stats(1), MemUtil: x.memUtil.stats(1),
+			MemUsedGB: x.mem.stats(1), SMClock: x.clock.stats(1), Temp: x.temp.stats(1)}
+		if x.haveE && x.lastE.TimeNs > x.firstE.TimeNs {
+			// A counter reset gives a negative delta: clamp to 0 like AIPerf.
+			g.EnergyJ = max(0, float64(x.lastE.EnergyMillijoules-x.firstE.EnergyMillijoules)/1e3)
+			g.HasEnergy = true
+		}
+		if g.Samples == 0 && !g.HasEnergy {
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// gpuResults adds the run-level GPU efficiency metrics (AIPerf §5.7).
+func gpuResults(gpus []GPUSummary, totalOutputTokens float64, concurrency int, set func(MetricID, float64)) {
+	if len(gpus) == 0 {
+		return
+	}
+	power, energy := 0.0, 0.0
+	havePower, haveEnergy := false, false
+	for _, g := range gpus {
+		if g.Power != nil {
+			power += g.Power.Avg
+			havePower = true
+		}
+		if g.HasEnergy {
+			energy += g.EnergyJ
+			haveEnergy = true
+		}
+	}
+	if havePower {
+		set(MTotalGPUPower, power)
+	}
+	if haveEnergy {
+		set(MTotalGPUEnergy, energy)
+		if energy > 0 {
+			set(MOutputTokensPerJoule, totalOutputTokens/energy)
+			if concurrency > 0 {
+				set(MEnergyPerUser, energy/float64(concurrency))
+			}
+		}
+	}
+}

@@ -1,0 +1,132 @@
+// Command mockllm is the reference LLM server with known timing: an
+// OpenAI-compatible (and Anthropic, TGI, TEI, Cohere, NIM) server whose
+// time to first token, inter-token latency, output lengths and faults
+// are set by flags and deterministic under --seed. Benchmark clients are
+// calibrated against it. See docs/mockllm.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/llmbench/llmbench/mockllm"
+	"github.com/llmbench/llmbench/tokenizer"
+	"github.com/spf13/pflag"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stderr, nil))
+}
+
+// flagOf names the flag behind each Options field, for error messages.
+var flagOf = map[string]string{
+	"TTFT": "--ttft", "TTFTPerInputToken": "--ttft-per-input-token", "ITL": "--itl",
+	"TTFTJitterCV": "--ttft-jitter-cv", "ITLJitterCV": "--itl-jitter-cv", "TokensPerChunk": "--tokens-per-chunk",
+	"MaxBatch": "--max-batch", "ReasoningTokens": "--reasoning-tokens", "NaturalTokens": "--natural-tokens",
+	"ErrorRate": "--error-rate", "StreamErrorRate": "--stream-error-rate", "DisconnectRate": "--disconnect-rate",
+	"StallRate": "--stall-rate", "StallDuration": "--stall-duration", "ToolCallRate": "--tool-call-rate",
+	"EmbeddingDim": "--embedding-dim", "Tokenizer": "--tokenizer",
+}
+
+// run parses args, serves until ctx ends, and returns the exit code:
+// 0 after a clean shutdown, 2 for bad flags, 1 when serving fails.
+// ready, when set, receives the listening address (tests).
+func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) int {
+	fs := pflag.NewFlagSet("mockllm", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	d := mockllm.DefaultOptions()
+	o := d
+	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port; port 0 picks a free one)")
+	tokSpec := fs.String("tokenizer", "builtin", `tokenizer for counting and output words: "builtin" (Qwen3), a tokenizer.json, its folder, or a cached HuggingFace model id`)
+	fs.StringVar(&o.Model, "model", d.Model, "model id listed by /v1/models (requests may name any model)")
+	fs.Uint64Var(&o.Seed, "seed", d.Seed, "seed for output text, lengths, jitter and faults")
+	fs.DurationVar(&o.TTFT, "ttft", d.TTFT, "time to first token, from admission")
+	fs.DurationVar(&o.ITL, "itl", d.ITL, "inter-token latency: time between token events")
+	fs.DurationVar(&o.TTFTPerInputToken, "ttft-per-input-token", d.TTFTPerInputToken, "extra TTFT per prompt token (prefill)")
+	fs.Float64Var(&o.TTFTJitterCV, "ttft-jitter-cv", d.TTFTJitterCV, "lognormal jitter on TTFT: coefficient of variation (0 = none)")
+	fs.Float64Var(&o.ITLJitterCV, "itl-jitter-cv", d.ITLJitterCV, "lognormal jitter on each ITL gap: coefficient of variation (0 = none)")
+	fs.IntVar(&o.TokensPerChunk, "tokens-per-chunk", d.TokensPerChunk, "tokens carried by one SSE event")
+	fs.IntVar(&o.MaxBatch, "max-batch", d.MaxBatch, "requests served at once; more wait in a FIFO queue (0 = unbounded)")
+	fs.IntVar(&o.ReasoningTokens, "reasoning-tokens", d.ReasoningTokens, "reasoning tokens before the content (chat, responses, messages)")
+	fs.IntVar(&o.NaturalTokens, "natural-tokens", d.NaturalTokens, "mean natural output length without ignore_eos (drawn from [N/2, 3N/2])")
+	fs.Float64Var(&o.ErrorRate, "error-rate", d.ErrorRate, "fraction of requests answered with HTTP 500")
+	fs.Float64Var(&o.StreamErrorRate, "stream-error-rate", d.StreamErrorRate, "fraction of requests whose stream carries an error event mid-stream")
+	fs.Float64Var(&o.DisconnectRate, "disconnect-rate", d.DisconnectRate, "fraction of requests whose connection drops mid-stream")
+	fs.Float64Var(&o.StallRate, "stall-rate", d.StallRate, "fraction of requests that stall mid-stream")
+	fs.DurationVar(&o.StallDuration, "stall-duration", d.StallDuration, "how long a stall lasts (0 = until the client gives up)")
+	fs.Float64Var(&o.ToolCallRate, "tool-call-rate", d.ToolCallRate, "fraction of chat/responses/messages requests answered with a tool call")
+	fs.StringVar(&o.APIKey, "api-key", d.APIKey, "require this key (Authorization: Bearer, or x-api-key on /v1/messages)")
+	fs.IntVar(&o.EmbeddingDim, "embedding-dim", d.EmbeddingDim, "embedding length when a request sets no dimensions")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: mockllm [flags]\n\nReference LLM server with known timing (docs/mockllm.md).\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "mockllm: %v\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mockllm: unexpected argument %q (all settings are flags)\n", fs.Arg(0))
+		return 2
+	}
+	if err := o.Validate(); err != nil {
+		var oe *mockllm.OptionError
+		if errors.As(err, &oe) {
+			fmt.Fprintf(stderr, "mockllm: %s %v: %s\n", flagOf[oe.Field], oe.Value, oe.Reason)
+		} else {
+			fmt.Fprintf(stderr, "mockllm: %v\n", err)
+		}
+		return 2
+	}
+	tok, err := tokenizer.LoadWithOptions(*tokSpec, tokenizer.EnvLoadOptions(os.Getenv))
+	if err != nil {
+		fmt.Fprintf(stderr, "mockllm: --tokenizer %s: %v\n", *tokSpec, err)
+		return 2
+	}
+	o.Tokenizer = tok
+	srv, err := mockllm.New(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "mockllm: --tokenizer %s: %v\n", *tokSpec, err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "mockllm: --addr %s: %v\n", *addr, err)
+		return 2
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "mockllm: serving on http://%s (tokenizer %s, ttft %v, itl %v, seed %d)\n",
+		ln.Addr(), tok.Name(), o.TTFT, o.ITL, o.Seed)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "mockllm: serving: %v\n", err)
+		return 1
+	case <-ctx.Done():
+	}
+	// Stop streams at their next scheduled event, then close connections.
+	srv.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+	}
+	fmt.Fprintln(stderr, "mockllm: stopped")
+	return 0
+}

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/plan"
+	"github.com/llmbench/llmbench/plan/dataset"
+	"github.com/llmbench/llmbench/tokenizer"
+)
+
+// aliases maps AIPerf's alternative flag names to the canonical ones.
+var aliases = map[string]string{
+	"model-names":                   "model",
+	"endpoint":                      "custom-endpoint",
+	"isl":                           "synthetic-input-tokens-mean",
+	"prompt-input-tokens-mean":      "synthetic-input-tokens-mean",
+	"isl-stddev":                    "synthetic-input-tokens-stddev",
+	"prompt-input-tokens-stddev":    "synthetic-input-tokens-stddev",
+	"osl":                           "output-tokens-mean",
+	"osl-stddev":                    "output-tokens-stddev",
+	"sequence-distribution":         "seq-dist",
+	"num-prompts":                   "num-dataset-entries",
+	"num-prefix-prompts":            "prompt-prefix-pool-size",
+	"num-conversations":             "num-sessions",
+	"conversation-num":              "num-sessions",
+	"request-rate-mode":             "arrival-pattern",
+	"vllm-burstiness":               "arrival-smoothness",
+	"num-requests":                  "request-count",
+	"output-file":                   "output",
+	"synthetic-input-tokens-stdev":  "synthetic-input-tokens-stddev",
+	"conversation-turn-delay-stdev": "conversation-turn-delay-stddev",
+}
+
+// notInSpec are flags that say where to write, not what to plan: leaving them out of the
+// recorded spec keeps two compiles to different paths byte-identical.
+var notInSpec = map[string]bool{"output": true, "help": true}
+
+// compileFlags holds the flags that do not map one to one onto plan.Options.
+type compileFlags struct {
+	extraInputs   []string
+	tokenizer     string
+	inputFile     string
+	datasetType   string
+	publicDataset string
+	blockSize     int
+	seed          uint64
+	startOffset   int64
+	endOffset     int64
+	help          bool
+}
+
+func newCompileFlagSet(o *plan.Options, cf *compileFlags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("plan", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if c, ok := aliases[name]; ok {
+			return pflag.NormalizedName(c)
+		}
+		return pflag.NormalizedName(name)
+	})
+	d := plan.DefaultOptions()
+
+	fs.StringVarP(&o.Output, "output", "o", "", "plan file to write (required)")
+	fs.BoolVarP(&cf.help, "help", "h", false, "print this help")
+
+	// Endpoint
+	fs.StringVarP(&o.Model, "model", "m", "", "model name put in every request body (required)")
+	fs.StringVar(&o.EndpointType, "endpoint-type", d.EndpointType, "API type: "+strings.Join(endpoint.Names(), "|"))
+	fs.StringVar(&o.CustomEndpoint, "custom-endpoint", "", "URL path overriding the endpoint type's default")
+	fs.BoolVar(&o.Streaming, "streaming", false, "ask for streamed (SSE) responses")
+	fs.BoolVar(&o.UseLegacyMaxTokens, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
+	fs.BoolVar(&o.UseServerTokenCount, "use-server-token-count", false, "ask streaming responses for usage (stream_options.include_usage)")
+	fs.StringArrayVar(&cf.extraInputs, "extra-inputs", nil, "k:v merged into every body, v typed as JSON (ignore_eos:true); repeatable, or a JSON object")
+	fs.StringVar(&cf.tokenizer, "tokenizer", "", `"builtin", a tokenizer.json path or folder, or a HuggingFace model id in the local cache (default: the model id if it has a "/", else builtin)`)
+
+	// Input
+	fs.StringVar(&cf.inputFile, "input-file", "", "dataset or trace file (folder for random_pool/raw_payload)")
+	fs.StringVar(&cf.datasetType, "custom-dataset-type", "", "input format: "+strings.Join(dataset.FileTypes(), "|")+` ("" detects it)`)
+	fs.StringVar(&cf.publicDataset, "public-dataset", "", "a public dataset by name (needs network: not supported, use --input-file)")
+	fs.IntVar(&cf.blockSize, "isl-block-size", 0, "tokens per hash_id block of traces (0: the format's default, 512 or 16)")
+	fs.StringVar(&o.SamplingStrategy, "dataset-sampling-strategy", "", `sequential|random|shuffle ("": shuffle for synthetic, sequential for files)`)
+	fs.Uint64Var(&cf.seed, "random-seed", 0, "root of every random stream")
+
+	// Fixed schedule
+	fs.BoolVar(&o.FixedSchedule, "fixed-schedule", false, "replay the input's timestamps (automatic for timed inputs without --request-rate)")
+	fs.BoolVar(&o.FixedScheduleAutoOffset, "fixed-schedule-auto-offset", false, "shift the first timestamp to 0")
+	fs.Int64Var(&cf.startOffset, "fixed-schedule-start-offset", 0, "replay from this input timestamp (ms)")
+	fs.Int64Var(&cf.endOffset, "fixed-schedule-end-offset", 0, "replay up to this input timestamp (ms)")
+	fs.Float64Var(&o.SynthesisSpeedupRatio, "synthesis-speedup-ratio", d.SynthesisSpeedupRatio, "divide input timestamps and delays by this")
+
+	// Conversations
+	fs.IntVar(&o.NumSessions, "num-sessions", 0, "number of sessions to send (excludes --request-count)")
+	fs.IntVar(&o.NumDatasetEntries, "num-dataset-entries", d.NumDatasetEntries, "distinct synthetic conversations the requests sample from")
+	fs.IntVar(&o.ConversationTurnMean, "conversation-turn-mean", d.ConversationTurnMean, "turns per synthetic session (mean)")
+	fs.Float64Var(&o.ConversationTurnStddev, "conversation-turn-stddev", 0, "turns per synthetic session (stddev)")
+	fs.Float64Var(&o.ConversationTurnDelayMean, "conversation-turn-delay-mean", 0, "think time before a later turn, ms (mean)")
+	fs.Float64Var(&o.ConversationTurnDelayStddev, "conversation-turn-delay-stddev", 0, "think time before a later turn, ms (stddev)")
+	fs.Float64Var(&o.ConversationTurnDelayRatio, "conversation-turn-delay-ratio", d.ConversationTurnDelayRatio, "scale of the think time")
+	fs.StringVar(&o.ConversationHistory, "conversation-history", d.ConversationHistory, "compiled (bodies hold the whole conversation) | live (replay splices real responses)")
+
+	// Prompts
+	fs.IntVar(&o.ISLMean, "synthetic-input-tokens-mean", d.ISLMean, "synthetic prompt tokens (mean)")
+	fs.Float64Var(&o.ISLStddev, "synthetic-input-tokens-stddev", 0, "synthetic prompt tokens (stddev)")
+	fs.IntVar(&o.OSLMean, "output-tokens-mean", 0, "requested output tokens (mean; 0 leaves max tokens unset)")
+	fs.Float64Var(&o.OSLStddev, "output-tokens-stddev", 0, "requested output tokens (stddev)")
+	fs.Float64Var(&o.RandomRangeRatio, "random-range-ratio", 0, "draw ISL and OSL uniformly within ±ratio of the means")
+	fs.StringVar(&o.RandomRangeRatioMode, "random-range-ratio-mode", d.RandomRangeRatioMode, "range bounds: vllm|sglang")
+	fs.StringVar(&o.SeqDist, "seq-dist", "", `ISL,OSL mixture, e.g. "128,64:25;512|20,128:75"`)
+	fs.IntVar(&o.SharedSystemPromptLength, "shared-system-prompt-length", 0, "tokens of one system prompt shared by all sessions")
+	fs.IntVar(&o.UserContextPromptLength, "user-context-prompt-length", 0, "tokens of a per-session user context")
+	fs.IntVar(&o.PromptPrefixPoolSize, "prompt-prefix-pool-size", 0, "number of random prefixes, one prepended per session")
+	fs.IntVar(&o.PromptPrefixLength, "prompt-prefix-length", 0, "tokens per prefix")
+
+	// Load
+	fs.IntVar(&o.Concurrency, "concurrency", 0, "sessions in flight: alone a closed loop (default 1), with a rate a ceiling")
+	fs.Float64Var(&o.RequestRate, "request-rate", 0, "requests per second")
+	fs.StringVar(&o.ArrivalPattern, "arrival-pattern", d.ArrivalPattern, "constant|poisson|gamma")
+	fs.Float64Var(&o.ArrivalSmoothness, "arrival-smoothness", d.ArrivalSmoothness, "gamma shape: 1 Poisson, <1 burstier, >1 smoother")
+	fs.Float64Var(&o.RequestRateRampDuration, "request-rate-ramp-duration", 0, "seconds to ramp the rate up linearly")
+	fs.Float64Var(&o.ConcurrencyRampDuration, "concurrency-ramp-duration", 0, "seconds to ramp concurrency up one slot at a time")
+	fs.IntVar(&o.RequestCount, "request-count", 0, "profile requests (default max(10, 2·concurrency) for synthetic data)")
+	fs.Float64Var(&o.BenchmarkDuration, "benchmark-duration", 0, "seconds of planned instants")
+	fs.IntVar(&o.WarmupRequestCount, "warmup-request-count", 0, "unmeasured requests sent first")
+	fs.Float64Var(&o.RequestCancellationRate, "request-cancellation-rate", 0, "percent of requests to cancel")
+	fs.Float64Var(&o.RequestCancellationDelay, "request-cancellation-delay", 0, "seconds after sending before cancelling")
+	fs.Float64Var(&o.UserCentricRate, "user-centric-rate", 0, "requests per second over --num-users users, each on a fixed per-user gap")
+	fs.IntVar(&o.NumUsers, "num-users", 0, "simulated users for --user-centric-rate")
+	return fs
+}
+
+// runCompile is `plan [flags] -o FILE`.
+func runCompile(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	o := plan.DefaultOptions()
+	var cf compileFlags
+	fs := newCompileFlagSet(&o, &cf)
+	if err := fs.Parse(args); err != nil {
+		return fail(stderr, 2, err)
+	}
+	if cf.help {
+		fmt.Fprintf(stdout, "usage: plan [flags] -o FILE\n       plan inspect [--json] [--requests N] FILE\n       plan tokenize ...\n\nflags:\n%s", fs.FlagUsages())
+		return 0
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, 2, fmt.Errorf("unexpected argument %q (flags only; see plan --help)", fs.Arg(0)))
+	}
+	if err := cf.apply(fs, &o); err != nil {
+		return fail(stderr, 2, err)
+	}
+	// Check the flags on their own before the slow part (tokenizer, input), so a typo fails
+	// at once; the input-dependent checks follow in Compile.
+	tokSpec := cf.tokenizerSpec(o.Model)
+	if cf.inputFile != "" {
+		o.Dataset = &dataset.Dataset{} // stands for the input until it is loaded: skips the synthetic-only checks
+	}
+	if err := o.Validate(); err != nil {
+		return fail(stderr, 2, err)
+	}
+	o.Dataset = nil
+
+	tok, err := tokenizer.LoadWithOptions(tokSpec, tokenizer.EnvLoadOptions(getenv))
+	if err != nil {
+		return fail(stderr, 2, fmt.Errorf("--tokenizer: %w", err))
+	}
+	o.Tokenizer = tok
+	if o.Corpus, err = dataset.LoadCorpus(tok); err != nil {
+		return fail(stderr, 1, err)
+	}
+	if cf.inputFile != "" {
+		o.Dataset, err = dataset.LoadFile(dataset.FileOptions{
+			Path: cf.inputFile, Type: cf.datasetType, BlockSize: cf.blockSize,
+			Tokenizer: tok, Corpus: o.Corpus, Seed: o.Seed,
+			SamplingStrategy: o.SamplingStrategy, NumConversations: o.NumSessions,
+		})
+		if err != nil {
+			return fail(stderr, 2, err)
+		}
+	}
+	o.Spec = spec(fs)
+	res, err := plan.Compile(o)
+	if err != nil {
+		code := 1
+		if errors.Is(err, plan.ErrUsage) {
+			code = 2
+		}
+		return fail(stderr, code, err)
+	}
+	fmt.Fprintf(stdout, "plan: wrote %s: %d requests (%d warmup, %d profile), %d sessions, %d distinct bodies, %s; sha256 %s\n",
+		o.Output, res.Warmup+res.Profile, res.Warmup, res.Profile, res.Sessions, res.Bodies, res.Mode, hex.EncodeToString(res.Hash[:]))
+	return 0
+}
+
+// apply maps the flags that need conversion onto o.
+func (cf *compileFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
+	o.Seed = cf.seed
+	if fs.Changed("fixed-schedule-start-offset") {
+		o.FixedScheduleStartOffset = &cf.startOffset
+	}
+	if fs.Changed("fixed-schedule-end-offset") {
+		o.FixedScheduleEndOffset = &cf.endOffset
+	}
+	if cf.publicDataset != "" {
+		return fmt.Errorf("--public-dataset %s: downloading is not supported (plan never uses the network); fetch the file and pass --input-file with --custom-dataset-type", cf.publicDataset)
+	}
+	if cf.inputFile == "" {
+		for _, name := range []string{"custom-dataset-type", "isl-block-size"} {
+			if fs.Changed(name) {
+				return fmt.Errorf("--%s needs --input-file", name)
+			}
+		}
+	}
+	extra, err := parseExtraInputs(cf.extraInputs)
+	if err != nil {
+		return err
+	}
+	o.ExtraInputs = extra
+	return nil
+}
+
+// tokenizerSpec resolves --tokenizer: as given, else the model id when it looks like a
+// HuggingFace one (org/name), else the builtin tokenizer (AIPerf also falls back to its
+// builtin for placeholder model names).
+func (cf *compileFlags) tokenizerSpec(model string) string {
+	switch {
+	case cf.tokenizer != "":
+		return cf.tokenizer
+	case strings.Contains(model, "/"):
+		return model
+	}
+	return "builtin"
+}
+
+// parseExtraInputs parses --extra-inputs values: "key:value" with the value read as JSON
+// when it is JSON (true, 128, 0.5, "s", [..], {..}) and as a plain string otherwise, or a
+// whole JSON object. Later values win.
+func parseExtraInputs(vals []string) (map[string]any, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]any)
+	for _, v := range vals {
+		if strings.HasPrefix(strings.TrimSpace(v), "{") {
+			var m map[string]any
+			if err := decodeJSON(v, &m); err != nil {
+				return nil, fmt.Errorf("--extra-inputs %q: invalid JSON object: %v", v, err)
+			}
+			for k, x := range m {
+				out[k] = x
+			}
+			continue
+		}
+		k, raw, ok := strings.Cut(v, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--extra-inputs %q: want key:value or a JSON object", v)
+		}
+		var x any
+		if err := decodeJSON(raw, &x); err != nil {
+			x = raw
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+// decodeJSON decodes exactly one JSON value, keeping numbers as written (json.Number), so
+// "min_tokens:128" stays 128 rather than 128.0.
+func decodeJSON(s string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
+	}
+	var rest bytes.Buffer
+	if _, err := rest.ReadFrom(dec.Buffered()); err == nil && strings.TrimSpace(rest.String()) != "" {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+// spec records every flag after defaults by canonical name, typed; offsets that were not
+// given are nil.
+func spec(fs *pflag.FlagSet) map[string]any {
+	m := make(map[string]any)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if notInSpec[f.Name] {
+			return
+		}
+		var v any
+		var err error
+		switch f.Value.Type() {
+		case "bool":
+			v, err = fs.GetBool(f.Name)
+		case "int":
+			v, err = fs.GetInt(f.Name)
+		case "int64":
+			v, err = fs.GetInt64(f.Name)
+		case "uint64":
+			v, err = fs.GetUint64(f.Name)
+		case "float64":
+			v, err = fs.GetFloat64(f.Name)
+		case "stringArray":
+			var a []string
+			a, err = fs.GetStringArray(f.Name)
+			if a == nil {
+				a = []string{}
+			}
+			v = a
+		default:
+			v = f.Value.String()
+		}
+		if err != nil {
+			v = f.Value.String()
+		}
+		if (f.Name == "fixed-schedule-start-offset" || f.Name == "fixed-schedule-end-offset") && !f.Changed {
+			v = nil
+		}
+		m[f.Name] = v
+	})
+	return m
+}
+
+// fail prints err as the one line "plan: ..." and returns code.
+func fail(w io.Writer, code int, err error) int {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "plan: ")
+	fmt.Fprintf(w, "plan: %s\n", strings.ReplaceAll(msg, "\n", " "))
+	return code
+}

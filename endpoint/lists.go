@@ -1,0 +1,275 @@
+package endpoint
+
+// Non-token APIs: embeddings, rankings and image generation. Their responses matter for
+// counting what came back (Items), usage and errors; the vectors and scores are skipped.
+
+// appendTexts writes the embeddings input list: Texts, or the single prompt.
+func appendTexts(dst []byte, r *Request) []byte {
+	dst = append(dst, '[')
+	if len(r.Texts) == 0 {
+		dst = appendPrompt(dst, r)
+	}
+	for i, t := range r.Texts {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, t)
+	}
+	return append(dst, ']')
+}
+
+// renderEmbeddings writes OpenAI embeddings; nim adds NIM's required input_type ("query";
+// override with an extra input input_type:passage).
+func renderEmbeddings(dst []byte, r *Request, nim bool) ([]byte, error) {
+	var o obj
+	o.open(dst, r.Extra)
+	if r.Model != "" {
+		o.str("model", r.Model)
+	}
+	if o.key("input") {
+		o.b = appendTexts(o.b, r)
+	}
+	if nim {
+		o.str("input_type", "query")
+	}
+	return o.close()
+}
+
+// renderChatEmbeddings writes vLLM's chat-style embeddings request (messages instead of input).
+func renderChatEmbeddings(dst []byte, r *Request) ([]byte, error) {
+	var o obj
+	o.open(dst, r.Extra)
+	if r.Model != "" {
+		o.str("model", r.Model)
+	}
+	if o.key("messages") {
+		o.b = appendMessages(o.b, r)
+	}
+	return o.close()
+}
+
+func renderNIMRankings(dst []byte, r *Request) ([]byte, error) {
+	var o obj
+	o.open(dst, r.Extra)
+	if r.Model != "" {
+		o.str("model", r.Model)
+	}
+	if o.key("query") {
+		o.b = append(o.b, `{"text":`...)
+		o.b = appendString(o.b, r.Query)
+		o.b = append(o.b, '}')
+	}
+	if o.key("passages") {
+		o.b = append(o.b, '[')
+		for i, p := range r.Passages {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			o.b = append(o.b, `{"text":`...)
+			o.b = appendString(o.b, p)
+			o.b = append(o.b, '}')
+		}
+		o.b = append(o.b, ']')
+	}
+	return o.close()
+}
+
+func renderTEIRankings(dst []byte, r *Request) ([]byte, error) {
+	var o obj
+	o.open(dst, r.Extra)
+	o.str("query", r.Query)
+	if o.key("texts") {
+		o.b = appendStrings(o.b, r.Passages)
+	}
+	return o.close()
+}
+
+func renderCohereRankings(dst []byte, r *Request) ([]byte, error) {
+	var o obj
+	o.open(dst, r.Extra)
+	if r.Model != "" {
+		o.str("model", r.Model)
+	}
+	o.str("query", r.Query)
+	if o.key("documents") {
+		o.b = appendStrings(o.b, r.Passages)
+	}
+	return o.close()
+}
+
+func appendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, t := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, t)
+	}
+	return append(dst, ']')
+}
+
+func renderImages(dst []byte, r *Request) ([]byte, error) {
+	var o obj
+	o.open(dst, r.Extra)
+	if r.Model != "" {
+		o.str("model", r.Model)
+	}
+	if o.key("prompt") {
+		o.b = appendPrompt(o.b, r)
+	}
+	if r.Image.N > 0 {
+		o.int("n", r.Image.N)
+	}
+	if r.Image.Size != "" {
+		o.str("size", r.Image.Size)
+	}
+	if r.Image.ResponseFormat != "" {
+		o.str("response_format", r.Image.ResponseFormat)
+	}
+	if r.Streaming {
+		o.bool("stream", true)
+	}
+	return o.close()
+}
+
+// parseList reads an object whose array member key holds the results (embeddings "data",
+// NIM "rankings", Cohere "results"): Items counts them. Usage comes from "usage" or Cohere's
+// meta.tokens.
+func parseList(s *scan, d *Delta, key string) shapeError {
+	if !s.enterObject() {
+		if s.err == nil {
+			s.skip()
+			return "expected a JSON object"
+		}
+		return ""
+	}
+	var sawList, sawError bool
+	var object, message span
+	n := 0
+	for {
+		k, ok := s.member(&n)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case key:
+			c, ok := s.count()
+			d.Items += c
+			sawList = sawList || ok
+		case "usage":
+			parseUsage(s, &d.Usage)
+		case "meta":
+			parseCohereMeta(s, d)
+		case "error":
+			sawError = parseErrorValue(s, d) || sawError
+		case "object":
+			object = s.strVal()
+		case "message":
+			message = s.strVal()
+		default:
+			s.skip()
+		}
+	}
+	s.end()
+	if s.err != nil {
+		return ""
+	}
+	switch {
+	case s.is(object, "error"):
+		errorFromSpan(s, d, message)
+	case sawList:
+		d.Done = true
+	case !sawError:
+		return shapeError(`missing "` + key + `"`)
+	}
+	return ""
+}
+
+// parseCohereMeta reads meta.tokens {input_tokens, output_tokens} as usage.
+func parseCohereMeta(s *scan, d *Delta) {
+	if !s.enterObject() {
+		s.skip()
+		return
+	}
+	n := 0
+	for {
+		k, ok := s.member(&n)
+		if !ok {
+			return
+		}
+		if string(k) == "tokens" {
+			parseUsage(s, &d.Usage)
+		} else {
+			s.skip()
+		}
+	}
+}
+
+// parseTEIRankings reads TEI's /rerank answer: a bare array of {index, score}.
+func parseTEIRankings(s *scan, d *Delta) shapeError {
+	switch s.peek() {
+	case '[':
+		c, _ := s.count()
+		s.end()
+		d.Items += c
+		d.Done = true
+		return ""
+	case '{':
+		// TEI errors: {"error": "...", "error_type": "..."}
+		return parseList(s, d, "results")
+	}
+	if s.err == nil {
+		s.skip()
+		return "expected a JSON array"
+	}
+	return ""
+}
+
+// parseImages reads an images response ({"data": [...], "usage": {...}}) or a streaming
+// event (image_generation.partial_image, image_generation.completed with usage).
+func parseImages(s *scan, d *Delta) shapeError {
+	if !s.enterObject() {
+		if s.err == nil {
+			s.skip()
+			return "expected a JSON object"
+		}
+		return ""
+	}
+	var sawData, sawError bool
+	var typ span
+	n := 0
+	for {
+		k, ok := s.member(&n)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "data":
+			c, ok := s.count()
+			d.Items += c
+			sawData = sawData || ok
+		case "type":
+			typ = s.strVal()
+		case "usage":
+			parseUsage(s, &d.Usage)
+		case "error":
+			sawError = parseErrorValue(s, d) || sawError
+		default:
+			s.skip()
+		}
+	}
+	s.end()
+	if s.err != nil {
+		return ""
+	}
+	switch {
+	case sawData:
+		d.Done = true
+	case s.is(typ, "image_generation.completed"):
+		d.Items++
+	case typ.ok || sawError:
+	default:
+		return `missing "data"`
+	}
+	return ""
+}

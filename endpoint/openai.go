@@ -1,0 +1,264 @@
+package endpoint
+
+// OpenAI Chat Completions (chat) and Completions (completions). vLLM, SGLang, TensorRT-LLM,
+// Dynamo and NIM all speak these; reasoning servers add reasoning_content (vLLM < 0.10,
+// SGLang, DeepSeek) or reasoning (vLLM >= 0.10, OpenRouter) to the message/delta.
+
+// appendMessages writes the chat messages array; a Request with only a Prompt becomes one
+// user message.
+func appendMessages(dst []byte, r *Request) []byte {
+	dst = append(dst, '[')
+	if len(r.Messages) == 0 {
+		dst = append(dst, `{"role":"user","content":`...)
+		dst = appendString(dst, r.Prompt)
+		return append(dst, '}', ']')
+	}
+	for i := range r.Messages {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"role":`...)
+		dst = appendString(dst, r.Messages[i].Role)
+		dst = append(dst, `,"content":`...)
+		dst = appendString(dst, r.Messages[i].Content)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendPrompt writes the prompt string of prompt-style APIs: r.Prompt, or the messages'
+// contents joined with a space (how AIPerf joins turns for ISL).
+func appendPrompt(dst []byte, r *Request) []byte {
+	if r.Prompt != "" || len(r.Messages) == 0 {
+		return appendString(dst, r.Prompt)
+	}
+	dst = append(dst, '"')
+	for i := range r.Messages {
+		if i > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = appendStringBody(dst, r.Messages[i].Content)
+	}
+	return append(dst, '"')
+}
+
+func renderChat(dst []byte, r *Request) ([]byte, error) {
+	var o obj
+	o.open(dst, r.Extra)
+	if r.Model != "" {
+		o.str("model", r.Model)
+	}
+	if o.key("messages") {
+		o.b = appendMessages(o.b, r)
+	}
+	o.bool("stream", r.Streaming)
+	if r.Streaming && r.IncludeUsage && o.key("stream_options") {
+		o.b = append(o.b, `{"include_usage":true}`...)
+	}
+	if r.MaxTokens > 0 {
+		if r.LegacyMaxTokens {
+			o.int("max_tokens", r.MaxTokens)
+		} else {
+			o.int("max_completion_tokens", r.MaxTokens)
+		}
+	}
+	return o.close()
+}
+
+func renderCompletions(dst []byte, r *Request) ([]byte, error) {
+	var o obj
+	o.open(dst, r.Extra)
+	if r.Model != "" {
+		o.str("model", r.Model)
+	}
+	if o.key("prompt") {
+		o.b = appendPrompt(o.b, r)
+	}
+	o.bool("stream", r.Streaming)
+	if r.Streaming && r.IncludeUsage && o.key("stream_options") {
+		o.b = append(o.b, `{"include_usage":true}`...)
+	}
+	if r.MaxTokens > 0 {
+		o.int("max_tokens", r.MaxTokens)
+	}
+	return o.close()
+}
+
+type openAIMode uint8
+
+const (
+	modeChat        openAIMode = iota // choices[0].message / .delta
+	modeCompletions                   // choices[0].text
+	modeAuto                          // either
+)
+
+// parseOpenAI parses a chat.completion, chat.completion.chunk or text_completion object,
+// a usage-only chunk, or an OpenAI/vLLM error body.
+func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
+	if !s.enterObject() {
+		if s.err == nil {
+			s.skip()
+			return "expected a JSON object"
+		}
+		return ""
+	}
+	var (
+		sawChoices, sawUsage, sawError bool
+		object, message                span
+	)
+	n := 0
+	for {
+		k, ok := s.member(&n)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "choices":
+			sawChoices = parseChoices(s, d, mode)
+		case "usage":
+			sawUsage = parseUsage(s, &d.Usage) || sawUsage
+		case "error":
+			sawError = parseErrorValue(s, d) || sawError
+		case "object":
+			object = s.strVal()
+		case "message":
+			message = s.strVal()
+		default:
+			s.skip()
+		}
+	}
+	s.end()
+	if s.err != nil {
+		return ""
+	}
+	if s.is(object, "error") {
+		errorFromSpan(s, d, message)
+		return ""
+	}
+	if !sawChoices && !sawUsage && !sawError {
+		return `missing "choices"`
+	}
+	if s.is(object, "chat.completion") {
+		// A whole non-streaming chat body. (text_completion is also the streaming chunk type
+		// of /v1/completions, so a completions body cannot be told from a chunk.)
+		d.Done = true
+	}
+	return ""
+}
+
+// parseChoices reads the choices array, taking choices[0] like AIPerf (n > 1 is not used
+// for benchmarking). It returns false when the value is not an array.
+func parseChoices(s *scan, d *Delta, mode openAIMode) bool {
+	if !s.enterArray() {
+		if s.isNull() {
+			return false
+		}
+		s.skip()
+		return false
+	}
+	n := 0
+	for s.element(&n) {
+		if n > 1 || !s.enterObject() {
+			s.skip()
+			continue
+		}
+		m := 0
+		for {
+			k, ok := s.member(&m)
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "delta", "message":
+				if mode == modeCompletions {
+					s.skip()
+				} else {
+					parseChatMessage(s, d)
+				}
+			case "text":
+				if mode == modeChat {
+					s.skip()
+				} else {
+					d.Content, _ = s.str(d.Content)
+				}
+			default:
+				s.skip()
+			}
+		}
+	}
+	return true
+}
+
+// parseChatMessage reads a message or delta object: content, reasoning (reasoning_content
+// preferred over reasoning: some vLLM versions send both with the same text) and tool calls,
+// whose function name and arguments count as output text (AIPerf §5.11).
+func parseChatMessage(s *scan, d *Delta) {
+	if !s.enterObject() {
+		s.skip()
+		return
+	}
+	var reasoningContent, reasoning span
+	n := 0
+	for {
+		k, ok := s.member(&n)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "content":
+			d.Content, _ = s.str(d.Content)
+		case "reasoning_content":
+			reasoningContent = s.strVal()
+		case "reasoning":
+			reasoning = s.strVal()
+		case "tool_calls":
+			parseToolCalls(s, d)
+		default:
+			s.skip()
+		}
+	}
+	if reasoningContent.ok && reasoningContent.end > reasoningContent.start {
+		d.Reasoning = s.appendSpan(d.Reasoning, reasoningContent)
+	} else {
+		d.Reasoning = s.appendSpan(d.Reasoning, reasoning)
+	}
+}
+
+// parseToolCalls appends each tool call's function name and arguments text to Content.
+func parseToolCalls(s *scan, d *Delta) {
+	if !s.enterArray() {
+		s.skip()
+		return
+	}
+	n := 0
+	for s.element(&n) {
+		if !s.enterObject() {
+			s.skip()
+			continue
+		}
+		m := 0
+		for {
+			k, ok := s.member(&m)
+			if !ok {
+				break
+			}
+			if string(k) != "function" || !s.enterObject() {
+				s.skip()
+				continue
+			}
+			f := 0
+			for {
+				fk, ok := s.member(&f)
+				if !ok {
+					break
+				}
+				switch string(fk) {
+				case "name", "arguments":
+					d.Content, _ = s.str(d.Content)
+				default:
+					s.skip()
+				}
+			}
+		}
+	}
+}

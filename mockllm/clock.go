@@ -1,0 +1,233 @@
+package mockllm
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The clock wakes streams at absolute instants. Go's own timers are
+// serviced by the network poller, whose epoll wait has millisecond
+// resolution: measured on this machine, a timer fires 0.5 ms late in
+// the median and 1.1 ms late at p90 when the process is otherwise idle.
+// That is the very error a benchmark client must not make, so the
+// server keeps its own time: one goroutine, locked to an OS thread with
+// the smallest timer slack, sleeps on a futex with a nanosecond timeout
+// until the earliest registered instant and wakes every stream due.
+// Streams register one instant at a time, so the heap holds at most one
+// entry per live stream.
+
+// monoBase anchors the package's monotonic nanosecond clock.
+var monoBase = time.Now()
+
+// monoNow returns monotonic nanoseconds since monoBase.
+func monoNow() int64 { return int64(time.Since(monoBase)) }
+
+// monoTime converts a time.Time to the package's monotonic nanoseconds.
+func monoTime(t time.Time) int64 { return int64(t.Sub(monoBase)) }
+
+type clockEntry struct {
+	at int64
+	ch chan struct{}
+}
+
+// clock is a min-heap of wake instants served by one goroutine.
+type clock struct {
+	mu    sync.Mutex
+	heap  []clockEntry
+	armed int64 // the instant the clock goroutine sleeps until (1<<62: none)
+	seq   uint32
+	wait  waiter
+}
+
+// waiter is the precise sleep primitive: sleep until seq changes or d
+// elapses, and wake a sleeper. The futex implementation is Linux only;
+// elsewhere a Go timer stands in (correct, but millisecond-coarse).
+type waiter interface {
+	sleep(seq *uint32, old uint32, d time.Duration)
+	wake(seq *uint32)
+	setup() // called on the clock goroutine's locked thread
+}
+
+const clockNone = int64(1) << 62
+
+var (
+	sharedClockOnce sync.Once
+	sharedClock     *clock
+)
+
+// theClock returns the process-wide clock, starting it on first use.
+// One clock serves every Server in the process: it is a scarce resource
+// (one OS thread) and sharing it keeps tests that start many servers cheap.
+func theClock() *clock {
+	sharedClockOnce.Do(func() {
+		sharedClock = &clock{armed: clockNone, wait: newWaiter()}
+		go sharedClock.run()
+	})
+	return sharedClock
+}
+
+// at registers ch to receive one value at monotonic instant t (or
+// immediately after, if t has passed). ch must have a buffer of 1.
+func (c *clock) at(t int64, ch chan struct{}) {
+	c.mu.Lock()
+	c.push(clockEntry{t, ch})
+	kick := t < c.armed
+	if kick {
+		c.armed = t // later registrations need not kick again
+	}
+	c.mu.Unlock()
+	if kick {
+		atomic.AddUint32(&c.seq, 1)
+		c.wait.wake(&c.seq)
+	}
+}
+
+func (c *clock) run() {
+	runtime.LockOSThread() // never unlocked: the thread keeps its timer slack
+	c.wait.setup()
+	for {
+		seq := atomic.LoadUint32(&c.seq)
+		now := monoNow()
+		fired := 0
+		c.mu.Lock()
+		for len(c.heap) > 0 && c.heap[0].at <= now {
+			e := c.pop()
+			select {
+			case e.ch <- struct{}{}:
+			default: // a stale registration of a stream that has gone
+			}
+			fired++
+		}
+		next := clockNone
+		if len(c.heap) > 0 {
+			next = c.heap[0].at
+		}
+		c.armed = next
+		c.mu.Unlock()
+		if fired > 0 {
+			// Let the woken streams run on this P before sleeping again:
+			// a goroutine asleep in a syscall keeps its P, and the runtime
+			// may take milliseconds to hand the woken goroutines elsewhere.
+			runtime.Gosched()
+			continue
+		}
+		d := time.Duration(next - now)
+		if d > time.Second {
+			d = time.Second
+		}
+		c.wait.sleep(&c.seq, seq, d)
+	}
+}
+
+func (c *clock) push(e clockEntry) {
+	h := append(c.heap, e)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].at <= h[i].at {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	c.heap = h
+}
+
+func (c *clock) pop() clockEntry {
+	h := c.heap
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = clockEntry{}
+	h = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h[r].at < h[l].at {
+			m = r
+		}
+		if h[i].at <= h[m].at {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	c.heap = h
+	return top
+}
+
+// sleepUntil blocks until monotonic instant t or until done is closed,
+// and reports whether t was reached. ch is the caller's own wake channel
+// (buffer 1), reused across calls to avoid an allocation per wait.
+func (c *clock) sleepUntil(t int64, ch chan struct{}, done <-chan struct{}) bool {
+	for {
+		if t <= monoNow() {
+			return true
+		}
+		// Drop a stale wake left by an earlier wait that ended through done.
+		select {
+		case <-ch:
+		default:
+		}
+		c.at(t, ch)
+		select {
+		case <-ch:
+			// A stale registration can fire early: check, and wait again.
+		case <-done:
+			return false
+		}
+	}
+}
+
+// goTimerWaiter is the portable waiter: correct, coarse.
+type goTimerWaiter struct {
+	kick chan struct{}
+}
+
+func (w *goTimerWaiter) setup() {}
+
+func (w *goTimerWaiter) sleep(seq *uint32, old uint32, d time.Duration) {
+	if atomic.LoadUint32(seq) != old {
+		return
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-w.kick:
+	}
+	t.Stop()
+}
+
+func (w *goTimerWaiter) wake(*uint32) {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// sleepUntil waits for monotonic instant t on the server's clock; see
+// clock.sleepUntil. With goTimers set (benchmark baseline only) it uses
+// a plain Go timer instead, as a naive server would.
+func (s *Server) sleepUntil(t int64, ch chan struct{}, done <-chan struct{}) bool {
+	if !s.goTimers {
+		return s.clock.sleepUntil(t, ch, done)
+	}
+	d := time.Duration(t - monoNow())
+	if d <= 0 {
+		return true
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-done:
+		return false
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package mockllm
+
+func newWaiter() waiter { return &goTimerWaiter{kick: make(chan struct{}, 1)} }

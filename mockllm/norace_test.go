@@ -1,0 +1,5 @@
+//go:build !race
+
+package mockllm
+
+const raceEnabled = false

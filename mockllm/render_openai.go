@@ -1,0 +1,179 @@
+package mockllm
+
+// OpenAI chat completions and completions, as vLLM serves them.
+
+func (g *gen) appendChatHead(b []byte) []byte {
+	b = append(b, `{"id":"chatcmpl-`...)
+	b = append(b, g.id...)
+	b = append(b, `","object":"chat.completion.chunk","created":`...)
+	b = appendInt(b, g.created)
+	b = append(b, `,"model":`...)
+	return appendJSONString(b, g.model)
+}
+
+func (g *gen) chatFinishReason() string {
+	switch g.finish {
+	case finishLength:
+		return `"length"`
+	case finishTool:
+		return `"tool_calls"`
+	}
+	return `"stop"`
+}
+
+func (g *gen) appendOpenAIUsage(b []byte) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = appendInt(b, int64(g.promptTokens))
+	b = append(b, `,"completion_tokens":`...)
+	b = appendInt(b, int64(g.outputTokens))
+	b = append(b, `,"total_tokens":`...)
+	b = appendInt(b, int64(g.promptTokens+g.outputTokens))
+	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+	b = appendInt(b, int64(len(g.reasoning)))
+	return append(b, `}}`...)
+}
+
+// chatPreamble is the role-only first chunk vLLM sends.
+func (g *gen) chatPreamble(b []byte) []byte {
+	b = sseData(b)
+	b = g.appendChatHead(b)
+	b = append(b, `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`...)
+	return sseEnd(b)
+}
+
+func (g *gen) chatEvent(b []byte, j int) []byte {
+	c := g.chunks[j]
+	b = sseData(b)
+	b = g.appendChatHead(b)
+	b = append(b, `,"choices":[{"index":0,"delta":{`...)
+	switch c.kind {
+	case chunkReasoning:
+		b = append(b, `"reasoning_content":"`...)
+		b = g.appendPieces(b, c)
+		b = append(b, '"')
+	case chunkContent:
+		b = append(b, `"content":"`...)
+		b = g.appendPieces(b, c)
+		b = append(b, '"')
+	case chunkToolName:
+		b = append(b, `"tool_calls":[{"index":0,"id":`...)
+		b = appendJSONString(b, g.tool.callID)
+		b = append(b, `,"type":"function","function":{"name":"`...)
+		b = g.appendPieces(b, c)
+		b = append(b, `","arguments":""}}]`...)
+	case chunkToolArgs:
+		b = append(b, `"tool_calls":[{"index":0,"function":{"arguments":"`...)
+		b = g.appendPieces(b, c)
+		b = append(b, `"}}]`...)
+	}
+	b = append(b, `},"logprobs":null,"finish_reason":`...)
+	last := j == len(g.chunks)-1
+	if last {
+		b = append(b, g.chatFinishReason()...)
+	} else {
+		b = append(b, `null`...)
+	}
+	b = append(b, `}]}`...)
+	b = sseEnd(b)
+	if last {
+		if g.includeUsage {
+			b = sseData(b)
+			b = g.appendChatHead(b)
+			b = append(b, `,"choices":[],"usage":`...)
+			b = g.appendOpenAIUsage(b)
+			b = append(b, '}')
+			b = sseEnd(b)
+		}
+		b = append(b, "data: [DONE]\n\n"...)
+	}
+	return b
+}
+
+func (g *gen) chatBody(b []byte) []byte {
+	b = append(b, `{"id":"chatcmpl-`...)
+	b = append(b, g.id...)
+	b = append(b, `","object":"chat.completion","created":`...)
+	b = appendInt(b, g.created)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, g.model)
+	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	if g.tool != nil {
+		b = append(b, `null`...)
+	} else {
+		b = appendJSONString(b, g.contentText())
+	}
+	if len(g.reasoning) > 0 {
+		b = append(b, `,"reasoning_content":`...)
+		b = appendJSONString(b, g.reasoningText())
+	}
+	if g.tool != nil {
+		b = append(b, `,"tool_calls":[{"id":`...)
+		b = appendJSONString(b, g.tool.callID)
+		b = append(b, `,"type":"function","function":{"name":`...)
+		b = appendJSONString(b, g.tool.name)
+		b = append(b, `,"arguments":`...)
+		b = appendJSONString(b, g.tool.argsText)
+		b = append(b, `}}]`...)
+	}
+	b = append(b, `},"logprobs":null,"finish_reason":`...)
+	b = append(b, g.chatFinishReason()...)
+	b = append(b, `}],"usage":`...)
+	b = g.appendOpenAIUsage(b)
+	return append(b, '}')
+}
+
+func (g *gen) appendCompletionHead(b []byte) []byte {
+	b = append(b, `{"id":"cmpl-`...)
+	b = append(b, g.id...)
+	b = append(b, `","object":"text_completion","created":`...)
+	b = appendInt(b, g.created)
+	b = append(b, `,"model":`...)
+	return appendJSONString(b, g.model)
+}
+
+func (g *gen) completionEvent(b []byte, j int) []byte {
+	c := g.chunks[j]
+	b = sseData(b)
+	b = g.appendCompletionHead(b)
+	b = append(b, `,"choices":[{"index":0,"text":"`...)
+	b = g.appendPieces(b, c)
+	b = append(b, `","logprobs":null,"finish_reason":`...)
+	last := j == len(g.chunks)-1
+	if last {
+		b = append(b, g.chatFinishReason()...)
+	} else {
+		b = append(b, `null`...)
+	}
+	b = append(b, `}]}`...)
+	b = sseEnd(b)
+	if last {
+		if g.includeUsage {
+			b = sseData(b)
+			b = g.appendCompletionHead(b)
+			b = append(b, `,"choices":[],"usage":`...)
+			b = g.appendOpenAIUsage(b)
+			b = append(b, '}')
+			b = sseEnd(b)
+		}
+		b = append(b, "data: [DONE]\n\n"...)
+	}
+	return b
+}
+
+func (g *gen) completionBody(b []byte) []byte {
+	b = g.appendCompletionHead(b)
+	b = append(b, `,"choices":[{"index":0,"text":`...)
+	b = appendJSONString(b, g.contentText())
+	b = append(b, `,"logprobs":null,"finish_reason":`...)
+	b = append(b, g.chatFinishReason()...)
+	b = append(b, `}],"usage":`...)
+	b = g.appendOpenAIUsage(b)
+	return append(b, '}')
+}
+
+// openAIStreamError is the error event inside a 200 stream.
+func (g *gen) openAIStreamError(b []byte) []byte {
+	b = sseEvent(b, "error")
+	b = append(b, `{"error":{"message":"mockllm: injected stream error","type":"server_error","param":null,"code":500}}`...)
+	return sseEnd(b)
+}

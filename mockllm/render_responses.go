@@ -1,0 +1,511 @@
+package mockllm
+
+import "encoding/json"
+
+// OpenAI Responses API (/v1/responses). Streaming opens one output item
+// per kind of output (reasoning, then a message or a function call),
+// with the event sequence OpenAI and vLLM send.
+
+func (g *gen) respEvent(b []byte, typ string) []byte {
+	b = sseEvent(b, typ)
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","sequence_number":`...)
+	b = appendInt(b, int64(g.respSeq))
+	g.respSeq++
+	return b
+}
+
+func (g *gen) respItemID(b []byte, kind chunkKind) []byte {
+	switch kind {
+	case chunkReasoning:
+		b = append(b, `"rs_`...)
+	case chunkContent:
+		b = append(b, `"msg_`...)
+	default:
+		b = append(b, `"fc_`...)
+	}
+	b = append(b, g.id...)
+	return append(b, '"')
+}
+
+func (g *gen) appendRespUsage(b []byte) []byte {
+	b = append(b, `{"input_tokens":`...)
+	b = appendInt(b, int64(g.promptTokens))
+	b = append(b, `,"input_tokens_details":{"cached_tokens":0},"output_tokens":`...)
+	b = appendInt(b, int64(g.outputTokens))
+	b = append(b, `,"output_tokens_details":{"reasoning_tokens":`...)
+	b = appendInt(b, int64(len(g.reasoning)))
+	b = append(b, `},"total_tokens":`...)
+	b = appendInt(b, int64(g.promptTokens+g.outputTokens))
+	return append(b, '}')
+}
+
+// appendRespObject appends the response object; done selects the final
+// form (status, output items, usage) over the in-progress one.
+func (g *gen) appendRespObject(b []byte, done bool) []byte {
+	b = append(b, `{"id":"resp_`...)
+	b = append(b, g.id...)
+	b = append(b, `","object":"response","created_at":`...)
+	b = appendInt(b, g.created)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, g.model)
+	if !done {
+		return append(b, `,"status":"in_progress","error":null,"incomplete_details":null,"output":[],"usage":null}`...)
+	}
+	if g.finish == finishLength {
+		b = append(b, `,"status":"incomplete","error":null,"incomplete_details":{"reason":"max_output_tokens"}`...)
+	} else {
+		b = append(b, `,"status":"completed","error":null,"incomplete_details":null`...)
+	}
+	b = append(b, `,"output":[`...)
+	n := 0
+	if len(g.reasoning) > 0 {
+		b = g.appendRespItem(b, chunkReasoning, true)
+		n++
+	}
+	if g.tool != nil {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = g.appendRespItem(b, chunkToolName, true)
+	} else if len(g.content) > 0 {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = g.appendRespItem(b, chunkContent, true)
+	}
+	b = append(b, `],"usage":`...)
+	b = g.appendRespUsage(b)
+	return append(b, '}')
+}
+
+// appendRespItem appends an output item, empty (in progress) or whole.
+func (g *gen) appendRespItem(b []byte, kind chunkKind, done bool) []byte {
+	status := `"in_progress"`
+	if done {
+		status = `"completed"`
+	}
+	b = append(b, `{"id":`...)
+	b = g.respItemID(b, kind)
+	switch kind {
+	case chunkReasoning:
+		b = append(b, `,"type":"reasoning","summary":[],"content":[`...)
+		if done {
+			b = append(b, `{"type":"reasoning_text","text":`...)
+			b = appendJSONString(b, g.reasoningText())
+			b = append(b, '}')
+		}
+		b = append(b, `],"status":`...)
+		b = append(b, status...)
+	case chunkContent:
+		b = append(b, `,"type":"message","status":`...)
+		b = append(b, status...)
+		b = append(b, `,"role":"assistant","content":[`...)
+		if done {
+			b = append(b, `{"type":"output_text","text":`...)
+			b = appendJSONString(b, g.contentText())
+			b = append(b, `,"annotations":[],"logprobs":[]}`...)
+		}
+		b = append(b, ']')
+	default:
+		b = append(b, `,"type":"function_call","status":`...)
+		b = append(b, status...)
+		b = append(b, `,"arguments":`...)
+		if done {
+			b = appendJSONString(b, g.tool.argsText)
+		} else {
+			b = append(b, `""`...)
+		}
+		b = append(b, `,"call_id":`...)
+		b = appendJSONString(b, g.tool.callID)
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, g.tool.name)
+	}
+	return append(b, '}')
+}
+
+func (g *gen) respPreamble(b []byte) []byte {
+	for _, typ := range [...]string{"response.created", "response.in_progress"} {
+		b = g.respEvent(b, typ)
+		b = append(b, `,"response":`...)
+		b = g.appendRespObject(b, false)
+		b = append(b, '}')
+		b = sseEnd(b)
+	}
+	return b
+}
+
+func (g *gen) respItemHead(b []byte, typ string, kind chunkKind) []byte {
+	b = g.respEvent(b, typ)
+	b = append(b, `,"item_id":`...)
+	b = g.respItemID(b, kind)
+	b = append(b, `,"output_index":`...)
+	return appendInt(b, int64(g.blockIdx))
+}
+
+// respOpen starts the output item of kind.
+func (g *gen) respOpen(b []byte, kind chunkKind) []byte {
+	b = g.respEvent(b, "response.output_item.added")
+	b = append(b, `,"output_index":`...)
+	b = appendInt(b, int64(g.blockIdx))
+	b = append(b, `,"item":`...)
+	b = g.appendRespItem(b, kind, false)
+	b = append(b, '}')
+	b = sseEnd(b)
+	if kind == chunkReasoning || kind == chunkContent {
+		b = g.respItemHead(b, "response.content_part.added", kind)
+		b = append(b, `,"content_index":0,"part":`...)
+		if kind == chunkReasoning {
+			b = append(b, `{"type":"reasoning_text","text":""}}`...)
+		} else {
+			b = append(b, `{"type":"output_text","text":"","annotations":[],"logprobs":[]}}`...)
+		}
+		b = sseEnd(b)
+	}
+	return b
+}
+
+// respClose ends the open output item with its done events.
+func (g *gen) respClose(b []byte, kind chunkKind) []byte {
+	switch kind {
+	case chunkReasoning, chunkContent:
+		text := g.contentText()
+		doneTyp, partTyp := "response.output_text.done", `{"type":"output_text","text":`
+		if kind == chunkReasoning {
+			text = g.reasoningText()
+			doneTyp, partTyp = "response.reasoning_text.done", `{"type":"reasoning_text","text":`
+		}
+		b = g.respItemHead(b, doneTyp, kind)
+		b = append(b, `,"content_index":0,"text":`...)
+		b = appendJSONString(b, text)
+		if kind == chunkContent {
+			b = append(b, `,"logprobs":[]`...)
+		}
+		b = append(b, '}')
+		b = sseEnd(b)
+		b = g.respItemHead(b, "response.content_part.done", kind)
+		b = append(b, `,"content_index":0,"part":`...)
+		b = append(b, partTyp...)
+		b = appendJSONString(b, text)
+		if kind == chunkContent {
+			b = append(b, `,"annotations":[],"logprobs":[]`...)
+		}
+		b = append(b, `}}`...)
+		b = sseEnd(b)
+	default:
+		b = g.respItemHead(b, "response.function_call_arguments.done", kind)
+		b = append(b, `,"arguments":`...)
+		b = appendJSONString(b, g.tool.argsText)
+		b = append(b, '}')
+		b = sseEnd(b)
+	}
+	b = g.respEvent(b, "response.output_item.done")
+	b = append(b, `,"output_index":`...)
+	b = appendInt(b, int64(g.blockIdx))
+	b = append(b, `,"item":`...)
+	b = g.appendRespItem(b, kind, true)
+	b = append(b, '}')
+	return sseEnd(b)
+}
+
+// itemKind folds the tool's two chunk kinds into one output item.
+func itemKind(k chunkKind) chunkKind {
+	if k == chunkToolArgs {
+		return chunkToolName
+	}
+	return k
+}
+
+func (g *gen) respStreamEvent(b []byte, j int) []byte {
+	c := g.chunks[j]
+	kind := itemKind(c.kind)
+	if int(kind) != g.openKind {
+		if g.openKind >= 0 {
+			b = g.respClose(b, chunkKind(g.openKind))
+			g.blockIdx++
+		}
+		b = g.respOpen(b, kind)
+		g.openKind = int(kind)
+	}
+	switch c.kind {
+	case chunkReasoning:
+		b = g.respItemHead(b, "response.reasoning_text.delta", kind)
+		b = append(b, `,"content_index":0,"delta":"`...)
+		b = g.appendPieces(b, c)
+		b = append(b, `"}`...)
+		b = sseEnd(b)
+	case chunkContent:
+		b = g.respItemHead(b, "response.output_text.delta", kind)
+		b = append(b, `,"content_index":0,"delta":"`...)
+		b = g.appendPieces(b, c)
+		b = append(b, `","logprobs":[]}`...)
+		b = sseEnd(b)
+	case chunkToolArgs:
+		b = g.respItemHead(b, "response.function_call_arguments.delta", kind)
+		b = append(b, `,"delta":"`...)
+		b = g.appendPieces(b, c)
+		b = append(b, `"}`...)
+		b = sseEnd(b)
+	case chunkToolName:
+		// output_item.added above carried the name.
+	}
+	if j == len(g.chunks)-1 {
+		b = g.respClose(b, kind)
+		b = g.respEvent(b, "response.completed")
+		b = append(b, `,"response":`...)
+		b = g.appendRespObject(b, true)
+		b = append(b, '}')
+		b = sseEnd(b)
+	}
+	return b
+}
+
+func (g *gen) respBody(b []byte) []byte { return g.appendRespObject(b, true) }
+
+func (g *gen) respStreamError(b []byte) []byte {
+	b = g.respEvent(b, "error")
+	b = append(b, `,"code":"server_error","message":"mockllm: injected stream error","param":null}`...)
+	return sseEnd(b)
+}
+
+// Anthropic Messages API (/v1/messages).
+
+func (g *gen) anthropicStopReason() string {
+	switch g.finish {
+	case finishLength:
+		return `"max_tokens"`
+	case finishTool:
+		return `"tool_use"`
+	}
+	return `"end_turn"`
+}
+
+func (g *gen) anthPreamble(b []byte) []byte {
+	b = sseEvent(b, "message_start")
+	b = append(b, `{"type":"message_start","message":{"id":"msg_`...)
+	b = append(b, g.id...)
+	b = append(b, `","type":"message","role":"assistant","model":`...)
+	b = appendJSONString(b, g.model)
+	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
+	b = appendInt(b, int64(g.promptTokens))
+	b = append(b, `,"output_tokens":1}}}`...)
+	b = sseEnd(b)
+	b = sseEvent(b, "ping")
+	b = append(b, `{"type": "ping"}`...)
+	return sseEnd(b)
+}
+
+func (g *gen) anthSignature() string { return "bW9ja2xsbS1zaWduYXR1cmUt" + g.id }
+
+func (g *gen) anthClose(b []byte, kind chunkKind) []byte {
+	if kind == chunkReasoning {
+		b = sseEvent(b, "content_block_delta")
+		b = append(b, `{"type":"content_block_delta","index":`...)
+		b = appendInt(b, int64(g.blockIdx))
+		b = append(b, `,"delta":{"type":"signature_delta","signature":"`...)
+		b = append(b, g.anthSignature()...)
+		b = append(b, `"}}`...)
+		b = sseEnd(b)
+	}
+	b = sseEvent(b, "content_block_stop")
+	b = append(b, `{"type":"content_block_stop","index":`...)
+	b = appendInt(b, int64(g.blockIdx))
+	b = append(b, '}')
+	return sseEnd(b)
+}
+
+func (g *gen) anthOpen(b []byte, kind chunkKind) []byte {
+	b = sseEvent(b, "content_block_start")
+	b = append(b, `{"type":"content_block_start","index":`...)
+	b = appendInt(b, int64(g.blockIdx))
+	switch kind {
+	case chunkReasoning:
+		b = append(b, `,"content_block":{"type":"thinking","thinking":"","signature":""}}`...)
+	case chunkContent:
+		b = append(b, `,"content_block":{"type":"text","text":""}}`...)
+	default:
+		b = append(b, `,"content_block":{"type":"tool_use","id":"toolu_`...)
+		b = append(b, g.id...)
+		b = append(b, `","name":`...)
+		b = appendJSONString(b, g.tool.name)
+		b = append(b, `,"input":{}}}`...)
+	}
+	return sseEnd(b)
+}
+
+func (g *gen) anthStreamEvent(b []byte, j int) []byte {
+	c := g.chunks[j]
+	kind := itemKind(c.kind)
+	if int(kind) != g.openKind {
+		if g.openKind >= 0 {
+			b = g.anthClose(b, chunkKind(g.openKind))
+			g.blockIdx++
+		}
+		b = g.anthOpen(b, kind)
+		g.openKind = int(kind)
+	}
+	if c.kind != chunkToolName {
+		b = sseEvent(b, "content_block_delta")
+		b = append(b, `{"type":"content_block_delta","index":`...)
+		b = appendInt(b, int64(g.blockIdx))
+		switch c.kind {
+		case chunkReasoning:
+			b = append(b, `,"delta":{"type":"thinking_delta","thinking":"`...)
+		case chunkContent:
+			b = append(b, `,"delta":{"type":"text_delta","text":"`...)
+		default:
+			b = append(b, `,"delta":{"type":"input_json_delta","partial_json":"`...)
+		}
+		b = g.appendPieces(b, c)
+		b = append(b, `"}}`...)
+		b = sseEnd(b)
+	}
+	if j == len(g.chunks)-1 {
+		b = g.anthClose(b, kind)
+		b = sseEvent(b, "message_delta")
+		b = append(b, `{"type":"message_delta","delta":{"stop_reason":`...)
+		b = append(b, g.anthropicStopReason()...)
+		b = append(b, `,"stop_sequence":null},"usage":{"output_tokens":`...)
+		b = appendInt(b, int64(g.outputTokens))
+		b = append(b, `}}`...)
+		b = sseEnd(b)
+		b = sseEvent(b, "message_stop")
+		b = append(b, `{"type":"message_stop"}`...)
+		b = sseEnd(b)
+	}
+	return b
+}
+
+func (g *gen) anthBody(b []byte) []byte {
+	b = append(b, `{"id":"msg_`...)
+	b = append(b, g.id...)
+	b = append(b, `","type":"message","role":"assistant","model":`...)
+	b = appendJSONString(b, g.model)
+	b = append(b, `,"content":[`...)
+	n := 0
+	if len(g.reasoning) > 0 {
+		b = append(b, `{"type":"thinking","thinking":`...)
+		b = appendJSONString(b, g.reasoningText())
+		b = append(b, `,"signature":"`...)
+		b = append(b, g.anthSignature()...)
+		b = append(b, `"}`...)
+		n++
+	}
+	if g.tool != nil || len(g.content) > 0 {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		if g.tool != nil {
+			b = append(b, `{"type":"tool_use","id":"toolu_`...)
+			b = append(b, g.id...)
+			b = append(b, `","name":`...)
+			b = appendJSONString(b, g.tool.name)
+			b = append(b, `,"input":`...)
+			if json.Valid([]byte(g.tool.argsText)) {
+				b = append(b, g.tool.argsText...)
+			} else {
+				b = append(b, `{}`...) // cut short by max_tokens
+			}
+			b = append(b, '}')
+		} else {
+			b = append(b, `{"type":"text","text":`...)
+			b = appendJSONString(b, g.contentText())
+			b = append(b, '}')
+		}
+	}
+	b = append(b, `],"stop_reason":`...)
+	b = append(b, g.anthropicStopReason()...)
+	b = append(b, `,"stop_sequence":null,"usage":{"input_tokens":`...)
+	b = appendInt(b, int64(g.promptTokens))
+	b = append(b, `,"output_tokens":`...)
+	b = appendInt(b, int64(g.outputTokens))
+	return append(b, `}}`...)
+}
+
+func (g *gen) anthStreamError(b []byte) []byte {
+	b = sseEvent(b, "error")
+	b = append(b, `{"type":"error","error":{"type":"api_error","message":"mockllm: injected stream error"}}`...)
+	return sseEnd(b)
+}
+
+// HuggingFace TGI (/generate, /generate_stream).
+
+func (g *gen) tgiFinishReason() string {
+	if g.finish == finishLength {
+		return `"length"`
+	}
+	return `"eos_token"`
+}
+
+// appendTGIToken appends one token object; with several tokens per
+// event it carries their joined text and the last token's id.
+func (g *gen) appendTGIToken(b []byte, c chunk) []byte {
+	b = append(b, `{"id":`...)
+	id := g.contentIDs[c.hi-1]
+	b = appendInt(b, int64(id))
+	b = append(b, `,"text":"`...)
+	b = g.appendPieces(b, c)
+	b = append(b, `","logprob":`...)
+	b = appendTGILogprob(b, id)
+	return append(b, `,"special":false}`...)
+}
+
+// appendTGILogprob appends a deterministic stand-in log probability.
+func appendTGILogprob(b []byte, id int) []byte {
+	b = append(b, "-0."...)
+	v := id%997 + 1
+	if v < 100 {
+		b = append(b, '0')
+	}
+	if v < 10 {
+		b = append(b, '0')
+	}
+	return appendInt(b, int64(v))
+}
+
+func (g *gen) tgiStreamEvent(b []byte, j int) []byte {
+	c := g.chunks[j]
+	b = sseData(b)
+	b = append(b, `{"index":`...)
+	b = appendInt(b, int64(c.hi))
+	b = append(b, `,"token":`...)
+	b = g.appendTGIToken(b, c)
+	if j < len(g.chunks)-1 {
+		b = append(b, `,"generated_text":null,"details":null}`...)
+		return sseEnd(b)
+	}
+	b = append(b, `,"generated_text":`...)
+	b = appendJSONString(b, g.contentText())
+	b = append(b, `,"details":{"finish_reason":`...)
+	b = append(b, g.tgiFinishReason()...)
+	b = append(b, `,"generated_tokens":`...)
+	b = appendInt(b, int64(g.outputTokens))
+	b = append(b, `,"input_length":`...)
+	b = appendInt(b, int64(g.promptTokens))
+	b = append(b, `,"seed":null}}`...)
+	return sseEnd(b)
+}
+
+func (g *gen) tgiBody(b []byte) []byte {
+	b = append(b, `{"generated_text":`...)
+	b = appendJSONString(b, g.contentText())
+	b = append(b, `,"details":{"finish_reason":`...)
+	b = append(b, g.tgiFinishReason()...)
+	b = append(b, `,"generated_tokens":`...)
+	b = appendInt(b, int64(g.outputTokens))
+	b = append(b, `,"seed":null,"prefill":[],"tokens":[`...)
+	for i := range g.content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = g.appendTGIToken(b, chunk{chunkContent, int32(i), int32(i + 1)})
+	}
+	return append(b, `]}}`...)
+}
+
+func (g *gen) tgiStreamError(b []byte) []byte {
+	b = sseEvent(b, "error")
+	b = append(b, `{"error":"mockllm: injected stream error","error_type":"generation"}`...)
+	return sseEnd(b)
+}

@@ -1,0 +1,38 @@
+package mockllm
+
+import (
+	"fmt"
+	"testing"
+)
+
+// retryTiming runs a client-side timing check up to 5 times and fails
+// only if every attempt fails. A client measuring from inside a loaded
+// 2-core machine sometimes loses the CPU for milliseconds; a broken
+// timing knob fails every attempt, a descheduled client only some.
+func retryTiming(t *testing.T, check func() error) {
+	t.Helper()
+	var errs []error
+	for range 5 {
+		err := check()
+		if err == nil {
+			if len(errs) > 0 {
+				t.Logf("passed after %d failed attempts: %v", len(errs), errs)
+			}
+			return
+		}
+		errs = append(errs, err)
+	}
+	t.Fatalf("all %d attempts failed: %v", len(errs), errs)
+}
+
+// errorList gathers several failures of one attempt.
+type errorList []string
+
+func (e *errorList) add(format string, args ...any) { *e = append(*e, fmt.Sprintf(format, args...)) }
+
+func (e errorList) err() error {
+	if len(e) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%v", []string(e))
+}

@@ -1,0 +1,512 @@
+package mockllm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmbench/llmbench/tokenizer"
+)
+
+// apiKind identifies a route family.
+type apiKind uint8
+
+const (
+	apiChat apiKind = iota
+	apiCompletions
+	apiResponses
+	apiAnthropic
+	apiTGI
+	apiEmbeddings
+	apiNIMRankings
+	apiTEIRerank
+	apiCohereRerank
+	apiImages
+	numAPIs
+)
+
+var apiNames = [numAPIs]string{"chat", "completions", "responses", "anthropic_messages", "huggingface_generate",
+	"embeddings", "nim_rankings", "hf_tei_rankings", "cohere_rankings", "image_generation"}
+
+// Server is the mock LLM server: an http.Handler serving the OpenAI,
+// Anthropic, TGI, TEI, Cohere and NIM routes with scheduled timing.
+// It is safe for concurrent use; Close releases streams held by stalls
+// and queues.
+type Server struct {
+	opts  Options
+	vocab *vocabulary
+	clock *clock
+	m     metrics
+	sem   chan struct{} // admission slots; nil when MaxBatch is 0
+	seq   atomic.Uint64 // arrival number of inference requests
+
+	ctx    context.Context // canceled by Close
+	cancel context.CancelFunc
+
+	bufs sync.Pool // *[]byte render buffers
+
+	goTimers bool // benchmark baseline: wait with Go timers, not the clock
+}
+
+// New validates opts and builds a Server. Building the output vocabulary
+// scans the tokenizer once (cached per tokenizer).
+func New(opts Options) (*Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if opts.Tokenizer == nil {
+		tok, err := tokenizer.Builtin()
+		if err != nil {
+			return nil, fmt.Errorf("mockllm: %w", err)
+		}
+		opts.Tokenizer = tok
+	}
+	v, err := buildVocabulary(opts.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, vocab: v, clock: theClock()}
+	if opts.MaxBatch > 0 {
+		s.sem = make(chan struct{}, opts.MaxBatch)
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.m.init()
+	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	return s, nil
+}
+
+// Close ends stalls and queued waits so that in-flight handlers return.
+// The Server must not be used afterwards.
+func (s *Server) Close() { s.cancel() }
+
+// Options returns the options in force (defaults filled in).
+func (s *Server) Options() Options { return s.opts }
+
+// Start serves a new Server for opts on addr ("127.0.0.1:0" picks a free
+// port) in the background. It returns the base URL ("http://host:port")
+// and a stop function that closes the listener, every connection and
+// the Server.
+func Start(addr string, opts Options) (url string, stop func(), err error) {
+	s, err := New(opts)
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("mockllm: listen %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = hs.Serve(ln) // returns http.ErrServerClosed after Close
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			s.Close()
+			_ = hs.Close()
+			<-done
+		})
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+type route struct {
+	method string
+	api    apiKind
+	serve  func(s *Server, w http.ResponseWriter, r *http.Request, api apiKind, arrival int64)
+	auth   bool
+}
+
+var routes = map[string]route{
+	"/v1/chat/completions":   {http.MethodPost, apiChat, (*Server).serveText, true},
+	"/v1/completions":        {http.MethodPost, apiCompletions, (*Server).serveText, true},
+	"/v1/responses":          {http.MethodPost, apiResponses, (*Server).serveText, true},
+	"/v1/messages":           {http.MethodPost, apiAnthropic, (*Server).serveText, true},
+	"/generate":              {http.MethodPost, apiTGI, (*Server).serveText, true},
+	"/generate_stream":       {http.MethodPost, apiTGI, (*Server).serveText, true},
+	"/v1/embeddings":         {http.MethodPost, apiEmbeddings, (*Server).serveOther, true},
+	"/v1/ranking":            {http.MethodPost, apiNIMRankings, (*Server).serveOther, true},
+	"/rerank":                {http.MethodPost, apiTEIRerank, (*Server).serveOther, true},
+	"/v2/rerank":             {http.MethodPost, apiCohereRerank, (*Server).serveOther, true},
+	"/v1/images/generations": {http.MethodPost, apiImages, (*Server).serveOther, true},
+	"/v1/models":             {http.MethodGet, apiChat, (*Server).serveModels, true},
+	"/health":                {http.MethodGet, apiChat, (*Server).serveHealth, false},
+	"/metrics":               {http.MethodGet, apiChat, (*Server).serveMetrics, false},
+	imageContentPrefix + "*": {http.MethodGet, apiImages, (*Server).serveImageContent, false},
+}
+
+// ServeHTTP routes a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	arrival := monoNow()
+	path := r.URL.Path
+	rt, ok := routes[path]
+	if !ok && strings.HasPrefix(path, imageContentPrefix) {
+		rt, ok = routes[imageContentPrefix+"*"]
+	}
+	if !ok {
+		s.m.notFound.Add(1)
+		writeError(w, styleFor(path), http.StatusNotFound, "not_found_error", "mockllm: no route for "+path)
+		return
+	}
+	style := styleOf(rt.api)
+	if rt.method != r.Method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
+		w.Header().Set("Allow", rt.method)
+		writeError(w, style, http.StatusMethodNotAllowed, "invalid_request_error", "mockllm: "+path+" accepts "+rt.method+", not "+r.Method)
+		return
+	}
+	if rt.auth && !s.authorized(r, rt.api) {
+		s.m.unauthorized.Add(1)
+		writeError(w, style, http.StatusUnauthorized, "authentication_error", "mockllm: invalid or missing API key")
+		return
+	}
+	rt.serve(s, w, r, rt.api, arrival)
+}
+
+// authorized checks the API key: x-api-key on the Anthropic route,
+// "Authorization: Bearer KEY" elsewhere.
+func (s *Server) authorized(r *http.Request, api apiKind) bool {
+	if s.opts.APIKey == "" {
+		return true
+	}
+	if api == apiAnthropic {
+		return r.Header.Get("X-Api-Key") == s.opts.APIKey
+	}
+	a := r.Header.Get("Authorization")
+	return len(a) > 7 && strings.EqualFold(a[:7], "bearer ") && a[7:] == s.opts.APIKey
+}
+
+// readBody reads the request body within MaxBodyBytes.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, style errStyle) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, style, http.StatusRequestEntityTooLarge, "invalid_request_error",
+				fmt.Sprintf("mockllm: request body over %d bytes", s.opts.MaxBodyBytes))
+		} else {
+			writeError(w, style, http.StatusBadRequest, "invalid_request_error", "mockllm: reading request body: "+err.Error())
+		}
+		return nil, false
+	}
+	return body, true
+}
+
+// requestContext ends when the client goes away or the Server closes.
+func (s *Server) requestContext(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// admit waits for a batch slot (FIFO) and returns the instant the
+// request's schedule starts: its arrival when a slot was free, else its
+// admission, so that queueing adds to TTFT as on a real server. It
+// reports false when ctx ended while waiting.
+func (s *Server) admit(ctx context.Context, arrival int64) (int64, bool) {
+	if s.sem == nil {
+		s.m.running.Add(1)
+		return arrival, true
+	}
+	select {
+	case s.sem <- struct{}{}:
+		s.m.running.Add(1)
+		return arrival, true
+	default:
+	}
+	s.m.waiting.Add(1)
+	defer s.m.waiting.Add(-1)
+	select {
+	case s.sem <- struct{}{}:
+		s.m.running.Add(1)
+		return monoNow(), true
+	case <-ctx.Done():
+		return 0, false
+	}
+}
+
+func (s *Server) release() {
+	s.m.running.Add(-1)
+	if s.sem != nil {
+		<-s.sem
+	}
+}
+
+func (s *Server) getBuf() *[]byte { return s.bufs.Get().(*[]byte) }
+
+func (s *Server) putBuf(b *[]byte) {
+	if cap(*b) <= 1<<20 {
+		*b = (*b)[:0]
+		s.bufs.Put(b)
+	}
+}
+
+// serveText serves the token-generating APIs.
+func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, arrival int64) {
+	style := styleOf(api)
+	if api == apiAnthropic && r.Header.Get("Anthropic-Version") == "" {
+		s.m.badRequests.Add(1)
+		writeError(w, style, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required")
+		return
+	}
+	body, ok := s.readBody(w, r, style)
+	if !ok {
+		s.m.badRequests.Add(1)
+		return
+	}
+	var req *genRequest
+	var err error
+	switch api {
+	case apiChat:
+		req, err = parseChat(body)
+	case apiCompletions:
+		req, err = parseCompletions(body)
+	case apiResponses:
+		req, err = parseResponses(body)
+	case apiAnthropic:
+		req, err = parseAnthropic(body)
+	case apiTGI:
+		req, err = parseTGI(body, r.URL.Path == "/generate_stream")
+	}
+	if err != nil {
+		s.m.badRequests.Add(1)
+		writeError(w, style, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
+	}
+	seq := s.seq.Add(1)
+	s.m.requests[api].Add(1)
+	g := s.plan(api, req, fnv64a([]byte(apiNames[api]), []byte(req.model), []byte(req.promptText)), seq)
+	g.created = time.Now().Unix()
+	s.m.promptTokens.Add(uint64(g.promptTokens))
+	if g.fault == faultError {
+		s.m.faults[faultError].Add(1)
+		writeError(w, style, http.StatusInternalServerError, "server_error", "mockllm: injected error")
+		return
+	}
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	start, ok := s.admit(ctx, arrival)
+	if !ok {
+		s.m.clientGone.Add(1)
+		return
+	}
+	defer s.release()
+	if g.stream {
+		s.streamText(ctx, w, g, start)
+	} else {
+		s.unaryText(ctx, w, g, start, style)
+	}
+}
+
+// Event renderers by API.
+func (g *gen) preamble(b []byte) []byte {
+	switch g.api {
+	case apiChat:
+		return g.chatPreamble(b)
+	case apiResponses:
+		return g.respPreamble(b)
+	case apiAnthropic:
+		return g.anthPreamble(b)
+	}
+	return b
+}
+
+func (g *gen) event(b []byte, j int) []byte {
+	switch g.api {
+	case apiChat:
+		return g.chatEvent(b, j)
+	case apiCompletions:
+		return g.completionEvent(b, j)
+	case apiResponses:
+		return g.respStreamEvent(b, j)
+	case apiAnthropic:
+		return g.anthStreamEvent(b, j)
+	}
+	return g.tgiStreamEvent(b, j)
+}
+
+func (g *gen) streamError(b []byte) []byte {
+	switch g.api {
+	case apiResponses:
+		return g.respStreamError(b)
+	case apiAnthropic:
+		return g.anthStreamError(b)
+	case apiTGI:
+		return g.tgiStreamError(b)
+	}
+	return g.openAIStreamError(b)
+}
+
+func (g *gen) body(b []byte) []byte {
+	switch g.api {
+	case apiChat:
+		return g.chatBody(b)
+	case apiCompletions:
+		return g.completionBody(b)
+	case apiResponses:
+		return g.respBody(b)
+	case apiAnthropic:
+		return g.anthBody(b)
+	}
+	return g.tgiBody(b)
+}
+
+func setSSEHeaders(h http.Header) {
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+}
+
+// streamText emits a stream on its absolute schedule: the preamble at
+// admission, token event j at start + TTFT + the sum of j drawn gaps.
+// Instants never depend on when earlier events were actually written,
+// so lateness does not accumulate.
+func (s *Server) streamText(ctx context.Context, w http.ResponseWriter, g *gen, start int64) {
+	rc := http.NewResponseController(w)
+	setSSEHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	bp := s.getBuf()
+	defer s.putBuf(bp)
+	b := g.preamble((*bp)[:0])
+	if !s.write(w, rc, b) {
+		return
+	}
+	o := &s.opts
+	done := ctx.Done()
+	wake := make(chan struct{}, 1)
+	shard := s.m.lag.shardFor(g.seq)
+	t := start + g.ttft(o)
+	for j := range g.chunks {
+		if j > 0 {
+			t += g.gap(o)
+		}
+		if g.fault != faultNone && j == g.faultAt {
+			s.m.faults[g.fault].Add(1)
+			switch g.fault {
+			case faultStall:
+				if o.StallDuration == 0 {
+					<-done
+					s.m.clientGone.Add(1)
+					return
+				}
+				t += int64(o.StallDuration) // the rest of the stream shifts
+			case faultStreamError:
+				if !s.sleepUntil(t, wake, done) {
+					s.m.clientGone.Add(1)
+					return
+				}
+				b = g.streamError(b[:0])
+				s.write(w, rc, b)
+				return
+			case faultDisconnect:
+				if s.sleepUntil(t, wake, done) {
+					dropConnection(rc)
+				}
+				return
+			}
+		}
+		if !s.sleepUntil(t, wake, done) {
+			s.m.clientGone.Add(1)
+			return
+		}
+		b = g.event(b[:0], j)
+		if !s.write(w, rc, b) {
+			s.m.clientGone.Add(1)
+			return
+		}
+		shard.record(monoNow() - t)
+		s.countTokens(g, g.chunks[j])
+	}
+	*bp = b
+}
+
+func (s *Server) countTokens(g *gen, c chunk) {
+	n := uint64(g.chunkTokens(c))
+	s.m.genTokens.Add(n)
+	if c.kind == chunkReasoning {
+		s.m.reasoningTokens.Add(n)
+	}
+}
+
+// write sends b as one flush; false when the client is gone.
+func (s *Server) write(w http.ResponseWriter, rc *http.ResponseController, b []byte) bool {
+	if len(b) > 0 {
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+	}
+	return rc.Flush() == nil
+}
+
+// dropConnection closes the TCP connection under a response without
+// ending it (no final chunk): the client sees the stream cut short.
+func dropConnection(rc *http.ResponseController) {
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // HTTP/2 or a recorder: abort the stream instead
+	}
+	_ = conn.Close()
+}
+
+// unaryText answers a non-streaming request when its last event would
+// have been emitted: start + TTFT + (events-1) gaps.
+func (s *Server) unaryText(ctx context.Context, w http.ResponseWriter, g *gen, start int64, style errStyle) {
+	o := &s.opts
+	t := start + g.ttft(o)
+	for j := 1; j < len(g.chunks); j++ {
+		t += g.gap(o)
+	}
+	if !s.unaryFault(ctx, w, g.fault, &t) {
+		return
+	}
+	bp := s.getBuf()
+	defer s.putBuf(bp)
+	b := g.body((*bp)[:0])
+	*bp = b
+	if !s.sleepUntil(t, make(chan struct{}, 1), ctx.Done()) {
+		s.m.clientGone.Add(1)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+	if _, err := w.Write(b); err != nil {
+		s.m.clientGone.Add(1)
+		return
+	}
+	_ = http.NewResponseController(w).Flush()
+	s.m.lag.shardFor(g.seq).record(monoNow() - t)
+	s.m.genTokens.Add(uint64(g.outputTokens))
+	s.m.reasoningTokens.Add(uint64(len(g.reasoning)))
+}
+
+// unaryFault applies a fault to a non-streaming response due at *t. It
+// reports whether the response should still be sent (stall with a
+// duration, a stream error that has no stream to go into).
+func (s *Server) unaryFault(ctx context.Context, w http.ResponseWriter, f faultKind, t *int64) bool {
+	switch f {
+	case faultDisconnect:
+		s.m.faults[f].Add(1)
+		if s.sleepUntil(*t, make(chan struct{}, 1), ctx.Done()) {
+			dropConnection(http.NewResponseController(w))
+		}
+		return false
+	case faultStall:
+		s.m.faults[f].Add(1)
+		if s.opts.StallDuration == 0 {
+			<-ctx.Done()
+			s.m.clientGone.Add(1)
+			return false
+		}
+		*t += int64(s.opts.StallDuration)
+	}
+	return true
+}

@@ -1,0 +1,190 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// LengthSampler draws the token lengths of one synthetic turn.
+type LengthSampler interface {
+	// Sample returns the prompt length in tokens (> 0) and the requested output length
+	// (0 leaves it unset).
+	Sample(r *rand.Rand) (isl, osl int)
+}
+
+// SyntheticOptions configure Synthetic. Lengths are in tokens, delays in milliseconds.
+type SyntheticOptions struct {
+	// Corpus is the prompt source, tokenized under the plan's tokenizer.
+	Corpus *Corpus
+	// Entries is the number of conversations (--num-dataset-entries); a plan samples them.
+	Entries int
+	// Lengths draws each turn's prompt length and requested output length.
+	Lengths LengthSampler
+	// TurnMean and TurnStddev draw the number of turns per conversation (normal, at least 1).
+	TurnMean   int
+	TurnStddev float64
+	// TurnDelayMeanMs and TurnDelayStddevMs draw the think time before each later turn
+	// (normal, at least 1 ms when the mean is > 0); TurnDelayRatio scales it.
+	TurnDelayMeanMs   float64
+	TurnDelayStddevMs float64
+	TurnDelayRatio    float64
+	// SharedSystemLength > 0 adds one system prompt of that many tokens to every conversation.
+	SharedSystemLength int
+	// UserContextLength > 0 adds a distinct user context of that many tokens per conversation.
+	UserContextLength int
+	// PrefixPoolSize prefixes of PrefixLength tokens are generated; each conversation's first
+	// prompt starts with one drawn at random (AIPerf's prefix prompt pool).
+	PrefixPoolSize int
+	PrefixLength   int
+	// Stream returns the random stream of a named component; streams of different names are
+	// independent, so adding a component never shifts another's draws.
+	Stream func(component string) *rand.Rand
+	// Workers bounds the goroutines generating prompt text (0 = GOMAXPROCS). The result does
+	// not depend on it.
+	Workers int
+}
+
+// promptTask is one piece of text to generate: exactly n tokens from its own stream.
+type promptTask struct {
+	seed uint64
+	n    int
+	text string
+}
+
+// Synthetic generates Entries conversations of corpus prompts with exact token counts.
+//
+// Every random draw (turn counts, lengths, delays, prefix choices, and one seed per prompt)
+// is made first, in order, from its component's stream; the prompt texts are then produced
+// in parallel, each from its own seed. The dataset therefore depends only on the options and
+// the streams, never on the number of workers.
+func Synthetic(opts SyntheticOptions) (*Dataset, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	var (
+		turnRNG   = opts.Stream("dataset.synthetic.turn_count")
+		delayRNG  = opts.Stream("dataset.synthetic.turn_delay")
+		lengthRNG = opts.Stream("dataset.synthetic.length")
+		promptRNG = opts.Stream("dataset.synthetic.prompt")
+		prefixRNG = opts.Stream("dataset.synthetic.prefix")
+	)
+	var tasks []promptTask
+	task := func(r *rand.Rand, n int) int {
+		tasks = append(tasks, promptTask{seed: r.Uint64(), n: n})
+		return len(tasks) - 1
+	}
+	system := -1
+	if opts.SharedSystemLength > 0 {
+		system = task(opts.Stream("dataset.synthetic.system"), opts.SharedSystemLength)
+	}
+	prefixes := make([]int, opts.PrefixPoolSize)
+	if opts.PrefixPoolSize > 0 {
+		r := opts.Stream("dataset.synthetic.prefix_pool")
+		for i := range prefixes {
+			prefixes[i] = task(r, opts.PrefixLength)
+		}
+	}
+	contexts := make([]int, opts.Entries)
+	contextRNG := opts.Stream("dataset.synthetic.user_context")
+	for i := range contexts {
+		contexts[i] = -1
+		if opts.UserContextLength > 0 {
+			contexts[i] = task(contextRNG, opts.UserContextLength)
+		}
+	}
+
+	ds := &Dataset{Name: "synthetic", SourceSHA256: opts.Corpus.SHA256(), Conversations: make([]Conversation, opts.Entries)}
+	// prompt and prefix task indices per turn, parallel to the conversations' turns.
+	type turnTasks struct{ prompt, prefix int }
+	plan := make([][]turnTasks, opts.Entries)
+	for i := range ds.Conversations {
+		c := &ds.Conversations[i]
+		c.SessionID = fmt.Sprintf("session_%06d", i)
+		nTurns := synthPositiveNormal(turnRNG, float64(opts.TurnMean), opts.TurnStddev)
+		c.Turns = make([]Turn, nTurns)
+		plan[i] = make([]turnTasks, nTurns)
+		for t := range c.Turns {
+			turn := &c.Turns[t]
+			isl, osl := opts.Lengths.Sample(lengthRNG)
+			if isl <= 0 {
+				return nil, fmt.Errorf("dataset: synthetic entry %d turn %d: prompt length %d must be > 0", i, t, isl)
+			}
+			turn.TimestampNs, turn.DelayNs, turn.OSL = NoTime, NoTime, max(osl, 0)
+			if t > 0 && opts.TurnDelayMeanMs > 0 {
+				ms := float64(synthPositiveNormal(delayRNG, opts.TurnDelayMeanMs, opts.TurnDelayStddevMs)) * opts.TurnDelayRatio
+				turn.DelayNs = int64(math.Round(ms * float64(time.Millisecond)))
+			}
+			tt := turnTasks{prompt: task(promptRNG, isl), prefix: -1}
+			if t == 0 && len(prefixes) > 0 {
+				tt.prefix = prefixes[prefixRNG.IntN(len(prefixes))]
+			}
+			plan[i][t] = tt
+		}
+	}
+
+	err := parallelIndexed(len(tasks), opts.Workers, func(k int) error {
+		t := &tasks[k]
+		text, err := opts.Corpus.Prompt(rand.New(rand.NewPCG(t.seed, uint64(t.n))), t.n)
+		if err != nil {
+			return fmt.Errorf("dataset: synthetic prompt %d: %w", k, err)
+		}
+		t.text = text
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	tok := opts.Corpus.Tokenizer()
+	// Joining a prefix and a prompt can merge tokens at the seam, so those counts are
+	// measured; everything else is exact by construction.
+	return ds, parallelIndexed(len(ds.Conversations), opts.Workers, func(i int) error {
+		c := &ds.Conversations[i]
+		if contexts[i] >= 0 {
+			c.UserContext = tasks[contexts[i]].text
+		}
+		for t := range c.Turns {
+			turn, tt := &c.Turns[t], plan[i][t]
+			if system >= 0 {
+				turn.System = tasks[system].text
+			}
+			turn.Prompt, turn.PromptTokens = tasks[tt.prompt].text, tasks[tt.prompt].n
+			if tt.prefix >= 0 {
+				turn.Prompt = tasks[tt.prefix].text + " " + turn.Prompt
+				turn.PromptTokens = tok.Count(turn.Prompt)
+			}
+		}
+		return nil
+	})
+}
+
+func (o *SyntheticOptions) check() error {
+	switch {
+	case o.Corpus == nil:
+		return errors.New("dataset: synthetic: no corpus")
+	case o.Lengths == nil:
+		return errors.New("dataset: synthetic: no length sampler")
+	case o.Stream == nil:
+		return errors.New("dataset: synthetic: no random streams")
+	case o.Entries <= 0:
+		return fmt.Errorf("dataset: synthetic: %d entries, want > 0", o.Entries)
+	case o.TurnMean <= 0:
+		return fmt.Errorf("dataset: synthetic: turn mean %d, want > 0", o.TurnMean)
+	case o.PrefixPoolSize > 0 && o.PrefixLength <= 0:
+		return fmt.Errorf("dataset: synthetic: prefix pool of %d needs a prefix length > 0", o.PrefixPoolSize)
+	}
+	return nil
+}
+
+// synthPositiveNormal draws round(N(mean, stddev)), at least 1 (AIPerf's
+// sample_positive_normal_integer).
+func synthPositiveNormal(r *rand.Rand, mean, stddev float64) int {
+	v := mean
+	if stddev > 0 {
+		v += stddev * r.NormFloat64()
+	}
+	return max(1, int(math.Round(v)))
+}

@@ -1,0 +1,332 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/llmbench/llmbench/mmapds"
+)
+
+// Summary is what `plan inspect` reports about a plan file. Its JSON names are a stable
+// interface for scripts: hash, request_count, spec and requests in particular.
+type Summary struct {
+	Hash                string            `json:"hash"`
+	RequestCount        int               `json:"request_count"`
+	WarmupCount         int               `json:"warmup_count"`
+	ProfileCount        int               `json:"profile_count"`
+	SessionCount        int               `json:"session_count"`
+	DistinctBodies      int               `json:"distinct_bodies"`
+	FileSize            int64             `json:"file_size"`
+	ToolVersion         string            `json:"tool_version"`
+	Endpoint            string            `json:"endpoint"`
+	Method              string            `json:"method"`
+	Paths               []string          `json:"paths"`
+	Headers             map[string]string `json:"headers"`
+	Streaming           bool              `json:"streaming"`
+	Model               string            `json:"model"`
+	Dataset             string            `json:"dataset"`
+	TimingMode          string            `json:"timing_mode"`
+	ArrivalPattern      string            `json:"arrival_pattern,omitempty"`
+	Concurrency         int               `json:"concurrency"`
+	ConcurrencyRampNs   int64             `json:"concurrency_ramp_ns"`
+	DurationNs          int64             `json:"duration_ns"`
+	PlannedDurationNs   *int64            `json:"planned_duration_ns"`
+	OfferedRate         float64           `json:"offered_rate"`
+	Tokenizer           string            `json:"tokenizer"`
+	TokenizerSHA256     string            `json:"tokenizer_sha256"`
+	CorpusSHA256        string            `json:"corpus_sha256"`
+	InputSHA256         string            `json:"input_sha256,omitempty"`
+	Seed                uint64            `json:"seed"`
+	ConversationHistory string            `json:"conversation_history"`
+	LiveHistoryMarker   string            `json:"live_history_marker,omitempty"`
+	Reproducible        bool              `json:"reproducible"`
+	Cancelled           int               `json:"cancelled"`
+	ISL                 Stats             `json:"isl"`
+	OSL                 Stats             `json:"osl"`
+	InputInsight        map[string]any    `json:"input_insight,omitempty"`
+	Spec                map[string]any    `json:"spec"`
+	Requests            []RequestView     `json:"requests"`
+}
+
+// Stats summarizes token lengths over the profile phase.
+type Stats struct {
+	Min    int     `json:"min"`
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+	P50    int     `json:"p50"`
+	P90    int     `json:"p90"`
+	P99    int     `json:"p99"`
+	Max    int     `json:"max"`
+}
+
+// RequestView is one record with its body, as `plan inspect --requests` shows it.
+type RequestView struct {
+	Index         int             `json:"index"`
+	Phase         string          `json:"phase"`
+	Session       uint32          `json:"session"`
+	Turn          uint32          `json:"turn"`
+	SendOffsetNs  *int64          `json:"send_offset_ns"` // null: waits for a free slot or its previous turn
+	DelayNs       *int64          `json:"delay_ns"`       // null: a first turn
+	ISL           uint32          `json:"isl"`
+	OSL           uint32          `json:"osl"`
+	CancelAfterNs int64           `json:"cancel_after_ns"`
+	Path          string          `json:"path"`
+	LiveHistory   bool            `json:"live_history"`
+	Body          json.RawMessage `json:"body"` // the body as JSON, or a JSON string when it is not JSON
+}
+
+// Summarize reads every record of p (O(n)) and the first requests records in full (-1: all).
+func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
+	m := p.Meta()
+	s := &Summary{
+		Hash: p.HashHex(), RequestCount: p.Len(), FileSize: p.Size(),
+		ToolVersion: m.ToolVersion, Endpoint: m.Endpoint, Method: m.Method, Paths: m.Paths, Headers: m.Headers,
+		Streaming: m.Streaming, Model: m.Model, Dataset: m.Dataset, TimingMode: m.TimingMode,
+		ArrivalPattern: m.ArrivalPattern, Concurrency: m.Concurrency, ConcurrencyRampNs: m.ConcurrencyRampNs,
+		DurationNs: m.DurationNs, OfferedRate: m.OfferedRate, Tokenizer: m.Tokenizer,
+		TokenizerSHA256: m.TokenizerSHA256, CorpusSHA256: m.CorpusSHA256, InputSHA256: m.InputSHA256,
+		Seed: m.Seed, ConversationHistory: m.ConversationHistory, LiveHistoryMarker: m.LiveHistoryMarker,
+		Reproducible: m.Reproducible, InputInsight: m.InputInsight, Spec: m.Spec, Requests: []RequestView{},
+	}
+	if s.Spec == nil {
+		s.Spec = map[string]any{}
+	}
+	var isl, osl []int
+	type span struct {
+		off uint64
+		n   uint32
+	}
+	bodies := make(map[span]struct{})
+	var last int64 = -1
+	for i := range p.Len() {
+		r, _, err := p.Record(i)
+		if err != nil {
+			return nil, err
+		}
+		bodies[span{r.BodyOffset, r.BodyLen}] = struct{}{}
+		if r.Turn == 0 {
+			s.SessionCount++
+		}
+		if r.Phase == mmapds.PhaseWarmup {
+			s.WarmupCount++
+			continue
+		}
+		s.ProfileCount++
+		isl = append(isl, int(r.ISL))
+		osl = append(osl, int(r.OSL))
+		last = max(last, r.SendOffsetNs)
+		if r.CancelAfterNs > 0 {
+			s.Cancelled++
+		}
+	}
+	s.DistinctBodies = len(bodies)
+	if last >= 0 {
+		s.PlannedDurationNs = &last
+	}
+	s.ISL, s.OSL = stats(isl), stats(osl)
+	if requests < 0 || requests > p.Len() {
+		requests = p.Len()
+	}
+	for i := range requests {
+		v, err := View(p, i)
+		if err != nil {
+			return nil, err
+		}
+		s.Requests = append(s.Requests, v)
+	}
+	return s, nil
+}
+
+// View returns record i of p with its body.
+func View(p *mmapds.Plan, i int) (RequestView, error) {
+	r, body, err := p.Record(i)
+	if err != nil {
+		return RequestView{}, err
+	}
+	v := RequestView{
+		Index: int(r.Index), Phase: r.Phase.String(), Session: r.Session, Turn: r.Turn,
+		ISL: r.ISL, OSL: r.OSL, CancelAfterNs: r.CancelAfterNs, Path: p.Meta().Paths[r.PathID],
+		LiveHistory: r.Flags&mmapds.FlagLiveHistory != 0,
+	}
+	if r.SendOffsetNs != mmapds.NoSendOffset {
+		v.SendOffsetNs = &r.SendOffsetNs
+	}
+	if r.DelayNs >= 0 {
+		v.DelayNs = &r.DelayNs
+	}
+	if json.Valid(body) {
+		v.Body = json.RawMessage(body)
+	} else {
+		v.Body, _ = json.Marshal(string(body))
+	}
+	return v, nil
+}
+
+func stats(v []int) Stats {
+	if len(v) == 0 {
+		return Stats{}
+	}
+	slices.Sort(v)
+	sum, sq := 0.0, 0.0
+	for _, x := range v {
+		sum += float64(x)
+	}
+	mean := sum / float64(len(v))
+	for _, x := range v {
+		sq += (float64(x) - mean) * (float64(x) - mean)
+	}
+	pct := func(p float64) int { return v[min(len(v)-1, int(math.Ceil(p*float64(len(v))))-1)] }
+	return Stats{
+		Min: v[0], Max: v[len(v)-1], Mean: math.Round(mean*1000) / 1000,
+		Stddev: math.Round(math.Sqrt(sq/float64(len(v)))*1000) / 1000,
+		P50:    pct(0.50), P90: pct(0.90), P99: pct(0.99),
+	}
+}
+
+// WriteJSON writes s as one indented JSON object.
+func (s *Summary) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// WriteText writes s for people.
+func (s *Summary) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...) }
+	row("hash", "%s", s.Hash)
+	row("tool", "%s", s.ToolVersion)
+	stream := ""
+	if s.Streaming {
+		stream = ", streaming"
+	}
+	row("endpoint", "%s %s %s%s", s.Endpoint, s.Method, strings.Join(s.Paths, " "), stream)
+	row("model", "%s", s.Model)
+	row("tokenizer", "%s (sha256 %s)", s.Tokenizer, short(s.TokenizerSHA256))
+	row("dataset", "%s (corpus sha256 %s%s)", s.Dataset, short(s.CorpusSHA256), map[bool]string{true: ", input sha256 " + short(s.InputSHA256), false: ""}[s.InputSHA256 != ""])
+	row("seed", "%d", s.Seed)
+	row("timing", "%s", s.timing())
+	row("requests", "%d (%d warmup, %d profile), %d sessions, %d distinct bodies, %d cancelled", s.RequestCount, s.WarmupCount, s.ProfileCount, s.SessionCount, s.DistinctBodies, s.Cancelled)
+	row("ISL", "%s", s.ISL)
+	row("OSL", "%s", s.OSL)
+	switch {
+	case s.PlannedDurationNs != nil:
+		row("duration", "last planned instant at %v", time.Duration(*s.PlannedDurationNs))
+	case s.DurationNs > 0:
+		row("duration", "%v (closed loop: replay stops issuing at the duration)", time.Duration(s.DurationNs))
+	default:
+		row("duration", "closed loop: set by the server's speed")
+	}
+	if s.OfferedRate > 0 {
+		row("offered rate", "%.3f req/s", s.OfferedRate)
+	}
+	hist := s.ConversationHistory
+	if !s.Reproducible {
+		hist += fmt.Sprintf(" (bodies completed at run time at %q; not reproducible)", s.LiveHistoryMarker)
+	}
+	row("history", "%s", hist)
+	row("file", "%d bytes", s.FileSize)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(s.InputInsight) > 0 {
+		fmt.Fprintln(w, "input:")
+		writeTree(w, "  ", s.InputInsight)
+	}
+	fmt.Fprintln(w, "spec:")
+	keys := make([]string, 0, len(s.Spec))
+	for k := range s.Spec {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  --%s=%v\n", k, s.Spec[k])
+	}
+	if len(s.Requests) > 0 {
+		fmt.Fprintf(w, "requests (first %d):\n", len(s.Requests))
+	}
+	for _, r := range s.Requests {
+		send, delay := "on a free slot", "-"
+		if r.SendOffsetNs != nil {
+			send = "at " + time.Duration(*r.SendOffsetNs).String()
+		} else if r.Turn > 0 {
+			send = "after its previous turn"
+		}
+		if r.DelayNs != nil {
+			delay = time.Duration(*r.DelayNs).String()
+		}
+		fmt.Fprintf(w, "  #%d %s session %d turn %d send %s delay %s isl %d osl %d", r.Index, r.Phase, r.Session, r.Turn, send, delay, r.ISL, r.OSL)
+		if r.CancelAfterNs > 0 {
+			fmt.Fprintf(w, " cancel after %v", time.Duration(r.CancelAfterNs))
+		}
+		if r.LiveHistory {
+			fmt.Fprint(w, " live-history")
+		}
+		fmt.Fprintf(w, " %s\n    %s\n", r.Path, r.Body)
+	}
+	return nil
+}
+
+func (s *Summary) timing() string {
+	conc := "unbounded"
+	if s.Concurrency > 0 {
+		conc = fmt.Sprint(s.Concurrency)
+	}
+	var b strings.Builder
+	switch s.TimingMode {
+	case ModeConcurrency:
+		fmt.Fprintf(&b, "closed loop, concurrency %s", conc)
+	case ModeRequestRate:
+		fmt.Fprintf(&b, "request rate %g req/s (%s), concurrency %s", s.OfferedRate, s.ArrivalPattern, conc)
+	case ModeUserCentric:
+		fmt.Fprintf(&b, "user-centric %g req/s, concurrency %s", s.OfferedRate, conc)
+	case ModeFixedSchedule:
+		fmt.Fprintf(&b, "fixed schedule, concurrency %s", conc)
+	default:
+		b.WriteString(s.TimingMode)
+	}
+	if s.ConcurrencyRampNs > 0 {
+		fmt.Fprintf(&b, ", concurrency ramp %v", time.Duration(s.ConcurrencyRampNs))
+	}
+	return b.String()
+}
+
+// String formats the stats on one line.
+func (st Stats) String() string {
+	return fmt.Sprintf("min %d  mean %.1f  sd %.1f  p50 %d  p90 %d  p99 %d  max %d", st.Min, st.Mean, st.Stddev, st.P50, st.P90, st.P99, st.Max)
+}
+
+func short(h string) string {
+	if len(h) > 16 {
+		return h[:16]
+	}
+	return h
+}
+
+// writeTree prints a nested map, keys sorted, one value per line.
+func writeTree(w io.Writer, indent string, m map[string]any) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		switch v := m[k].(type) {
+		case map[string]any:
+			fmt.Fprintf(w, "%s%s:\n", indent, k)
+			writeTree(w, indent+"  ", v)
+		case float64:
+			fmt.Fprintf(w, "%s%s: %s\n", indent, k, strconv.FormatFloat(v, 'g', 6, 64))
+		default:
+			fmt.Fprintf(w, "%s%s: %v\n", indent, k, v)
+		}
+	}
+}

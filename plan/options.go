@@ -1,0 +1,320 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/plan/dataset"
+	"github.com/llmbench/llmbench/tokenizer"
+)
+
+// ToolVersion identifies the compiler in every plan's Meta. It is a constant, not build
+// information, so the same flags give the same bytes from any build of this version.
+const ToolVersion = "llmbench-plan 0.1.0"
+
+// ErrUsage is wrapped by every error about options that are invalid, conflicting or
+// impossible for the input (as opposed to I/O failures); the CLI exits 2 on them.
+var ErrUsage = errors.New("usage")
+
+// usageError is an ErrUsage whose text is just the message.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+func (e *usageError) Unwrap() error { return ErrUsage }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// Options is everything the compiler needs. Fields are named after the AIPerf flags that set
+// them (cmd/plan maps flags to fields one to one); durations are in the flags' units.
+// Start from DefaultOptions, which holds AIPerf's defaults.
+type Options struct {
+	// Output is the plan file to write.
+	Output string
+
+	// Model is put in every body (--model).
+	Model string
+	// EndpointType is an endpoint.Names() type (--endpoint-type).
+	EndpointType string
+	// CustomEndpoint overrides the endpoint's URL path (--custom-endpoint).
+	CustomEndpoint string
+	// Streaming asks for SSE responses (--streaming).
+	Streaming bool
+	// UseLegacyMaxTokens sends max_tokens instead of max_completion_tokens (chat).
+	UseLegacyMaxTokens bool
+	// UseServerTokenCount asks streaming responses for usage (stream_options.include_usage).
+	UseServerTokenCount bool
+	// ExtraInputs are merged at the top level of every body (--extra-inputs).
+	ExtraInputs map[string]any
+
+	// Tokenizer verifies every ISL and generates synthetic prompts. Required.
+	Tokenizer *tokenizer.Tokenizer
+	// Corpus is the synthetic prompt source; nil loads the embedded corpus under Tokenizer.
+	Corpus *dataset.Corpus
+	// Dataset is the input (--input-file, loaded by the caller); nil generates a synthetic one.
+	Dataset *dataset.Dataset
+	// SamplingStrategy picks dataset entries: "sequential", "random" (with replacement) or
+	// "shuffle" (without, reshuffled when exhausted); "" means shuffle for synthetic data and
+	// sequential for files (--dataset-sampling-strategy).
+	SamplingStrategy string
+
+	// ISLMean and ISLStddev: synthetic prompt length in tokens (--synthetic-input-tokens-*).
+	ISLMean   int
+	ISLStddev float64
+	// OSLMean and OSLStddev: requested output length; 0 leaves it unset (--output-tokens-*).
+	OSLMean   int
+	OSLStddev float64
+	// RandomRangeRatio > 0 draws ISL and OSL uniformly within ±ratio of the means instead of
+	// normally, with the bounds of RandomRangeRatioMode ("vllm" or "sglang").
+	RandomRangeRatio     float64
+	RandomRangeRatioMode string
+	// SeqDist is an ISL/OSL mixture (--seq-dist); it replaces the ISL/OSL distributions.
+	SeqDist string
+	// NumDatasetEntries is the number of distinct synthetic conversations the requests
+	// sample from (--num-dataset-entries).
+	NumDatasetEntries int
+	// SharedSystemPromptLength, UserContextPromptLength, PromptPrefixPoolSize and
+	// PromptPrefixLength add synthetic prefixes (tokens; 0 = none).
+	SharedSystemPromptLength int
+	UserContextPromptLength  int
+	PromptPrefixPoolSize     int
+	PromptPrefixLength       int
+	// ConversationTurnMean/Stddev: turns per synthetic session.
+	ConversationTurnMean   int
+	ConversationTurnStddev float64
+	// ConversationTurnDelayMean/Stddev (ms) and Ratio: think time before later turns.
+	ConversationTurnDelayMean   float64
+	ConversationTurnDelayStddev float64
+	ConversationTurnDelayRatio  float64
+	// ConversationHistory is "compiled" (each turn's body holds the conversation so far, with
+	// recorded or synthesized replies) or "live" (replay splices the real responses).
+	ConversationHistory string
+
+	// Concurrency is the number of sessions in flight: alone a closed loop, with a rate or a
+	// schedule a ceiling (0 = unset).
+	Concurrency int
+	// RequestRate in requests per second (0 = unset) with ArrivalPattern and
+	// ArrivalSmoothness (gamma shape).
+	RequestRate       float64
+	ArrivalPattern    string
+	ArrivalSmoothness float64
+	// RequestRateRampDuration and ConcurrencyRampDuration, in seconds.
+	RequestRateRampDuration float64
+	ConcurrencyRampDuration float64
+	// RequestCount, NumSessions and BenchmarkDuration (seconds) size the profile phase;
+	// 0 = unset (then AIPerf's default count applies).
+	RequestCount      int
+	NumSessions       int
+	BenchmarkDuration float64
+	// WarmupRequestCount requests run first and are not measured.
+	WarmupRequestCount int
+	// RequestCancellationRate percent of profile requests are cancelled
+	// RequestCancellationDelay seconds after being sent.
+	RequestCancellationRate  float64
+	RequestCancellationDelay float64
+	// FixedSchedule replays the input's timestamps (automatic for timed inputs unless a rate
+	// is given). FixedScheduleAutoOffset shifts the first to 0; the start and end offsets
+	// (ms, nil = unset) keep a window of the input.
+	FixedSchedule            bool
+	FixedScheduleAutoOffset  bool
+	FixedScheduleStartOffset *int64
+	FixedScheduleEndOffset   *int64
+	// SynthesisSpeedupRatio divides input timestamps and delays (2 replays twice as fast).
+	SynthesisSpeedupRatio float64
+	// UserCentricRate (requests per second over all users) with NumUsers gives each user a
+	// fixed gap of NumUsers/UserCentricRate between its turns.
+	UserCentricRate float64
+	NumUsers        int
+
+	// Seed is the root of every random stream (--random-seed).
+	Seed uint64
+	// Spec is recorded in the plan: every flag after defaults, by name.
+	Spec map[string]any
+	// Workers bounds the goroutines generating prompts and bodies (0 = GOMAXPROCS). The plan
+	// does not depend on it.
+	Workers int
+}
+
+// DefaultOptions returns AIPerf's defaults (aiperf.md Appendix A).
+func DefaultOptions() Options {
+	return Options{
+		EndpointType:               "chat",
+		ISLMean:                    550,
+		RandomRangeRatioMode:       "vllm",
+		NumDatasetEntries:          100,
+		ConversationTurnMean:       1,
+		ConversationTurnDelayRatio: 1,
+		ConversationHistory:        "compiled",
+		ArrivalPattern:             "poisson",
+		ArrivalSmoothness:          1,
+		SynthesisSpeedupRatio:      1,
+	}
+}
+
+// Validate checks every option on its own and against the others. Its errors wrap ErrUsage
+// and name the offending flag.
+func (o *Options) Validate() error {
+	nonNeg := []struct {
+		flag string
+		v    float64
+	}{
+		{"--synthetic-input-tokens-stddev", o.ISLStddev},
+		{"--output-tokens-mean", float64(o.OSLMean)},
+		{"--output-tokens-stddev", o.OSLStddev},
+		{"--shared-system-prompt-length", float64(o.SharedSystemPromptLength)},
+		{"--user-context-prompt-length", float64(o.UserContextPromptLength)},
+		{"--prompt-prefix-pool-size", float64(o.PromptPrefixPoolSize)},
+		{"--prompt-prefix-length", float64(o.PromptPrefixLength)},
+		{"--conversation-turn-stddev", o.ConversationTurnStddev},
+		{"--conversation-turn-delay-mean", o.ConversationTurnDelayMean},
+		{"--conversation-turn-delay-stddev", o.ConversationTurnDelayStddev},
+		{"--conversation-turn-delay-ratio", o.ConversationTurnDelayRatio},
+		{"--concurrency", float64(o.Concurrency)},
+		{"--request-rate", o.RequestRate},
+		{"--request-rate-ramp-duration", o.RequestRateRampDuration},
+		{"--concurrency-ramp-duration", o.ConcurrencyRampDuration},
+		{"--request-count", float64(o.RequestCount)},
+		{"--num-sessions", float64(o.NumSessions)},
+		{"--benchmark-duration", o.BenchmarkDuration},
+		{"--warmup-request-count", float64(o.WarmupRequestCount)},
+		{"--request-cancellation-delay", o.RequestCancellationDelay},
+		{"--user-centric-rate", o.UserCentricRate},
+		{"--num-users", float64(o.NumUsers)},
+	}
+	for _, c := range nonNeg {
+		if !(c.v >= 0) || math.IsInf(c.v, 0) {
+			return usagef("%s must be >= 0 (got %v)", c.flag, c.v)
+		}
+	}
+	if o.Output == "" {
+		return usagef("--output is required")
+	}
+	ep, err := endpoint.Lookup(o.EndpointType)
+	if err != nil {
+		return usagef("--endpoint-type must be one of %s (got %q)", strings.Join(endpoint.Names(), ", "), o.EndpointType)
+	}
+	if o.Model == "" && ep.Name != "raw" && ep.Name != "template" {
+		return usagef("--model is required")
+	}
+	if o.CustomEndpoint == "" && ep.RequestPath(o.Streaming) == "" {
+		return usagef("--custom-endpoint is required for --endpoint-type %s", ep.Name)
+	}
+	if o.CustomEndpoint != "" && !strings.HasPrefix(o.CustomEndpoint, "/") {
+		return usagef("--custom-endpoint must be a path starting with / (got %q)", o.CustomEndpoint)
+	}
+	if o.Streaming && !ep.Streams {
+		return usagef("--streaming: endpoint type %s does not stream", ep.Name)
+	}
+
+	synthetic := o.Dataset == nil
+	if synthetic && o.SeqDist == "" && o.ISLMean <= 0 {
+		return usagef("--synthetic-input-tokens-mean must be > 0 (got %d)", o.ISLMean)
+	}
+	if !(o.RandomRangeRatio >= 0 && o.RandomRangeRatio <= 1) {
+		return usagef("--random-range-ratio must be in [0,1] (got %v)", o.RandomRangeRatio)
+	}
+	if o.RandomRangeRatioMode != "vllm" && o.RandomRangeRatioMode != "sglang" {
+		return usagef("--random-range-ratio-mode must be vllm or sglang (got %q)", o.RandomRangeRatioMode)
+	}
+	if o.RandomRangeRatio > 0 && (o.ISLStddev > 0 || o.OSLStddev > 0) {
+		return usagef("--random-range-ratio and --synthetic-input-tokens-stddev/--output-tokens-stddev are mutually exclusive")
+	}
+	if o.SeqDist != "" {
+		if _, err := ParseSeqDist(o.SeqDist); err != nil {
+			return usagef("%v", err)
+		}
+		if o.RandomRangeRatio > 0 {
+			return usagef("--seq-dist and --random-range-ratio are mutually exclusive")
+		}
+	}
+	if synthetic && o.NumDatasetEntries <= 0 {
+		return usagef("--num-dataset-entries must be > 0 (got %d)", o.NumDatasetEntries)
+	}
+	if (o.PromptPrefixPoolSize > 0) != (o.PromptPrefixLength > 0) {
+		return usagef("--prompt-prefix-pool-size and --prompt-prefix-length must be given together (got %d and %d)", o.PromptPrefixPoolSize, o.PromptPrefixLength)
+	}
+	if o.PromptPrefixPoolSize > 0 && (o.SharedSystemPromptLength > 0 || o.UserContextPromptLength > 0) {
+		return usagef("--prompt-prefix-pool-size and --shared-system-prompt-length/--user-context-prompt-length are mutually exclusive")
+	}
+	if o.ConversationTurnMean < 1 {
+		return usagef("--conversation-turn-mean must be >= 1 (got %d)", o.ConversationTurnMean)
+	}
+	if o.ConversationHistory != "compiled" && o.ConversationHistory != "live" {
+		return usagef("--conversation-history must be compiled or live (got %q)", o.ConversationHistory)
+	}
+	if o.SamplingStrategy != "" && !slices.Contains([]string{"sequential", "random", "shuffle"}, o.SamplingStrategy) {
+		return usagef("--dataset-sampling-strategy must be sequential, random or shuffle (got %q)", o.SamplingStrategy)
+	}
+
+	if _, err := NewArrival(o.ArrivalPattern, o.ArrivalSmoothness); err != nil {
+		return usagef("%v", err)
+	}
+	if o.RequestRateRampDuration > 0 && o.RequestRate == 0 {
+		return usagef("--request-rate-ramp-duration needs --request-rate")
+	}
+	if o.ConcurrencyRampDuration > 0 && o.Concurrency == 0 {
+		return usagef("--concurrency-ramp-duration needs --concurrency")
+	}
+	if o.RequestCount > 0 && o.NumSessions > 0 {
+		return usagef("--request-count and --num-sessions are mutually exclusive")
+	}
+	if o.RequestCancellationRate < 0 || o.RequestCancellationRate > 100 || math.IsNaN(o.RequestCancellationRate) {
+		return usagef("--request-cancellation-rate must be a percentage in [0,100] (got %v)", o.RequestCancellationRate)
+	}
+	if !(o.SynthesisSpeedupRatio > 0) || math.IsInf(o.SynthesisSpeedupRatio, 0) {
+		return usagef("--synthesis-speedup-ratio must be > 0 (got %v)", o.SynthesisSpeedupRatio)
+	}
+	if o.FixedSchedule && o.RequestRate > 0 {
+		return usagef("--request-rate and --fixed-schedule are mutually exclusive")
+	}
+	if o.FixedSchedule && o.UserCentricRate > 0 {
+		return usagef("--user-centric-rate and --fixed-schedule are mutually exclusive")
+	}
+	if o.UserCentricRate > 0 && o.RequestRate > 0 {
+		return usagef("--user-centric-rate and --request-rate are mutually exclusive")
+	}
+	if o.UserCentricRate > 0 && o.NumUsers == 0 {
+		return usagef("--user-centric-rate needs --num-users")
+	}
+	if o.NumUsers > 0 && o.UserCentricRate == 0 {
+		return usagef("--num-users needs --user-centric-rate")
+	}
+	if o.UserCentricRate > 0 && synthetic && o.ConversationTurnMean < 2 {
+		return usagef("--user-centric-rate needs sessions of at least 2 turns (--conversation-turn-mean %d)", o.ConversationTurnMean)
+	}
+	fixedFlags := o.FixedScheduleAutoOffset || o.FixedScheduleStartOffset != nil || o.FixedScheduleEndOffset != nil
+	if (o.FixedSchedule || fixedFlags) && synthetic {
+		return usagef("--fixed-schedule needs an --input-file with timestamps")
+	}
+	if o.FixedScheduleAutoOffset && o.FixedScheduleStartOffset != nil {
+		return usagef("--fixed-schedule-start-offset and --fixed-schedule-auto-offset are mutually exclusive")
+	}
+	if s := o.FixedScheduleStartOffset; s != nil && *s < 0 {
+		return usagef("--fixed-schedule-start-offset must be >= 0 (got %d)", *s)
+	}
+	if e := o.FixedScheduleEndOffset; e != nil {
+		if *e < 0 {
+			return usagef("--fixed-schedule-end-offset must be >= 0 (got %d)", *e)
+		}
+		if s := o.FixedScheduleStartOffset; s != nil && *e < *s {
+			return usagef("--fixed-schedule-end-offset %d is before --fixed-schedule-start-offset %d", *e, *s)
+		}
+	}
+	return nil
+}
+
+// lengths returns the synthetic ISL/OSL sampler the options describe.
+func (o *Options) lengths() (dataset.LengthSampler, error) {
+	switch {
+	case o.SeqDist != "":
+		return ParseSeqDist(o.SeqDist)
+	case o.RandomRangeRatio > 0:
+		return RangeLengths{ISLMean: o.ISLMean, OSLMean: o.OSLMean, Ratio: o.RandomRangeRatio, Mode: o.RandomRangeRatioMode}, nil
+	}
+	return NormalLengths{ISLMean: o.ISLMean, ISLStddev: o.ISLStddev, OSLMean: o.OSLMean, OSLStddev: o.OSLStddev}, nil
+}

@@ -1,0 +1,361 @@
+package plan
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/plan/dataset"
+	"github.com/llmbench/llmbench/tokenizer"
+)
+
+// renderBatch is how many planned requests are rendered and written per round. Bodies are
+// rendered in parallel within a round and written in order of first use, so the file does
+// not depend on the number of workers, and memory holds one round's new bodies at most.
+const renderBatch = 4096
+
+// defaultReplyTokens is the length of a synthesized assistant reply when the turn leaves its
+// output length unset: AIPerf's fallback OSL, max(128, ISL/2).
+func defaultReplyTokens(isl int) int { return max(128, isl/2) }
+
+// renderer turns dataset turns into request bodies through package endpoint, once per
+// distinct (conversation, turn): a dataset entry sampled many times is stored once and its
+// records share the bytes.
+type renderer struct {
+	opts   *Options
+	ep     *endpoint.Endpoint
+	ds     *dataset.Dataset
+	corpus *dataset.Corpus
+	tok    *tokenizer.Tokenizer
+	live   bool
+	path   string
+
+	base    []int // conversation → index of its turn 0 in refs/isl/done
+	refs    []mmapds.BodyRef
+	isl     []uint32
+	done    []bool
+	replies [][]string // compiled history: conversation → assistant reply per turn
+	seed    uint64     // root of the synthesized replies' streams
+	bodies  int
+}
+
+func newRenderer(o *Options, ep *endpoint.Endpoint, ds *dataset.Dataset, corpus *dataset.Corpus) (*renderer, error) {
+	r := &renderer{
+		opts: o, ep: ep, ds: ds, corpus: corpus, tok: o.Tokenizer,
+		live: o.ConversationHistory == "live",
+		path: o.CustomEndpoint,
+		base: make([]int, len(ds.Conversations)),
+		seed: Stream(o.Seed, "plan.history.reply").Uint64(),
+	}
+	if r.path == "" {
+		r.path = ep.RequestPath(o.Streaming)
+	}
+	if r.live {
+		if err := checkMarker(ds); err != nil {
+			return nil, err
+		}
+	}
+	n := 0
+	for i, c := range ds.Conversations {
+		r.base[i] = n
+		n += len(c.Turns)
+	}
+	r.refs = make([]mmapds.BodyRef, n)
+	r.isl = make([]uint32, n)
+	r.done = make([]bool, n)
+	r.replies = make([][]string, len(ds.Conversations))
+	return r, nil
+}
+
+// write renders what reqs need and appends their records to w; cancel gives each record's
+// CancelAfterNs, called in record order.
+func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned) int64) error {
+	type key struct{ conv, turn int32 }
+	var keys []key
+	var convs []int
+	for start := 0; start < len(reqs); start += renderBatch {
+		chunk := reqs[start:min(start+renderBatch, len(reqs))]
+		keys, convs = keys[:0], convs[:0]
+		for _, p := range chunk {
+			k := r.base[p.conv] + int(p.turn)
+			if r.done[k] {
+				continue
+			}
+			r.done[k] = true
+			keys = append(keys, key{p.conv, p.turn})
+			if p.turn > 0 && !r.live && r.replies[p.conv] == nil {
+				r.replies[p.conv] = []string{} // claimed: filled below
+				convs = append(convs, int(p.conv))
+			}
+		}
+		if err := parallelDo(len(convs), r.opts.Workers, func(i int) error {
+			return r.synthesizeReplies(convs[i])
+		}); err != nil {
+			return err
+		}
+		bodies := make([][]byte, len(keys))
+		isls := make([]int, len(keys))
+		if err := parallelDo(len(keys), r.opts.Workers, func(i int) error {
+			var err error
+			bodies[i], isls[i], err = r.render(int(keys[i].conv), int(keys[i].turn))
+			return err
+		}); err != nil {
+			return err
+		}
+		for i, k := range keys {
+			ref, err := w.AddBody(bodies[i])
+			if err != nil {
+				return fmt.Errorf("plan: %w", err)
+			}
+			j := r.base[k.conv] + int(k.turn)
+			r.refs[j], r.isl[j] = ref, uint32(min(isls[i], 1<<32-1))
+			r.bodies++
+		}
+		for i := range chunk {
+			p := &chunk[i]
+			k := r.base[p.conv] + int(p.turn)
+			rec := mmapds.Record{
+				SendOffsetNs:  p.send,
+				DelayNs:       p.delay,
+				CancelAfterNs: cancel(p),
+				Session:       p.session,
+				Turn:          uint32(p.turn),
+				ISL:           r.isl[k],
+				OSL:           uint32(max(r.ds.Conversations[p.conv].Turns[p.turn].OSL, 0)),
+				Phase:         p.phase,
+			}
+			if r.live && p.turn > 0 && r.usesHistory(int(p.conv), int(p.turn)) {
+				rec.Flags |= mmapds.FlagLiveHistory
+			}
+			if err := w.AddRef(rec, r.refs[k]); err != nil {
+				return fmt.Errorf("plan: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// usesHistory reports whether a turn's body is built from the conversation so far (rather
+// than sent verbatim from the input).
+func (r *renderer) usesHistory(conv, turn int) bool {
+	t := &r.ds.Conversations[conv].Turns[turn]
+	return len(t.Raw) == 0 && len(t.Messages) == 0
+}
+
+// synthesizeReplies fills the assistant replies of one conversation's turns for compiled
+// history: the input's recorded reply, or corpus text of the turn's output length. Each
+// conversation has its own stream, so the text does not depend on rendering order.
+func (r *renderer) synthesizeReplies(conv int) error {
+	turns := r.ds.Conversations[conv].Turns
+	out := make([]string, len(turns)-1)
+	rng := rand.New(rand.NewPCG(r.seed, uint64(conv)))
+	for j := range out {
+		t := &turns[j]
+		if t.Reply != "" {
+			out[j] = t.Reply
+			continue
+		}
+		n := t.OSL
+		if n <= 0 {
+			isl := t.PromptTokens
+			if isl <= 0 {
+				isl = r.tok.Count(t.Prompt)
+			}
+			n = defaultReplyTokens(isl)
+		}
+		text, err := r.corpus.Prompt(rng, n)
+		if err != nil {
+			return fmt.Errorf("plan: conversation %d turn %d reply: %w", conv, j, err)
+		}
+		out[j] = text
+	}
+	r.replies[conv] = out
+	return nil
+}
+
+// render returns the body of one dataset turn and its verified ISL: the token count of all
+// text the request sends (system, user context, history, prompt), joined by a space as
+// AIPerf and the prompt-style endpoints join messages. Live-history placeholders are not
+// counted.
+func (r *renderer) render(conv, turn int) ([]byte, int, error) {
+	c := &r.ds.Conversations[conv]
+	t := &c.Turns[turn]
+	o := r.opts
+	req := endpoint.Request{
+		Model:           o.Model,
+		MaxTokens:       max(t.OSL, 0),
+		Streaming:       o.Streaming,
+		LegacyMaxTokens: o.UseLegacyMaxTokens,
+		IncludeUsage:    o.UseServerTokenCount && o.Streaming,
+		Extra:           o.ExtraInputs,
+		Query:           t.Query,
+		Passages:        t.Passages,
+	}
+	isl := 0
+	switch {
+	case len(t.Raw) > 0:
+		req.Raw = t.Raw
+		isl = t.PromptTokens
+		if isl <= 0 && t.Prompt != "" {
+			isl = r.tok.Count(t.Prompt)
+		}
+	case len(t.Messages) > 0:
+		req.Messages = t.Messages
+		isl = r.countJoined(t.Messages, "")
+	default:
+		msgs := make([]endpoint.Message, 0, 2*turn+3)
+		if sys := c.Turns[0].System; sys != "" {
+			msgs = append(msgs, endpoint.Message{Role: "system", Content: sys})
+		}
+		if c.UserContext != "" {
+			msgs = append(msgs, endpoint.Message{Role: "user", Content: c.UserContext})
+		}
+		for j := range turn {
+			reply := LiveHistoryMarker
+			if !r.live {
+				reply = r.replies[conv][j]
+			}
+			msgs = append(msgs, endpoint.Message{Role: "user", Content: c.Turns[j].Prompt},
+				endpoint.Message{Role: "assistant", Content: reply})
+		}
+		msgs = append(msgs, endpoint.Message{Role: "user", Content: t.Prompt})
+		req.Messages = msgs
+		if len(msgs) == 1 && t.PromptTokens > 0 {
+			isl = t.PromptTokens // exact by construction (synthetic) or measured by the loader
+		} else {
+			skip := ""
+			if r.live {
+				skip = LiveHistoryMarker
+			}
+			isl = r.countJoined(msgs, skip)
+		}
+	}
+	if len(t.Passages) > 0 || t.Query != "" {
+		isl = r.tok.Count(strings.Join(append([]string{t.Query}, t.Passages...), " "))
+	}
+	body, err := r.ep.Render(nil, &req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("plan: conversation %d (session %q) turn %d: %w", conv, c.SessionID, turn, err)
+	}
+	return body, isl, nil
+}
+
+// countJoined counts the tokens of the messages' contents joined by a space, leaving out
+// messages whose content is skip.
+func (r *renderer) countJoined(msgs []endpoint.Message, skip string) int {
+	var b strings.Builder
+	for _, m := range msgs {
+		if skip != "" && m.Content == skip {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(m.Content)
+	}
+	return r.tok.Count(b.String())
+}
+
+// meta assembles the plan-wide metadata.
+func (r *renderer) meta(o *Options, ds *dataset.Dataset, corpus *dataset.Corpus, mode string, warm, prof int, durationNs int64, profile []planned) *mmapds.Meta {
+	headers := map[string]string{"Content-Type": "application/json", "Accept": "application/json"}
+	if o.Streaming {
+		headers["Accept"] = "text/event-stream"
+	}
+	maps.Copy(headers, r.ep.Headers)
+	m := &mmapds.Meta{
+		ToolVersion:         ToolVersion,
+		Endpoint:            r.ep.Name,
+		Paths:               []string{r.path},
+		Method:              "POST",
+		Headers:             headers,
+		Streaming:           o.Streaming,
+		Model:               o.Model,
+		TimingMode:          mode,
+		Dataset:             ds.Name,
+		Concurrency:         o.Concurrency,
+		ConcurrencyRampNs:   int64(o.ConcurrencyRampDuration * 1e9),
+		WarmupCount:         warm,
+		ProfileCount:        prof,
+		DurationNs:          durationNs,
+		Tokenizer:           r.tok.Name(),
+		TokenizerSHA256:     r.tok.SHA256(),
+		CorpusSHA256:        corpus.SHA256(),
+		Seed:                o.Seed,
+		ConversationHistory: o.ConversationHistory,
+		Reproducible:        !r.live,
+		Spec:                o.Spec,
+	}
+	if mode == ModeConcurrency && m.Concurrency == 0 {
+		m.Concurrency = 1 // AIPerf's default: one session at a time
+	}
+	if o.Dataset != nil {
+		m.InputSHA256 = ds.SourceSHA256
+		m.InputInsight = dataset.Insight(o.Dataset)
+	}
+	if r.live {
+		m.LiveHistoryMarker = LiveHistoryMarker
+	}
+	switch mode {
+	case ModeRequestRate:
+		m.OfferedRate = o.RequestRate
+		m.ArrivalPattern = o.ArrivalPattern
+	case ModeUserCentric:
+		m.OfferedRate = o.UserCentricRate
+	case ModeFixedSchedule:
+		var last int64
+		for i := range profile {
+			last = max(last, profile[i].send)
+		}
+		if last > 0 && len(profile) > 1 {
+			m.OfferedRate = float64(len(profile)-1) / (float64(last) / 1e9)
+		}
+	}
+	return m
+}
+
+// parallelDo runs f(0..n-1) on up to workers goroutines (0 = GOMAXPROCS) and returns the
+// error of the lowest failing index. f must store results by index.
+func parallelDo(n, workers int, f func(i int) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, n)
+	if workers <= 1 {
+		for i := range n {
+			if err := f(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				errs[i] = f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

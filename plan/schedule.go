@@ -1,0 +1,293 @@
+package plan
+
+import (
+	"container/heap"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/plan/dataset"
+)
+
+// Timing modes, in AIPerf's priority order (aiperf.md §2.2).
+const (
+	ModeFixedSchedule = "fixed_schedule"
+	ModeUserCentric   = "user_centric"
+	ModeRequestRate   = "request_rate"
+	ModeConcurrency   = "concurrency"
+)
+
+// planned is one request before rendering: which dataset turn it sends, on which session,
+// and when.
+type planned struct {
+	conv    int32
+	turn    int32
+	session uint32
+	phase   mmapds.Phase
+	send    int64 // ns from the phase start, or mmapds.NoSendOffset
+	delay   int64 // ns after the previous turn completes, or -1 for first turns
+}
+
+// limits bound a phase; a zero field is no bound. At least one is set.
+type limits struct {
+	requests   int
+	sessions   int
+	durationNs int64
+}
+
+// sampler picks dataset conversations (--dataset-sampling-strategy).
+type sampler struct {
+	strategy string
+	n        int
+	r        *rand.Rand
+	perm     []int
+	pos      int
+}
+
+func (s *sampler) next() int {
+	switch s.strategy {
+	case "random":
+		return s.r.IntN(s.n)
+	case "shuffle":
+		if s.pos == len(s.perm) {
+			if s.perm == nil {
+				s.perm = make([]int, s.n)
+			}
+			for i := range s.perm {
+				s.perm[i] = i
+			}
+			s.r.Shuffle(len(s.perm), func(i, j int) { s.perm[i], s.perm[j] = s.perm[j], s.perm[i] })
+			s.pos = 0
+		}
+		s.pos++
+		return s.perm[s.pos-1]
+	}
+	s.pos++
+	return (s.pos - 1) % s.n
+}
+
+// scheduler builds the planned requests of one phase.
+type scheduler struct {
+	ds      *dataset.Dataset
+	mode    string
+	speedup float64
+	phase   mmapds.Phase
+	lim     limits
+	session uint32 // next session id
+
+	smp     *sampler
+	arrival Arrival
+	arrRNG  *rand.Rand
+	ramp    Ramp
+
+	users   int
+	ucRate  float64
+	fixed   []fixedSession
+	out     []planned
+	reqs    int
+	nsessns int
+}
+
+// full reports whether the request or session bound is reached.
+func (s *scheduler) full() bool {
+	return (s.lim.requests > 0 && s.reqs >= s.lim.requests) || (s.lim.sessions > 0 && s.nsessns >= s.lim.sessions)
+}
+
+// delayNs is the wait after the previous turn for a later turn (0 when the input has none).
+func (s *scheduler) delayNs(t *dataset.Turn) int64 {
+	if t.DelayNs == dataset.NoTime || t.DelayNs < 0 {
+		return 0
+	}
+	return int64(math.Round(float64(t.DelayNs) / s.speedup))
+}
+
+// session emits the turns of conversation conv, the first at first (or NoSendOffset), later
+// ones at at(i) (NoSendOffset when nil), and returns how many it emitted.
+func (s *scheduler) emit(conv int, first int64, at func(i int) int64, laterDelay func(t *dataset.Turn) int64) int {
+	turns := s.ds.Conversations[conv].Turns
+	id := s.session
+	s.session++
+	s.nsessns++
+	n := 0
+	for i := range turns {
+		if s.lim.requests > 0 && s.reqs >= s.lim.requests {
+			break
+		}
+		p := planned{conv: int32(conv), turn: int32(i), session: id, phase: s.phase, send: first, delay: -1}
+		if i > 0 {
+			p.send = mmapds.NoSendOffset
+			if at != nil {
+				p.send = at(i)
+			}
+			p.delay = laterDelay(&turns[i])
+		}
+		s.out = append(s.out, p)
+		s.reqs++
+		n++
+	}
+	return n
+}
+
+// run plans the phase.
+func (s *scheduler) run() {
+	switch s.mode {
+	case ModeConcurrency:
+		s.closedLoop()
+	case ModeRequestRate:
+		s.requestRate()
+	case ModeUserCentric:
+		s.userCentric()
+	case ModeFixedSchedule:
+		s.fixedSchedule()
+	}
+}
+
+// closedLoop: every first turn waits for a free slot; later turns follow their session.
+func (s *scheduler) closedLoop() {
+	for !s.full() {
+		s.emit(s.smp.next(), mmapds.NoSendOffset, nil, s.delayNs)
+	}
+}
+
+// requestRate: sessions start at instants of the arrival process under the ramp. Every turn
+// draws one gap, so later turns consume ticks as in AIPerf and the offered rate counts
+// requests, not sessions. Instants are cumulative sums in float64 seconds, rounded once to
+// ns, so the schedule never drifts.
+func (s *scheduler) requestRate() {
+	t := 0.0
+	for !s.full() {
+		ns := secondsToNs(t)
+		if s.lim.durationNs > 0 && ns >= s.lim.durationNs {
+			return
+		}
+		n := s.emit(s.smp.next(), ns, nil, s.delayNs)
+		for range n {
+			t = advance(s.ramp, t, s.arrival.Next(s.arrRNG))
+		}
+	}
+}
+
+// userCentric: NumUsers users, each sending its session's turns on a fixed grid of
+// gap = users/rate seconds and starting its next session right after the last turn's slot.
+// User u starts at u/rate, so the aggregate rate is the target from the start. Later turns
+// also wait for their previous turn (DelayNs 0): a slow response pushes the user back.
+func (s *scheduler) userCentric() {
+	gap := float64(s.users) / s.ucRate
+	h := make(userHeap, s.users)
+	for u := range h {
+		h[u] = userSlot{user: u, at: float64(u) / s.ucRate}
+	}
+	heap.Init(&h)
+	for !s.full() {
+		u := h[0]
+		start := secondsToNs(u.at)
+		if s.lim.durationNs > 0 && start >= s.lim.durationNs {
+			return
+		}
+		n := s.emit(s.smp.next(), start, func(i int) int64 { return secondsToNs(u.at + float64(i)*gap) }, func(*dataset.Turn) int64 { return 0 })
+		h[0].at += float64(max(n, 1)) * gap
+		heap.Fix(&h, 0)
+	}
+}
+
+// fixedSession is one timed conversation: its index and its first turn's planned offset.
+type fixedSession struct {
+	conv   int
+	offset int64
+}
+
+// fixedSchedule: the input's sessions in timestamp order (see prepareFixed), each first turn
+// at its offset, later turns at their own timestamps when they have one.
+func (s *scheduler) fixedSchedule() {
+	for _, fs := range s.fixed {
+		if s.full() || (s.lim.durationNs > 0 && fs.offset >= s.lim.durationNs) {
+			return
+		}
+		turns := s.ds.Conversations[fs.conv].Turns
+		base := turns[0].TimestampNs
+		at := func(i int) int64 {
+			if turns[i].TimestampNs == dataset.NoTime {
+				return mmapds.NoSendOffset
+			}
+			return fs.offset + int64(math.Round(float64(turns[i].TimestampNs-base)/s.speedup))
+		}
+		s.emit(fs.conv, fs.offset, at, s.delayNs)
+	}
+}
+
+// prepareFixed orders the timed conversations by first timestamp (stable on input order),
+// keeps those whose first timestamp lies in the window [start, end] (ms, nil = open), and
+// turns timestamps into offsets from zero: the first kept timestamp with auto-offset, else
+// the start offset, else the input's own origin; divided by speedup.
+func prepareFixed(ds *dataset.Dataset, autoOffset bool, startMs, endMs *int64, speedup float64) ([]fixedSession, error) {
+	type ts struct {
+		conv int
+		ns   int64
+	}
+	var all []ts
+	for i, c := range ds.Conversations {
+		if len(c.Turns) == 0 {
+			continue
+		}
+		t := c.Turns[0].TimestampNs
+		if t == dataset.NoTime {
+			return nil, usagef("fixed schedule: conversation %d (session %q) has no timestamp", i, c.SessionID)
+		}
+		if startMs != nil && t < *startMs*1e6 {
+			continue
+		}
+		if endMs != nil && t > *endMs*1e6 {
+			continue
+		}
+		all = append(all, ts{i, t})
+	}
+	slices.SortStableFunc(all, func(a, b ts) int {
+		switch {
+		case a.ns < b.ns:
+			return -1
+		case a.ns > b.ns:
+			return 1
+		}
+		return 0
+	})
+	var zero int64
+	switch {
+	case autoOffset && len(all) > 0:
+		zero = all[0].ns
+	case startMs != nil:
+		zero = *startMs * 1e6
+	}
+	out := make([]fixedSession, len(all))
+	for i, a := range all {
+		out[i] = fixedSession{conv: a.conv, offset: max(0, int64(math.Round(float64(a.ns-zero)/speedup)))}
+	}
+	return out, nil
+}
+
+func secondsToNs(t float64) int64 { return int64(math.Round(t * 1e9)) }
+
+// userSlot is one user's next session start, in seconds.
+type userSlot struct {
+	user int
+	at   float64
+}
+
+// userHeap orders users by next start, then by user number, so ties are deterministic.
+type userHeap []userSlot
+
+func (h userHeap) Len() int { return len(h) }
+func (h userHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].user < h[j].user
+}
+func (h userHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *userHeap) Push(x any)   { *h = append(*h, x.(userSlot)) }
+func (h *userHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

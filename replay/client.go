@@ -1,0 +1,449 @@
+package replay
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// The worker's HTTP/1.1 client. net/http costs allocations and goroutine hand-offs on every
+// read and hides when each read returned; this client writes a pre-rendered head and the body
+// straight from the plan mapping with one writev, then reads the socket into a fixed buffer,
+// timestamping each read before parsing it. See BenchmarkReadPath for the comparison.
+
+// Connection reuse strategies (AIPerf's --connection-reuse-strategy).
+const (
+	ReusePooled = "pooled"               // keep-alive connections shared by all requests of a worker
+	ReuseNever  = "never"                // a new connection per request, "Connection: close"
+	ReuseSticky = "sticky-user-sessions" // one connection per session, kept across its turns
+)
+
+// target is one base URL and the request heads rendered for it, one per plan path.
+type target struct {
+	scheme string
+	addr   string // host:port to dial
+	host   string // Host header / TLS server name
+	heads  [][]byte
+	tls    *tls.Config
+}
+
+// headConfig is what goes into every request head.
+type headConfig struct {
+	method        string
+	paths         []string
+	headers       [][2]string // fixed headers, in order, already merged and validated
+	closeConn     bool        // send Connection: close (never strategy)
+	userAgent     string
+	sessionHeader string
+}
+
+// newTarget parses a base URL and renders its request heads. The head ends just before the
+// Content-Length value, which is appended per request.
+func newTarget(raw string, hc *headConfig, tcfg *tls.Config) (*target, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("bad URL %q: %w", raw, err)
+	}
+	t := &target{scheme: u.Scheme}
+	switch u.Scheme {
+	case "http", "https":
+	default:
+		return nil, fmt.Errorf("URL %q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("URL %q has no host", raw)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("URL %q: credentials in URLs are not supported (use --api-key or -H)", redactURL(raw))
+	}
+	t.host = u.Host
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	t.addr = net.JoinHostPort(u.Hostname(), port)
+	if u.Scheme == "https" {
+		c := tcfg.Clone()
+		if c.ServerName == "" {
+			c.ServerName = u.Hostname()
+		}
+		c.NextProtos = []string{"http/1.1"}
+		t.tls = c
+	}
+	base := strings.TrimSuffix(u.EscapedPath(), "/")
+	for _, p := range hc.paths {
+		if !strings.HasPrefix(p, "/") {
+			p = "/" + p
+		}
+		var b []byte
+		b = append(b, hc.method...)
+		b = append(b, ' ')
+		b = append(b, base...)
+		b = append(b, p...)
+		b = append(b, " HTTP/1.1\r\nHost: "...)
+		b = append(b, t.host...)
+		b = append(b, "\r\n"...)
+		if hc.userAgent != "" {
+			b = append(b, "User-Agent: "...)
+			b = append(b, hc.userAgent...)
+			b = append(b, "\r\n"...)
+		}
+		for _, h := range hc.headers {
+			b = append(b, h[0]...)
+			b = append(b, ": "...)
+			b = append(b, h[1]...)
+			b = append(b, "\r\n"...)
+		}
+		if hc.closeConn {
+			b = append(b, "Connection: close\r\n"...)
+		}
+		b = append(b, "Content-Length: "...)
+		t.heads = append(t.heads, b)
+	}
+	return t, nil
+}
+
+// mergeHeaders builds the fixed header list: the plan's headers, then the user's (-H, which
+// replace a plan header of the same name), then Authorization from the API key unless the
+// user set one. Content-Type defaults to application/json. Hop-by-hop and framing headers
+// are refused: the client owns them.
+func mergeHeaders(plan map[string]string, user []string, apiKey string) ([][2]string, error) {
+	type kv struct{ k, v string }
+	var out []kv
+	index := map[string]int{}
+	set := func(k, v string) {
+		lk := strings.ToLower(k)
+		if i, ok := index[lk]; ok {
+			out[i] = kv{k, v}
+			return
+		}
+		index[lk] = len(out)
+		out = append(out, kv{k, v})
+	}
+	keys := make([]string, 0, len(plan))
+	for k := range plan {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := checkHeader(k, plan[k]); err != nil {
+			return nil, fmt.Errorf("plan header: %w", err)
+		}
+		set(k, plan[k])
+	}
+	for _, h := range user {
+		k, v, ok := strings.Cut(h, ":")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			// Never echo the value: a malformed credential header is still a credential.
+			name, _, _ := strings.Cut(strings.TrimSpace(h), " ")
+			return nil, fmt.Errorf("header starting %q: want 'Name: value'", strings.TrimSuffix(name, ":"))
+		}
+		if err := checkHeader(k, v); err != nil {
+			return nil, err
+		}
+		set(k, v)
+	}
+	if apiKey != "" {
+		if _, ok := index["authorization"]; !ok {
+			if strings.ContainsAny(apiKey, "\r\n") {
+				return nil, errors.New("API key contains a line break")
+			}
+			set("Authorization", "Bearer "+apiKey)
+		}
+	}
+	if _, ok := index["content-type"]; !ok {
+		set("Content-Type", "application/json")
+	}
+	res := make([][2]string, len(out))
+	for i, h := range out {
+		res[i] = [2]string{h.k, h.v}
+	}
+	return res, nil
+}
+
+func checkHeader(k, v string) error {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return fmt.Errorf("header name %q is not a valid token", k)
+		}
+	}
+	if strings.ContainsAny(v, "\r\n\x00") {
+		return fmt.Errorf("header %s: value contains a line break", k)
+	}
+	switch strings.ToLower(k) {
+	case "host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer":
+		return fmt.Errorf("header %s is set by replay and cannot be given", k)
+	}
+	return nil
+}
+
+// loadTLSConfig builds the client TLS configuration.
+func loadTLSConfig(caFile string, insecure bool) (*tls.Config, error) {
+	c := &tls.Config{InsecureSkipVerify: insecure, MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("TLS CA file %s: no PEM certificates found", caFile)
+		}
+		c.RootCAs = pool
+	}
+	return c, nil
+}
+
+// conn is one connection to a target.
+type conn struct {
+	nc     net.Conn
+	target int
+	used   bool // carried a request before
+	broken bool // must not be reused
+}
+
+// pool keeps idle keep-alive connections per target. Connections are taken LIFO so the
+// warmest one is reused.
+type pool struct {
+	mu   sync.Mutex
+	idle [][]*conn
+}
+
+func (p *pool) get(target int) *conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.idle[target]
+	if len(s) == 0 {
+		return nil
+	}
+	c := s[len(s)-1]
+	s[len(s)-1] = nil
+	p.idle[target] = s[:len(s)-1]
+	return c
+}
+
+func (p *pool) put(c *conn) {
+	p.mu.Lock()
+	p.idle[c.target] = append(p.idle[c.target], c)
+	p.mu.Unlock()
+}
+
+func (p *pool) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, s := range p.idle {
+		for _, c := range s {
+			c.nc.Close()
+		}
+		p.idle[i] = nil
+	}
+}
+
+// dial opens a connection to target t, with the TLS handshake for https, before deadline.
+func dial(ctx context.Context, d *net.Dialer, t *target, idx int, deadline time.Time) (*conn, error) {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	nc, err := d.DialContext(ctx, "tcp", t.addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	if t.tls != nil {
+		tc := tls.Client(nc, t.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("TLS handshake: %w", err)
+		}
+		nc = tc
+	}
+	return &conn{nc: nc, target: idx}, nil
+}
+
+// exchangeBuffers is the per-runner memory an exchange reuses: nothing in it is allocated
+// per request once it has grown to the largest response seen.
+type exchangeBuffers struct {
+	rbuf   []byte      // socket reads land here
+	suffix []byte      // Content-Length value, session header, final CRLF
+	bufs   [3][]byte   // backing array for wv
+	wv     net.Buffers // head, suffix, body for writev
+}
+
+// exchangeResult classifies how an exchange ended, for the caller to map onto an outcome.
+type exchangeResult uint8
+
+const (
+	exOK        exchangeResult = iota
+	exNetError                 // transport error; err says which
+	exDeadline                 // a deadline fired: timeout, cancel-after or abort, the caller knows which
+	exProtocol                 // the server broke HTTP/1.1
+	exStaleConn                // a reused connection was closed before any response byte: retry
+)
+
+// exchange writes one request on c and reads its response into q (Status, WriteStartNs,
+// WriteEndNs, HeaderNs, ReadNs, ReadEnd, Body). It allocates nothing on success. now returns
+// nanoseconds on the run's clock. afterWrite is called once the request is written, to set
+// the read deadline.
+func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, eb *exchangeBuffers,
+	q *rawlog.Request, now func() int64, afterWrite func(writeEnd int64)) (exchangeResult, error) {
+	eb.suffix = strconv.AppendUint(eb.suffix[:0], uint64(len(body)), 10)
+	eb.suffix = append(eb.suffix, "\r\n"...)
+	if sessionHeader != "" {
+		eb.suffix = append(eb.suffix, sessionHeader...)
+		eb.suffix = append(eb.suffix, ": "...)
+		eb.suffix = strconv.AppendUint(eb.suffix, uint64(session), 10)
+		eb.suffix = append(eb.suffix, "\r\n"...)
+	}
+	eb.suffix = append(eb.suffix, "\r\n"...)
+	eb.bufs[0], eb.bufs[1], eb.bufs[2] = head, eb.suffix, body
+	eb.wv = eb.bufs[:]
+	q.WriteStartNs = now()
+	_, err := eb.wv.WriteTo(c.nc)
+	q.WriteEndNs = now()
+	eb.bufs[2] = nil // do not keep the mapping referenced
+	if err != nil {
+		return classifyNetErr(c, err, false)
+	}
+	afterWrite(q.WriteEndNs)
+
+	var h respHead
+	var dec bodyDecoder
+	filled := 0 // bytes of head accumulated in rbuf
+	headDone := false
+	got := false // any response byte arrived
+	buf := eb.rbuf
+	for {
+		n, err := c.nc.Read(buf[filled:])
+		t := now()
+		if n > 0 {
+			got = true
+			if !headDone {
+				from := filled - 3
+				filled += n
+				for {
+					end, tl := findHeadEnd(buf[:filled], from)
+					if end < 0 {
+						break
+					}
+					if perr := parseHead(buf[:end], &h); perr != nil {
+						c.broken = true
+						return exProtocol, perr
+					}
+					rest := buf[end+tl : filled]
+					if h.status == 101 {
+						c.broken = true
+						return exProtocol, errors.New("server switched protocols (101)")
+					}
+					if h.status < 200 {
+						// Interim response (100 Continue, 103 Early Hints): drop it; the final
+						// head may already be in what is left.
+						filled = copy(buf, rest)
+						from = 0
+						continue
+					}
+					headDone = true
+					q.Status = h.status
+					q.HeaderNs = t
+					dec.reset(&h)
+					filled = 0
+					if len(rest) > 0 {
+						var derr error
+						q.Body, derr = dec.feed(q.Body, rest)
+						q.ReadNs = append(q.ReadNs, t)
+						q.ReadEnd = append(q.ReadEnd, uint32(len(q.Body)))
+						if derr != nil {
+							c.broken = true
+							return exProtocol, derr
+						}
+					}
+					break
+				}
+				if !headDone {
+					if filled == len(buf) {
+						c.broken = true
+						return exProtocol, errHeaderTooLarge
+					}
+					if err != nil {
+						return classifyNetErr(c, err, got)
+					}
+					continue
+				}
+			} else {
+				var derr error
+				q.Body, derr = dec.feed(q.Body, buf[:n])
+				q.ReadNs = append(q.ReadNs, t)
+				q.ReadEnd = append(q.ReadEnd, uint32(len(q.Body)))
+				if derr != nil {
+					c.broken = true
+					return exProtocol, derr
+				}
+			}
+			if headDone && dec.done() {
+				if !h.keepAlive || dec.excess {
+					c.broken = true
+				}
+				return exOK, nil
+			}
+		}
+		if err != nil {
+			if err == io.EOF && headDone && dec.framing == frameClose {
+				c.broken = true
+				return exOK, nil
+			}
+			return classifyNetErr(c, err, got)
+		}
+	}
+}
+
+// classifyNetErr marks c broken and says what kind of failure err is.
+func classifyNetErr(c *conn, err error, gotBytes bool) (exchangeResult, error) {
+	c.broken = true
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return exDeadline, err
+	}
+	if c.used && !gotBytes && (err == io.EOF || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
+		return exStaleConn, err
+	}
+	if err == io.EOF {
+		return exNetError, io.ErrUnexpectedEOF
+	}
+	return exNetError, err
+}
+
+// errText shortens a network error for the log: the operation and addresses that net.OpError
+// adds are the same for every request of a run.
+func errText(err error) string {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		var se *os.SyscallError
+		if errors.As(op.Err, &se) {
+			return se.Err.Error()
+		}
+		return op.Err.Error()
+	}
+	if err == io.ErrUnexpectedEOF {
+		return "connection closed before the response ended"
+	}
+	return err.Error()
+}

@@ -1,0 +1,458 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// rawServer answers every request on a connection with a chunked SSE response of n events,
+// each written with its own write call, so the client sees many reads. Keep-alive.
+func rawServer(t testing.TB, events int) (addr string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	ev := []byte("data: {\"choices\":[{\"delta\":{\"content\":\"tok \"}}]}\n\n")
+	chunk := append([]byte(strconv.FormatInt(int64(len(ev)), 16)+"\r\n"), ev...)
+	chunk = append(chunk, "\r\n"...)
+	head := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+	tail := []byte("0\r\n\r\n")
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				// Allocation-free, so that AllocsPerRun measures the client alone.
+				buf := make([]byte, 64<<10)
+				have := 0
+				for {
+					end, n := -1, 0
+					for {
+						if end = bytes.Index(buf[:have], []byte("\r\n\r\n")); end >= 0 {
+							if i := bytes.Index(buf[:end], []byte("Content-Length: ")); i >= 0 {
+								for _, d := range buf[i+16 : end] {
+									if d < '0' || d > '9' {
+										break
+									}
+									n = n*10 + int(d-'0')
+								}
+							}
+							if have >= end+4+n {
+								break
+							}
+						}
+						k, err := c.Read(buf[have:])
+						if err != nil {
+							return
+						}
+						have += k
+					}
+					have = copy(buf, buf[end+4+n:have])
+					c.Write(head)
+					for i := 0; i < events; i++ {
+						c.Write(chunk)
+					}
+					c.Write(tail)
+				}
+			}(c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+type exchangeBench struct {
+	c     *conn
+	t     *target
+	eb    exchangeBuffers
+	q     rawlog.Request
+	body  []byte
+	start time.Time
+	now   func() int64
+	after func(int64)
+}
+
+func newExchangeBench(t testing.TB, addr string) *exchangeBench {
+	hc := &headConfig{method: "POST", paths: []string{"/v1/chat/completions"}, headers: [][2]string{{"Content-Type", "application/json"}}}
+	tg, err := newTarget("http://"+addr, hc, &tls.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	x := &exchangeBench{c: &conn{nc: nc}, t: tg, body: []byte(`{"model":"m","stream":true}`), start: time.Now()}
+	x.eb.rbuf = make([]byte, readBufSize)
+	x.now = func() int64 { return int64(time.Since(x.start)) }
+	x.after = func(int64) {}
+	return x
+}
+
+func (x *exchangeBench) do(t testing.TB) {
+	x.q.ReadNs, x.q.ReadEnd, x.q.Body = x.q.ReadNs[:0], x.q.ReadEnd[:0], x.q.Body[:0]
+	res, err := exchange(x.c, x.t.heads[0], x.body, "X-Correlation-ID", 42, &x.eb, &x.q, x.now, x.after)
+	if res != exOK || x.c.broken {
+		t.Fatalf("exchange: %v %v broken=%v", res, err, x.c.broken)
+	}
+	x.c.used = true
+}
+
+// The read path allocates nothing: a whole request on a kept-alive connection, however many
+// reads its response takes, allocates zero bytes once the buffers have grown.
+func TestExchangeAllocatesNothing(t *testing.T) {
+	for _, events := range []int{1, 64, 512} {
+		x := newExchangeBench(t, rawServer(t, events))
+		x.do(t) // grow buffers
+		x.do(t)
+		if n := testing.AllocsPerRun(20, func() { x.do(t) }); n != 0 {
+			t.Fatalf("%d events: %v allocations per request (%d reads)", events, n, len(x.q.ReadNs))
+		}
+		if countSSEData(x.q.Body) != events || len(x.q.ReadNs) == 0 {
+			t.Fatalf("%d events: body has %d", events, countSSEData(x.q.Body))
+		}
+	}
+}
+
+// memConn is an in-memory connection that answers each request with a canned response
+// delivered one segment per Read, so a benchmark measures a client's own cost per read
+// without the kernel's.
+type memConn struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	segs    [][]byte
+	next    int
+	off     int
+	pending bool
+	closed  bool
+	reads   int
+}
+
+func newMemConn(segs [][]byte) *memConn {
+	c := &memConn{segs: segs}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+func (c *memConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	if !c.pending {
+		c.pending, c.next, c.off = true, 0, 0
+		c.cond.Broadcast()
+	}
+	c.mu.Unlock()
+	return len(p), nil
+}
+
+func (c *memConn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for !c.pending && !c.closed {
+		c.cond.Wait()
+	}
+	if c.closed {
+		return 0, io.EOF
+	}
+	n := copy(p, c.segs[c.next][c.off:])
+	c.off += n
+	c.reads++
+	if c.off == len(c.segs[c.next]) {
+		c.next, c.off = c.next+1, 0
+		if c.next == len(c.segs) {
+			c.pending = false
+		}
+	}
+	return n, nil
+}
+
+func (c *memConn) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *memConn) LocalAddr() net.Addr              { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1} }
+func (c *memConn) RemoteAddr() net.Addr             { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2} }
+func (c *memConn) SetDeadline(time.Time) error      { return nil }
+func (c *memConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
+
+// sseSegments is a chunked SSE response of n events, one segment per event.
+func sseSegments(n int) [][]byte {
+	ev := "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" token\"}}]}\n\n"
+	segs := [][]byte{[]byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")}
+	for i := 0; i < n; i++ {
+		segs = append(segs, []byte(fmt.Sprintf("%x\r\n%s\r\n", len(ev), ev)))
+	}
+	return append(segs, []byte("0\r\n\r\n"))
+}
+
+// BenchmarkReadPath compares the worker's client with net/http reading the same streamed
+// response (256 SSE events, one per read) from an in-memory connection: the client's own
+// CPU time and allocations per read, each read timestamped, bytes kept.
+func BenchmarkReadPath(b *testing.B) {
+	const events = 256
+	b.Run("lean", func(b *testing.B) {
+		mc := newMemConn(sseSegments(events))
+		x := &exchangeBench{c: &conn{nc: mc}, body: []byte(`{"model":"m","stream":true}`), start: time.Now()}
+		hc := &headConfig{method: "POST", paths: []string{"/v1/chat/completions"}}
+		x.t, _ = newTarget("http://127.0.0.1:9", hc, &tls.Config{})
+		x.eb.rbuf = make([]byte, readBufSize)
+		x.now = func() int64 { return int64(time.Since(x.start)) }
+		x.after = func(int64) {}
+		x.do(b)
+		mc.reads = 0
+		b.ReportAllocs()
+		b.ResetTimer()
+		u0, s0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			x.do(b)
+		}
+		u1, s1 := cpuTime()
+		b.ReportMetric(float64(mc.reads)/float64(b.N), "reads/op")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(mc.reads), "ns/read")
+		b.ReportMetric(float64(u1-u0+s1-s0)/float64(mc.reads), "cpu-ns/read")
+	})
+	b.Run("nethttp", func(b *testing.B) {
+		mc := newMemConn(sseSegments(events))
+		tr := &http.Transport{MaxIdleConnsPerHost: 1, DialContext: func(context.Context, string, string) (net.Conn, error) { return mc, nil }}
+		cl := &http.Client{Transport: tr}
+		body := []byte(`{"model":"m","stream":true}`)
+		buf := make([]byte, readBufSize)
+		var times []int64
+		var all []byte
+		start := time.Now()
+		once := func() {
+			req, _ := http.NewRequest("POST", "http://127.0.0.1:9/v1/chat/completions", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := cl.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			times, all = times[:0], all[:0]
+			for {
+				k, err := resp.Body.Read(buf)
+				times = append(times, int64(time.Since(start)))
+				all = append(all, buf[:k]...)
+				if err != nil {
+					break
+				}
+			}
+			resp.Body.Close()
+			if countSSEData(all) != events {
+				b.Fatalf("net/http read %d events", countSSEData(all))
+			}
+		}
+		once()
+		mc.mu.Lock()
+		mc.reads = 0
+		mc.mu.Unlock()
+		b.ReportAllocs()
+		b.ResetTimer()
+		u0, s0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			once()
+		}
+		u1, s1 := cpuTime()
+		b.StopTimer()
+		mc.mu.Lock()
+		reads := mc.reads
+		mc.mu.Unlock()
+		b.ReportMetric(float64(reads)/float64(b.N), "reads/op")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(reads), "ns/read")
+		b.ReportMetric(float64(u1-u0+s1-s0)/float64(reads), "cpu-ns/read")
+	})
+}
+
+// https URLs work through crypto/tls, with a CA file.
+func TestTLS(t *testing.T) {
+	ts := &testServer{}
+	ts.Server = httptest.NewUnstartedServer(http.HandlerFunc(ts.handle))
+	ts.StartTLS()
+	defer ts.Close()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw})
+	if err := os.WriteFile(ca, pemBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan := singleTurn(3, job{N: 20, Stream: true}, func(i int) int64 { return int64(i) * 1e6 }).write(t, dir)
+	res, reqs, _ := runInProcess(t, workerConfig{Plan: plan, URLs: []string{ts.URL}, TLSCAFile: ca}, nil)
+	if res.Counts.Completed != 3 || countSSEData(reqs[2].Body) != 20 {
+		t.Fatalf("counts %+v err %q", res.Counts, reqs[0].Err)
+	}
+	// Without the CA the handshake fails, and that is a logged outcome.
+	res, reqs, _ = runInProcess(t, workerConfig{Plan: plan, URLs: []string{ts.URL}}, nil)
+	if res.Counts.Failed != 3 || !strings.Contains(reqs[0].Err, "certificate") {
+		t.Fatalf("untrusted: counts %+v err %q", res.Counts, reqs[0].Err)
+	}
+}
+
+// A pooled connection the server closed while idle is replaced without failing the request.
+func TestStaleConnectionRetried(t *testing.T) {
+	srv := newTestServer(t)
+	srv.Config.IdleTimeout = 30 * time.Millisecond
+	plan := singleTurn(4, job{N: 1, Stream: true}, func(i int) int64 { return int64(i) * 100e6 }).write(t, t.TempDir())
+	res, reqs, _ := runInProcess(t, workerConfig{Plan: plan, URLs: []string{srv.URL}}, nil)
+	if res.Counts.Completed != 4 {
+		t.Fatalf("counts %+v: %q %q", res.Counts, reqs[1].Err, reqs[2].Err)
+	}
+	if srv.conns.Load() != 4 {
+		t.Fatalf("%d connections", srv.conns.Load())
+	}
+}
+
+func TestMergeHeaders(t *testing.T) {
+	got, err := mergeHeaders(map[string]string{"Content-Type": "application/json", "anthropic-version": "1"},
+		[]string{"content-type: text/x", "X-A:  b "}, "sk-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Plan headers sorted (upper case first), user headers replace in place, then the key.
+	want := [][2]string{{"content-type", "text/x"}, {"anthropic-version", "1"}, {"X-A", "b"}, {"Authorization", "Bearer sk-1"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v want %v", got, want)
+	}
+	got, _ = mergeHeaders(nil, []string{"Authorization: Basic x"}, "sk-1")
+	if fmt.Sprint(got) != fmt.Sprint([][2]string{{"Authorization", "Basic x"}, {"Content-Type", "application/json"}}) {
+		t.Fatalf("user Authorization not kept: %v", got)
+	}
+	for _, bad := range []string{"NoColon", "Content-Length: 5", "Bad Name: x", ": v", "Host: x"} {
+		if _, err := mergeHeaders(nil, []string{bad}, ""); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if _, err := mergeHeaders(nil, []string{"Authorization: secret-token"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mergeHeaders(nil, []string{"Authorization secret-token"}, ""); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("malformed header error leaks or is missing: %v", err)
+	}
+}
+
+func TestRedactArgs(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"replay --api-key sk-1 --plan p", "replay --api-key REDACTED --plan p"},
+		{"replay --api-key=sk-1", "replay --api-key=REDACTED"},
+		{"replay -H Authorization:Bearer-x -H X-A:b", "replay -H Authorization: REDACTED -H X-A:b"},
+		{"replay --header=x-api-key:k", "replay --header=x-api-key: REDACTED"},
+		{"replay -Hcookie:a=b", "replay -Hcookie: REDACTED"},
+		{"replay --url http://u:pw@h:1/", "replay --url http://REDACTED@h:1/"},
+		{"replay --plan p", "replay --plan p"},
+	} {
+		got := strings.Join(RedactArgs(strings.Fields(c.in)), " ")
+		if got != c.want {
+			t.Errorf("%q: got %q want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string
+		err  bool
+	}{
+		{"0", "[0]", false},
+		{"0-3,6", "[0 1 2 3 6]", false},
+		{" 1 , 2 ", "[1 2]", false},
+		{"3-1", "", true},
+		{"1,1", "", true},
+		{"a", "", true},
+		{"1,", "", true},
+		{"", "", true},
+	} {
+		got, err := ParseCPUList(c.in)
+		if (err != nil) != c.err || (!c.err && fmt.Sprint(got) != c.want) {
+			t.Errorf("%q: got %v %v", c.in, got, err)
+		}
+	}
+}
+
+func TestJSONEscapeAndSplice(t *testing.T) {
+	got := appendJSONEscaped(nil, []byte("a\"b\\c\nd\x01\xffé\u2028"))
+	if want := `a\"b\\c\nd\u0001\ufffdé\u2028`; string(got) != want {
+		t.Fatalf("escape: %s want %s", got, want)
+	}
+	l := live{marker: []byte("@@")}
+	hist := [][]byte{[]byte("one"), []byte("two"), []byte("thr\"ee")}
+	for _, c := range []struct{ body, want string }{
+		{`{"a":"@@"}`, `{"a":"thr\"ee"}`},
+		{`["@@","@@"]`, `["two","thr\"ee"]`},
+		{`no marker`, `no marker`},
+		{`@@@@@@@@`, `onetwothr\"ee`},
+	} {
+		if got := l.splice(nil, []byte(c.body), hist); string(got) != c.want {
+			t.Errorf("%s: got %s want %s", c.body, got, c.want)
+		}
+	}
+}
+
+func TestShardAssignment(t *testing.T) {
+	ps := &planSpec{}
+	// Sessions 9, 5, 9, 7, 5, 9 (turns), then singles.
+	sessions := []uint32{9, 5, 9, 7, 5, 9, 1, 2, 3}
+	turns := map[uint32]uint32{}
+	for i, s := range sessions {
+		delay := int64(-1)
+		if turns[s] > 0 {
+			delay = 0
+		}
+		ps.add(mmapds.Record{SendOffsetNs: int64(i), DelayNs: delay, Session: s, Turn: turns[s], Phase: mmapds.PhaseProfile}, []byte("{}"))
+		turns[s]++
+	}
+	p, err := mmapds.Open(ps.write(t, t.TempDir()), mmapds.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ord, n, err := sessionOrdinals(p)
+	if err != nil || n != 6 || fmt.Sprint(ord) != "[0 1 0 2 1 0 3 4 5]" {
+		t.Fatalf("ordinals %v %d %v", ord, n, err)
+	}
+	if s := shardSizes(ord, 2); fmt.Sprint(s) != "[5 4]" {
+		t.Fatalf("sizes %v", s)
+	}
+	sh, err := buildShard(p, ord, 2, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(sh.records) != "[0 2 4 5 6 7]"[:0]+fmt.Sprint(sh.records) || len(sh.units) != 3 {
+		t.Fatalf("records %v units %+v", sh.records, sh.units)
+	}
+	// Session 9 (ordinal 0) is one unit of three records: 0 -> 2 -> 5.
+	if sh.units[0].count != 3 || sh.nextOf(0) != 2 || sh.nextOf(2) != 5 || sh.nextOf(5) != -1 {
+		t.Fatalf("chain: %+v next %v", sh.units[0], sh.next)
+	}
+	for _, u := range sh.units {
+		if int(ord[u.first])%2 != 0 || int(u.url) != int(ord[u.first])%3 {
+			t.Fatalf("unit %+v on the wrong worker or URL", u)
+		}
+	}
+	if slotShare(5, 2, 0) != 3 || slotShare(5, 2, 1) != 2 || slotShare(1, 2, 1) != 0 {
+		t.Fatal("slot shares")
+	}
+}

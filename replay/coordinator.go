@@ -1,0 +1,637 @@
+package replay
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/telemetry"
+)
+
+// TelemetryLogName is the GPU telemetry log's file name in the run directory.
+const TelemetryLogName = "telemetry.rawlog"
+
+// WorkerLogName returns worker i's log file name in the run directory.
+func WorkerLogName(i int) string { return fmt.Sprintf("worker-%03d.rawlog", i) }
+
+// readyTimeout bounds how long workers may take to map the plan and get ready.
+const readyTimeout = 2 * time.Minute
+
+// Replay is one run: the coordinator of the worker processes. Create it with New, call Run
+// once; Stop and Abort may be called from any goroutine (signal handlers).
+type Replay struct {
+	opts    Options
+	plan    *mmapds.Plan
+	info    *planInfo
+	cpus    []int // one per worker, -1 when unpinned
+	planned []int // records per worker
+	dir     string
+
+	stopReq  chan struct{}
+	abortReq chan struct{}
+	stopOnce sync.Once
+	abrtOnce sync.Once
+
+	manifest rawlog.Manifest
+	mu       sync.Mutex // guards manifest writes
+}
+
+// New checks the options, opens and verifies the plan, and decides the workers. Nothing is
+// started and nothing is written until Run.
+func New(opts Options) (*Replay, error) {
+	if err := opts.normalize(); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	if _, err := mergeHeaders(nil, opts.Headers, opts.APIKey); err != nil {
+		return nil, fmt.Errorf("replay: header: %w", err)
+	}
+	if opts.TLSCAFile != "" {
+		if _, err := loadTLSConfig(opts.TLSCAFile, false); err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+	}
+	p, err := mmapds.Open(opts.Plan, mmapds.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	r := &Replay{opts: opts, plan: p, stopReq: make(chan struct{}), abortReq: make(chan struct{})}
+	if err := r.setup(); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	return r, nil
+}
+
+func (r *Replay) setup() error {
+	o := &r.opts
+	m := r.plan.Meta()
+	if len(m.Paths) == 0 {
+		return fmt.Errorf("plan %s: no request paths", o.Plan)
+	}
+	if _, err := mergeHeaders(m.Headers, o.Headers, o.APIKey); err != nil {
+		return fmt.Errorf("plan %s: %w", o.Plan, err)
+	}
+	info, err := scanPlan(r.plan)
+	if err != nil {
+		return err
+	}
+	r.info = info
+	cpus := o.CPUs
+	if cpus == nil {
+		if cpus, err = allowedCPUs(); err != nil {
+			return err
+		}
+	}
+	if len(cpus) == 0 {
+		return errors.New("cpus: no CPU to run workers on")
+	}
+	n := o.Workers
+	if n == 0 {
+		n = len(cpus)
+	}
+	if n > len(cpus) && !o.NoPin {
+		return fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+	}
+	want := n
+	if info.sessions > 0 && n > info.sessions {
+		n = info.sessions
+	}
+	if m.Concurrency > 0 && n > m.Concurrency {
+		n = m.Concurrency
+	}
+	if n < want {
+		r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan has %d sessions and concurrency %d", n, want, info.sessions, m.Concurrency))
+	}
+	r.cpus = make([]int, n)
+	for i := range r.cpus {
+		r.cpus[i] = -1
+		if !o.NoPin {
+			r.cpus[i] = cpus[i]
+		}
+	}
+	r.planned = shardSizes(info.ord, n)
+	if len(o.WorkerCommand) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find own executable to start workers: %w", err)
+		}
+		o.WorkerCommand = []string{exe, WorkerArg}
+	}
+	return nil
+}
+
+func (r *Replay) notice(s string) {
+	if r.opts.Notice != nil {
+		fmt.Fprintln(r.opts.Notice, s)
+	}
+}
+
+// Stop asks for a graceful interruption: nothing new is sent, in-flight requests get the
+// grace period, then the run ends marked interrupted.
+func (r *Replay) Stop() { r.stopOnce.Do(func() { close(r.stopReq) }) }
+
+// Abort ends the run at once: in-flight requests are cut and logged as aborted, logs flushed.
+func (r *Replay) Abort() {
+	r.Stop()
+	r.abrtOnce.Do(func() { close(r.abortReq) })
+}
+
+// proc is one worker process as the coordinator sees it.
+type proc struct {
+	id      int
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	mu      sync.Mutex
+	ready   bool
+	doneMsg string
+	errMsg  string
+	sent    atomic.Int64
+	done    atomic.Int64
+	errs    atomic.Int64
+	exited  chan struct{}
+	waitErr error
+}
+
+func (p *proc) send(s string) {
+	io.WriteString(p.stdin, s+"\n")
+}
+
+// Run starts the workers, replays the plan and returns the final manifest (also written to
+// run.json). The error is non-nil when the run failed; an interrupted run returns its
+// manifest and a nil error.
+func (r *Replay) Run() (*rawlog.Manifest, error) {
+	defer r.plan.Close()
+	o := &r.opts
+	if err := r.prepareDir(); err != nil {
+		return nil, err
+	}
+	m := &r.manifest
+	r.initManifest()
+	if err := r.writeManifest(); err != nil {
+		return nil, err
+	}
+	// Keep the coordinator (progress, telemetry) off the workers' CPUs when others exist.
+	if !o.NoPin {
+		if all, err := allowedCPUs(); err == nil {
+			var rest []int
+			for _, c := range all {
+				if !containsInt(r.cpus, c) {
+					rest = append(rest, c)
+				}
+			}
+			if len(rest) > 0 {
+				setAffinity(rest)
+			}
+		}
+	}
+	headers, err := mergeHeaders(r.plan.Meta().Headers, o.Headers, o.APIKey)
+	if err != nil {
+		return r.fail(err)
+	}
+	procs := make([]*proc, len(r.cpus))
+	readyCh := make(chan int, len(procs))
+	exitCh := make(chan int, len(procs))
+	for i := range procs {
+		cfg := workerConfig{ID: i, Workers: len(procs), CPU: r.cpus[i], Plan: r.absPlan(), PlanHash: r.plan.HashHex(),
+			URLs: o.URLs, Headers: headers, RequestTimeoutNs: int64(o.RequestTimeout), GraceNs: int64(o.GracePeriod),
+			ConnReuse: o.ConnectionReuse, SessionHeader: o.SessionHeader, UserAgent: "llmbench-replay/" + o.ToolVersion,
+			TLSCAFile: o.TLSCAFile, TLSInsecure: o.TLSInsecureSkipVerify,
+			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin)}
+		p, err := r.startWorker(cfg, readyCh, exitCh)
+		if err != nil {
+			for _, q := range procs[:i] {
+				q.stdin.Close()
+				<-q.exited
+			}
+			return r.fail(err)
+		}
+		procs[i] = p
+		m.Workers[i].PID = p.cmd.Process.Pid
+	}
+	// Wait for every worker to be ready (plan mapped, CPU pinned, log open).
+	deadline := time.NewTimer(readyTimeout)
+	defer deadline.Stop()
+	for n := 0; n < len(procs); {
+		select {
+		case <-readyCh:
+			n++
+		case <-deadline.C:
+			return r.failProcs(procs, fmt.Errorf("workers not ready after %v", readyTimeout))
+		case <-r.stopReq:
+			return r.failProcs(procs, errors.New("interrupted before the start"))
+		case <-exitCh:
+			return r.failProcs(procs, errors.New("a worker exited before the start"))
+		}
+	}
+	start := time.Now().Add(o.StartDelay)
+	startNs := start.UnixNano()
+	for _, p := range procs {
+		p.send("start " + strconv.FormatInt(startNs, 10))
+	}
+	m.StartUnixNs = startNs
+	m.StartTime = start.UTC().Format(time.RFC3339Nano)
+	if err := r.writeManifest(); err != nil {
+		r.abortProcs(procs)
+		return nil, err
+	}
+
+	// GPU telemetry, in this process, off the workers' CPUs.
+	telStop := make(chan struct{})
+	telDone := make(chan error, 1)
+	r.startTelemetry(start, telStop, telDone)
+
+	progStop := make(chan struct{})
+	progDone := make(chan struct{})
+	go r.progressLoop(procs, start, progStop, progDone)
+
+	allExited := make(chan struct{})
+	go func() {
+		for _, p := range procs {
+			<-p.exited
+		}
+		close(allExited)
+	}()
+	interrupted := false
+	stopReq, abortReq := r.stopReq, r.abortReq
+	for done := false; !done; {
+		select {
+		case <-allExited:
+			done = true
+		case <-stopReq:
+			stopReq = nil
+			interrupted = true
+			for _, p := range procs {
+				p.send("stop")
+			}
+		case <-abortReq:
+			abortReq = nil
+			interrupted = true
+			for _, p := range procs {
+				p.send("abort")
+			}
+		}
+	}
+	close(progStop)
+	<-progDone
+	close(telStop)
+	telErr := <-telDone
+
+	m.EndUnixNs = time.Now().UnixNano()
+	var failures []string
+	for i, p := range procs {
+		wi := &m.Workers[i]
+		st, counts, why := r.workerOutcome(p, wi)
+		wi.Status = st
+		m.Counts.Add(counts)
+		if why != "" {
+			failures = append(failures, why)
+		}
+	}
+	if telErr != nil {
+		r.notice("replay: GPU telemetry: " + telErr.Error())
+	}
+	switch {
+	case interrupted:
+		m.Status = rawlog.StatusInterrupted
+	case len(failures) > 0:
+		m.Status = rawlog.StatusFailed
+	default:
+		m.Status = rawlog.StatusComplete
+	}
+	if len(failures) > 0 {
+		m.Error = strings.Join(failures, "; ")
+	}
+	if err := r.writeManifest(); err != nil {
+		return m, err
+	}
+	if m.Status == rawlog.StatusFailed {
+		return m, fmt.Errorf("replay: %s", m.Error)
+	}
+	return m, nil
+}
+
+// workerOutcome reads how a worker ended: from its done line, or, when it died, from what
+// its log holds (a torn final frame is skipped), counting the planned requests it lost.
+func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo) (status string, c rawlog.Counts, why string) {
+	p.mu.Lock()
+	doneMsg, errMsg := p.doneMsg, p.errMsg
+	p.mu.Unlock()
+	f := strings.Fields(doneMsg)
+	if len(f) == 8 && p.waitErr == nil {
+		nums := make([]int, 6)
+		ok := true
+		for i := range nums {
+			n, err := strconv.Atoi(f[2+i])
+			if err != nil {
+				ok = false
+			}
+			nums[i] = n
+		}
+		if ok {
+			c = rawlog.Counts{Planned: nums[0], Completed: nums[1], Failed: nums[2], Cancelled: nums[3], Aborted: nums[4], NotSent: nums[5]}
+			if c.Planned != wi.Planned {
+				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d planned requests, its shard has %d", p.id, c.Planned, wi.Planned)
+			}
+			return f[1], c, ""
+		}
+	}
+	status = rawlog.StatusFailed
+	how := "failed"
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			status, how = "killed", "killed by signal "+ws.Signal().String()
+		} else {
+			how = fmt.Sprintf("exited with status %d", ee.ExitCode())
+		}
+	}
+	c.Planned = wi.Planned
+	s, err := rawlog.Summarize(filepath.Join(r.dir, wi.Log))
+	logNote := ""
+	if err == nil {
+		c.Completed, c.Failed, c.Cancelled = s.Counts.Completed, s.Counts.Failed, s.Counts.Cancelled
+		c.Aborted, c.NotSent = s.Counts.Aborted, s.Counts.NotSent
+		c.Lost = wi.Planned - s.Requests
+		if s.TornBytes > 0 {
+			logNote = fmt.Sprintf(", torn final frame of %d bytes skipped", s.TornBytes)
+		}
+	} else {
+		c.Lost = wi.Planned
+		logNote = ", log unreadable: " + err.Error()
+	}
+	wi.Lost = c.Lost
+	why = fmt.Sprintf("worker %d (pid %d, CPU %d) %s: %d of its %d planned requests lost%s", p.id, wi.PID, wi.CPU, how, c.Lost, wi.Planned, logNote)
+	if errMsg != "" {
+		why += ": " + errMsg
+	}
+	return status, c, why
+}
+
+// startWorker starts worker cfg.ID and the goroutine that reads its reports.
+func (r *Replay) startWorker(cfg workerConfig, readyCh, exitCh chan<- int) (*proc, error) {
+	o := &r.opts
+	cmd := exec.Command(o.WorkerCommand[0], o.WorkerCommand[1:]...)
+	cmd.Stderr = o.WorkerStderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	// Own process group: a terminal's Ctrl-C reaches only the coordinator, which then stops
+	// the workers in order instead of having them die mid-write.
+	cmd.SysProcAttr = workerSysProcAttr()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start worker %d (%s): %w", cfg.ID, o.WorkerCommand[0], err)
+	}
+	p := &proc{id: cfg.ID, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	b, _ := json.Marshal(cfg)
+	p.send(string(b))
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			kind, rest, _ := strings.Cut(line, " ")
+			switch kind {
+			case "ready":
+				p.mu.Lock()
+				p.ready = true
+				p.mu.Unlock()
+				readyCh <- p.id
+			case "progress":
+				f := strings.Fields(rest)
+				if len(f) == 3 {
+					a, _ := strconv.ParseInt(f[0], 10, 64)
+					b, _ := strconv.ParseInt(f[1], 10, 64)
+					c, _ := strconv.ParseInt(f[2], 10, 64)
+					p.sent.Store(a)
+					p.done.Store(b)
+					p.errs.Store(c)
+				}
+			case "done":
+				p.mu.Lock()
+				p.doneMsg = line
+				p.mu.Unlock()
+			case "error":
+				p.mu.Lock()
+				p.errMsg = rest
+				p.mu.Unlock()
+				r.notice("replay: " + rest)
+			}
+		}
+		p.waitErr = cmd.Wait()
+		stdin.Close()
+		close(p.exited)
+		exitCh <- p.id
+	}()
+	return p, nil
+}
+
+func (r *Replay) abortProcs(procs []*proc) {
+	for _, p := range procs {
+		p.send("abort")
+		p.stdin.Close()
+	}
+	for _, p := range procs {
+		<-p.exited
+	}
+}
+
+// failProcs aborts the workers and ends the run as failed before it started.
+func (r *Replay) failProcs(procs []*proc, err error) (*rawlog.Manifest, error) {
+	r.abortProcs(procs)
+	var msgs []string
+	for _, p := range procs {
+		p.mu.Lock()
+		if p.errMsg != "" {
+			msgs = append(msgs, p.errMsg)
+		}
+		p.mu.Unlock()
+	}
+	if len(msgs) > 0 {
+		err = fmt.Errorf("%w: %s", err, strings.Join(msgs, "; "))
+	}
+	return r.fail(err)
+}
+
+func (r *Replay) fail(err error) (*rawlog.Manifest, error) {
+	m := &r.manifest
+	m.Status = rawlog.StatusFailed
+	m.Error = err.Error()
+	m.EndUnixNs = time.Now().UnixNano()
+	r.writeManifest()
+	return m, fmt.Errorf("replay: %w", err)
+}
+
+func (r *Replay) absPlan() string {
+	if a, err := filepath.Abs(r.opts.Plan); err == nil {
+		return a
+	}
+	return r.opts.Plan
+}
+
+// prepareDir creates the run directory; a directory that already holds a run is refused,
+// so an earlier run's logs are never mixed with or overwritten by this one's.
+func (r *Replay) prepareDir() error {
+	r.dir = r.opts.OutputDir
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return fmt.Errorf("replay: output-dir: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, rawlog.ManifestName)); err == nil {
+		return fmt.Errorf("replay: output-dir %s already holds a run (%s); choose another directory", r.dir, rawlog.ManifestName)
+	}
+	return nil
+}
+
+func (r *Replay) initManifest() {
+	o := &r.opts
+	m := &r.manifest
+	host, _ := os.Hostname()
+	*m = rawlog.Manifest{Tool: "llmbench replay", ToolVersion: o.ToolVersion, GoVersion: runtime.Version(),
+		PlanHash: r.plan.HashHex(), PlanPath: r.absPlan(), URLs: redactURLs(o.URLs), Host: host,
+		Kernel: kernelRelease(), CPUModel: cpuModel(), CommandLine: RedactArgs(o.CommandLine),
+		Status: rawlog.StatusRunning}
+	m.Counts.Planned = r.plan.Len()
+	for i := range r.cpus {
+		m.Workers = append(m.Workers, rawlog.WorkerInfo{ID: i, CPU: r.cpus[i], Log: WorkerLogName(i),
+			Planned: r.planned[i], Status: rawlog.StatusRunning})
+	}
+	grace := any(o.GracePeriod.Seconds())
+	if o.GracePeriod == InfiniteGrace {
+		grace = "inf"
+	}
+	hdrs := make([]string, len(o.Headers))
+	for i, h := range o.Headers {
+		hdrs[i] = redactHeader(h)
+	}
+	m.Options = map[string]any{
+		"workers":                        len(r.cpus),
+		"workers_requested":              o.Workers,
+		"cpus":                           r.cpus,
+		"url_strategy":                   o.URLStrategy,
+		"connection_reuse_strategy":      o.ConnectionReuse,
+		"request_timeout_seconds":        o.RequestTimeout.Seconds(),
+		"benchmark_grace_period_seconds": grace,
+		"headers":                        hdrs,
+		"api_key_set":                    o.APIKey != "",
+		"session_header":                 o.SessionHeader,
+		"gpu_sample_interval_ms":         float64(o.GPUSampleInterval) / 1e6,
+		"spin_us":                        float64(o.Spin) / 1e3,
+		"concurrency":                    r.plan.Meta().Concurrency,
+	}
+}
+
+func (r *Replay) writeManifest() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := rawlog.WriteManifest(r.dir, &r.manifest); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	return nil
+}
+
+// startTelemetry starts the GPU sampler, or notes in one line why there is none.
+func (r *Replay) startTelemetry(start time.Time, stop <-chan struct{}, done chan<- error) {
+	m := &r.manifest
+	if r.opts.GPUSampleInterval < 0 {
+		m.TelemetryNote = "GPU telemetry turned off"
+		done <- nil
+		return
+	}
+	s, err := telemetry.Open()
+	if err != nil {
+		m.TelemetryNote = err.Error()
+		r.notice("replay: no GPU telemetry: " + err.Error())
+		done <- nil
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(r.dir, TelemetryLogName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		s.Close()
+		m.TelemetryNote = err.Error()
+		done <- err
+		return
+	}
+	lw, err := rawlog.NewWriter(f, rawlog.Header{Worker: -1, PID: os.Getpid(), CPU: -1, PlanHash: r.plan.HashHex(), StartUnixNs: start.UnixNano()})
+	if err != nil {
+		f.Close()
+		s.Close()
+		done <- err
+		return
+	}
+	m.TelemetryLog = TelemetryLogName
+	names := make([]string, 0, len(s.GPUs()))
+	for _, g := range s.GPUs() {
+		names = append(names, fmt.Sprintf("%d:%s:%s", g.Index, g.Name, g.UUID))
+	}
+	m.Options["gpus"] = names
+	go func() {
+		err := s.Run(stop, start, r.opts.GPUSampleInterval, lw.WriteGPU)
+		if cerr := lw.Close(rawlog.Footer{TimeNs: int64(time.Since(start)), Status: rawlog.StatusComplete}); err == nil {
+			err = cerr
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		s.Close()
+		done <- err
+	}()
+}
+
+func redactURLs(us []string) []string {
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = redactURL(u)
+	}
+	return out
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func formatCPUs(cpus []int) string {
+	s := make([]string, len(cpus))
+	for i, c := range cpus {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ",")
+}
+
+// cpuModel returns the first "model name" of /proc/cpuinfo, or "".
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,53 @@
+// Package replay sends a plan file's requests at their planned instants and logs raw
+// nanosecond events, from CPU-pinned worker processes. It computes no metric: package
+// analyze reads the run directory it leaves (docs/run-format.md).
+//
+// # Processes
+//
+// The coordinator (Replay) starts W worker processes by re-executing its own binary with the
+// hidden argument WorkerArg, sends each its configuration as one JSON line on stdin, and
+// waits until every worker has mapped the plan, pinned itself to its CPU (sched_setaffinity
+// on every thread, GOMAXPROCS=1) and opened its log. It then picks the run's start instant,
+// 200 ms ahead, as a wall-clock time and sends it to all workers. Workers report progress on
+// stdout; the coordinator shows it, samples GPUs (package telemetry) and writes run.json.
+//
+// # Clock
+//
+// Every timestamp in a run is nanoseconds since the shared start instant, on the monotonic
+// clock of the process that took it. Each worker converts the wall-clock start instant to
+// its own monotonic clock once, at the start message (one time.Now() reading gives both), so
+// workers agree with each other to within the wall clock's consistency across processes on
+// one host (nanoseconds), and no later wall-clock step or slew moves any timestamp.
+// run.json's start_unix_ns anchors the run to wall-clock time.
+//
+// # Shards
+//
+// Sessions are numbered in order of first appearance in the plan; session k goes to worker
+// k mod W (and to URL k mod U with several URLs), so a session's turns stay on one worker.
+// A closed loop of concurrency N gives each worker N/W slots, the remainder to the first
+// workers (slot j belongs to worker j mod W; a concurrency ramp opens slot j at
+// ConcurrencyRampNs*j/(N-1)). A slot is held by a session from its first turn's send until
+// its last turn ends, like AIPerf's session concurrency. W is lowered to N and to the number
+// of sessions so that every worker has work.
+//
+// # Schedule
+//
+// Open-loop requests (a SendOffsetNs) go out at start+SendOffsetNs on an absolute schedule:
+// a late send never delays the next. Waits use a timerfd in Go's poller rather than Go
+// timers, whose epoll timeout has millisecond granularity. With a concurrency ceiling, a
+// request that finds no free slot waits for one, and its ReadyNs records when it got it;
+// nothing is ever dropped. A later turn (Turn > 0, DelayNs >= 0) is sent at the later of
+// start+SendOffsetNs (when it has one) and the previous turn's end plus DelayNs. Closed-loop
+// profile requests start only after the worker's closed-loop warmup requests have ended.
+//
+// # Requests
+//
+// Each worker talks HTTP/1.1 itself: the head is rendered once per URL and path, the body is
+// written with writev straight from the plan mapping, and every read() of the response is
+// timestamped before it is parsed and logged with its bytes (transfer coding removed), so
+// analyze can tell which SSE events arrived together. Steady state allocates nothing per
+// read or per request. Every planned request ends with exactly one record: completed,
+// failed (transport error, timeout, protocol error), cancelled (the plan's cancel-after),
+// aborted (cut by an interruption or the end of a duration-sized run's grace period) or
+// not sent.
+package replay

@@ -1,0 +1,214 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults, in one place; cmd/replay shows them as flag defaults.
+const (
+	// DefaultRequestTimeout is AIPerf's --request-timeout-seconds default (6 hours).
+	DefaultRequestTimeout = 21600 * time.Second
+	// DefaultGracePeriod is AIPerf's --benchmark-grace-period default.
+	DefaultGracePeriod = 30 * time.Second
+	// DefaultGPUSampleInterval is the NVML sampling period.
+	DefaultGPUSampleInterval = 100 * time.Millisecond
+	// DefaultStartDelay is how far ahead of "now" the coordinator puts the shared start
+	// instant once every worker is ready: time for the start message to reach them all.
+	DefaultStartDelay = 200 * time.Millisecond
+	// DefaultSessionHeader carries the session id on every request (AIPerf's
+	// --session-header), so routers with session affinity see the plan's sessions.
+	DefaultSessionHeader = "X-Correlation-ID"
+	// URLRoundRobin spreads sessions over the URLs in turn.
+	URLRoundRobin = "round_robin"
+	// InfiniteGrace as GracePeriod waits for in-flight requests without limit.
+	InfiniteGrace time.Duration = -1
+)
+
+// Options configure a replay run. Zero values take the defaults noted on each field.
+type Options struct {
+	// Plan is the plan file to replay.
+	Plan string
+	// URLs are base URLs (http:// or https://, optional path prefix); requests go to the
+	// URL plus the plan's path. Several URLs share the sessions per URLStrategy.
+	URLs []string
+	// URLStrategy spreads sessions over URLs: "round_robin" (the default and only one).
+	URLStrategy string
+	// OutputDir is the run directory; it is created, and must not already hold a run.
+	OutputDir string
+	// Workers is the number of worker processes; 0 means one per CPU in CPUs. It is lowered
+	// to the plan's session count and to its concurrency, so every worker has work and slots.
+	Workers int
+	// CPUs are the CPUs workers are pinned to, one each; nil means every CPU this process may
+	// use. Empty with NoPin set means no pinning.
+	CPUs []int
+	// NoPin leaves workers unpinned (for machines that forbid sched_setaffinity).
+	NoPin bool
+	// APIKey is sent as "Authorization: Bearer KEY" unless Headers sets Authorization. It is
+	// never written anywhere.
+	APIKey string
+	// Headers are extra "Name: value" request headers; they replace plan headers of the same
+	// name. Values of credential headers are redacted wherever replay records them.
+	Headers []string
+	// RequestTimeout bounds one request from connecting to its last byte (0: 6 hours).
+	RequestTimeout time.Duration
+	// GracePeriod is how long in-flight requests may run after an interruption, and after
+	// the planned duration of a duration-sized plan; then they are aborted. 0 aborts at once;
+	// InfiniteGrace never does.
+	GracePeriod time.Duration
+	// ConnectionReuse is pooled (default), never or sticky-user-sessions.
+	ConnectionReuse string
+	// SessionHeader names the header carrying the session id; "" sends none.
+	SessionHeader string
+	// GPUSampleInterval is the NVML sampling period (0: 100 ms); negative turns telemetry off.
+	GPUSampleInterval time.Duration
+	// TLSCAFile is a PEM file of CAs trusted for https URLs (default: the system's).
+	TLSCAFile string
+	// TLSInsecureSkipVerify accepts any server certificate.
+	TLSInsecureSkipVerify bool
+	// Spin makes open-loop sends wake this long before their instant and busy-wait the rest.
+	// It lowers schedule lag at the cost of CPU the worker's reads then wait for; 0 is off.
+	Spin time.Duration
+	// StartDelay is the lead of the shared start instant over the moment all workers are
+	// ready (0: DefaultStartDelay).
+	StartDelay time.Duration
+
+	// CommandLine is recorded in run.json after redaction (RedactArgs).
+	CommandLine []string
+	// ToolVersion is recorded in run.json and sent as the User-Agent version.
+	ToolVersion string
+	// Progress receives a one-line progress display, rewritten in place; nil for none.
+	Progress io.Writer
+	// Notice receives one-line notices (no GPU telemetry, worker count lowered); nil discards.
+	Notice io.Writer
+	// WorkerStderr receives the workers' stderr; nil means os.Stderr.
+	WorkerStderr io.Writer
+	// WorkerCommand starts a worker process: program and arguments. nil means this
+	// executable with WorkerArg, which works for any binary whose main calls WorkerMain.
+	WorkerCommand []string
+}
+
+// normalize fills defaults and checks what can be checked without the plan.
+func (o *Options) normalize() error {
+	if o.Plan == "" {
+		return errors.New("plan: no plan file given")
+	}
+	if len(o.URLs) == 0 {
+		return errors.New("url: no URL given")
+	}
+	for i, u := range o.URLs {
+		if !strings.Contains(u, "://") {
+			u = "http://" + u // AIPerf adds http:// when missing
+			o.URLs[i] = u
+		}
+		p, err := url.Parse(u)
+		if err != nil {
+			return fmt.Errorf("url %q: %w", redactURL(u), err)
+		}
+		if p.Scheme != "http" && p.Scheme != "https" {
+			return fmt.Errorf("url %q: scheme must be http or https", redactURL(u))
+		}
+		if p.Host == "" {
+			return fmt.Errorf("url %q: no host", redactURL(u))
+		}
+	}
+	switch o.URLStrategy {
+	case "":
+		o.URLStrategy = URLRoundRobin
+	case URLRoundRobin:
+	default:
+		return fmt.Errorf("url-strategy %q: want %s", o.URLStrategy, URLRoundRobin)
+	}
+	if o.OutputDir == "" {
+		return errors.New("output-dir: no run directory given")
+	}
+	if o.Workers < 0 {
+		return fmt.Errorf("workers %d: must be positive", o.Workers)
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.RequestTimeout < 0 {
+		return fmt.Errorf("request-timeout-seconds %v: must be positive", o.RequestTimeout.Seconds())
+	}
+	if o.GracePeriod < 0 {
+		o.GracePeriod = InfiniteGrace
+	}
+	switch o.ConnectionReuse {
+	case "":
+		o.ConnectionReuse = ReusePooled
+	case ReusePooled, ReuseNever, ReuseSticky:
+	default:
+		return fmt.Errorf("connection-reuse-strategy %q: want %s, %s or %s", o.ConnectionReuse, ReusePooled, ReuseNever, ReuseSticky)
+	}
+	if o.SessionHeader != "" {
+		if err := checkHeader(o.SessionHeader, ""); err != nil {
+			return fmt.Errorf("session-header: %w", err)
+		}
+	}
+	if o.GPUSampleInterval == 0 {
+		o.GPUSampleInterval = DefaultGPUSampleInterval
+	}
+	if o.StartDelay <= 0 {
+		o.StartDelay = DefaultStartDelay
+	}
+	if o.Spin < 0 || o.Spin > 10*time.Millisecond {
+		return fmt.Errorf("spin %v: must be between 0 and 10ms", o.Spin)
+	}
+	if o.ToolVersion == "" {
+		o.ToolVersion = "devel"
+	}
+	return nil
+}
+
+// ParseCPUList parses a Linux CPU list such as "0-3,6,8-9".
+func ParseCPUList(s string) ([]int, error) {
+	var cpus []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return nil, fmt.Errorf("cpus %q: empty item", s)
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := parseCPU(lo)
+		if err != nil {
+			return nil, fmt.Errorf("cpus %q: %w", s, err)
+		}
+		b := a
+		if isRange {
+			if b, err = parseCPU(hi); err != nil {
+				return nil, fmt.Errorf("cpus %q: %w", s, err)
+			}
+			if b < a {
+				return nil, fmt.Errorf("cpus %q: range %s runs backwards", s, part)
+			}
+		}
+		for c := a; c <= b; c++ {
+			if seen[c] {
+				return nil, fmt.Errorf("cpus %q: CPU %d listed twice", s, c)
+			}
+			seen[c] = true
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}
+
+func parseCPU(s string) (int, error) {
+	if s == "" || len(s) > 5 {
+		return 0, fmt.Errorf("bad CPU number %q", s)
+	}
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("bad CPU number %q", s)
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, nil
+}

@@ -1,0 +1,7 @@
+//go:build unix
+
+package replay
+
+import "syscall"
+
+func workerSysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

@@ -1,0 +1,63 @@
+package replay
+
+import (
+	"fmt"
+	"time"
+)
+
+// progressLoop rewrites one status line on opts.Progress four times a second: requests sent,
+// done and errored, the completion rate, elapsed time and an estimate of what is left.
+func (r *Replay) progressLoop(procs []*proc, start time.Time, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	out := r.opts.Progress
+	if out == nil {
+		return
+	}
+	total := int64(r.plan.Len())
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-stop:
+			if last != "" {
+				fmt.Fprint(out, "\r\033[K")
+			}
+			return
+		case <-t.C:
+		}
+		var sent, dn, errs int64
+		for _, p := range procs {
+			sent += p.sent.Load()
+			dn += p.done.Load()
+			errs += p.errs.Load()
+		}
+		last = progressLine(sent, dn, errs, total, time.Since(start))
+		fmt.Fprint(out, "\r"+last+"\033[K")
+	}
+}
+
+// progressLine formats the status line.
+func progressLine(sent, done, errs, total int64, elapsed time.Duration) string {
+	if elapsed < 0 {
+		return fmt.Sprintf("replay: starting in %v", (-elapsed).Round(time.Millisecond))
+	}
+	rate := 0.0
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(done) / s
+	}
+	eta := "--:--"
+	if rate > 0 && total >= done {
+		eta = clock(time.Duration(float64(total-done) / rate * float64(time.Second)))
+	}
+	return fmt.Sprintf("replay: sent %d/%d  done %d  errors %d  %.1f req/s  %s elapsed  ETA %s",
+		sent, total, done, errs, rate, clock(elapsed), eta)
+}
+
+func clock(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%02d:%02d", s/60, s%60)
+}

@@ -1,0 +1,641 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// workerConfig is everything a worker process needs; the coordinator sends it as one JSON
+// line on the worker's stdin (never on the command line or in the environment, since it
+// carries credentials).
+type workerConfig struct {
+	ID      int    `json:"id"`
+	Workers int    `json:"workers"`
+	CPU     int    `json:"cpu"` // -1: do not pin
+	Plan    string `json:"plan"`
+	// PlanHash is the hash the coordinator verified; the worker maps the plan without
+	// rehashing and only compares the stored hash.
+	PlanHash         string      `json:"plan_hash"`
+	URLs             []string    `json:"urls"`
+	Headers          [][2]string `json:"headers"`
+	RequestTimeoutNs int64       `json:"request_timeout_ns"`
+	GraceNs          int64       `json:"grace_ns"` // < 0: infinite
+	ConnReuse        string      `json:"conn_reuse"`
+	SessionHeader    string      `json:"session_header"`
+	UserAgent        string      `json:"user_agent"`
+	TLSCAFile        string      `json:"tls_ca_file,omitempty"`
+	TLSInsecure      bool        `json:"tls_insecure,omitempty"`
+	Log              string      `json:"log"`
+	// SpinNs makes open-loop sends wake this long before their instant and spin the rest.
+	SpinNs int64 `json:"spin_ns"`
+}
+
+// workerReport is what a worker tells the coordinator as it runs.
+type workerReport interface {
+	ready()
+	progress(sent, done, errs int64)
+}
+
+// workerResult is how a worker ended.
+type workerResult struct {
+	Status string
+	Counts rawlog.Counts
+}
+
+// dispatch hands a unit to a runner.
+type dispatch struct {
+	unit  int32
+	ready int64 // when the first record could be sent (ReadyNs)
+}
+
+// worker replays one shard.
+type worker struct {
+	cfg     workerConfig
+	plan    *mmapds.Plan
+	meta    *mmapds.Meta
+	sh      *shard
+	targets []*target
+	pool    pool
+	dialer  net.Dialer
+	reuse   string
+	timeout time.Duration
+
+	start time.Time
+	nowFn func() int64
+
+	lw   *rawlog.Writer
+	sink *logSink
+	file *os.File
+
+	stopping   atomic.Bool // no new sends
+	aborting   atomic.Bool // cut in-flight requests
+	stopCh     chan struct{}
+	stopOnce   sync.Once
+	abortOnce  sync.Once
+	ctx        context.Context // cancelled on abort (dials)
+	cancel     context.CancelFunc
+	abortWhy   atomic.Pointer[string]
+	notSentWhy atomic.Pointer[string]
+
+	slots       chan struct{} // nil: unbounded
+	work        chan dispatch
+	dispatchers sync.WaitGroup
+	units       sync.WaitGroup
+	warmupLeft  atomic.Int64
+	warmupDone  chan struct{}
+
+	mu       sync.Mutex
+	runners  []*runner
+	sleepers []*sleeper
+
+	logged []atomic.Uint64 // bit per plan index: a record was written
+
+	sent, done, errs atomic.Int64
+	counts           [6]atomic.Int64 // by rawlog.Outcome
+
+	// sendUntil is the last instant (run clock) a request may start: profile start plus the
+	// plan's duration, or MaxInt64.
+	sendUntil int64
+	// abortAt is sendUntil plus the grace period, when both are finite.
+	abortAt int64
+	lr      live
+}
+
+const maxInt64 = int64(^uint64(0) >> 1)
+
+// newWorker opens the plan and prepares everything that does not need the start instant.
+func newWorker(cfg workerConfig) (*worker, error) {
+	if cfg.Workers < 1 || cfg.ID < 0 || cfg.ID >= cfg.Workers {
+		return nil, fmt.Errorf("worker %d of %d: bad worker number", cfg.ID, cfg.Workers)
+	}
+	p, err := mmapds.Open(cfg.Plan, mmapds.Options{SkipHash: true})
+	if err != nil {
+		return nil, err
+	}
+	w := &worker{cfg: cfg, plan: p, meta: p.Meta(), reuse: cfg.ConnReuse,
+		timeout: time.Duration(cfg.RequestTimeoutNs), stopCh: make(chan struct{}),
+		work: make(chan dispatch), warmupDone: make(chan struct{}), sendUntil: maxInt64, abortAt: maxInt64}
+	fail := func(err error) (*worker, error) {
+		p.Close()
+		return nil, err
+	}
+	if cfg.PlanHash != "" && p.HashHex() != cfg.PlanHash {
+		return fail(fmt.Errorf("plan %s changed since the coordinator opened it (hash %.12s, want %.12s)", cfg.Plan, p.HashHex(), cfg.PlanHash))
+	}
+	if w.timeout <= 0 {
+		w.timeout = 6 * time.Hour
+	}
+	switch w.reuse {
+	case ReusePooled, ReuseNever, ReuseSticky:
+	case "":
+		w.reuse = ReusePooled
+	default:
+		return fail(fmt.Errorf("unknown connection reuse strategy %q", w.reuse))
+	}
+	info, err := scanPlan(p)
+	if err != nil {
+		return fail(err)
+	}
+	if len(cfg.URLs) == 0 {
+		return fail(errors.New("no URL"))
+	}
+	w.sh, err = buildShard(p, info.ord, cfg.Workers, cfg.ID, len(cfg.URLs))
+	if err != nil {
+		return fail(err)
+	}
+	if w.meta.DurationNs > 0 {
+		w.sendUntil = info.profileStart + w.meta.DurationNs
+		if cfg.GraceNs >= 0 {
+			w.abortAt = w.sendUntil + cfg.GraceNs
+		}
+	}
+	tcfg, err := loadTLSConfig(cfg.TLSCAFile, cfg.TLSInsecure)
+	if err != nil {
+		return fail(err)
+	}
+	method := w.meta.Method
+	if method == "" {
+		method = "POST"
+	}
+	hc := &headConfig{method: method, paths: w.meta.Paths, headers: cfg.Headers,
+		closeConn: w.reuse == ReuseNever, userAgent: cfg.UserAgent, sessionHeader: cfg.SessionHeader}
+	for _, u := range cfg.URLs {
+		t, err := newTarget(u, hc, tcfg)
+		if err != nil {
+			return fail(err)
+		}
+		w.targets = append(w.targets, t)
+	}
+	w.pool.idle = make([][]*conn, len(w.targets))
+	if n := w.meta.Concurrency; n > 0 {
+		share := slotShare(n, cfg.Workers, cfg.ID)
+		if share == 0 {
+			return fail(fmt.Errorf("worker %d of %d has no share of concurrency %d", cfg.ID, cfg.Workers, n))
+		}
+		w.slots = make(chan struct{}, share)
+	} else if len(w.sh.closed) > 0 {
+		return fail(fmt.Errorf("plan %s has closed-loop records (no send offset) but concurrency 0", cfg.Plan))
+	}
+	w.warmupLeft.Store(int64(w.sh.warmupUnits))
+	if w.sh.warmupUnits == 0 {
+		close(w.warmupDone)
+	}
+	w.logged = make([]atomic.Uint64, (p.Len()+63)/64)
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.dialer = net.Dialer{KeepAlive: 30 * time.Second}
+	if err := w.lr.init(w.meta); err != nil {
+		return fail(err)
+	}
+	return w, nil
+}
+
+// planInfo is what a pass over the whole plan tells every worker alike.
+type planInfo struct {
+	ord          []uint32
+	sessions     int
+	profileStart int64 // smallest profile send offset, 0 when none is planned
+}
+
+func scanPlan(p *mmapds.Plan) (*planInfo, error) {
+	ord, n, err := sessionOrdinals(p)
+	if err != nil {
+		return nil, err
+	}
+	info := &planInfo{ord: ord, sessions: n, profileStart: -1}
+	for i := 0; i < p.Len(); i++ {
+		r, _, _ := p.Record(i)
+		if r.Phase == mmapds.PhaseProfile && r.SendOffsetNs >= 0 && (info.profileStart < 0 || r.SendOffsetNs < info.profileStart) {
+			info.profileStart = r.SendOffsetNs
+		}
+	}
+	if info.profileStart < 0 {
+		info.profileStart = 0
+	}
+	return info, nil
+}
+
+func (w *worker) nowNs() int64 { return int64(time.Since(w.start)) }
+
+// openLog creates the log file and its sink; the header is written once start is known.
+func (w *worker) openLog() error {
+	f, err := os.OpenFile(w.cfg.Log, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	w.file = f
+	w.sink = newLogSink(f)
+	return nil
+}
+
+// run replays the shard from startUnixNs until done, stopped or aborted; cmds delivers
+// "stop" and "abort" (a closed channel aborts).
+func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (workerResult, error) {
+	// Anchor the run's clock: the start instant is a wall-clock time shared by all workers;
+	// from here on every timestamp is monotonic time since that instant.
+	now := time.Now()
+	w.start = now.Add(time.Duration(startUnixNs - now.UnixNano()))
+	w.nowFn = w.nowNs
+	lw, err := rawlog.NewWriter(w.sink, rawlog.Header{Worker: w.cfg.ID, PID: os.Getpid(), CPU: w.cfg.CPU,
+		PlanHash: w.plan.HashHex(), StartUnixNs: startUnixNs})
+	if err != nil {
+		return workerResult{}, err
+	}
+	w.lw = lw
+	w.sampleCPU()
+	cpuStop := make(chan struct{})
+	cpuDone := make(chan struct{})
+	go w.cpuLoop(cpuStop, cpuDone)
+
+	allDone := make(chan struct{})
+	w.dispatchers.Add(2)
+	go w.dispatchOpen()
+	go w.dispatchClosed()
+	if w.slots != nil {
+		go w.ramp()
+	}
+	go func() {
+		w.dispatchers.Wait()
+		w.units.Wait()
+		close(allDone)
+	}()
+
+	interrupted := false
+	var graceC <-chan time.Time
+	var abortC <-chan time.Time
+	if w.abortAt != maxInt64 {
+		t := time.NewTimer(time.Until(w.start.Add(time.Duration(w.abortAt))))
+		defer t.Stop()
+		abortC = t.C
+	}
+	if w.sendUntil != maxInt64 {
+		// Closed-loop sends stop at the end of the planned duration.
+		go func() {
+			sl, err := newSleeper(&w.stopping)
+			if err != nil {
+				return
+			}
+			w.register(nil, sl)
+			if sl.sleep(time.Until(w.start.Add(time.Duration(w.sendUntil)))) {
+				w.stop("benchmark duration elapsed")
+			}
+		}()
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+loop:
+	for {
+		select {
+		case <-allDone:
+			break loop
+		case c, ok := <-cmds:
+			switch {
+			case !ok || c == "abort":
+				cmds = nil
+				interrupted = true
+				w.stop("run interrupted")
+				w.abort("run aborted")
+			case c == "stop":
+				if !interrupted {
+					interrupted = true
+					w.stop("run interrupted")
+					if w.cfg.GraceNs >= 0 {
+						graceC = time.After(time.Duration(w.cfg.GraceNs))
+					}
+				}
+			}
+		case <-graceC:
+			w.abort("grace period over after interruption")
+		case <-abortC:
+			w.stop("benchmark duration elapsed")
+			w.abort("benchmark duration and grace period over")
+		case <-tick.C:
+			rep.progress(w.sent.Load(), w.done.Load(), w.errs.Load())
+		}
+	}
+	close(w.work)
+	close(cpuStop)
+	<-cpuDone
+	// Every planned record of the shard gets exactly one record: those never sent now.
+	why := "run interrupted"
+	if p := w.notSentWhy.Load(); p != nil {
+		why = *p
+	}
+	for i, idx := range w.sh.records {
+		if w.isLogged(idx) {
+			continue
+		}
+		r, _, _ := w.plan.Record(int(idx))
+		q := rawlog.Request{Index: uint32(idx), Outcome: rawlog.OutcomeNotSent, IntendedNs: r.SendOffsetNs,
+			ReadyNs: -1, WriteStartNs: -1, WriteEndNs: -1, HeaderNs: -1, EndNs: -1, Err: why,
+			URLIndex: int(w.sh.units[w.sh.recUnit[i]].url), ConnectStartNs: -1, ConnectEndNs: -1}
+		if q.IntendedNs < 0 {
+			q.IntendedNs = -1
+		}
+		w.logRequest(&q)
+	}
+	w.sampleCPU()
+	status := rawlog.StatusComplete
+	if interrupted {
+		status = rawlog.StatusInterrupted
+	}
+	res := workerResult{Status: status}
+	res.Counts.Planned = len(w.sh.records)
+	res.Counts.Completed = int(w.counts[rawlog.OutcomeCompleted].Load())
+	res.Counts.Failed = int(w.counts[rawlog.OutcomeFailed].Load())
+	res.Counts.Cancelled = int(w.counts[rawlog.OutcomeCancelled].Load())
+	res.Counts.Aborted = int(w.counts[rawlog.OutcomeAborted].Load())
+	res.Counts.NotSent = int(w.counts[rawlog.OutcomeNotSent].Load())
+	rep.progress(w.sent.Load(), w.done.Load(), w.errs.Load())
+	err = w.lw.Close(rawlog.Footer{TimeNs: w.nowNs(), Status: status})
+	return res, err
+}
+
+// close releases the worker's resources; run's log is flushed and synced first.
+func (w *worker) close() error {
+	var err error
+	if w.sink != nil {
+		err = w.sink.close()
+	}
+	if w.file != nil {
+		if cerr := w.file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	w.pool.closeAll()
+	w.mu.Lock()
+	for _, s := range w.sleepers {
+		s.close()
+	}
+	w.sleepers = nil
+	w.mu.Unlock()
+	w.cancel()
+	w.plan.Close()
+	return err
+}
+
+func (w *worker) isLogged(idx int32) bool {
+	return w.logged[idx/64].Load()&(1<<(uint(idx)%64)) != 0
+}
+
+// logRequest writes q and counts it. It is the only way a request record is written.
+func (w *worker) logRequest(q *rawlog.Request) {
+	w.logged[q.Index/64].Or(1 << (q.Index % 64))
+	w.counts[q.Outcome].Add(1)
+	if err := w.lw.WriteRequest(q); err != nil {
+		w.fatal(err)
+	}
+}
+
+// fatal reports an unrecoverable error (the log cannot be written) and stops the run.
+func (w *worker) fatal(err error) {
+	fmt.Fprintf(os.Stderr, "replay worker %d: %v\n", w.cfg.ID, err)
+	w.stop("log write failed")
+	w.abort("log write failed")
+}
+
+// stop ends sending: dispatchers and runners start nothing new. why becomes the Err of the
+// records that were never sent.
+func (w *worker) stop(why string) {
+	w.stopOnce.Do(func() {
+		w.notSentWhy.Store(&why)
+		w.stopping.Store(true)
+		close(w.stopCh)
+		w.kickAll()
+	})
+}
+
+// abort cuts every in-flight request now: connections get a deadline in the past.
+func (w *worker) abort(why string) {
+	w.abortOnce.Do(func() {
+		w.abortWhy.Store(&why)
+		w.aborting.Store(true)
+		w.cancel()
+		w.mu.Lock()
+		rs := append([]*runner(nil), w.runners...)
+		w.mu.Unlock()
+		for _, r := range rs {
+			r.mu.Lock()
+			if r.active != nil {
+				r.active.nc.SetDeadline(aLongTimeAgo)
+			}
+			r.mu.Unlock()
+		}
+		w.kickAll()
+	})
+}
+
+var aLongTimeAgo = time.Unix(1, 0)
+
+func (w *worker) kickAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.sleepers {
+		s.kick()
+	}
+}
+
+func (w *worker) register(r *runner, s *sleeper) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r != nil {
+		w.runners = append(w.runners, r)
+	}
+	if s != nil {
+		w.sleepers = append(w.sleepers, s)
+		if w.stopping.Load() {
+			s.kick()
+		}
+	}
+}
+
+func (w *worker) sampleCPU() {
+	u, s := cpuTime()
+	if err := w.lw.WriteCPU(rawlog.CPUSample{TimeNs: w.nowNs(), UserNs: u, SysNs: s}); err != nil {
+		w.fatal(err)
+	}
+}
+
+// cpuLoop samples the process's CPU time once a second, so analyze can tell whether the
+// client was saturated.
+func (w *worker) cpuLoop(stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			w.sampleCPU()
+		}
+	}
+}
+
+// sleepUntil waits until at (run clock). With spin > 0 it wakes that much early and spins
+// the rest, trading the worker's CPU for a send closer to the instant. It returns false
+// when the run stopped.
+func (w *worker) sleepUntil(s *sleeper, at int64, spin int64) bool {
+	d := at - w.nowNs()
+	if d > spin {
+		if !s.sleep(time.Duration(d - spin)) {
+			return false
+		}
+	}
+	for w.nowNs() < at {
+		if w.stopping.Load() {
+			return false
+		}
+	}
+	return !w.stopping.Load()
+}
+
+// acquire takes a concurrency slot; it reports whether it had to wait, and false when the
+// run stopped first.
+func (w *worker) acquire() (waited, ok bool) {
+	if w.slots == nil {
+		return false, true
+	}
+	select {
+	case w.slots <- struct{}{}:
+		return false, true
+	default:
+	}
+	select {
+	case w.slots <- struct{}{}:
+		return true, !w.stopping.Load()
+	case <-w.stopCh:
+		return true, false
+	}
+}
+
+func (w *worker) release() {
+	if w.slots != nil {
+		<-w.slots
+	}
+}
+
+// ramp holds back the slots the concurrency ramp has not opened yet. Globally slot j opens
+// at ConcurrencyRampNs*j/(N-1); this worker owns the slots j with j mod W == its id.
+func (w *worker) ramp() {
+	n, W, id := w.meta.Concurrency, w.cfg.Workers, w.cfg.ID
+	r := w.meta.ConcurrencyRampNs
+	if r <= 0 || n <= 1 {
+		return
+	}
+	var later []int64
+	for j := id; j < n; j += W {
+		if t := r * int64(j) / int64(n-1); t > 0 {
+			later = append(later, t)
+		}
+	}
+	for range later {
+		w.slots <- struct{}{} // reserve
+	}
+	sl, err := newSleeper(&w.stopping)
+	if err != nil {
+		return
+	}
+	w.register(nil, sl)
+	for _, t := range later {
+		if !w.sleepUntil(sl, t, 0) {
+			return
+		}
+		<-w.slots
+	}
+}
+
+// hand gives a unit to an idle runner, starting a new one when none is idle.
+func (w *worker) hand(d dispatch) {
+	w.units.Add(1)
+	select {
+	case w.work <- d:
+		return
+	default:
+	}
+	r, err := newRunner(w)
+	if err != nil {
+		w.units.Done()
+		w.fatal(err)
+		return
+	}
+	go r.loop()
+	w.work <- d
+}
+
+// dispatchOpen sends the open-loop units at their planned instants, on an absolute schedule:
+// a late send never shifts the ones after it.
+func (w *worker) dispatchOpen() {
+	defer w.dispatchers.Done()
+	if len(w.sh.open) == 0 {
+		return
+	}
+	sl, err := newSleeper(&w.stopping)
+	if err != nil {
+		w.fatal(err)
+		return
+	}
+	w.register(nil, sl)
+	for _, u := range w.sh.open {
+		at := w.sh.units[u].offset
+		if at > w.sendUntil {
+			return
+		}
+		if !w.sleepUntil(sl, at, w.cfg.SpinNs) {
+			return
+		}
+		waited, ok := w.acquire()
+		if !ok {
+			return
+		}
+		ready := at
+		if waited {
+			ready = w.nowNs()
+		}
+		w.hand(dispatch{unit: u, ready: ready})
+	}
+}
+
+// dispatchClosed starts closed-loop units as concurrency slots free, profile units only once
+// this worker's warmup units are done.
+func (w *worker) dispatchClosed() {
+	defer w.dispatchers.Done()
+	if len(w.sh.closed) == 0 {
+		return
+	}
+	sl, err := newSleeper(&w.stopping)
+	if err != nil {
+		w.fatal(err)
+		return
+	}
+	w.register(nil, sl)
+	if !w.sleepUntil(sl, 0, 0) {
+		return
+	}
+	for _, u := range w.sh.closed {
+		if w.sh.units[u].phase == mmapds.PhaseProfile {
+			select {
+			case <-w.warmupDone:
+			case <-w.stopCh:
+				return
+			}
+		}
+		if _, ok := w.acquire(); !ok {
+			return
+		}
+		now := w.nowNs()
+		if w.stopping.Load() || now > w.sendUntil {
+			w.release()
+			return
+		}
+		w.hand(dispatch{unit: u, ready: now})
+	}
+}
