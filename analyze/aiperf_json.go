@@ -233,7 +233,7 @@ func telemetryData(s *Summary) *ordered {
 		if gpus == nil {
 			gpus = &ordered{}
 			byRun[g.Run] = gpus
-			name := "nvml://" + s.hosts[g.Run]
+			name := s.gpuEndpoint(g.Run)
 			names = append(names, name)
 			endpoints.add(name, (&ordered{}).add("gpus", gpus))
 		}
@@ -257,6 +257,17 @@ func telemetryData(s *Summary) *ordered {
 	sum.add("endpoints_configured", names).add("endpoints_successful", names)
 	sum.add("start_time", isoTime(s.StartUnixNs)).add("end_time", isoTime(s.EndUnixNs))
 	return (&ordered{}).add("summary", sum).add("endpoints", endpoints)
+}
+
+// gpuEndpoint names run r's telemetry source, unique among the runs analysed together.
+func (s *Summary) gpuEndpoint(r int) string {
+	name := "nvml://" + s.hosts[r]
+	for i := 0; i < r; i++ {
+		if s.hosts[i] == s.hosts[r] {
+			return name + "/run" + strconv.Itoa(r)
+		}
+	}
+	return name
 }
 
 // gpuMetricDefs maps the GPU fields to AIPerf's telemetry metric keys and display names.

@@ -212,6 +212,22 @@ func recordEnds(t *testing.T, b []byte) []int64 {
 	return ends
 }
 
+// A worker killed before writing its log: its requests are lost, the rest is analysed.
+func TestMissingLog(t *testing.T) {
+	sc := scenario{n: 10, workers: 2, ttft: 20 * ms, itl: 5 * ms, tokens: 4, concurrency: 4, streaming: true}
+	dir := sc.build(t, t.TempDir())
+	if err := os.Remove(filepath.Join(dir, "worker-001.rawlog")); err != nil {
+		t.Fatal(err)
+	}
+	s, records := analyseDir(t, Options{}, dir)
+	if s.Counts.Lost != 5 || s.Counts.Valid != 5 {
+		t.Fatalf("counts %+v; want 5 lost, 5 valid", s.Counts)
+	}
+	if bytes.Count(records, []byte(`"outcome":"lost"`)) != 5 || !strings.Contains(strings.Join(s.Notes, " "), "missing or empty") {
+		t.Fatalf("notes %q", s.Notes)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	tmp := t.TempDir()
 	good := scenario{n: 4, ttft: 20 * ms, itl: 5 * ms, tokens: 4, concurrency: 2, streaming: true}.build(t, filepath.Join(tmp, "a"))

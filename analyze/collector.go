@@ -44,7 +44,9 @@ func (w *window) merge(o window) {
 // collector accumulates the requests of one set (the whole run, or one time slice).
 type collector struct {
 	limit int
-	d     [numRecord]*dist
+	// budgets, when set, are shared with sibling collectors (the slices of one log).
+	budgets *[numRecord]budget
+	d       [numRecord]*dist
 
 	valid, errors, gateErrors, good int64
 	sent, completed                 int64
@@ -69,6 +71,9 @@ func newCollector(limit int) *collector {
 func (c *collector) dist(id MetricID) *dist {
 	if c.d[id] == nil {
 		c.d[id] = newDist(c.limit, catalog[id].hdrScale)
+		if c.budgets != nil {
+			c.d[id].budget = &c.budgets[id]
+		}
 	}
 	return c.d[id]
 }

@@ -148,15 +148,23 @@ func TestDeterministic(t *testing.T) {
 	sc := goldenCases[0].sc
 	sc.workers = 5
 	dir := sc.build(t, t.TempDir())
-	opts := goldenCases[0].opts()
-	opts.Parallelism = 4
-	s1, r1 := analyseDir(t, opts, dir)
-	opts.Parallelism = 1
-	s2, r2 := analyseDir(t, opts, dir)
-	o1, o2 := outputs(t, s1, r1), outputs(t, s2, r2)
-	for k := range o1 {
-		if !bytes.Equal(o1[k], o2[k]) {
-			t.Errorf("%s differs between runs:\n%s", k, firstDiff(string(o1[k]), string(o2[k])))
+	// Also with a tiny exact limit, so distributions and slices fold into histograms at
+	// points that must not depend on which log finished first.
+	for _, limit := range []int{0, 40} {
+		opts := goldenCases[0].opts()
+		opts.ExactLimit = limit
+		opts.Parallelism = 4
+		s1, r1 := analyseDir(t, opts, dir)
+		opts.Parallelism = 1
+		s2, r2 := analyseDir(t, opts, dir)
+		o1, o2 := outputs(t, s1, r1), outputs(t, s2, r2)
+		for k := range o1 {
+			if !bytes.Equal(o1[k], o2[k]) {
+				t.Errorf("limit %d: %s differs between runs:\n%s", limit, k, firstDiff(string(o1[k]), string(o2[k])))
+			}
+		}
+		if limit > 0 && !bytes.Contains(o1["json"], []byte(`"approx": true`)) {
+			t.Errorf("limit %d: no distribution folded into a histogram", limit)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"strconv"
 )
 
@@ -91,7 +92,7 @@ func appendRecord(b []byte, m *RequestMetrics) []byte {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendPyFloat(b, float64(g)/nsToMs)
+				b = appendNsAsMs(b, g)
 			}
 			b = append(b, `],"unit":"ms"}`...)
 			continue
@@ -114,16 +115,16 @@ func appendRecord(b []byte, m *RequestMetrics) []byte {
 			continue
 		}
 		b = sep(b)
-		b = appendJSONString(b, def.Tag)
-		b = append(b, `:{"value":`...)
-		if def.Int {
-			b = strconv.AppendInt(b, int64(m.Values[id]), 10)
-		} else {
-			b = appendPyFloat(b, m.Values[id]/def.div)
+		b = append(b, jsonKeys[id].open...)
+		switch v := m.Values[id]; {
+		case def.Int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case def.div == nsToMs && v == math.Trunc(v) && math.Abs(v) < 1e15:
+			b = appendNsAsMs(b, int64(v))
+		default:
+			b = appendPyFloat(b, v/def.div)
 		}
-		b = append(b, `,"unit":`...)
-		b = appendJSONString(b, def.Unit)
-		b = append(b, '}')
+		b = append(b, jsonKeys[id].close...)
 	}
 	b = append(b, `},"error":`...)
 	if m.Err == nil {
@@ -142,6 +143,45 @@ func appendRecord(b []byte, m *RequestMetrics) []byte {
 		b = append(b, '}')
 	}
 	return append(b, '}', '\n')
+}
+
+// jsonKeys holds each record metric's encoded `"tag":{"value":` and `,"unit":"…"}`.
+var jsonKeys = func() (k [numRecord]struct{ open, close []byte }) {
+	for id := range k {
+		d := &catalog[id]
+		k[id].open = append(appendJSONString(nil, d.Tag), `:{"value":`...)
+		k[id].close = append(append([]byte(`,"unit":`), appendJSONString(nil, d.Unit)...), '}')
+	}
+	return k
+}()
+
+// appendNsAsMs appends ns nanoseconds in milliseconds as appendPyFloat(ns/1e6) would, without
+// floating point: a decimal of at most 15 significant digits is the shortest representation
+// of the double nearest to it, so the exact decimal with trailing zeros trimmed is Python's repr.
+func appendNsAsMs(b []byte, ns int64) []byte {
+	if ns == 0 || (ns > -100 && ns < 100) || ns >= 1e15 || ns <= -1e15 {
+		return appendPyFloat(b, float64(ns)/nsToMs) // 0.0, exponent form, or too many digits
+	}
+	if ns < 0 {
+		b = append(b, '-')
+		ns = -ns
+	}
+	b = strconv.AppendInt(b, ns/1_000_000, 10)
+	frac := ns % 1_000_000
+	if frac == 0 {
+		return append(b, '.', '0')
+	}
+	var d [6]byte
+	for i := 5; i >= 0; i-- {
+		d[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	n := 6
+	for d[n-1] == '0' {
+		n--
+	}
+	b = append(b, '.')
+	return append(b, d[:n]...)
 }
 
 // appendPadded appends n with at least width digits.

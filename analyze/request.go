@@ -96,8 +96,8 @@ type processor struct {
 	memo  shapeMemo
 	// noMemo parses every event in full (tests compare both paths).
 	noMemo bool
-	times []int64
-	m     RequestMetrics
+	times  []int64
+	m      RequestMetrics
 	// Per-request parse state.
 	parseErr   error
 	streamErr  string // an SSE error event
@@ -124,8 +124,6 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	p.parseErr, p.streamErr, p.bodyErr, p.lastDataNs, p.ttfoNs = nil, "", "", -1, -1
 	p.curCount = 0
 	p.d.Reset()
-	p.d.Usage = endpoint.Usage{}
-	p.d.Done, p.d.Items, p.d.ErrorMsg = false, 0, ""
 
 	m.Index, m.Phase, m.Session, m.Turn = q.Index, rec.Phase, rec.Session, rec.Turn
 	m.Outcome, m.Status, m.ConnReused = q.Outcome, q.Status, q.ConnReused

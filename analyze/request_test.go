@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -281,9 +282,13 @@ func FuzzRequestMetrics(f *testing.F) {
 	f.Add([]byte("event: error\ndata: {\"error\":\"x\"}\n\n"), []byte{}, false)
 	f.Add([]byte(`{"choices":[{"message":{"content":"a b"}}]}`), []byte{5}, false)
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"\\ud800\"}}]}\r\rdata: [DONE]\r\r"), []byte{9, 9}, false)
+	f.Add([]byte(sseData(`{"choices":[{"delta":{"content":"\u0077"}}],"note":"w"}`)+sseData(`{"choices":[{"delta":{"content":"\u0077"}}],"note":"zz"}`)), []byte{60}, false)
+	f.Add([]byte(chunk(" a")+chunk(" b\n")+chunk(" c")+reasoningChunk("r")+chunk("")+chunk(" d")), []byte{80, 80}, false)
 	p := newTestProcessor(f, "chat", false)
+	slow := newTestProcessor(f, "chat", false)
+	slow.noMemo = true
 	f.Fuzz(func(t *testing.T, body, cuts []byte, server bool) {
-		p.cfg.server = server
+		p.cfg.server, slow.cfg.server = server, server
 		q := &rawlog.Request{Outcome: rawlog.OutcomeCompleted, Status: 200, IntendedNs: 0, ReadyNs: 0,
 			WriteStartNs: 10, WriteEndNs: 20, HeaderNs: 30, EndNs: 0, Body: body}
 		at, off := int64(40), 0
@@ -301,6 +306,12 @@ func FuzzRequestMetrics(f *testing.F) {
 		q.EndNs = at + 1
 		rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 10, OSL: 4}
 		m := p.compute(q, &rec, len(body))
+		// Reading events through the shape memo must give what parsing every event gives.
+		ref := slow.compute(q, &rec, len(body))
+		if m.Valid != ref.Valid || m.Values != ref.Values || m.Has != ref.Has || !slices.Equal(m.ICL, ref.ICL) ||
+			!slices.Equal(m.EPR, ref.EPR) || m.ContentEvents != ref.ContentEvents || !reflect.DeepEqual(m.Err, ref.Err) {
+			t.Fatalf("memo path differs from full parsing:\n memo %+v\n full %+v", m, ref)
+		}
 		if m.Valid == (m.Err != nil) {
 			t.Fatalf("valid %v with error %v", m.Valid, m.Err)
 		}
@@ -326,4 +337,38 @@ func FuzzRequestMetrics(f *testing.F) {
 		}
 		_ = appendRecord(nil, m)
 	})
+}
+
+// The shape memo is never learned from a text that is not the content literal.
+func TestShapeMemoSoundness(t *testing.T) {
+	const send = 1000 * ms
+	bodies := [][]string{
+		// The content is escaped; an unrelated field holds the same text plainly.
+		{sseData(`{"choices":[{"delta":{"content":"\u0077"}}],"note":"w"}`), sseData(`{"choices":[{"delta":{"content":"\u0077"}}],"note":"zz"}`)},
+		// The text also appears elsewhere: ambiguous, so not learned.
+		{sseData(`{"id":"w","choices":[{"delta":{"content":"w"}}]}`), sseData(`{"id":"w","choices":[{"delta":{"content":"v"}}]}`)},
+		// Reasoning then content of the same shape otherwise.
+		{reasoningChunk("think"), reasoningChunk("more"), chunk("out"), chunk("put"), chunk("a\"quote")},
+		// Anthropic-style named events.
+		{"event: content_block_delta\n" + sseData(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`),
+			"event: content_block_delta\n" + sseData(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" there"}}`)},
+	}
+	for i, events := range bodies {
+		var reads []read
+		for k, e := range events {
+			reads = append(reads, read{send + int64(k+1)*ms, e})
+		}
+		for _, ep := range []string{"chat", "anthropic_messages"} {
+			fast, slow := newTestProcessor(t, ep, false), newTestProcessor(t, ep, false)
+			slow.noMemo = true
+			rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 10}
+			q := request(0, send, reads...)
+			a, b := *fast.compute(q, &rec, 0), slow.compute(q, &rec, 0)
+			if a.Values != b.Values || a.Has != b.Has || string(fast.d.Content) != string(slow.d.Content) ||
+				string(fast.d.Reasoning) != string(slow.d.Reasoning) || a.Valid != b.Valid {
+				t.Errorf("body %d on %s: memo content %q reasoning %q, full %q %q", i, ep,
+					fast.d.Content, fast.d.Reasoning, slow.d.Content, slow.d.Reasoning)
+			}
+		}
+	}
 }

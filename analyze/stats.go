@@ -31,16 +31,23 @@ type Stats struct {
 }
 
 // DefaultExactLimit is how many values a distribution keeps exactly before it folds them
-// into an HdrHistogram, bounding memory for runs of millions of requests.
-const DefaultExactLimit = 1 << 19
+// into an HdrHistogram, bounding memory for runs of millions of requests: with about 45
+// metrics, exact values never take more than a few hundred MiB.
+const DefaultExactLimit = 1 << 18
 
 // hdrHighest bounds what the histograms track (in hdr units: ns for times, so about 2.4
 // hours); larger values are recorded as this.
 const hdrHighest = int64(1) << 43
 
 // dist accumulates one metric's values. Up to limit values are kept exactly; past that they
-// move into a pair of HdrHistograms (one for magnitudes of negative values, since a lag or
-// a mismatch can be negative). Moments are accumulated exactly either way.
+// move into a pair of sparse HdrHistograms (one for magnitudes of negative values, since a
+// lag or a mismatch can be negative), whose memory grows with the buckets in use, not with
+// the range. Moments are accumulated exactly either way.
+//
+// A dist can also draw on a budget shared with its siblings (the time slices of one log), so
+// that many small distributions cannot together hold more exact values than one large one.
+// Whether a dist leaves the exact mode depends only on the values and the order of the log
+// they come from, never on scheduling, so results stay deterministic.
 type dist struct {
 	n        int64
 	min, max float64
@@ -48,10 +55,14 @@ type dist struct {
 	mean, m2  float64
 	sum, sumC float64
 	vals      []float64
-	pos, neg  *hdrhistogram.Histogram
+	pos, neg  *hdrhistogram.PackedHistogram
 	limit     int
 	hdrScale  float64
+	budget    *budget
 }
+
+// budget counts the exact values a group of distributions holds.
+type budget struct{ used, max int }
 
 func newDist(limit int, hdrScale float64) *dist {
 	if hdrScale == 0 {
@@ -78,6 +89,14 @@ func (d *dist) add(v float64) {
 	d.m2 += delta * (v - d.mean)
 	d.addSum(v)
 	if d.pos == nil {
+		if d.budget != nil {
+			if d.budget.used >= d.budget.max {
+				d.toHistogram()
+				d.record(v)
+				return
+			}
+			d.budget.used++
+		}
 		d.vals = append(d.vals, v)
 		if len(d.vals) > d.limit {
 			d.toHistogram()
@@ -99,10 +118,13 @@ func (d *dist) addSum(v float64) {
 }
 
 func (d *dist) toHistogram() {
-	d.pos = hdrhistogram.New(1, hdrHighest, 3)
-	d.neg = hdrhistogram.New(1, hdrHighest, 3)
+	d.pos = hdrhistogram.NewPacked(1, hdrHighest, 3)
+	d.neg = hdrhistogram.NewPacked(1, hdrHighest, 3)
 	for _, v := range d.vals {
 		d.record(v)
+	}
+	if d.budget != nil {
+		d.budget.used -= len(d.vals)
 	}
 	d.vals = nil
 }
@@ -264,7 +286,7 @@ func (d *dist) histAt(k int64) float64 {
 }
 
 // rankValue returns the value of the r-th smallest entry (1-based) of h.
-func rankValue(h *hdrhistogram.Histogram, r int64) float64 {
+func rankValue(h *hdrhistogram.PackedHistogram, r int64) float64 {
 	total := h.TotalCount()
 	// ValueAtPercentile rounds percentile/100*total+0.5 down to a rank; aim a quarter below r.
 	return float64(h.ValueAtPercentile((float64(r) - 0.25) / float64(total) * 100))

@@ -2,10 +2,13 @@ package analyze
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -148,16 +151,21 @@ func (s *seenSet) mark(i uint32) bool {
 
 func (s *seenSet) has(i int) bool { return s.words[i/64]&(1<<(uint(i)%64)) != 0 }
 
+// maxSlices bounds the number of time slices, whose summaries are all held in memory.
+const maxSlices = 10000
+
 // partial is what reading one log produced.
 type partial struct {
 	all     *collector
 	slices  map[int64]*collector
+	budgets *[numRecord]budget // exact values held by this log's slices
 	warmup  int64
 	seen    int64
 	cpu     []rawlog.CPUSample
 	gpu     []rawlog.GPUSample
 	status  string
 	torn    int64
+	missing bool     // the log does not exist or is empty
 	records *os.File // per-request JSONL, when written to a temporary file
 }
 
@@ -176,6 +184,13 @@ func Analyze(opts Options, records io.Writer) (*Summary, error) {
 		return nil, wrapInput(err)
 	}
 	a := &analysis{opts: &opts, in: in, seen: newSeenSet(in.plan.Len())}
+	logs := 0
+	for _, j := range in.jobs {
+		if !j.telemetry {
+			logs++
+		}
+	}
+	a.partLimit = min(opts.ExactLimit, max(2*opts.ExactLimit/max(logs, 1), 4096))
 	if opts.SliceDuration > 0 {
 		a.sliceNs = int64(opts.SliceDuration)
 	}
@@ -203,8 +218,9 @@ type analysis struct {
 	in      *input
 	seen    *seenSet
 	sliceNs int64
-	// direct receives records when logs are read one at a time.
-	direct *bufio.Writer
+	// partLimit is the exact-value limit of one log's distributions: the logs together hold
+	// at most about twice ExactLimit values per metric before they are merged.
+	partLimit int
 }
 
 // readAll reads every log, Parallelism at a time. With records wanted, each log's records go
@@ -222,9 +238,13 @@ func (a *analysis) readAll(wantRecords bool) ([]*partial, error) {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			p := &partial{all: newCollector(a.opts.ExactLimit)}
+			p := &partial{all: newCollector(a.partLimit)}
 			if a.sliceNs > 0 {
 				p.slices = map[int64]*collector{}
+				p.budgets = new([numRecord]budget)
+				for i := range p.budgets {
+					p.budgets[i].max = a.partLimit
+				}
 			}
 			parts[i] = p
 			var w io.Writer
@@ -251,6 +271,12 @@ func (a *analysis) readAll(wantRecords bool) ([]*partial, error) {
 
 // readLog reads one log into p, writing request records to w when not nil.
 func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
+	// A worker killed before it wrote its header leaves no log or an empty one: its planned
+	// requests are lost, which the counts report, rather than the analysis failing.
+	if st, err := os.Stat(job.path); (err != nil && errors.Is(err, fs.ErrNotExist)) || (err == nil && st.Size() == 0) {
+		p.missing = true
+		return nil
+	}
 	r, err := rawlog.Open(job.path)
 	if err != nil {
 		return wrapInput(err)
@@ -300,7 +326,11 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 				k := floorDiv(wall+m.SendNs, a.sliceNs)
 				c := p.slices[k]
 				if c == nil {
-					c = newCollector(a.opts.ExactLimit)
+					if len(p.slices) >= maxSlices {
+						return a.tooManySlices()
+					}
+					c = newCollector(a.partLimit)
+					c.budgets = p.budgets
 					p.slices[k] = c
 				}
 				c.add(m)
@@ -328,6 +358,10 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+func (a *analysis) tooManySlices() error {
+	return inputErr("--slice-duration %v makes more than %d time slices: use a longer duration", a.opts.SliceDuration, maxSlices)
 }
 
 func floorDiv(a, b int64) int64 {
@@ -380,16 +414,33 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		for _, k := range sortedInt64Keys(p.slices) {
 			c := sliceCols[k]
 			if c == nil {
+				if len(sliceCols) >= maxSlices {
+					return nil, a.tooManySlices()
+				}
 				c = newCollector(a.opts.ExactLimit)
 				sliceCols[k] = c
 			}
 			c.merge(p.slices[k])
 		}
+		// Merged: let the log's values go.
+		p.all, p.slices = nil, nil
 		s.Counts.WarmupSeen += p.warmup
 		perJob[i] = p.seen
 		job := in.jobs[i]
 		if p.torn > 0 {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: a torn final record (%d bytes) was skipped: the worker did not shut down cleanly", job.path, p.torn))
+		}
+		if p.missing {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s is missing or empty: its %d planned requests are lost", job.path, job.planned))
+		}
+	}
+	for _, r := range in.runs {
+		if r.m.Status != rawlog.StatusComplete {
+			msg := fmt.Sprintf("%s: the run's status is %q", filepath.Join(r.dir, rawlog.ManifestName), r.m.Status)
+			if r.m.Error != "" {
+				msg += ": " + r.m.Error
+			}
+			s.Notes = append(s.Notes, msg)
 		}
 	}
 

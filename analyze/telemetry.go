@@ -36,7 +36,11 @@ func (a *analysis) workerHealth(parts []*partial, s *Summary, notes []string) ([
 			cpu := (last.UserNs + last.SysNs) - (first.UserNs + first.SysNs)
 			w.CPUPct = float64(cpu) / float64(last.TimeNs-first.TimeNs) * 100
 		}
-		if p.status == "" {
+		switch {
+		case p.missing:
+			w.Status = "missing"
+		case p.status == "":
+			w.Status = "no footer"
 			notes = append(notes, fmt.Sprintf("%s has no footer: worker %d did not shut down cleanly", job.path, job.worker))
 		}
 		out = append(out, w)

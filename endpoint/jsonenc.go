@@ -43,10 +43,12 @@ func specialMask(w uint64) uint64 {
 	return (lt | hasZero(w^(lsb*'"')) | hasZero(w^(lsb*'\\')) | w) & msb
 }
 
+// load64 reads eight bytes of s little-endian; written on a fixed-size slice so the
+// compiler merges it into one load.
 func load64(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // appendString appends s as a JSON string literal, escaping like encoding/json with

@@ -133,19 +133,8 @@ func (s *scan) member(n *int) (key []byte, ok bool) {
 	}
 	// Keys are short and almost never escaped: one eight-byte probe usually finds the
 	// closing quote; anything unusual goes through strSpan.
-	j := i + 1
-	for j+8 <= len(b) {
-		w := binary.LittleEndian.Uint64(b[j:])
-		if m := hasZero(w^(lsb*'"')) | hasZero(w^(lsb*'\\')) | (w-lsb*0x20)&^w&msb; m != 0 {
-			j += bits.TrailingZeros64(m) >> 3
-			break
-		}
-		j += 8
-	}
-	for j < len(b) && b[j] != '"' && b[j] != '\\' && b[j] >= 0x20 {
-		j++
-	}
-	if j < len(b) && b[j] == '"' {
+	j := plainEnd(b, i+1)
+	if j >= 0 {
 		key = b[i+1 : j]
 		i = j + 1
 	} else {
@@ -175,6 +164,31 @@ func (s *scan) member(n *int) (key []byte, ok bool) {
 	s.i = i + 1
 	*n++
 	return key, true
+}
+
+// plainEnd returns the index of the closing quote of a string whose body starts at i, when
+// the body has no escapes or control bytes (the common case); otherwise -1 and the caller
+// takes the careful path (strSpan).
+func plainEnd(b []byte, i int) int {
+	for i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if m := hasZero(w^(lsb*'"')) | hasZero(w^(lsb*'\\')) | (w-lsb*0x20)&^w&msb; m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if b[i] == '"' {
+				return i
+			}
+			return -1
+		}
+		i += 8
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' {
+			return i
+		} else if c == '\\' || c < 0x20 {
+			return -1
+		}
+	}
+	return -1
 }
 
 // skipWS returns the index of the first non-whitespace byte at or after i.
@@ -257,6 +271,11 @@ func (s *scan) strSpan() (start, end int, esc bool) {
 func (s *scan) str(dst []byte) (out []byte, ok bool) {
 	switch s.peek() {
 	case '"':
+		if j := plainEnd(s.b, s.i+1); j >= 0 {
+			raw := s.b[s.i+1 : j]
+			s.i = j + 1
+			return appendValidUTF8(dst, raw), true
+		}
 		start, end, esc := s.strSpan()
 		if s.err != nil {
 			return dst, false
@@ -448,6 +467,10 @@ value:
 		}
 		goto value
 	case '"':
+		if j := plainEnd(b, i+1); j >= 0 {
+			i = j + 1
+			goto next
+		}
 		s.i = i
 		start, end, esc := s.strSpan()
 		if s.err != nil {
@@ -523,7 +546,9 @@ key:
 		s.fail("expected string key in object")
 		return
 	}
-	{
+	if j := plainEnd(b, i+1); j >= 0 {
+		i = skipWS(b, j+1)
+	} else {
 		s.i = i
 		start, end, esc := s.strSpan()
 		if s.err != nil {
@@ -646,9 +671,7 @@ func appendValidUTF8(dst, raw []byte) []byte {
 	// Fast path: ASCII, checked eight bytes at a time.
 	i := 0
 	for i+8 <= len(raw) {
-		w := uint64(raw[i]) | uint64(raw[i+1])<<8 | uint64(raw[i+2])<<16 | uint64(raw[i+3])<<24 |
-			uint64(raw[i+4])<<32 | uint64(raw[i+5])<<40 | uint64(raw[i+6])<<48 | uint64(raw[i+7])<<56
-		if w&msb != 0 {
+		if binary.LittleEndian.Uint64(raw[i:])&msb != 0 {
 			break
 		}
 		i += 8

@@ -16,6 +16,11 @@ func (s *scan) strVal() span {
 		s.skip()
 		return span{}
 	}
+	if j := plainEnd(s.b, s.i+1); j >= 0 {
+		start := s.i + 1
+		s.i = j + 1
+		return span{start: start, end: j, ok: true}
+	}
 	start, end, esc := s.strSpan()
 	if s.err != nil {
 		return span{}

@@ -62,10 +62,10 @@ const (
 // Record is one planned request. It is decoded by value from the mapping, so reading one
 // allocates nothing.
 type Record struct {
-	// SendOffsetNs is the planned send instant in nanoseconds after the start of the record's
-	// phase (the profile phase starts once warmup has drained), or NoSendOffset when the
-	// request has no planned instant: a first turn then waits for a free concurrency slot, a
-	// later turn only for its previous turn (DelayNs).
+	// SendOffsetNs is the planned send instant in nanoseconds after the run's start (warmup
+	// and profile share one timeline: the profile's instants continue where the warmup's
+	// schedule ends), or NoSendOffset when the request has no planned instant: a first turn
+	// then waits for a free concurrency slot, a later turn only for its previous turn.
 	SendOffsetNs int64
 	// DelayNs is how long after the previous turn of the same session completes this turn may
 	// be sent; -1 for first turns, which wait for no previous turn. A later turn is sent at

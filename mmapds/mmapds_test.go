@@ -216,3 +216,96 @@ func TestMetaEncodingIsCanonical(t *testing.T) {
 		t.Fatal("encodeMeta modified the caller's meta")
 	}
 }
+
+func TestWriterReplacesAtomically(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.plan")
+	writeTestPlan(t, path, 3)
+	old, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	// A failed write leaves the existing plan alone and no temporary file behind.
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Add(Record{Phase: PhaseProfile}, []byte("{}"))
+	w.Abort()
+	if _, err := w.Close(&Meta{}); err == nil {
+		t.Fatal("Close after Abort succeeded")
+	}
+	// A new plan replaces the old file while the old mapping stays readable.
+	writeTestPlan(t, path, 5)
+	if _, body, err := old.Record(2); err != nil || string(body) != `{"i":2}` {
+		t.Fatalf("old mapping: %q %v", body, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "p.plan" {
+		t.Fatalf("directory holds %v", entries)
+	}
+	p, err := Open(path, Options{})
+	if err != nil || p.Len() != 5 {
+		t.Fatalf("new plan: %v", err)
+	}
+	p.Close()
+	if _, err := Create(filepath.Join(dir, "missing", "p.plan")); err == nil || !strings.Contains(err.Error(), "missing/p.plan") {
+		t.Fatalf("create in a missing folder: %v", err)
+	}
+}
+
+func TestSharedBodies(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.plan")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := w.AddBody([]byte(`{"a":1}`))
+	b, _ := w.AddBody([]byte(`{"b":2}`))
+	for i := 0; i < 6; i++ {
+		ref := a
+		if i%3 == 2 {
+			ref = b
+		}
+		if err := w.AddRef(Record{Phase: PhaseProfile, Session: uint32(i)}, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.AddRef(Record{}, BodyRef{Offset: 100, Len: 1}); err == nil {
+		t.Fatal("a reference outside the written bodies was accepted")
+	}
+	w.Abort()
+	w2, _ := Create(path)
+	w2.Grow(10)
+	ra, _ := w2.AddBody([]byte(`{"a":1}`))
+	rb, _ := w2.AddBody([]byte(`{"b":2}`))
+	for i := 0; i < 6; i++ {
+		ref := ra
+		if i%3 == 2 {
+			ref = rb
+		}
+		w2.AddRef(Record{Phase: PhaseProfile, Session: uint32(i)}, ref)
+	}
+	if _, err := w2.Close(&Meta{Paths: []string{"/"}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 6; i++ {
+		_, body, _ := p.Record(i)
+		want := `{"a":1}`
+		if i%3 == 2 {
+			want = `{"b":2}`
+		}
+		if string(body) != want {
+			t.Fatalf("record %d body %q", i, body)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -17,7 +18,8 @@ import (
 // A Writer is not safe for concurrent use.
 type Writer struct {
 	f         *os.File
-	path      string
+	path      string // the plan file, which appears only once complete
+	tmp       string // where it is written until then
 	bw        *bufio.Writer
 	bodiesLen uint64
 	records   []byte
@@ -25,14 +27,16 @@ type Writer struct {
 	err       error
 }
 
-// Create starts a plan file at path, truncating what was there. The file is complete only
-// after Close returns nil; on error it is removed.
+// Create starts a plan file at path. It is written to a temporary file beside path and
+// renamed over path by Close, so path never holds a partial plan (and a plan already there,
+// perhaps mapped by a running replay, is replaced, not truncated). On error the temporary
+// file is removed.
 func Create(path string) (*Writer, error) {
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return nil, fmt.Errorf("mmapds: %w", err)
+		return nil, fmt.Errorf("mmapds: creating %s: %w", path, err)
 	}
-	w := &Writer{f: f, path: path, bw: bufio.NewWriterSize(f, 1<<20)}
+	w := &Writer{f: f, path: path, tmp: f.Name(), bw: bufio.NewWriterSize(f, 1<<20)}
 	var zero [HeaderSize]byte
 	if _, err := w.bw.Write(zero[:]); err != nil {
 		w.abort()
@@ -166,6 +170,12 @@ func (w *Writer) Close(m *Meta) (hash [HashSize]byte, err error) {
 	if err := w.f.Close(); err != nil {
 		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
 	}
+	if err := os.Chmod(w.tmp, 0o644); err != nil { // CreateTemp made it 0600
+		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+	}
+	if err := os.Rename(w.tmp, w.path); err != nil {
+		return hash, fmt.Errorf("mmapds: %w", err)
+	}
 	w.records = nil
 	return hash, nil
 }
@@ -180,7 +190,7 @@ func (w *Writer) Abort() {
 
 func (w *Writer) abort() {
 	w.f.Close()
-	os.Remove(w.path)
+	os.Remove(w.tmp)
 }
 
 // padding returns how many zero bytes align n to 8.

@@ -24,9 +24,6 @@ var monoBase = time.Now()
 // monoNow returns monotonic nanoseconds since monoBase.
 func monoNow() int64 { return int64(time.Since(monoBase)) }
 
-// monoTime converts a time.Time to the package's monotonic nanoseconds.
-func monoTime(t time.Time) int64 { return int64(t.Sub(monoBase)) }
-
 type clockEntry struct {
 	at int64
 	ch chan struct{}
@@ -185,49 +182,61 @@ func (c *clock) sleepUntil(t int64, ch chan struct{}, done <-chan struct{}) bool
 	}
 }
 
-// goTimerWaiter is the portable waiter: correct, coarse.
-type goTimerWaiter struct {
-	kick chan struct{}
+// waitMode selects how streams wait for their instants.
+type waitMode uint8
+
+const (
+	waitClock   waitMode = iota // the precise clock (always, outside benchmarks)
+	waitGoTimer                 // Go timers: the naive baseline benchmarks compare against
+)
+
+// Measured with 1,000 streams at 20 ms ITL on two cores, the clock gave
+// an emit lag of 134 µs median and 583 µs p99 where Go timers gave 579 µs
+// and 1.7 ms. Arming both and taking the first (Go timers are precise
+// while the process is busy) cut the median to 69 µs but raised p99 to
+// 1.1 ms: twice the registrations cost more than they saved.
+
+// streamWaiter is one stream's reusable wait state: no allocation per
+// event.
+type streamWaiter struct {
+	ch chan struct{}
+	tm *time.Timer // waitGoTimer only
 }
 
-func (w *goTimerWaiter) setup() {}
-
-func (w *goTimerWaiter) sleep(seq *uint32, old uint32, d time.Duration) {
-	if atomic.LoadUint32(seq) != old {
-		return
+func (s *Server) newWaiter() *streamWaiter {
+	w := &streamWaiter{ch: make(chan struct{}, 1)}
+	if s.wait == waitGoTimer {
+		w.tm = time.NewTimer(time.Hour)
+		w.tm.Stop()
 	}
-	t := time.NewTimer(d)
-	select {
-	case <-t.C:
-	case <-w.kick:
-	}
-	t.Stop()
+	return w
 }
 
-func (w *goTimerWaiter) wake(*uint32) {
-	select {
-	case w.kick <- struct{}{}:
-	default:
+func (w *streamWaiter) stop() {
+	if w.tm != nil {
+		w.tm.Stop()
 	}
 }
 
-// sleepUntil waits for monotonic instant t on the server's clock; see
-// clock.sleepUntil. With goTimers set (benchmark baseline only) it uses
-// a plain Go timer instead, as a naive server would.
-func (s *Server) sleepUntil(t int64, ch chan struct{}, done <-chan struct{}) bool {
-	if !s.goTimers {
-		return s.clock.sleepUntil(t, ch, done)
-	}
-	d := time.Duration(t - monoNow())
-	if d <= 0 {
+// sleepUntil waits until monotonic instant t or until done is closed,
+// and reports whether t was reached. w may be nil for a one-off wait.
+func (s *Server) sleepUntil(t int64, w *streamWaiter, done <-chan struct{}) bool {
+	if t <= monoNow() {
 		return true
 	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
+	if w == nil {
+		w = s.newWaiter()
+		defer w.stop()
+	}
+	if s.wait == waitClock {
+		return s.clock.sleepUntil(t, w.ch, done)
+	}
+	w.tm.Reset(time.Duration(t - monoNow()))
 	select {
-	case <-tm.C:
+	case <-w.tm.C:
 		return true
 	case <-done:
+		w.tm.Stop()
 		return false
 	}
 }

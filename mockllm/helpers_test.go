@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
@@ -214,3 +215,5 @@ func str(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+func nan() float64 { return math.NaN() }

@@ -83,7 +83,7 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api apiKind,
 	if !s.unaryFault(ctx, w, fault, &t) {
 		return
 	}
-	if !s.sleepUntil(t, make(chan struct{}, 1), ctx.Done()) {
+	if !s.sleepUntil(t, nil, ctx.Done()) {
 		s.m.clientGone.Add(1)
 		return
 	}
@@ -110,7 +110,8 @@ func (s *Server) streamEvents(ctx context.Context, w http.ResponseWriter, events
 	if len(events) > 1 {
 		faultAt = 1 + int(seq%uint64(len(events)-1))
 	}
-	wake := make(chan struct{}, 1)
+	wake := s.newWaiter()
+	defer wake.stop()
 	for j, ev := range events {
 		if j > 0 {
 			t += int64(float64(o.ITL) * lognormalFrom(timing, o.ITLJitterCV))
@@ -461,7 +462,9 @@ func (s *Server) rankings(api apiKind, body []byte, _ uint64) (*otherResult, err
 			out = strconv.AppendFloat(out, sigmoid(r.logit), 'g', 8, 64)
 			out = append(out, '}')
 		}
-		out = append(out, `],"meta":{"api_version":{"version":"2"},"billed_units":{"search_units":1}}}`...)
+		out = append(out, `],"meta":{"api_version":{"version":"2"},"billed_units":{"search_units":1},"tokens":{"input_tokens":`...)
+		out = strconv.AppendInt(out, int64(tokens), 10)
+		out = append(out, `,"output_tokens":0}}}`...)
 	}
 	return &otherResult{body: out, tokens: tokens}, nil
 }

@@ -124,7 +124,7 @@ func TestRankings(t *testing.T) {
 	t.Run("cohere", func(t *testing.T) {
 		m := postJSON(t, base+"/v2/rerank", `{"model":"r","query":"q","documents":["alpha",{"text":"beta"},"gamma","delta"],"top_n":2}`)
 		check(t, m["results"].([]any), "index", "relevance_score", 2)
-		if str(m["id"]) == "" || path(m, "meta.billed_units.search_units") == nil {
+		if str(m["id"]) == "" || path(m, "meta.billed_units.search_units") == nil || num(path(m, "meta.tokens.input_tokens")) != fakeTok.Count("q")+fakeTok.Count("alpha")+fakeTok.Count("beta")+fakeTok.Count("gamma")+fakeTok.Count("delta") {
 			t.Errorf("cohere envelope: %v", m)
 		}
 	})

@@ -52,7 +52,7 @@ type Server struct {
 
 	bufs sync.Pool // *[]byte render buffers
 
-	goTimers bool // benchmark baseline: wait with Go timers, not the clock
+	wait waitMode // how streams wait (benchmarks compare the modes)
 }
 
 // New validates opts and builds a Server. Building the output vocabulary
@@ -382,7 +382,8 @@ func (s *Server) streamText(ctx context.Context, w http.ResponseWriter, g *gen, 
 	}
 	o := &s.opts
 	done := ctx.Done()
-	wake := make(chan struct{}, 1)
+	wake := s.newWaiter()
+	defer wake.stop()
 	shard := s.m.lag.shardFor(g.seq)
 	t := start + g.ttft(o)
 	for j := range g.chunks {
@@ -472,7 +473,7 @@ func (s *Server) unaryText(ctx context.Context, w http.ResponseWriter, g *gen, s
 	defer s.putBuf(bp)
 	b := g.body((*bp)[:0])
 	*bp = b
-	if !s.sleepUntil(t, make(chan struct{}, 1), ctx.Done()) {
+	if !s.sleepUntil(t, nil, ctx.Done()) {
 		s.m.clientGone.Add(1)
 		return
 	}
@@ -495,7 +496,7 @@ func (s *Server) unaryFault(ctx context.Context, w http.ResponseWriter, f faultK
 	switch f {
 	case faultDisconnect:
 		s.m.faults[f].Add(1)
-		if s.sleepUntil(*t, make(chan struct{}, 1), ctx.Done()) {
+		if s.sleepUntil(*t, nil, ctx.Done()) {
 			dropConnection(http.NewResponseController(w))
 		}
 		return false

@@ -3,6 +3,7 @@ package mockllm
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 )
 
@@ -38,9 +39,9 @@ const minWords = 64
 
 var vocabCache sync.Map // Tokenizer → *vocabulary (tokenizers are immutable)
 
-// buildVocabulary scans every token id for " w" entries (w: 2 to 16
-// lowercase ASCII letters) and keeps those where both " w" and "w"
-// encode to one token. The result is cached per tokenizer.
+// buildVocabulary scans every token id for " w" entries (see
+// isSpacedWord) and keeps those where both " w" and "w" encode to one
+// token. The result is cached per tokenizer.
 func buildVocabulary(tok Tokenizer) (*vocabulary, error) {
 	cacheable := reflect.TypeOf(tok).Comparable()
 	if cacheable {
@@ -76,14 +77,19 @@ func buildVocabulary(tok Tokenizer) (*vocabulary, error) {
 	return actual.(*vocabulary), nil
 }
 
+// isSpacedWord accepts " w" with w 2 to 16 lowercase ASCII letters that
+// include a vowel (which drops fragments such as "th" or "gx").
 func isSpacedWord(s string) bool {
 	if len(s) < 3 || len(s) > 17 || s[0] != ' ' {
 		return false
 	}
+	vowel := false
 	for i := 1; i < len(s); i++ {
-		if s[i] < 'a' || s[i] > 'z' {
+		c := s[i]
+		if c < 'a' || c > 'z' {
 			return false
 		}
+		vowel = vowel || strings.IndexByte("aeiouy", c) >= 0
 	}
-	return true
+	return vowel
 }

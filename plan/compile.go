@@ -91,9 +91,7 @@ func Compile(opts Options) (*Result, error) {
 			return nil, fmt.Errorf("plan: %w", err)
 		}
 	} else {
-		if ds, err = withOSL(ds, &opts); err != nil {
-			return nil, err
-		}
+		ds = withOSL(ds, &opts)
 	}
 	if len(ds.Conversations) == 0 {
 		return nil, usagef("plan: the dataset has no conversations")
@@ -143,19 +141,22 @@ func Compile(opts Options) (*Result, error) {
 			users: opts.NumUsers, ucRate: opts.UserCentricRate, fixed: fixed,
 		}
 	}
+	// Warmup is planned like the profile, on its own streams, and the profile's instants
+	// follow where the warmup's schedule ends, on one timeline.
 	var reqs []planned
 	warm := 0
+	var origin int64
 	if opts.WarmupRequestCount > 0 {
 		w := newScheduler(mmapds.PhaseWarmup, limits{requests: opts.WarmupRequestCount}, 0)
 		w.run()
-		reqs, warm = w.out, len(w.out)
+		reqs, warm, origin = w.out, len(w.out), w.end
 	}
 	var firstProfileSession uint32
 	if warm > 0 {
 		firstProfileSession = reqs[warm-1].session + 1
 	}
 	p := newScheduler(mmapds.PhaseProfile, profile, firstProfileSession)
-	p.out = reqs
+	p.out, p.origin = reqs, origin
 	p.run()
 	reqs = p.out
 	if len(reqs) == warm {
@@ -235,9 +236,9 @@ func profileLimits(o *Options, ds *dataset.Dataset, mode string) limits {
 
 // withOSL returns ds with every turn that has no output length given one from the --osl
 // distribution (AIPerf's fallback for files), leaving the caller's dataset untouched.
-func withOSL(ds *dataset.Dataset, o *Options) (*dataset.Dataset, error) {
+func withOSL(ds *dataset.Dataset, o *Options) *dataset.Dataset {
 	if o.OSLMean <= 0 {
-		return ds, nil
+		return ds
 	}
 	var osl func(r *rand.Rand) int
 	switch {
@@ -261,7 +262,7 @@ func withOSL(ds *dataset.Dataset, o *Options) (*dataset.Dataset, error) {
 		c.Turns = turns
 		out.Conversations[i] = c
 	}
-	return &out, nil
+	return &out
 }
 
 func hasMultiTurn(ds *dataset.Dataset) bool {

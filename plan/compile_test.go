@@ -415,6 +415,8 @@ func TestFixedSchedule(t *testing.T) {
 		{"auto offset", func(o *Options) { o.FixedScheduleAutoOffset = true }, [][3]int64{{0, 0, -1}, {0, 2000e6, -1}, {1, -1, 40e6}, {0, 4000e6, -1}, {1, 4500e6, 0}, {0, 8000e6, -1}}},
 		{"window", func(o *Options) { o.FixedScheduleStartOffset, o.FixedScheduleEndOffset = ms(2000), ms(6000) }, [][3]int64{{0, 1000e6, -1}, {1, -1, 40e6}, {0, 3000e6, -1}, {1, 3500e6, 0}}},
 		{"speedup", func(o *Options) { o.FixedScheduleAutoOffset, o.SynthesisSpeedupRatio = true, 2 }, [][3]int64{{0, 0, -1}, {0, 1000e6, -1}, {1, -1, 20e6}, {0, 2000e6, -1}, {1, 2250e6, 0}, {0, 4000e6, -1}}},
+		{"duration from the first instant", func(o *Options) { o.BenchmarkDuration = 4.5 }, [][3]int64{{0, 1000e6, -1}, {0, 3000e6, -1}, {1, -1, 40e6}, {0, 5000e6, -1}, {1, 5500e6, 0}}},
+		{"request count", func(o *Options) { o.RequestCount = 3 }, [][3]int64{{0, 1000e6, -1}, {0, 3000e6, -1}, {1, -1, 40e6}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -592,6 +594,8 @@ func TestValidate(t *testing.T) {
 			o.FixedScheduleAutoOffset, o.FixedScheduleStartOffset = true, &ms
 		}, "mutually exclusive"},
 		{func(o *Options) { o.SynthesisSpeedupRatio = 0 }, "--synthesis-speedup-ratio must be > 0"},
+		{func(o *Options) { o.EndpointType = "cohere_rankings" }, "needs an --input-file with queries and passages"},
+		{func(o *Options) { o.EndpointType, o.OSLMean = "anthropic_messages", 0 }, "requires max_tokens"},
 	}
 	for _, c := range cases {
 		o := testOptions(t)
@@ -627,4 +631,54 @@ func BenchmarkCompile1M(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ns/request")
+}
+
+func TestSelfContainedAndTurnExtra(t *testing.T) {
+	nt := dataset.NoTime
+	ds := &dataset.Dataset{Name: "multi_turn", Conversations: []dataset.Conversation{
+		{SessionID: "a", SelfContained: true, Turns: []dataset.Turn{
+			{Prompt: "first question", TimestampNs: nt, DelayNs: nt},
+			{Prompt: "second question", TimestampNs: nt, DelayNs: 5e6, Extra: map[string]any{"ignore_eos": false, "tools": json.RawMessage(`[{"type":"function"}]`)}},
+		}},
+		{SessionID: "b", Turns: []dataset.Turn{
+			{Prompt: "hello", Reply: "hi there", TimestampNs: nt, DelayNs: nt},
+			{Prompt: "how are you", TimestampNs: nt, DelayNs: nt},
+		}},
+	}}
+	o := testOptions(t)
+	o.Dataset, o.OSLMean = ds, 0
+	o.ExtraInputs = map[string]any{"ignore_eos": true}
+	p, _ := compileOpen(t, o)
+	want := []string{
+		`{"model":"mock","messages":[{"role":"user","content":"first question"}],"stream":false,"ignore_eos":true}`,
+		`{"model":"mock","messages":[{"role":"user","content":"second question"}],"stream":false,"ignore_eos":false,"tools":[{"type":"function"}]}`,
+		`{"model":"mock","messages":[{"role":"user","content":"hello"}],"stream":false,"ignore_eos":true}`,
+		`{"model":"mock","messages":[{"role":"user","content":"hello"},{"role":"assistant","content":"hi there"},{"role":"user","content":"how are you"}],"stream":false,"ignore_eos":true}`,
+	}
+	for i, w := range want {
+		r, body, _ := p.Record(i)
+		if string(body) != w {
+			t.Errorf("record %d body\n%s\nwant\n%s", i, body, w)
+		}
+		if i == 1 && (r.DelayNs != 5e6 || r.Turn != 1) {
+			t.Errorf("record 1: %+v", r)
+		}
+	}
+}
+
+func TestWarmupSharesTheTimeline(t *testing.T) {
+	o := testOptions(t)
+	o.RequestRate, o.ArrivalPattern = 10, "constant"
+	o.WarmupRequestCount, o.RequestCount = 5, 20
+	o.BenchmarkDuration = 1.5 // with a count: whichever comes first
+	p, res := compileOpen(t, o)
+	rs := records(t, p)
+	if res.Warmup != 5 || res.Profile != 15 {
+		t.Fatalf("%d warmup, %d profile; want 5 and 15 (the duration bounds the profile)", res.Warmup, res.Profile)
+	}
+	for i, r := range rs {
+		if want := int64(i) * 100e6; r.SendOffsetNs != want {
+			t.Fatalf("record %d (%v) at %d, want %d: one timeline, warmup first", i, r.Phase, r.SendOffsetNs, want)
+		}
+	}
 }

@@ -37,7 +37,7 @@ type Summary struct {
 	Concurrency         int               `json:"concurrency"`
 	ConcurrencyRampNs   int64             `json:"concurrency_ramp_ns"`
 	DurationNs          int64             `json:"duration_ns"`
-	PlannedDurationNs   *int64            `json:"planned_duration_ns"`
+	PlannedDurationNs   *int64            `json:"planned_duration_ns"` // profile: last instant − first; null for a closed loop
 	OfferedRate         float64           `json:"offered_rate"`
 	Tokenizer           string            `json:"tokenizer"`
 	TokenizerSHA256     string            `json:"tokenizer_sha256"`
@@ -104,7 +104,7 @@ func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
 		n   uint32
 	}
 	bodies := make(map[span]struct{})
-	var last int64 = -1
+	var first, last int64 = -1, -1
 	for i := range p.Len() {
 		r, _, err := p.Record(i)
 		if err != nil {
@@ -121,14 +121,20 @@ func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
 		s.ProfileCount++
 		isl = append(isl, int(r.ISL))
 		osl = append(osl, int(r.OSL))
-		last = max(last, r.SendOffsetNs)
+		if r.SendOffsetNs >= 0 {
+			last = max(last, r.SendOffsetNs)
+			if first < 0 || r.SendOffsetNs < first {
+				first = r.SendOffsetNs
+			}
+		}
 		if r.CancelAfterNs > 0 {
 			s.Cancelled++
 		}
 	}
 	s.DistinctBodies = len(bodies)
 	if last >= 0 {
-		s.PlannedDurationNs = &last
+		span := last - first
+		s.PlannedDurationNs = &span
 	}
 	s.ISL, s.OSL = stats(isl), stats(osl)
 	if requests < 0 || requests > p.Len() {
@@ -219,7 +225,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	row("OSL", "%s", s.OSL)
 	switch {
 	case s.PlannedDurationNs != nil:
-		row("duration", "last planned instant at %v", time.Duration(*s.PlannedDurationNs))
+		row("duration", "%v from the first to the last planned profile instant", time.Duration(*s.PlannedDurationNs))
 	case s.DurationNs > 0:
 		row("duration", "%v (closed loop: replay stops issuing at the duration)", time.Duration(s.DurationNs))
 	default:

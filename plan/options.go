@@ -212,8 +212,17 @@ func (o *Options) Validate() error {
 	}
 
 	synthetic := o.Dataset == nil
+	if synthetic && strings.HasSuffix(ep.Name, "_rankings") {
+		return usagef("--endpoint-type %s needs an --input-file with queries and passages (synthetic rankings are not supported)", ep.Name)
+	}
+	if synthetic && ep.Name == "anthropic_messages" && o.OSLMean <= 0 && o.SeqDist == "" {
+		return usagef("--endpoint-type anthropic_messages needs --output-tokens-mean: the Messages API requires max_tokens")
+	}
 	if synthetic && o.SeqDist == "" && o.ISLMean <= 0 {
 		return usagef("--synthetic-input-tokens-mean must be > 0 (got %d)", o.ISLMean)
+	}
+	if o.ISLMean > dataset.MaxPromptTokens || o.OSLMean > dataset.MaxPromptTokens {
+		return usagef("--synthetic-input-tokens-mean and --output-tokens-mean must be <= %d (got %d and %d)", dataset.MaxPromptTokens, o.ISLMean, o.OSLMean)
 	}
 	if !(o.RandomRangeRatio >= 0 && o.RandomRangeRatio <= 1) {
 		return usagef("--random-range-ratio must be in [0,1] (got %v)", o.RandomRangeRatio)

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -89,7 +90,7 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 			}
 			r.done[k] = true
 			keys = append(keys, key{p.conv, p.turn})
-			if p.turn > 0 && !r.live && r.replies[p.conv] == nil {
+			if !r.live && r.replies[p.conv] == nil && r.usesHistory(int(p.conv), int(p.turn)) {
 				r.replies[p.conv] = []string{} // claimed: filled below
 				convs = append(convs, int(p.conv))
 			}
@@ -130,7 +131,7 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 				OSL:           uint32(max(r.ds.Conversations[p.conv].Turns[p.turn].OSL, 0)),
 				Phase:         p.phase,
 			}
-			if r.live && p.turn > 0 && r.usesHistory(int(p.conv), int(p.turn)) {
+			if r.live && r.usesHistory(int(p.conv), int(p.turn)) {
 				rec.Flags |= mmapds.FlagLiveHistory
 			}
 			if err := w.AddRef(rec, r.refs[k]); err != nil {
@@ -142,10 +143,11 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 }
 
 // usesHistory reports whether a turn's body is built from the conversation so far (rather
-// than sent verbatim from the input).
+// than sent on its own: verbatim input, or a self-contained conversation).
 func (r *renderer) usesHistory(conv, turn int) bool {
-	t := &r.ds.Conversations[conv].Turns[turn]
-	return len(t.Raw) == 0 && len(t.Messages) == 0
+	c := &r.ds.Conversations[conv]
+	t := &c.Turns[turn]
+	return turn > 0 && !c.SelfContained && len(t.Raw) == 0 && len(t.Messages) == 0
 }
 
 // synthesizeReplies fills the assistant replies of one conversation's turns for compiled
@@ -197,6 +199,15 @@ func (r *renderer) render(conv, turn int) ([]byte, int, error) {
 		Query:           t.Query,
 		Passages:        t.Passages,
 	}
+	if len(t.Extra) > 0 { // the input's per-turn members win over --extra-inputs
+		req.Extra = make(map[string]any, len(o.ExtraInputs)+len(t.Extra))
+		maps.Copy(req.Extra, o.ExtraInputs)
+		maps.Copy(req.Extra, t.Extra)
+	}
+	history := turn
+	if c.SelfContained {
+		history = 0
+	}
 	isl := 0
 	switch {
 	case len(t.Raw) > 0:
@@ -216,7 +227,7 @@ func (r *renderer) render(conv, turn int) ([]byte, int, error) {
 		if c.UserContext != "" {
 			msgs = append(msgs, endpoint.Message{Role: "user", Content: c.UserContext})
 		}
-		for j := range turn {
+		for j := range history {
 			reply := LiveHistoryMarker
 			if !r.live {
 				reply = r.replies[conv][j]
@@ -241,7 +252,8 @@ func (r *renderer) render(conv, turn int) ([]byte, int, error) {
 	}
 	body, err := r.ep.Render(nil, &req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("plan: conversation %d (session %q) turn %d: %w", conv, c.SessionID, turn, err)
+		// The flags or the input ask for a body the API cannot take: bad input, not a failure.
+		return nil, 0, usagef("plan: conversation %d (session %q) turn %d: %v", conv, c.SessionID, turn, err)
 	}
 	return body, isl, nil
 }
@@ -280,7 +292,7 @@ func (r *renderer) meta(o *Options, ds *dataset.Dataset, corpus *dataset.Corpus,
 		TimingMode:          mode,
 		Dataset:             ds.Name,
 		Concurrency:         o.Concurrency,
-		ConcurrencyRampNs:   int64(o.ConcurrencyRampDuration * 1e9),
+		ConcurrencyRampNs:   int64(math.Round(o.ConcurrencyRampDuration * 1e9)),
 		WarmupCount:         warm,
 		ProfileCount:        prof,
 		DurationNs:          durationNs,
@@ -309,12 +321,14 @@ func (r *renderer) meta(o *Options, ds *dataset.Dataset, corpus *dataset.Corpus,
 	case ModeUserCentric:
 		m.OfferedRate = o.UserCentricRate
 	case ModeFixedSchedule:
-		var last int64
+		first, last := int64(math.MaxInt64), int64(-1)
 		for i := range profile {
-			last = max(last, profile[i].send)
+			if profile[i].send >= 0 {
+				first, last = min(first, profile[i].send), max(last, profile[i].send)
+			}
 		}
-		if last > 0 && len(profile) > 1 {
-			m.OfferedRate = float64(len(profile)-1) / (float64(last) / 1e9)
+		if last > first && len(profile) > 1 {
+			m.OfferedRate = float64(len(profile)-1) / (float64(last-first) / 1e9)
 		}
 	}
 	return m

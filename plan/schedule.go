@@ -75,6 +75,11 @@ type scheduler struct {
 	phase   mmapds.Phase
 	lim     limits
 	session uint32 // next session id
+	// origin is added to every instant: the phase starts where the previous phase's schedule
+	// ended, so both phases share the run's timeline. end is where this phase's schedule
+	// ends (the instant its next request would have had).
+	origin int64
+	end    int64
 
 	smp     *sampler
 	arrival Arrival
@@ -102,8 +107,9 @@ func (s *scheduler) delayNs(t *dataset.Turn) int64 {
 	return int64(math.Round(float64(t.DelayNs) / s.speedup))
 }
 
-// session emits the turns of conversation conv, the first at first (or NoSendOffset), later
-// ones at at(i) (NoSendOffset when nil), and returns how many it emitted.
+// emit plans the turns of conversation conv as one new session: the first at first (or
+// NoSendOffset), later ones at at(i) (NoSendOffset when at is nil) after laterDelay. It stops
+// at the request bound and returns how many turns it planned.
 func (s *scheduler) emit(conv int, first int64, at func(i int) int64, laterDelay func(t *dataset.Turn) int64) int {
 	turns := s.ds.Conversations[conv].Turns
 	id := s.session
@@ -122,6 +128,10 @@ func (s *scheduler) emit(conv int, first int64, at func(i int) int64, laterDelay
 			}
 			p.delay = laterDelay(&turns[i])
 		}
+		if p.send != mmapds.NoSendOffset {
+			p.send += s.origin
+			s.end = max(s.end, p.send)
+		}
 		s.out = append(s.out, p)
 		s.reqs++
 		n++
@@ -131,6 +141,7 @@ func (s *scheduler) emit(conv int, first int64, at func(i int) int64, laterDelay
 
 // run plans the phase.
 func (s *scheduler) run() {
+	s.end = s.origin
 	switch s.mode {
 	case ModeConcurrency:
 		s.closedLoop()
@@ -156,6 +167,7 @@ func (s *scheduler) closedLoop() {
 // ns, so the schedule never drifts.
 func (s *scheduler) requestRate() {
 	t := 0.0
+	defer func() { s.end = s.origin + secondsToNs(t) }()
 	for !s.full() {
 		ns := secondsToNs(t)
 		if s.lim.durationNs > 0 && ns >= s.lim.durationNs {
@@ -179,6 +191,7 @@ func (s *scheduler) userCentric() {
 		h[u] = userSlot{user: u, at: float64(u) / s.ucRate}
 	}
 	heap.Init(&h)
+	defer func() { s.end = s.origin + secondsToNs(h[0].at) }()
 	for !s.full() {
 		u := h[0]
 		start := secondsToNs(u.at)
@@ -201,7 +214,8 @@ type fixedSession struct {
 // at its offset, later turns at their own timestamps when they have one.
 func (s *scheduler) fixedSchedule() {
 	for _, fs := range s.fixed {
-		if s.full() || (s.lim.durationNs > 0 && fs.offset >= s.lim.durationNs) {
+		// A duration counts from the first instant, as replay counts it.
+		if s.full() || (s.lim.durationNs > 0 && fs.offset-s.fixed[0].offset >= s.lim.durationNs) {
 			return
 		}
 		turns := s.ds.Conversations[fs.conv].Turns

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,10 +20,11 @@ func sampleRequest(i int) *Request {
 		Index: uint32(i), Outcome: OutcomeCompleted, Status: 200, ConnReused: i%2 == 0,
 		IntendedNs: int64(i) * 1e6, ReadyNs: int64(i)*1e6 + 5, WriteStartNs: int64(i)*1e6 + 10,
 		WriteEndNs: int64(i)*1e6 + 20, HeaderNs: 3e9, EndNs: 1 << 40,
-		ReadNs:  []int64{100, 200, -1 << 40},
-		ReadEnd: []uint32{5, 5, 11},
-		Body:    []byte("hello world"),
-		Err:     strings.Repeat("e", i),
+		ReadNs:   []int64{100, 200, -1 << 40},
+		ReadEnd:  []uint32{5, 5, 11},
+		Body:     []byte("hello world"),
+		Err:      strings.Repeat("e", i),
+		URLIndex: i % 3, ConnectStartNs: -1, ConnectEndNs: int64(i) - 1,
 	}
 }
 
@@ -201,5 +205,93 @@ func BenchmarkWriteRequest(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		w.WriteRequest(q)
+	}
+}
+
+// A Request record written before URLIndex and the connect times existed (15 elements)
+// still decodes, with the documented defaults; elements a later writer appends are skipped.
+func TestRequestRecordLengths(t *testing.T) {
+	frame := func(payload []byte) []byte {
+		var b []byte
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(payload)))
+		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(payload, castagnoli))
+		return append(b, payload...)
+	}
+	req := func(n int) []byte {
+		b := appendArrayHeader(nil, n)
+		b = appendInt(b, int64(KindRequest))
+		for _, v := range []int64{7, int64(OutcomeCompleted), 200} {
+			b = appendInt(b, v)
+		}
+		b = appendBool(b, true)
+		for _, v := range []int64{1, 2, 3, 4, 5, 6} {
+			b = appendInt(b, v)
+		}
+		b = appendBin(b, binary.LittleEndian.AppendUint64(nil, 5))
+		b = appendBin(b, binary.LittleEndian.AppendUint32(nil, 2))
+		b = appendBin(b, []byte("hi"))
+		b = appendStr(b, "")
+		if n >= 18 {
+			b = appendInt(b, 2)
+			b = appendInt(b, 10)
+			b = appendInt(b, 11)
+		}
+		for i := 18; i < n; i++ {
+			b = appendStr(b, "future field")
+		}
+		return b
+	}
+	var head bytes.Buffer
+	if _, err := NewWriter(&head, Header{Worker: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fields             int
+		url                int
+		connStart, connEnd int64
+	}{{15, 0, -1, -1}, {18, 2, 10, 11}, {20, 2, 10, 11}} {
+		data := append(bytes.Clone(head.Bytes()), frame(req(c.fields))...)
+		reqs, _, _ := readAll(t, data)
+		if len(reqs) != 1 {
+			t.Fatalf("%d fields: %d requests", c.fields, len(reqs))
+		}
+		q := reqs[0]
+		if q.Index != 7 || q.EndNs != 6 || string(q.Body) != "hi" || q.URLIndex != c.url || q.ConnectStartNs != c.connStart || q.ConnectEndNs != c.connEnd {
+			t.Fatalf("%d fields: %+v", c.fields, q)
+		}
+	}
+	if _, _, err := func() ([]Request, *Footer, error) {
+		data := append(bytes.Clone(head.Bytes()), frame([]byte{0x90})...)
+		r, err := NewReader(bytes.NewReader(data), "t")
+		if err != nil {
+			return nil, nil, err
+		}
+		_, err = r.Next()
+		return nil, nil, err
+	}(); err == nil || !strings.Contains(err.Error(), "empty record") {
+		t.Fatalf("empty array: %v", err)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.rawlog")
+	data := writeLog(t, 5, true)
+	// Add a torn frame: a crash mid-write.
+	if err := os.WriteFile(path, append(bytes.Clone(data), 200, 0, 0, 0, 1, 2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Summarize(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests != 5 || s.Counts.Completed != 5 || s.Footer == nil || s.TornBytes != 6 || s.CPUSamples != 5 || s.GPUSamples != 1 || s.Header.Worker != 3 {
+		t.Fatalf("summary %+v", s)
+	}
+	var c Counts
+	c.Add(Counts{Planned: 2, Completed: 1, Lost: 1})
+	c.Add(Counts{Planned: 3, Failed: 1, NotSent: 2})
+	if c != (Counts{Planned: 5, Completed: 1, Failed: 1, NotSent: 2, Lost: 1}) {
+		t.Fatalf("add: %+v", c)
 	}
 }

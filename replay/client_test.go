@@ -313,8 +313,7 @@ func TestTLS(t *testing.T) {
 
 // A pooled connection the server closed while idle is replaced without failing the request.
 func TestStaleConnectionRetried(t *testing.T) {
-	srv := newTestServer(t)
-	srv.Config.IdleTimeout = 30 * time.Millisecond
+	srv := newTestServer(t, func(s *http.Server) { s.IdleTimeout = 30 * time.Millisecond })
 	plan := singleTurn(4, job{N: 1, Stream: true}, func(i int) int64 { return int64(i) * 100e6 }).write(t, t.TempDir())
 	res, reqs, _ := runInProcess(t, workerConfig{Plan: plan, URLs: []string{srv.URL}}, nil)
 	if res.Counts.Completed != 4 {
@@ -399,13 +398,18 @@ func TestJSONEscapeAndSplice(t *testing.T) {
 	}
 	l := live{marker: []byte("@@")}
 	hist := [][]byte{[]byte("one"), []byte("two"), []byte("thr\"ee")}
-	for _, c := range []struct{ body, want string }{
-		{`{"a":"@@"}`, `{"a":"thr\"ee"}`},
-		{`["@@","@@"]`, `["two","thr\"ee"]`},
-		{`no marker`, `no marker`},
-		{`@@@@@@@@`, `onetwothr\"ee`},
+	for _, c := range []struct {
+		body      string
+		firstTurn uint32
+		want      string
+	}{
+		{`{"a":"@@"}`, 0, `{"a":"one"}`},
+		{`["@@","@@","@@"]`, 0, `["one","two","thr\"ee"]`},
+		{`["@@","@@","@@","@@"]`, 1, `["","one","two","thr\"ee"]`},
+		{`no marker`, 0, `no marker`},
+		{`@@@@@@@@`, 0, `onetwothr\"ee`},
 	} {
-		if got := l.splice(nil, []byte(c.body), hist); string(got) != c.want {
+		if got := l.splice(nil, []byte(c.body), hist, c.firstTurn); string(got) != c.want {
 			t.Errorf("%s: got %s want %s", c.body, got, c.want)
 		}
 	}

@@ -184,9 +184,11 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	if err := r.writeManifest(); err != nil {
 		return nil, err
 	}
-	// Keep the coordinator (progress, telemetry) off the workers' CPUs when others exist.
+	// Keep the coordinator (progress, telemetry) off the workers' CPUs when others exist,
+	// and give the process its CPUs back afterwards (it may run again, as in tests).
 	if !o.NoPin {
 		if all, err := allowedCPUs(); err == nil {
+			defer setAffinity(all)
 			var rest []int
 			for _, c := range all {
 				if !containsInt(r.cpus, c) {
@@ -292,6 +294,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 
 	m.EndUnixNs = time.Now().UnixNano()
 	var failures []string
+	m.Counts = rawlog.Counts{}
 	for i, p := range procs {
 		wi := &m.Workers[i]
 		st, counts, why := r.workerOutcome(p, wi)

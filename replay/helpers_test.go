@@ -53,12 +53,16 @@ type testServer struct {
 	requests atomic.Int64
 	mu       sync.Mutex
 	bodies   []string
+	headers  []http.Header
 	keep     bool
 }
 
-func newTestServer(t testing.TB) *testServer {
+func newTestServer(t testing.TB, configure ...func(*http.Server)) *testServer {
 	ts := &testServer{}
 	ts.Server = httptest.NewUnstartedServer(http.HandlerFunc(ts.handle))
+	for _, f := range configure {
+		f(ts.Server.Config)
+	}
 	ts.Server.Config.ConnState = func(c net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			ts.conns.Add(1)
@@ -75,6 +79,7 @@ func (ts *testServer) handle(w http.ResponseWriter, r *http.Request) {
 	if ts.keep {
 		ts.mu.Lock()
 		ts.bodies = append(ts.bodies, string(body))
+		ts.headers = append(ts.headers, r.Header.Clone())
 		ts.mu.Unlock()
 	}
 	var j job
@@ -197,7 +202,7 @@ func singleTurn(n int, j job, offsets func(i int) int64) *planSpec {
 // inproc runs a worker in this process.
 type inproc struct{ start int64 }
 
-func (inproc) ready()                         {}
+func (inproc) ready()                          {}
 func (inproc) progress(sent, done, errs int64) {}
 func (p inproc) waitStart(<-chan string) (int64, bool) {
 	return p.start, true

@@ -9,12 +9,11 @@ import (
 	"github.com/llmbench/llmbench/mmapds"
 )
 
-// Live conversation history (plan --conversation-history live). A record flagged
-// mmapds.FlagLiveHistory holds a body with Meta.LiveHistoryMarker where the previous turn's
-// real response belongs, inside a JSON string. Before sending it, the runner replaces the
-// marker with the JSON-string-escaped content text of that response. When a body holds k
-// markers, they stand for the last k responses of the session in order, the last marker for
-// the previous turn. This runs only for flagged records, off the common path.
+// Live conversation history (plan --conversation-history live; docs/plan-format.md). A record
+// flagged mmapds.FlagLiveHistory holds a body where the assistant messages are the marker
+// Meta.LiveHistoryMarker, inside JSON strings. Before sending it, the runner replaces the i-th
+// marker (in body order) with the JSON-string-escaped content text (no quotes) of the
+// session's response to turn i. This runs only for flagged records, off the common path.
 
 type live struct {
 	marker    []byte
@@ -64,21 +63,19 @@ func looksLikeSSE(b []byte) bool {
 }
 
 // splice appends body to dst with its markers replaced by the escaped texts of hist, the
-// session's earlier responses (oldest first).
-func (l *live) splice(dst, body []byte, hist [][]byte) []byte {
-	k := bytes.Count(body, l.marker)
-	i := 0
-	for {
+// session's earlier responses: hist[k] answered turn firstTurn+k. A marker for a turn with no
+// response (it failed, or was not in this run) becomes empty text.
+func (l *live) splice(dst, body []byte, hist [][]byte, firstTurn uint32) []byte {
+	for i := 0; ; i++ {
 		j := bytes.Index(body, l.marker)
 		if j < 0 {
 			return append(dst, body...)
 		}
 		dst = append(dst, body[:j]...)
-		if h := len(hist) - k + i; h >= 0 && h < len(hist) {
+		if h := i - int(firstTurn); h >= 0 && h < len(hist) {
 			dst = appendJSONEscaped(dst, hist[h])
 		}
 		body = body[j+len(l.marker):]
-		i++
 	}
 }
 

@@ -30,7 +30,7 @@ type runner struct {
 
 	lv   live     // live history state (only for live-history plans)
 	body []byte   // spliced body
-	hist [][]byte // the unit's earlier response texts
+	hist [][]byte // the unit's response texts so far, from its first turn on
 }
 
 func newRunner(w *worker) (*runner, error) {
@@ -75,13 +75,16 @@ func (r *runner) runUnit(d dispatch) {
 	}
 	r.hist = r.hist[:0]
 	ready := d.ready
+	firstTurn := uint32(0)
 	for idx := u.first; idx >= 0; idx = w.sh.nextOf(idx) {
 		rec, body, err := w.plan.Record(int(idx))
 		if err != nil {
 			w.fatal(err)
 			break
 		}
-		if idx != u.first {
+		if idx == u.first {
+			firstTurn = rec.Turn
+		} else {
 			at := r.q.EndNs + rec.DelayNs
 			if rec.SendOffsetNs > at {
 				at = rec.SendOffsetNs
@@ -91,11 +94,11 @@ func (r *runner) runUnit(d dispatch) {
 			}
 			ready = at
 		}
-		if w.stopping.Load() || ready > w.sendUntil {
+		if w.stopping.Load() || ready > w.sendUntil.Load() {
 			break
 		}
 		if rec.Flags&mmapds.FlagLiveHistory != 0 && r.lv.enabled() {
-			r.body = r.lv.splice(r.body[:0], body, r.hist)
+			r.body = r.lv.splice(r.body[:0], body, r.hist, firstTurn)
 			body = r.body
 		}
 		r.do(&rec, body, ready, int(u.url))

@@ -103,11 +103,13 @@ type worker struct {
 	counts           [6]atomic.Int64 // by rawlog.Outcome
 
 	// sendUntil is the last instant (run clock) a request may start: profile start plus the
-	// plan's duration, or MaxInt64.
-	sendUntil int64
-	// abortAt is sendUntil plus the grace period, when both are finite.
-	abortAt int64
-	lr      live
+	// plan's duration, or MaxInt64 (no duration, or the profile start not known yet).
+	sendUntil atomic.Int64
+	// profileStart is the profile's first planned instant; profileAfterWarmup says that the
+	// profile is a closed loop behind this worker's warmup, so it starts when that ends.
+	profileStart       int64
+	profileAfterWarmup bool
+	lr                 live
 }
 
 const maxInt64 = int64(^uint64(0) >> 1)
@@ -123,7 +125,8 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	}
 	w := &worker{cfg: cfg, plan: p, meta: p.Meta(), reuse: cfg.ConnReuse,
 		timeout: time.Duration(cfg.RequestTimeoutNs), stopCh: make(chan struct{}),
-		work: make(chan dispatch), warmupDone: make(chan struct{}), sendUntil: maxInt64, abortAt: maxInt64}
+		work: make(chan dispatch), warmupDone: make(chan struct{})}
+	w.sendUntil.Store(maxInt64)
 	fail := func(err error) (*worker, error) {
 		p.Close()
 		return nil, err
@@ -152,12 +155,8 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if w.meta.DurationNs > 0 {
-		w.sendUntil = info.profileStart + w.meta.DurationNs
-		if cfg.GraceNs >= 0 {
-			w.abortAt = w.sendUntil + cfg.GraceNs
-		}
-	}
+	w.profileStart = info.profileStart
+	w.profileAfterWarmup = !info.profileOpen && w.sh.warmupUnits > 0
 	tcfg, err := loadTLSConfig(cfg.TLSCAFile, cfg.TLSInsecure)
 	if err != nil {
 		return fail(err)
@@ -203,6 +202,7 @@ type planInfo struct {
 	ord          []uint32
 	sessions     int
 	profileStart int64 // smallest profile send offset, 0 when none is planned
+	profileOpen  bool  // some profile record has a send offset
 }
 
 func scanPlan(p *mmapds.Plan) (*planInfo, error) {
@@ -217,6 +217,7 @@ func scanPlan(p *mmapds.Plan) (*planInfo, error) {
 			info.profileStart = r.SendOffsetNs
 		}
 	}
+	info.profileOpen = info.profileStart >= 0
 	if info.profileStart < 0 {
 		info.profileStart = 0
 	}
@@ -270,24 +271,8 @@ func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (w
 
 	interrupted := false
 	var graceC <-chan time.Time
-	var abortC <-chan time.Time
-	if w.abortAt != maxInt64 {
-		t := time.NewTimer(time.Until(w.start.Add(time.Duration(w.abortAt))))
-		defer t.Stop()
-		abortC = t.C
-	}
-	if w.sendUntil != maxInt64 {
-		// Closed-loop sends stop at the end of the planned duration.
-		go func() {
-			sl, err := newSleeper(&w.stopping)
-			if err != nil {
-				return
-			}
-			w.register(nil, sl)
-			if sl.sleep(time.Until(w.start.Add(time.Duration(w.sendUntil)))) {
-				w.stop("benchmark duration elapsed")
-			}
-		}()
+	if w.meta.DurationNs > 0 {
+		go w.durationLimit(allDone)
 	}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -314,9 +299,6 @@ loop:
 			}
 		case <-graceC:
 			w.abort("grace period over after interruption")
-		case <-abortC:
-			w.stop("benchmark duration elapsed")
-			w.abort("benchmark duration and grace period over")
 		case <-tick.C:
 			rep.progress(w.sent.Load(), w.done.Load(), w.errs.Load())
 		}
@@ -357,6 +339,42 @@ loop:
 	rep.progress(w.sent.Load(), w.done.Load(), w.errs.Load())
 	err = w.lw.Close(rawlog.Footer{TimeNs: w.nowNs(), Status: status})
 	return res, err
+}
+
+// durationLimit enforces a duration-sized plan: no request starts after the profile start
+// plus DurationNs, and requests still running a grace period later are aborted. The profile
+// starts at its first planned instant, or, for a closed loop behind a warmup, when this
+// worker's warmup has ended.
+func (w *worker) durationLimit(allDone <-chan struct{}) {
+	base := w.profileStart
+	if w.profileAfterWarmup {
+		select {
+		case <-w.warmupDone:
+			base = w.nowNs()
+		case <-allDone:
+			return
+		}
+	}
+	until := base + w.meta.DurationNs
+	w.sendUntil.Store(until)
+	wait := func(at int64) bool {
+		t := time.NewTimer(time.Until(w.start.Add(time.Duration(at))))
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-allDone:
+			return false
+		}
+	}
+	if !wait(until) {
+		return
+	}
+	w.stop("benchmark duration elapsed")
+	if w.cfg.GraceNs < 0 || !wait(until+w.cfg.GraceNs) {
+		return
+	}
+	w.abort("benchmark duration and grace period over")
 }
 
 // close releases the worker's resources; run's log is flushed and synced first.
@@ -586,7 +604,7 @@ func (w *worker) dispatchOpen() {
 	w.register(nil, sl)
 	for _, u := range w.sh.open {
 		at := w.sh.units[u].offset
-		if at > w.sendUntil {
+		if at > w.sendUntil.Load() {
 			return
 		}
 		if !w.sleepUntil(sl, at, w.cfg.SpinNs) {
@@ -632,7 +650,7 @@ func (w *worker) dispatchClosed() {
 			return
 		}
 		now := w.nowNs()
-		if w.stopping.Load() || now > w.sendUntil {
+		if w.stopping.Load() || now > w.sendUntil.Load() {
 			w.release()
 			return
 		}

@@ -19,7 +19,7 @@ echo "== plan: 64 streaming chat requests, 128 input / 128 output tokens, concur
 "$bin/plan" --model mock --endpoint-type chat --streaming --isl 128 --osl 128 \
   --extra-inputs ignore_eos:true --concurrency 8 --request-count 64 --warmup-request-count 4 \
   --random-seed 42 -o "$out/demo.plan"
-"$bin/plan" inspect "$out/demo.plan" | head -n 20
+"$bin/plan" inspect "$out/demo.plan" | sed -n 1,16p
 
 echo "== replay against mockllm (TTFT 20 ms, ITL 5 ms) at $url"
 "$bin/replay" --plan "$out/demo.plan" --url "$url" --output-dir "$out/run"

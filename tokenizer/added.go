@@ -27,33 +27,69 @@ type addedToken struct {
 	special    bool
 }
 
-// addedMatcher finds added tokens in text.
+// addedMatcher finds added tokens in text with a byte trie, so that thousands of them
+// (Mistral's <SPECIAL_n>) cost no more per position than a few.
 type addedMatcher struct {
-	toks    []*addedToken
-	byFirst [256][]int32 // candidates by first byte, longest pattern first
-	only    int          // the single first byte all patterns share, or -1
+	toks  []*addedToken
+	nodes []trieNode // nodes[0] is the root
+	first [256]bool  // bytes that start some pattern
+	only  int        // the single first byte all patterns share, or -1
+}
+
+// trieNode is one prefix of some pattern; its children are sorted by byte.
+type trieNode struct {
+	tok      int32 // index in toks of the pattern ending here, or -1
+	children []trieEdge
+}
+
+type trieEdge struct {
+	b    byte
+	node int32
+}
+
+func (m *addedMatcher) child(n int32, b byte) int32 {
+	for _, e := range m.nodes[n].children {
+		if e.b == b {
+			return e.node
+		}
+		if e.b > b {
+			break
+		}
+	}
+	return -1
 }
 
 func newAddedMatcher(toks []*addedToken) *addedMatcher {
 	if len(toks) == 0 {
 		return nil
 	}
-	m := &addedMatcher{toks: toks, only: -1}
+	m := &addedMatcher{toks: toks, nodes: []trieNode{{tok: -1}}, only: -1}
 	firsts := 0
 	for i, t := range toks {
-		b := t.pattern[0]
-		if len(m.byFirst[b]) == 0 {
+		p := t.pattern
+		if !m.first[p[0]] {
+			m.first[p[0]] = true
+			m.only = int(p[0])
 			firsts++
-			m.only = int(b)
 		}
-		m.byFirst[b] = append(m.byFirst[b], int32(i))
+		n := int32(0)
+		for j := 0; j < len(p); j++ {
+			c := m.child(n, p[j])
+			if c < 0 {
+				c = int32(len(m.nodes))
+				m.nodes = append(m.nodes, trieNode{tok: -1})
+				ch := append(m.nodes[n].children, trieEdge{b: p[j], node: c})
+				sort.Slice(ch, func(x, y int) bool { return ch[x].b < ch[y].b })
+				m.nodes[n].children = ch
+			}
+			n = c
+		}
+		if m.nodes[n].tok < 0 {
+			m.nodes[n].tok = int32(i) // the first of equal patterns wins
+		}
 	}
 	if firsts != 1 {
 		m.only = -1
-	}
-	for b := range m.byFirst {
-		c := m.byFirst[b]
-		sort.SliceStable(c, func(i, j int) bool { return len(toks[c[i]].pattern) > len(toks[c[j]].pattern) })
 	}
 	return m
 }
@@ -67,11 +103,20 @@ func (m *addedMatcher) next(s string, from int) (start, end int, tok *addedToken
 				return 0, 0, nil
 			}
 			i += j
+		} else if !m.first[s[i]] {
+			continue
 		}
-		for _, k := range m.byFirst[s[i]] {
-			if t := m.toks[k]; strings.HasPrefix(s[i:], t.pattern) {
-				return i, i + len(t.pattern), t
+		best, bestEnd := int32(-1), 0
+		for n, j := int32(0), i; j < len(s); j++ {
+			if n = m.child(n, s[j]); n < 0 {
+				break
 			}
+			if k := m.nodes[n].tok; k >= 0 {
+				best, bestEnd = k, j+1
+			}
+		}
+		if best >= 0 {
+			return i, bestEnd, m.toks[best]
 		}
 	}
 	return 0, 0, nil

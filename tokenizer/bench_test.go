@@ -18,16 +18,13 @@ func readCorpus(b testing.TB, name string) string {
 	return string(data)
 }
 
-// uncached returns a fresh copy of the built-in tokenizer that never caches words: the
-// baseline for the word cache.
-func uncached(b testing.TB) *Tokenizer {
-	b.Helper()
-	u, err := parseBuiltin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	u.cacheWords = 0
-	return u
+// withCache returns a copy of tok with its own encoders, caching at most words words
+// per encoder (0: no cache, the baseline for the word cache).
+func withCache(tok *Tokenizer, words int) *Tokenizer {
+	u := *tok
+	u.cacheWords = words
+	u.slots = make([]encoderSlot, numSlots())
+	return &u
 }
 
 var corpora = []string{"shakespeare.txt", "go_source.txt"}
@@ -37,7 +34,7 @@ var corpora = []string{"shakespeare.txt", "go_source.txt"}
 // over the same encoder without it (best of three passes, measured in this process).
 func BenchmarkEncode(b *testing.B) {
 	tok := builtin(b)
-	base := uncached(b)
+	base := withCache(tok, 0)
 	for _, name := range corpora {
 		text := readCorpus(b, name)
 		ids := tok.AppendEncode(nil, text) // warms the word cache
@@ -66,7 +63,7 @@ func BenchmarkEncode(b *testing.B) {
 
 // BenchmarkEncodeUncached is the word cache's baseline: every piece is merged afresh.
 func BenchmarkEncodeUncached(b *testing.B) {
-	tok := uncached(b)
+	tok := withCache(builtin(b), 0)
 	for _, name := range corpora {
 		text := readCorpus(b, name)
 		b.Run(strings.TrimSuffix(name, ".txt"), func(b *testing.B) {

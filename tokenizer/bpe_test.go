@@ -51,8 +51,8 @@ func TestBPEMatchesNaive(t *testing.T) {
 		made[id] = true
 	}
 	rng := rand.New(rand.NewSource(3))
-	words := strings.Fields(readCorpus(t, "go_source.txt"))[:3000]
-	for range 3000 {
+	words := strings.Fields(readCorpus(t, "go_source.txt"))[:1500]
+	for range 1500 {
 		b := make([]byte, 1+rng.Intn(40))
 		for i := range b {
 			b[i] = "aeiou tnsrlhdcm.,'\n\t€ü中"[rng.Intn(28)]
@@ -78,10 +78,17 @@ func TestLongWord(t *testing.T) {
 		b[i] = byte('a' + rng.Intn(26))
 	}
 	for _, w := range []string{string(b), strings.Repeat("a", 20000), strings.Repeat(" ", 20000)} {
-		start := time.Now()
-		ids := tok.Encode(w)
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("encoding a 20 KB word took %v", d)
+		// Best of three, so that a busy machine does not fail the test; quadratic merging
+		// would take many seconds every time.
+		var ids []int
+		best := time.Hour
+		for range 3 {
+			start := time.Now()
+			ids = tok.Encode(w)
+			best = min(best, time.Since(start))
+		}
+		if best > time.Second {
+			t.Errorf("encoding a 20 KB word took %v", best)
 		}
 		if got := tok.Decode(ids); got != w {
 			t.Fatalf("long word does not round-trip")

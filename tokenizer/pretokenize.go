@@ -92,6 +92,10 @@ func (t *classTable) at(s string, i int) (uint8, int) {
 	if c := s[i]; c < utf8.RuneSelf {
 		return t.ascii[c], 1
 	}
+	return t.atRune(s, i)
+}
+
+func (t *classTable) atRune(s string, i int) (uint8, int) {
 	r, n := utf8.DecodeRuneInString(s[i:])
 	if r == utf8.RuneError && n == 1 {
 		return 0, 1
@@ -415,8 +419,16 @@ func (sp *splitter) matchAtom(a *atom, s string, i int, c0 uint8, n0 int) int {
 
 // run returns the end of the longest run of characters with any of bits, starting at i.
 func (sp *splitter) run(s string, i int, bits uint8) int {
+	t := sp.cls
 	for i < len(s) {
-		c, n := sp.cls.at(s, i)
+		if c := s[i]; c < utf8.RuneSelf {
+			if t.ascii[c]&bits == 0 {
+				break
+			}
+			i++
+			continue
+		}
+		c, n := t.atRune(s, i)
 		if c&bits == 0 {
 			break
 		}

@@ -90,6 +90,26 @@ func (t *Tokenizer) slotEncoder(s *encoderSlot) *encoder {
 	return s.e
 }
 
+// maxKeptScratch bounds the scratch buffers an encoder keeps between calls (in elements),
+// so that one huge input does not pin its buffers' memory for the tokenizer's lifetime.
+const maxKeptScratch = 1 << 18
+
+// shrink drops scratch buffers that one large input grew beyond maxKeptScratch.
+func (e *encoder) shrink() {
+	if cap(e.counted) > maxKeptScratch {
+		e.counted = nil
+	}
+	if cap(e.nfc.out) > maxKeptScratch || cap(e.nfc.span) > maxKeptScratch || cap(e.nfc.runes) > maxKeptScratch {
+		e.nfc = nfcScratch{}
+	}
+	if cap(e.bpe.syms) > maxKeptScratch || cap(e.bpe.heap) > maxKeptScratch {
+		e.bpe = bpeScratch{}
+	}
+	if cap(e.rawSpans) > maxKeptScratch || cap(e.normSpans) > maxKeptScratch || cap(e.prefixed) > maxKeptScratch {
+		e.rawSpans, e.normSpans, e.prefixed = nil, nil, nil
+	}
+}
+
 // numSlots is how many encoders a Tokenizer may hold: enough that goroutines on every
 // processor rarely wait, few enough to bound memory (a full word cache is about 3 MB).
 func numSlots() int {
@@ -105,7 +125,7 @@ func (t *Tokenizer) Encode(s string) []int {
 }
 
 // AppendEncode appends the token ids of s to dst and returns the extended slice. Once the
-// words of s have been seen (each goroutine keeps a bounded cache of words), it allocates
+// words of s have been seen (the tokenizer keeps bounded caches of words), it allocates
 // nothing when dst has room.
 func (t *Tokenizer) AppendEncode(dst []int, s string) []int {
 	e, slot := t.getEncoder()
@@ -113,6 +133,7 @@ func (t *Tokenizer) AppendEncode(dst []int, s string) []int {
 	e.encode(s)
 	dst = e.out
 	e.out = nil
+	e.shrink()
 	slot.mu.Unlock()
 	return dst
 }
@@ -124,6 +145,7 @@ func (t *Tokenizer) Count(s string) int {
 	e.encode(s)
 	n := len(e.out)
 	e.counted, e.out = e.out, nil
+	e.shrink()
 	slot.mu.Unlock()
 	return n
 }

@@ -136,11 +136,7 @@ func TestConcurrent(t *testing.T) {
 
 // TestSmallCache makes the word cache evict constantly; results must not change.
 func TestSmallCache(t *testing.T) {
-	tok, err := parseBuiltin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok.cacheWords = 7
+	tok := withCache(builtin(t), 7)
 	for n, g := range readGolden(t)[:60] {
 		for range 2 {
 			if got := tok.Encode(g.Text); !slices.Equal(got, g.IDs) {

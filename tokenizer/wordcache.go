@@ -8,7 +8,6 @@ import "hash/maphash"
 // inserting allocates nothing once the arenas have grown. When full it starts afresh:
 // crude, but cheap, and the hot words come back at once.
 type wordCache struct {
-	seed  maphash.Seed
 	slots []cacheSlot // power-of-two length, at most half full
 	keys  []byte
 	ids   []int32
@@ -25,13 +24,17 @@ type cacheSlot struct {
 }
 
 func newWordCache(limit int) *wordCache {
-	return &wordCache{seed: maphash.MakeSeed(), slots: make([]cacheSlot, 1024), limit: limit}
+	return &wordCache{slots: make([]cacheSlot, 1024), limit: limit}
 }
 
+// hash returns the 32 bits stored in a slot (never 0) and the bits that pick the slot.
 func (c *wordCache) hash(w string) (h uint32, idx uint32) {
-	v := maphash.String(c.seed, w)
+	v := maphash.String(wordSeed, w)
 	return uint32(v) | 1, uint32(v >> 32)
 }
+
+// wordSeed is shared by all caches; per-process randomness is all the table needs.
+var wordSeed = maphash.MakeSeed()
 
 // get returns the cached ids of w.
 func (c *wordCache) get(w string) ([]int32, bool) {

@@ -80,7 +80,7 @@ func buildRun(t *testing.T, n, errEvery int) string {
 	f.Close()
 	m := &rawlog.Manifest{Tool: "llmbench", PlanHash: hash, PlanPath: "plan.plan", StartUnixNs: start,
 		Workers: []rawlog.WorkerInfo{{ID: 0, Log: "worker-000.rawlog", Planned: n, Status: "complete"}},
-		Status: rawlog.StatusComplete, CommandLine: []string{"replay"}}
+		Status:  rawlog.StatusComplete, CommandLine: []string{"replay"}}
 	if err := rawlog.WriteManifest(dir, m); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -38,6 +39,15 @@ var aliases = map[string]string{
 	"output-file":                   "output",
 	"synthetic-input-tokens-stdev":  "synthetic-input-tokens-stddev",
 	"conversation-turn-delay-stdev": "conversation-turn-delay-stddev",
+}
+
+func sortedAliases() []string {
+	keys := make([]string, 0, len(aliases))
+	for k := range aliases {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // notInSpec are flags that say where to write, not what to plan: leaving them out of the
@@ -147,7 +157,10 @@ func runCompile(args []string, getenv func(string) string, stdout, stderr io.Wri
 		return fail(stderr, 2, err)
 	}
 	if cf.help {
-		fmt.Fprintf(stdout, "usage: plan [flags] -o FILE\n       plan inspect [--json] [--requests N] FILE\n       plan tokenize ...\n\nflags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(stdout, "usage: plan [flags] -o FILE\n       plan inspect [--json] [--requests N] FILE\n       plan tokenize ...\n\nflags:\n%s\naliases (AIPerf's other names):\n", fs.FlagUsages())
+		for _, a := range sortedAliases() {
+			fmt.Fprintf(stdout, "  --%s = --%s\n", a, aliases[a])
+		}
 		return 0
 	}
 	if fs.NArg() > 0 {

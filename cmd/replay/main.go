@@ -37,9 +37,6 @@ func main() {
 	os.Exit(run(os.Args, os.Stderr, os.Getenv))
 }
 
-// errUsage marks bad input: exit status 2.
-var errUsage = errors.New("usage")
-
 func run(argv []string, stderr io.Writer, getenv func(string) string) int {
 	o, err := parse(argv, stderr, getenv)
 	if errors.Is(err, pflag.ErrHelp) {

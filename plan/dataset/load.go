@@ -92,6 +92,7 @@ type LineError struct {
 	Err  error
 }
 
+// Error says what is wrong and where: "dataset: TYPE PATH line N: ...".
 func (e *LineError) Error() string {
 	if e.Line <= 0 {
 		return fmt.Sprintf("dataset: %s %s: %v", e.Type, e.Path, e.Err)
@@ -99,6 +100,7 @@ func (e *LineError) Error() string {
 	return fmt.Sprintf("dataset: %s %s line %d: %v", e.Type, e.Path, e.Line, e.Err)
 }
 
+// Unwrap returns the underlying error.
 func (e *LineError) Unwrap() error { return e.Err }
 
 // LoadFile reads an input file into a Dataset. Prompts given as lengths (mooncake_trace,
@@ -110,7 +112,7 @@ func LoadFile(opts FileOptions) (*Dataset, error) {
 		return nil, errors.New("dataset: no input file (--input-file)")
 	}
 	if opts.BlockSize < 0 {
-		return nil, fmt.Errorf("dataset: --isl-block-size %d: must be positive", opts.BlockSize)
+		return nil, fmt.Errorf("dataset: --isl-block-size %d: must not be negative", opts.BlockSize)
 	}
 	switch opts.SamplingStrategy {
 	case "", SamplingSequential, SamplingRandom, SamplingShuffle:
@@ -169,7 +171,7 @@ type inputFileData struct {
 	data []byte
 }
 
-// input is what LoadFile read: one file, or the regular files of a folder in name order.
+// inputData is what LoadFile read: one file, or the regular files of a folder in name order.
 type inputData struct {
 	path  string
 	dir   bool
@@ -259,6 +261,9 @@ func (l *loader) synth() (*promptSynth, error) {
 		if c, err = LoadCorpus(tok); err != nil {
 			return nil, err
 		}
+	}
+	if c.Tokenizer() != tok {
+		return nil, errors.New("dataset: the corpus was tokenized with another tokenizer than the plan's")
 	}
 	if l.syn, err = promptSynthFor(tok, c); err != nil {
 		return nil, err
@@ -366,7 +371,9 @@ func jsonError(err error) error {
 
 func jsonKind(goType string) string {
 	switch {
-	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"), strings.HasPrefix(goType, "float"), goType == "json.Number":
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(goType, "float"), goType == "json.Number":
 		return "a number"
 	case goType == "string":
 		return "a string"
@@ -503,22 +510,19 @@ func (l *loader) checkTimed(path string, s *sessionSet) (bool, error) {
 
 // detectType tells the format from the content, failing when it cannot.
 func detectType(in *inputData) (string, error) {
-	if in.dir {
-		for _, f := range in.files {
-			typ, err := detectFile(f)
-			if err != nil {
-				return "", err
-			}
-			switch typ {
-			case TypeRawPayload:
-				return TypeRawPayload, nil
-			case TypeSingleTurn, TypeRandomPool:
-				return TypeRandomPool, nil
-			}
-			return "", fmt.Errorf("dataset: %s: a folder holds random_pool or raw_payload files, but %s looks like %s; pass --custom-dataset-type", in.path, f.path, typ)
-		}
+	f := in.files[0]
+	typ, err := detectFile(f)
+	if err != nil || !in.dir {
+		return typ, err
 	}
-	return detectFile(in.files[0])
+	// A folder: its first file tells (random_pool entries look like single_turn lines).
+	switch typ {
+	case TypeRawPayload:
+		return TypeRawPayload, nil
+	case TypeSingleTurn, TypeRandomPool:
+		return TypeRandomPool, nil
+	}
+	return "", fmt.Errorf("dataset: %s: a folder holds random_pool or raw_payload files, but %s looks like %s; pass --custom-dataset-type", in.path, f.path, typ)
 }
 
 func detectFile(f inputFileData) (string, error) {

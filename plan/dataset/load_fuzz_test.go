@@ -150,7 +150,7 @@ func FuzzBlocks(f *testing.F) {
 		if len(ids) == 0 {
 			return
 		}
-		bl := s.blocks(bs, uint64(size)*7+uint64(n))
+		bl := mustBlocks(t, s, bs, uint64(size)*7+uint64(n))
 		text, err := bl.hashPrompt(ids, int(n), false, nil)
 		last, rerr := hashRemainder(ids, int(n), bs)
 		if (err == nil) != (rerr == nil) {

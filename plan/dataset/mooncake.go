@@ -425,47 +425,53 @@ func (l *loader) buildTrace(path string, rows []traceRow, bs int, tail bool) (*D
 			if err != nil {
 				return nil, err
 			}
-			bl = syn.blocks(bs, l.opts.Seed)
+			if bl, err = syn.blocks(bs, l.opts.Seed); err != nil {
+				return nil, err
+			}
 			break
 		}
 	}
-	// Synthesize on every CPU: the work is copying (and faulting in) the prompts' bytes.
-	// Each prompt depends only on its row, so the result does not depend on scheduling.
+	// Build prompts and count tokens on every CPU: for synthesized rows the work is copying
+	// (and faulting in) the prompts' bytes. Each result depends only on its row, so the
+	// dataset does not depend on scheduling.
 	prompts := make([]string, len(rows))
+	counts := make([]int, len(rows))
 	errs := make([]error, len(rows))
-	if bl != nil {
-		forEachIndex(len(rows), func(i int) {
-			r := &rows[i]
-			if r.mode != modeLength {
-				return
-			}
+	forEachIndex(len(rows), func(i int) {
+		r := &rows[i]
+		switch r.mode {
+		case modeLength:
 			rng := l.rng(l.typ, uint64(r.line))
 			if len(r.hashIDs) > 0 {
 				prompts[i], errs[i] = bl.hashPrompt(r.hashIDs, r.inputLen, tail, rng)
 			} else {
 				prompts[i] = l.syn.fresh(rng, r.inputLen)
 			}
-		})
-	}
+			counts[i] = r.inputLen
+		case modeText:
+			counts[i] = tok.Count(r.text)
+		case modeMessages:
+			counts[i] = messagesTokens(tok, r.messages)
+		case modePayload:
+			counts[i] = payloadTokens(tok, r.payload)
+		}
+	})
 	var ss sessionSet
 	for i := range rows {
 		r := &rows[i]
-		t := Turn{TimestampNs: r.ts, DelayNs: r.delay, OSL: r.osl, Extra: r.extra, System: r.system}
+		if errs[i] != nil {
+			return nil, l.lineErr(path, r.line, errs[i])
+		}
+		t := Turn{TimestampNs: r.ts, DelayNs: r.delay, OSL: r.osl, Extra: r.extra, System: r.system, PromptTokens: counts[i]}
 		switch r.mode {
 		case modeLength:
-			if errs[i] != nil {
-				return nil, l.lineErr(path, r.line, errs[i])
-			}
-			t.Prompt, t.HashIDs, t.PromptTokens = prompts[i], r.hashIDs, r.inputLen
+			t.Prompt, t.HashIDs = prompts[i], r.hashIDs
 		case modeText:
 			t.Prompt = r.text
-			t.PromptTokens = tok.Count(r.text)
 		case modeMessages:
 			t.Messages = r.messages
-			t.PromptTokens = messagesTokens(tok, r.messages)
 		case modePayload:
 			t.Raw = r.payload
-			t.PromptTokens = payloadTokens(tok, r.payload)
 			if t.OSL == 0 {
 				t.OSL = payloadOSL(r.payload)
 			}

@@ -19,7 +19,7 @@ import (
 	"github.com/llmbench/llmbench/endpoint"
 )
 
-var fullTrace = flag.Bool("dataset.full", false, "re-encode every prompt of the Mooncake conversation trace (145M tokens; about 20 s without -race)")
+var fullTrace = flag.Bool("dataset.full", false, "re-encode every prompt of the Mooncake conversation trace (145M tokens; about 25 s of CPU without -race)")
 
 const conversationTrace = "mooncake_conversation_trace.jsonl"
 
@@ -378,7 +378,8 @@ func TestMooncakeLineErrors(t *testing.T) {
 		{"too long for hash_ids", `{"input_length": 1025, "hash_ids": [1, 2]}`, "line 2: hash_ids imply at most 1024 tokens (2 blocks of 512), input_length is 1025"},
 		{"malformed json", `{"input_length": 5,,}`, "line 2: invalid JSON"},
 		{"not an object", `[1, 2]`, "line 2: want a JSON object"},
-		{"wrong type", `{"input_length": "many"}`, "line 2: input_length: got a JSON string, want a number"},
+		{"wrong type", `{"input_length": "many"}`, "line 2: input_length: got a JSON string, want a whole number"},
+		{"float length", `{"input_length": 1e3}`, "line 2: input_length: got a JSON number 1e3, want a whole number"},
 		{"no input", `{"timestamp": 3}`, "line 2: no input"},
 		{"two inputs", `{"input_length": 3, "text_input": "x"}`, "line 2: input_length, text_input are mutually exclusive"},
 		{"hash_ids with text", `{"text_input": "x", "hash_ids": [1]}`, "line 2: hash_ids need input_length"},

@@ -53,7 +53,7 @@ const (
 	kindPunct       // ASCII punctuation, optionally after one space
 )
 
-// synth builds prompts from the filtered corpus stream of one tokenizer and corpus.
+// promptSynth builds prompts from the filtered corpus stream of one tokenizer and corpus.
 type promptSynth struct {
 	tok   *tokenizer.Tokenizer
 	sepID int
@@ -65,7 +65,7 @@ type promptSynth struct {
 	words []int32 // positions of word tokens: where fresh prompts start
 
 	mu     sync.Mutex
-	starts map[int][]int32 // block size → positions where a block's content may start
+	starts map[int][]int32 // window length → wordEndStarts
 }
 
 var promptSynthCache struct {
@@ -276,17 +276,20 @@ type blocks struct {
 	numTails uint64
 }
 
-func (s *promptSynth) blocks(size int, seed uint64) *blocks {
+func (s *promptSynth) blocks(size int, seed uint64) (*blocks, error) {
 	m := size - 1
 	bl := &blocks{s: s, size: size, headLen: m / 2, heads: s.words}
 	bl.tails = s.wordEndStarts(m - bl.headLen)
 	bl.numTails = uint64(len(bl.tails))
+	if bl.numTails == 0 {
+		return nil, fmt.Errorf("dataset: tokenizer %s: no corpus window of %d tokens ends on a word; prefix synthesis cannot build %d-token blocks", s.tok.Name(), m-bl.headLen, size)
+	}
 	n := bl.numTails
 	if bl.headLen > 0 {
 		n *= uint64(len(bl.heads))
 	}
 	bl.perm = newFeistel(n, seed)
-	return bl
+	return bl, nil
 }
 
 // content returns the head and tail start of hash id h's content.
@@ -418,7 +421,10 @@ func (s *promptSynth) verify() error {
 		return fmt.Errorf("dataset: tokenizer %s: a synthesized %s re-encodes to %d tokens instead of %d (first difference at token %d); prefix synthesis does not work with this tokenizer", s.tok.Name(), what, len(got), len(want), i)
 	}
 	for _, size := range []int{2, 3, 16, 512} {
-		bl := s.blocks(size, rng.Uint64())
+		bl, err := s.blocks(size, rng.Uint64())
+		if err != nil {
+			return err
+		}
 		ids := make([]int64, 12)
 		for i := range ids {
 			ids[i] = int64(rng.Uint64())

@@ -24,6 +24,15 @@ func testSynth(t testing.TB) *promptSynth {
 	return s
 }
 
+func mustBlocks(t testing.TB, s *promptSynth, size int, seed uint64) *blocks {
+	t.Helper()
+	bl, err := s.blocks(size, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bl
+}
+
 // TestSynthStreamTokensStandAlone checks the filtered stream's invariants under Qwen3: every
 // token is a word or a punctuation token that encodes to itself, punctuation only follows a
 // word, and the separator is one token.
@@ -73,7 +82,7 @@ func TestSynthWindowsReencode(t *testing.T) {
 	// Blocks of several sizes in random orders, random remainders: the separator keeps them
 	// apart, so encode(concatenation) == concatenation of the blocks' tokens.
 	for _, size := range []int{2, 5, 16, 64, 512} {
-		bl := s.blocks(size, rng.Uint64())
+		bl := mustBlocks(t, s, size, rng.Uint64())
 		for range 20 {
 			ids := make([]int64, 1+rng.IntN(8))
 			for i := range ids {
@@ -99,7 +108,7 @@ func TestSynthWindowsReencode(t *testing.T) {
 func TestBlocksSharedPrefix(t *testing.T) {
 	s := testSynth(t)
 	for _, size := range []int{16, 512} {
-		bl := s.blocks(size, 42)
+		bl := mustBlocks(t, s, size, 42)
 		a := []int64{7, 8, 9, 10}
 		b := []int64{7, 8, 99, 100, 101}
 		k := 2
@@ -140,7 +149,7 @@ func TestBlocksSharedPrefix(t *testing.T) {
 // the mapping depends on the seed.
 func TestBlocksDistinctContents(t *testing.T) {
 	s := testSynth(t)
-	bl := s.blocks(512, 1)
+	bl := mustBlocks(t, s, 512, 1)
 	seen := make(map[[2]int]int64)
 	for h := int64(0); h < 200_000; h++ {
 		head, tail := bl.content(h)
@@ -149,7 +158,7 @@ func TestBlocksDistinctContents(t *testing.T) {
 		}
 		seen[[2]int{head, tail}] = h
 	}
-	other := s.blocks(512, 2)
+	other := mustBlocks(t, s, 512, 2)
 	same := 0
 	for h := int64(0); h < 1000; h++ {
 		a1, b1 := bl.content(h)

@@ -20,6 +20,9 @@ type nvmlSource struct {
 func openNVML() (source, error) {
 	lib := nvml.New()
 	if ret := lib.Init(); ret != nvml.SUCCESS {
+		if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
+			return nil, fmt.Errorf("%w: libnvidia-ml.so.1 not found (no NVIDIA driver on this machine)", ErrUnavailable)
+		}
 		return nil, fmt.Errorf("%w: NVML init: %s", ErrUnavailable, nvml.ErrorString(ret))
 	}
 	n, ret := lib.DeviceGetCount()

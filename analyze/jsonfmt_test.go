@@ -1,0 +1,38 @@
+package analyze
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+func TestAppendPyFloat(t *testing.T) {
+	for v, want := range map[float64]string{
+		0: "0.0", 20: "20.0", 20.6: "20.6", -3.5: "-3.5", 1e-5: "1e-05", 1.5e-7: "1.5e-07",
+		1e16: "1e+16", 1.2345e20: "1.2345e+20", 0.0001: "0.0001", 123456789.125: "123456789.125",
+		math.NaN(): "null", math.Inf(1): "null",
+	} {
+		if got := string(appendPyFloat(nil, v)); got != want {
+			t.Errorf("appendPyFloat(%v) = %s; want %s", v, got, want)
+		}
+	}
+}
+
+// appendNsAsMs must print exactly what appendPyFloat prints for ns/1e6.
+func TestAppendNsAsMs(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	vals := []int64{0, 1, 99, 100, 101, -50, -100, 5_000_000, 20_600_000, 999_999, 1_000_001, 1e14 + 7, 1e15, -1e15 - 1}
+	for i := 0; i < 100000; i++ {
+		vals = append(vals, r.Int64N(1e12)-1e11, r.Int64N(1e6))
+	}
+	for _, ns := range vals {
+		want := string(appendPyFloat(nil, float64(ns)/1e6))
+		if got := string(appendNsAsMs(nil, ns)); got != want {
+			t.Fatalf("appendNsAsMs(%d) = %s; want %s", ns, got, want)
+		}
+		if f, err := strconv.ParseFloat(want, 64); err != nil || f != float64(ns)/1e6 {
+			t.Fatalf("%s does not round-trip %d", want, ns)
+		}
+	}
+}

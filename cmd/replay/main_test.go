@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay"
+)
+
+// TestMain makes the test binary act as the replay command (and so as its own workers) when
+// LLMBENCH_TEST_MAIN=1.
+func TestMain(m *testing.M) {
+	if os.Getenv("LLMBENCH_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func writePlan(t *testing.T, n int, gap time.Duration) string {
+	path := filepath.Join(t.TempDir(), "p.plan")
+	w, err := mmapds.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		r := mmapds.Record{SendOffsetNs: int64(i) * int64(gap), DelayNs: -1, Session: uint32(i), Phase: mmapds.PhaseProfile}
+		if err := w.Add(r, []byte(`{"stream":true}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Close(&mmapds.Meta{Endpoint: "chat", Paths: []string{"/v1/chat/completions"}, Method: "POST", Streaming: true}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestParseErrors(t *testing.T) {
+	plan := writePlan(t, 1, 0)
+	env := func(string) string { return "" }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--url", "http://x"}, "--plan is required"},
+		{[]string{"--plan", plan}, "--url is required"},
+		{[]string{"--plan", plan, "--url", "http://x"}, "--output-dir is required"},
+		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "--cpus", "1-0"}, "runs backwards"},
+		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "--request-timeout-seconds", "0"}, "--request-timeout-seconds"},
+		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "--benchmark-grace-period", "soon"}, "--benchmark-grace-period"},
+		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "--gpu-sample-interval", "0s"}, "--gpu-sample-interval"},
+		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "--workers", "-1"}, "--workers"},
+		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "extra"}, "unexpected argument"},
+		{[]string{"--bogus"}, "unknown flag"},
+	} {
+		var stderr bytes.Buffer
+		_, err := parse(append([]string{"replay"}, c.args...), &stderr, env)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err %v, want %q", c.args, err, c.want)
+		}
+	}
+	// Errors found by the engine are one line too, with exit status 2.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--plan", "/nonexistent.plan", "--url", "http://127.0.0.1:1", "--output-dir", t.TempDir()}, "nonexistent.plan"},
+		{[]string{"--plan", plan, "--url", "ftp://127.0.0.1:1", "--output-dir", t.TempDir()}, "scheme must be http or https"},
+		{[]string{"--plan", plan, "--url", "http://127.0.0.1:1", "--output-dir", t.TempDir(), "--connection-reuse-strategy", "sometimes"}, "connection-reuse-strategy"},
+		{[]string{"--plan", plan, "--url", "http://127.0.0.1:1", "--output-dir", t.TempDir(), "-H", "Authorization sk-leak"}, "want 'Name: value'"},
+	} {
+		var stderr bytes.Buffer
+		code := run(append([]string{"replay"}, c.args...), &stderr, env)
+		out := stderr.String()
+		if code != 2 || !strings.Contains(out, c.want) || strings.Count(strings.TrimSpace(out), "\n") != 0 || strings.Contains(out, "sk-leak") {
+			t.Errorf("%v: exit %d, stderr %q, want %q on one line", c.args, code, out, c.want)
+		}
+	}
+}
+
+func TestParseOptions(t *testing.T) {
+	env := map[string]string{"OPENAI_API_KEY": "sk-env"}
+	o, err := parse([]string{"replay", "--plan", "p", "-u", "http://a", "--url", "http://b", "--output-dir", "d",
+		"--cpus", "0-1", "-H", "X-A: 1", "--benchmark-grace-period", "inf", "--request-timeout-seconds", "2.5",
+		"--no-gpu-telemetry", "--connection-reuse-strategy", "never"}, io.Discard, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(o.URLs) != "[http://a http://b]" || fmt.Sprint(o.CPUs) != "[0 1]" || o.APIKey != "sk-env" ||
+		o.GracePeriod != replay.InfiniteGrace || o.RequestTimeout != 2500*time.Millisecond || o.GPUSampleInterval >= 0 ||
+		o.ConnectionReuse != "never" || o.SessionHeader != replay.DefaultSessionHeader || fmt.Sprint(o.Headers) != "[X-A: 1]" {
+		t.Fatalf("options %+v", o)
+	}
+	o, _ = parse([]string{"replay", "--plan", "p", "-u", "a", "--output-dir", "d", "--api-key", "sk-flag"}, io.Discard, func(k string) string { return env[k] })
+	if o.APIKey != "sk-flag" || o.GracePeriod != replay.DefaultGracePeriod {
+		t.Fatalf("flag key %q grace %v", o.APIKey, o.GracePeriod)
+	}
+}
+
+// Done-when: a run killed with SIGINT leaves a readable log and a run.json marked
+// interrupted; the command exits 130.
+func TestSIGINT(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < 5; i++ {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	plan := writePlan(t, 500, 10*time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(os.Args[0], "--plan", plan, "--url", srv.URL, "--output-dir", dir, "--workers", "1",
+		"--benchmark-grace-period", "0.2", "--api-key", "sk-never-written")
+	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if m, err := rawlog.ReadManifest(dir); err == nil && m.StartUnixNs != 0 && time.Now().UnixNano() > m.StartUnixNs+int64(300*time.Millisecond) {
+			break
+		}
+		if i > 1000 {
+			cmd.Process.Kill()
+			t.Fatalf("run did not start: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, stderr %s", err, stderr.String())
+	}
+	m, err := rawlog.ReadManifest(dir)
+	if err != nil || m.Status != rawlog.StatusInterrupted {
+		t.Fatalf("run.json %+v %v", m, err)
+	}
+	c := m.Counts
+	if c.Completed == 0 || c.NotSent == 0 || c.Completed+c.Aborted+c.NotSent+c.Failed != 500 {
+		t.Fatalf("counts %+v", c)
+	}
+	s, err := rawlog.Summarize(filepath.Join(dir, m.Workers[0].Log))
+	if err != nil || s.Requests != 500 || s.Footer == nil || s.Footer.Status != rawlog.StatusInterrupted {
+		t.Fatalf("log summary %+v %v", s, err)
+	}
+	if !strings.Contains(stderr.String(), "stopping") || !strings.Contains(stderr.String(), "interrupted: 500 planned") {
+		t.Fatalf("stderr %q", stderr.String())
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "run.json"))
+	if bytes.Contains(raw, []byte("sk-never-written")) || !bytes.Contains(raw, []byte("REDACTED")) {
+		t.Fatalf("run.json leaks or lacks redaction: %s", raw)
+	}
+}

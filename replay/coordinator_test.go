@@ -1,0 +1,359 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/telemetry"
+)
+
+// testOptions are Options for a coordinator run whose workers are this test binary.
+func testOptions(t testing.TB, plan, url string) Options {
+	return Options{Plan: plan, URLs: []string{url}, OutputDir: filepath.Join(t.TempDir(), "run"),
+		WorkerCommand: []string{os.Args[0], WorkerArg}, GPUSampleInterval: -1,
+		RequestTimeout: 20 * time.Second, GracePeriod: 5 * time.Second}
+}
+
+// readRun reads every worker log of a run directory, checking that each plan index appears
+// exactly once across them, and returns the records by index.
+func readRun(t testing.TB, m *rawlog.Manifest, dir string) map[uint32]rawlog.Request {
+	t.Helper()
+	all := map[uint32]rawlog.Request{}
+	for _, w := range m.Workers {
+		path := filepath.Join(dir, w.Log)
+		s := summarize(t, path)
+		if s.Header.Worker != w.ID || s.Header.PID != w.PID || s.Header.CPU != w.CPU || s.Header.PlanHash != m.PlanHash || s.Header.StartUnixNs != m.StartUnixNs {
+			t.Fatalf("%s header %+v, manifest worker %+v", w.Log, s.Header, w)
+		}
+		for i, q := range readLog(t, path) {
+			if _, dup := all[i]; dup {
+				t.Fatalf("request %d logged by two workers", i)
+			}
+			all[i] = q
+		}
+	}
+	return all
+}
+
+// A full run through worker processes: sessions stay on one worker, every request is logged
+// once, run.json says what happened, and the API key is written nowhere.
+func TestRunWorkerProcesses(t *testing.T) {
+	srv := newTestServer(t)
+	srv.keep = true
+	ps := &planSpec{}
+	for s := 0; s < 12; s++ {
+		for turn := 0; turn < 3; turn++ {
+			delay := int64(-1)
+			if turn > 0 {
+				delay = 1e6
+			}
+			ps.add(mmapds.Record{SendOffsetNs: mmapds.NoSendOffset, DelayNs: delay, Session: uint32(1000 + s), Turn: uint32(turn), Phase: mmapds.PhaseProfile},
+				jobBody(job{N: 5, ITLms: 1, Stream: true}))
+		}
+	}
+	ps.meta.Concurrency = 4
+	dir := t.TempDir()
+	plan := ps.write(t, dir)
+	o := testOptions(t, plan, srv.URL)
+	o.APIKey = "sk-secret-123"
+	o.Headers = []string{"X-Api-Key: sk-other-456", "X-Team: infra"}
+	o.CommandLine = []string{"replay", "--api-key", "sk-secret-123", "-H", "X-Api-Key: sk-other-456", "--plan", plan}
+	o.SessionHeader = DefaultSessionHeader
+	o.GPUSampleInterval = 0 // default: NVML absent here means one notice and no telemetry
+	var notices bytes.Buffer
+	o.Notice = &notices
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != rawlog.StatusComplete || m.Counts.Planned != 36 || m.Counts.Completed != 36 || m.Counts.Lost != 0 {
+		t.Fatalf("status %s counts %+v error %q", m.Status, m.Counts, m.Error)
+	}
+	cpus, _ := allowedCPUs()
+	if len(m.Workers) != min(len(cpus), 4) {
+		t.Fatalf("%d workers for %d CPUs", len(m.Workers), len(cpus))
+	}
+	for i, w := range m.Workers {
+		if w.PID == 0 || w.CPU != cpus[i] || w.Status != rawlog.StatusComplete || w.Planned == 0 {
+			t.Fatalf("worker %+v", w)
+		}
+	}
+	if m.StartUnixNs == 0 || m.EndUnixNs <= m.StartUnixNs || m.Kernel == "" || m.GoVersion == "" || m.PlanHash == "" {
+		t.Fatalf("manifest %+v", m)
+	}
+	if m.TelemetryLog == "" && (m.TelemetryNote == "" || !strings.Contains(notices.String(), "no GPU telemetry")) {
+		t.Fatalf("no telemetry and no note: %q / %q", m.TelemetryNote, notices.String())
+	}
+	reqs := readRun(t, m, o.OutputDir)
+	if len(reqs) != 36 {
+		t.Fatalf("%d records", len(reqs))
+	}
+	// The turns of a session are on one worker, in order.
+	byLog := map[string]map[uint32]bool{}
+	for _, w := range m.Workers {
+		byLog[w.Log] = map[uint32]bool{}
+		for i := range readLog(t, filepath.Join(o.OutputDir, w.Log)) {
+			byLog[w.Log][i] = true
+		}
+	}
+	for s := 0; s < 12; s++ {
+		first := uint32(s * 3)
+		for _, set := range byLog {
+			if set[first] && (!set[first+1] || !set[first+2]) {
+				t.Fatalf("session %d split across workers", s)
+			}
+		}
+		if q1, q0 := reqs[first+1], reqs[first]; q1.WriteStartNs < q0.EndNs+1e6 {
+			t.Fatalf("session %d: turn 1 sent before turn 0 ended + delay", s)
+		}
+	}
+	// Credentials reached the server and nothing on disk.
+	srv.mu.Lock()
+	auth := srv.headers[0]
+	srv.mu.Unlock()
+	if auth.Get("Authorization") != "Bearer sk-secret-123" || auth.Get("X-Api-Key") != "sk-other-456" || auth.Get("X-Team") != "infra" ||
+		auth.Get("X-Correlation-ID") == "" || !strings.HasPrefix(auth.Get("User-Agent"), "llmbench-replay/") {
+		t.Fatalf("server saw headers %v", auth)
+	}
+	filepath.Walk(o.OutputDir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(path)
+		if bytes.Contains(b, []byte("sk-secret-123")) || bytes.Contains(b, []byte("sk-other-456")) {
+			t.Errorf("%s contains a credential", path)
+		}
+		return nil
+	})
+	raw, _ := os.ReadFile(filepath.Join(o.OutputDir, "run.json"))
+	var back rawlog.Manifest
+	if err := json.Unmarshal(raw, &back); err != nil || !strings.Contains(strings.Join(back.CommandLine, " "), "--api-key REDACTED") {
+		t.Fatalf("command line %v %v", back.CommandLine, err)
+	}
+	// A second run into the same directory is refused.
+	if _, err := r.Run(); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Fatalf("reused output dir: %v", err)
+	}
+}
+
+// Done-when: a run stopped as by SIGINT leaves readable logs and run.json marked
+// interrupted, with every planned request accounted for.
+func TestRunInterrupted(t *testing.T) {
+	srv := newTestServer(t)
+	plan := singleTurn(200, job{N: 20, ITLms: 10, Stream: true}, func(i int) int64 { return int64(i) * 20e6 }).write(t, t.TempDir())
+	o := testOptions(t, plan, srv.URL)
+	o.GracePeriod = 50 * time.Millisecond
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		waitStarted(t, o.OutputDir)
+		time.Sleep(400 * time.Millisecond)
+		r.Stop()
+	}()
+	m, err := r.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Counts
+	if m.Status != rawlog.StatusInterrupted || c.NotSent < 100 || c.Completed+c.Aborted+c.NotSent+c.Failed != 200 || c.Lost != 0 {
+		t.Fatalf("status %s counts %+v", m.Status, c)
+	}
+	back, err := rawlog.ReadManifest(o.OutputDir)
+	if err != nil || back.Status != rawlog.StatusInterrupted {
+		t.Fatalf("run.json: %v %v", back, err)
+	}
+	if got := len(readRun(t, m, o.OutputDir)); got != 200 {
+		t.Fatalf("%d records", got)
+	}
+	for _, w := range m.Workers {
+		if s := summarize(t, filepath.Join(o.OutputDir, w.Log)); s.Footer == nil || s.Footer.Status != rawlog.StatusInterrupted {
+			t.Fatalf("%s footer %+v", w.Log, s.Footer)
+		}
+	}
+}
+
+// waitStarted waits until run.json has a start instant.
+func waitStarted(t testing.TB, dir string) *rawlog.Manifest {
+	for i := 0; i < 1000; i++ {
+		if m, err := rawlog.ReadManifest(dir); err == nil && m.StartUnixNs != 0 {
+			if d := time.Until(time.Unix(0, m.StartUnixNs)); d > 0 {
+				time.Sleep(d)
+			}
+			return m
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("run never started")
+	return nil
+}
+
+// Done-when: a worker killed with SIGKILL loses only what it had not logged; the run goes on
+// with the other workers and reports the loss.
+func TestWorkerKilled(t *testing.T) {
+	cpus, _ := allowedCPUs()
+	if len(cpus) < 2 {
+		t.Skip("needs two CPUs for two workers")
+	}
+	srv := newTestServer(t)
+	ps := singleTurn(60, job{N: 10, ITLms: 10, Stream: true}, nil)
+	ps.meta.Concurrency = 4
+	plan := ps.write(t, t.TempDir())
+	o := testOptions(t, plan, srv.URL)
+	o.Workers = 2
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		m := waitStarted(t, o.OutputDir)
+		time.Sleep(350 * time.Millisecond)
+		syscall.Kill(m.Workers[1].PID, syscall.SIGKILL)
+	}()
+	m, err := r.Run()
+	if err == nil || m.Status != rawlog.StatusFailed || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("status %s err %v", m.Status, err)
+	}
+	w0, w1 := m.Workers[0], m.Workers[1]
+	if w0.Status != rawlog.StatusComplete || w1.Status != "killed" || w1.Lost == 0 || w1.Lost == w1.Planned || m.Counts.Lost != w1.Lost {
+		t.Fatalf("workers %+v %+v counts %+v", w0, w1, m.Counts)
+	}
+	reqs := readRun(t, m, o.OutputDir) // the killed worker's log is readable
+	if m.Counts.Completed+m.Counts.Lost != 60 || len(reqs) != 60-w1.Lost {
+		t.Fatalf("counts %+v, %d records", m.Counts, len(reqs))
+	}
+	// The killed worker lost its unfinished requests only: at concurrency 2 per worker,
+	// those in flight plus those never sent.
+	if s := summarize(t, filepath.Join(o.OutputDir, w1.Log)); s.Footer != nil || s.Counts.Completed == 0 {
+		t.Fatalf("killed worker log %+v", s)
+	}
+}
+
+// Done-when, scaled: a Poisson plan at 100 req/s is sent on schedule. The 2 ms bound on the
+// p99 schedule lag holds on an idle machine without the race detector; with either, the
+// figure is only reported (BenchmarkScheduleLag measures it properly).
+func TestPoissonScheduleLag(t *testing.T) {
+	srv := newTestServer(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	at := int64(0)
+	ps := singleTurn(150, job{N: 2, Stream: true}, func(int) int64 {
+		at += int64(rng.ExpFloat64() / 100 * 1e9)
+		return at
+	})
+	plan := ps.write(t, t.TempDir())
+	o := testOptions(t, plan, srv.URL)
+	o.Workers = 1
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Run()
+	if err != nil || m.Counts.Completed != 150 {
+		t.Fatalf("counts %+v err %v", m.Counts, err)
+	}
+	var lags []int64
+	for _, q := range readRun(t, m, o.OutputDir) {
+		if q.ReadyNs != q.IntendedNs {
+			t.Fatalf("open loop without ceiling: ready %d != intended %d", q.ReadyNs, q.IntendedNs)
+		}
+		lags = append(lags, q.WriteStartNs-q.IntendedNs)
+	}
+	p50, p99 := percentile(lags, 50), percentile(lags, 99)
+	t.Logf("schedule lag at 100 req/s Poisson: p50 %v p99 %v max %v", time.Duration(p50), time.Duration(p99), time.Duration(lags[len(lags)-1]))
+	if lags[0] < -1e5 {
+		t.Fatalf("a request went out %v early", time.Duration(-lags[0]))
+	}
+	if !raceEnabled && !overloaded() && p99 > 2e6 {
+		t.Fatalf("p99 schedule lag %v over 2ms", time.Duration(p99))
+	}
+}
+
+// overloaded reports whether other processes keep this machine's CPUs busy, which makes
+// latency bounds meaningless.
+func overloaded() bool {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return false
+	}
+	var load float64
+	if _, err := fmt.Sscan(string(b), &load); err != nil {
+		return false
+	}
+	return load > float64(runtime.NumCPU())
+}
+
+// GPU telemetry during a run: with NVML, telemetry.rawlog holds samples of every GPU on the
+// run's clock; without it, run.json says why and the run is otherwise the same.
+func TestTelemetryInRun(t *testing.T) {
+	srv := newTestServer(t)
+	plan := singleTurn(10, job{N: 2, Stream: true}, func(i int) int64 { return int64(i) * 50e6 }).write(t, t.TempDir())
+	o := testOptions(t, plan, srv.URL)
+	o.Workers = 1
+	o.GPUSampleInterval = 50 * time.Millisecond
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Run()
+	if err != nil || m.Counts.Completed != 10 {
+		t.Fatalf("%v %+v", err, m.Counts)
+	}
+	s, openErr := telemetry.Open()
+	if openErr != nil {
+		if m.TelemetryLog != "" || m.TelemetryNote == "" {
+			t.Fatalf("no NVML (%v) but telemetry log %q, note %q", openErr, m.TelemetryLog, m.TelemetryNote)
+		}
+		t.Logf("no NVML: %s", m.TelemetryNote)
+		return
+	}
+	gpus := len(s.GPUs())
+	s.Close()
+	lr, err := rawlog.Open(filepath.Join(o.OutputDir, m.TelemetryLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lr.Close()
+	if h := lr.Header(); h.Worker != -1 || h.StartUnixNs != m.StartUnixNs {
+		t.Fatalf("telemetry header %+v", h)
+	}
+	perGPU := map[int]int{}
+	for {
+		k, err := lr.Next()
+		if err != nil {
+			break
+		}
+		if k == rawlog.KindGPU {
+			g := lr.GPU()
+			perGPU[g.GPU]++
+			if g.TimeNs < -int64(time.Millisecond) || g.PowerMilliwatts <= 0 {
+				t.Fatalf("sample %+v", g)
+			}
+			if perGPU[g.GPU] == 1 {
+				t.Logf("first sample %+v", g)
+			}
+		}
+	}
+	run := time.Duration(m.EndUnixNs - m.StartUnixNs)
+	for g := 0; g < gpus; g++ {
+		if want := int(run/(50*time.Millisecond)) / 2; perGPU[g] < want {
+			t.Fatalf("GPU %d: %d samples over %v, want >= %d", g, perGPU[g], run, want)
+		}
+	}
+	t.Logf("%d GPUs, %v samples over %v", gpus, perGPU, run)
+}
