@@ -85,7 +85,7 @@ func keptForErrors(id MetricID) bool {
 }
 
 // add accumulates one profile-phase request. wall is the run's wall-clock zero.
-func (c *collector) add(m *RequestMetrics) {
+func (c *collector) add(m *requestMetrics) {
 	wall := m.StartUnixNs
 	for id := MetricID(0); id < MetricID(numRecord); id++ {
 		if !m.Has[id] || (!m.Valid && !keptForErrors(id)) {
@@ -156,7 +156,7 @@ func (c *collector) add(m *RequestMetrics) {
 }
 
 // addError counts n errors like e; index is the plan index of the request.
-func (c *collector) addError(e *RequestError, index uint32, n int64) {
+func (c *collector) addError(e *requestError, index uint32, n int64) {
 	a := c.errs[e.Kind]
 	if a == nil {
 		c.errs[e.Kind] = &errAgg{Kind: e.Kind, Code: e.Code, Message: e.Message, minIndex: index, Count: n}
@@ -198,7 +198,7 @@ func (c *collector) merge(o *collector) {
 	c.sameRead += o.sameRead
 	for _, k := range sortedKeys(o.errs) {
 		a := o.errs[k]
-		c.addError(&RequestError{Kind: a.Kind, Code: a.Code, Message: a.Message}, a.minIndex, a.Count)
+		c.addError(&requestError{Kind: a.Kind, Code: a.Code, Message: a.Message}, a.minIndex, a.Count)
 	}
 	c.benchWin.merge(o.benchWin)
 	c.sendWin.merge(o.sendWin)

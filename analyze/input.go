@@ -169,6 +169,13 @@ func openInput(o *Options) (*input, error) {
 		return nil, inputErr("%s: %v", path, err)
 	}
 	in.ep = ep
+	// raw and template endpoints may name where the output text is (--response-field); the
+	// plan keeps every option in its spec by flag name.
+	for _, k := range [...]string{"response-field", "response_field"} {
+		if f, ok := in.meta.Spec[k].(string); ok && f != "" {
+			ep.ResponseField = f
+		}
+	}
 	for ri, r := range in.runs {
 		for _, w := range r.m.Workers {
 			if w.Log == "" {

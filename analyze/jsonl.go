@@ -9,7 +9,7 @@ import (
 // ({"metadata", "metrics", "error"}), metric values in display units with their unit, the
 // inter-chunk gaps as a list. Fields AIPerf does not have are added to metadata, which
 // AIPerf's record model accepts as extras.
-func appendRecord(b []byte, m *RequestMetrics) []byte {
+func appendRecord(b []byte, m *requestMetrics) []byte {
 	wall := m.StartUnixNs
 	at := func(b []byte, t int64) []byte {
 		if t < 0 {

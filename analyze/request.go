@@ -11,8 +11,8 @@ import (
 	"github.com/llmbench/llmbench/rawlog"
 )
 
-// RequestError says why a request does not count as successful.
-type RequestError struct {
+// requestError says why a request does not count as successful.
+type requestError struct {
 	// Kind is the error class: http_<status>, timeout, connection_reset, connection_refused,
 	// eof, broken_pipe, transport_error, stream_error, invalid_response, no_content,
 	// invalid_timestamps, cancelled, not_sent, aborted or lost.
@@ -24,9 +24,9 @@ type RequestError struct {
 	Message string
 }
 
-// RequestMetrics is what analyze derives from one request record and its plan record. Times
+// requestMetrics is what analyze derives from one request record and its plan record. Times
 // are nanoseconds on the run's monotonic clock; -1 means "did not happen".
-type RequestMetrics struct {
+type requestMetrics struct {
 	Index          uint32
 	Run, Worker    int
 	Phase          mmapds.Phase
@@ -35,7 +35,7 @@ type RequestMetrics struct {
 	Status         int
 	ConnReused     bool
 	Valid          bool
-	Err            *RequestError
+	Err            *requestError
 	Sent           bool
 	StartUnixNs    int64 // the run's wall-clock zero
 	IntendedNs     int64
@@ -64,13 +64,13 @@ type RequestMetrics struct {
 	EPR []int32
 }
 
-func (m *RequestMetrics) set(id MetricID, v float64) {
+func (m *requestMetrics) set(id MetricID, v float64) {
 	m.Values[id] = v
 	m.Has[id] = true
 }
 
 // value returns the metric in display units.
-func (m *RequestMetrics) value(id MetricID) (float64, bool) {
+func (m *requestMetrics) value(id MetricID) (float64, bool) {
 	if !m.Has[id] {
 		return 0, false
 	}
@@ -86,7 +86,7 @@ type requestConfig struct {
 	slos   []SLO
 }
 
-// processor turns raw request records into RequestMetrics. It reuses its buffers, so one
+// processor turns raw request records into requestMetrics. It reuses its buffers, so one
 // processor serves one goroutine.
 type processor struct {
 	cfg   requestConfig
@@ -97,7 +97,7 @@ type processor struct {
 	// noMemo parses every event in full (tests compare both paths).
 	noMemo bool
 	times  []int64
-	m      RequestMetrics
+	m      requestMetrics
 	// Per-request parse state.
 	parseErr   error
 	streamErr  string // an SSE error event
@@ -117,9 +117,9 @@ var doneData = []byte("[DONE]")
 
 // compute derives the metrics of request q, planned as rec with a body of bodyLen bytes. The
 // result aliases the processor and is valid until the next call.
-func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) *RequestMetrics {
+func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) *requestMetrics {
 	m := &p.m
-	*m = RequestMetrics{ICL: m.ICL[:0], EPR: m.EPR[:0]}
+	*m = requestMetrics{ICL: m.ICL[:0], EPR: m.EPR[:0]}
 	p.times = p.times[:0]
 	p.parseErr, p.streamErr, p.bodyErr, p.lastDataNs, p.ttfoNs = nil, "", "", -1, -1
 	p.curCount = 0
@@ -399,7 +399,7 @@ func truncateText(b []byte, n int) string {
 func (p *processor) classify(q *rawlog.Request) {
 	m := &p.m
 	fail := func(kind string, code int, msg string) {
-		m.Err = &RequestError{Kind: kind, Code: code, Message: msg}
+		m.Err = &requestError{Kind: kind, Code: code, Message: msg}
 	}
 	switch q.Outcome {
 	case rawlog.OutcomeCompleted:

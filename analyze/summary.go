@@ -481,11 +481,11 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		s.Counts.Warmup = s.Counts.WarmupSeen
 	}
 	for _, i := range lostIdx {
-		all.addError(&RequestError{Kind: "lost", Message: "no record in any log: the worker died before writing it"}, uint32(i), 1)
+		all.addError(&requestError{Kind: "lost", Message: "no record in any log: the worker died before writing it"}, uint32(i), 1)
 		all.gateErrors++
 	}
 	if len(lostIdx) == 0 && s.Counts.Lost > 0 {
-		all.addError(&RequestError{Kind: "lost", Message: "planned for a worker but missing from its log"}, math.MaxUint32, s.Counts.Lost)
+		all.addError(&requestError{Kind: "lost", Message: "planned for a worker but missing from its log"}, math.MaxUint32, s.Counts.Lost)
 		all.gateErrors += s.Counts.Lost
 	}
 	s.Counts.Valid, s.Counts.Errors, s.Counts.GateErrors = all.valid, all.errors, all.gateErrors
@@ -556,13 +556,13 @@ func (a *analysis) writeRecords(parts []*partial, lostIdx []int, w io.Writer) er
 		}
 	}
 	var line []byte
-	var m RequestMetrics
+	var m requestMetrics
 	for _, i := range lostIdx {
 		rec, _, _ := a.in.plan.Record(i)
-		m = RequestMetrics{Index: uint32(i), Phase: rec.Phase, Session: rec.Session, Turn: rec.Turn, Worker: -1,
+		m = requestMetrics{Index: uint32(i), Phase: rec.Phase, Session: rec.Session, Turn: rec.Turn, Worker: -1,
 			IntendedNs: rec.SendOffsetNs, ReadyNs: -1, SendNs: -1, HeaderNs: -1, EndNs: -1,
 			FirstContentNs: -1, LastContentNs: -1, StartUnixNs: a.in.runs[0].m.StartUnixNs,
-			Err: &RequestError{Kind: "lost", Message: "no record in any log: the worker died before writing it"}}
+			Err: &requestError{Kind: "lost", Message: "no record in any log: the worker died before writing it"}}
 		line = appendRecord(line[:0], &m)
 		if _, err := w.Write(line); err != nil {
 			return fmt.Errorf("analyze: write records: %w", err)

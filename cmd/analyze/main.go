@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -105,7 +106,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&c.maxWorkerCPUPct, "max-worker-cpu", 90, "verdict bound on a worker's CPU use, percent of one core")
 	fs.Usage = func() {}
 	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "analyze: "+format+"\n", a...)
+		msg := strings.ReplaceAll(fmt.Sprintf(format, a...), "\n", " ")
+		fmt.Fprintln(stderr, "analyze: "+msg)
 		return exitBadInput
 	}
 	if err := fs.Parse(args); err != nil {
@@ -215,7 +217,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s %s)", r.Gate, passFail(r.OK), r.Gate.Stat,
-			strconv.FormatFloat(r.Actual, 'f', -1, 64), r.Gate.Metric.Unit))
+			strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64), r.Gate.Metric.Unit))
 	}
 	return code
 }
