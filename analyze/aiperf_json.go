@@ -173,7 +173,8 @@ func ownBlock(s *Summary) *ordered {
 	counts := &ordered{}
 	counts.add("planned", c.Planned).add("profile", c.Profile).add("warmup", c.Warmup).
 		add("warmup_seen", c.WarmupSeen).add("sent", c.Sent).add("valid", c.Valid).
-		add("errors", c.Errors).add("gate_errors", c.GateErrors).add("lost", c.Lost).add("not_sent", c.NotSent)
+		add("errors", c.Errors).add("gate_errors", c.GateErrors).add("lost", c.Lost).add("not_sent", c.NotSent).
+		add("not_due", c.NotDue)
 	v := s.Verdict
 	verdict := &ordered{}
 	verdict.add("known", v.Known).add("schedule_kept", v.Kept)

@@ -73,6 +73,7 @@ const (
 	MOSLMismatchDiffPct
 	MErrorISL
 	MStreamSetupLatency
+	MHTTPReqConnecting
 	MHTTPReqSending
 	MHTTPReqWaiting
 	MHTTPReqReceiving
@@ -230,6 +231,7 @@ var catalog = func() [numMetrics]MetricDef {
 	rec(MErrorISL, "error_isl", "Error Input Sequence Length", unitTokens, a, 1, 1, 1490, n, y, y)
 	// HTTP phases (AIPerf §5.9, k6 names).
 	rec(MStreamSetupLatency, "stream_setup_latency", "Stream Setup Latency", unitMs, a, nsToMs, 1, 1500, n, n, n)
+	rec(MHTTPReqConnecting, "http_req_connecting", "HTTP Request Connecting", unitMs, a, nsToMs, 1, 1505, n, n, n)
 	rec(MHTTPReqSending, "http_req_sending", "HTTP Request Sending", unitMs, a, nsToMs, 1, 1510, n, n, n)
 	rec(MHTTPReqWaiting, "http_req_waiting", "HTTP Request Waiting", unitMs, a, nsToMs, 1, 1520, n, n, n)
 	rec(MHTTPReqReceiving, "http_req_receiving", "HTTP Request Receiving", unitMs, a, nsToMs, 1, 1530, n, n, n)

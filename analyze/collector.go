@@ -49,6 +49,7 @@ type collector struct {
 	d       [numRecord]*dist
 
 	valid, errors, gateErrors, good int64
+	notDue                          int64
 	sent, completed                 int64
 	totalISL, totalOSL              int64
 	totalOut, totalReason           int64
@@ -86,6 +87,10 @@ func keptForErrors(id MetricID) bool {
 
 // add accumulates one profile-phase request. wall is the run's wall-clock zero.
 func (c *collector) add(m *requestMetrics) {
+	if m.NotDue {
+		c.notDue++
+		return
+	}
 	wall := m.StartUnixNs
 	for id := MetricID(0); id < MetricID(numRecord); id++ {
 		if !m.Has[id] || (!m.Valid && !keptForErrors(id)) {
@@ -179,6 +184,7 @@ func (c *collector) merge(o *collector) {
 		c.dist(MetricID(id)).merge(o.d[id])
 	}
 	c.valid += o.valid
+	c.notDue += o.notDue
 	c.gateErrors += o.gateErrors
 	c.good += o.good
 	c.sent += o.sent

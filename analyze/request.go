@@ -27,16 +27,19 @@ type requestError struct {
 // requestMetrics is what analyze derives from one request record and its plan record. Times
 // are nanoseconds on the run's monotonic clock; -1 means "did not happen".
 type requestMetrics struct {
-	Index          uint32
-	Run, Worker    int
-	Phase          mmapds.Phase
-	Session, Turn  uint32
-	Outcome        rawlog.Outcome
-	Status         int
-	ConnReused     bool
-	Valid          bool
-	Err            *requestError
-	Sent           bool
+	Index         uint32
+	Run, Worker   int
+	Phase         mmapds.Phase
+	Session, Turn uint32
+	Outcome       rawlog.Outcome
+	Status        int
+	ConnReused    bool
+	Valid         bool
+	Err           *requestError
+	Sent          bool
+	// NotDue marks a request the plan's duration ended before it was due: not part of the
+	// benchmark at all.
+	NotDue         bool
 	StartUnixNs    int64 // the run's wall-clock zero
 	IntendedNs     int64
 	ReadyNs        int64
@@ -135,8 +138,15 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	isl := float64(rec.ISL)
 
 	m.Sent = q.Outcome != rawlog.OutcomeNotSent && q.WriteStartNs >= 0
-	if m.Sent {
+	if q.Outcome == rawlog.OutcomeNotSent && strings.Contains(q.Err, "duration elapsed") {
+		// The plan's duration ran out before this request's turn: it was never due.
+		m.NotDue = true
+		return m
+	}
+	if q.Outcome != rawlog.OutcomeNotSent {
 		p.schedule(q)
+	}
+	if m.Sent {
 		p.http(q, bodyLen)
 	}
 	if q.Outcome == rawlog.OutcomeCompleted && m.Sent {
@@ -164,21 +174,33 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	return m
 }
 
-// schedule fills the schedule-fidelity metrics of a sent request.
+// schedule fills the schedule-fidelity metrics of a request the client started: written, or
+// at least dialled.
 func (p *processor) schedule(q *rawlog.Request) {
 	m := &p.m
+	// The client acted when it began to dial a new connection, else when it began writing:
+	// the connect itself is the network's and the server's time, not the client's lag.
+	start := q.WriteStartNs
+	if q.ConnectStartNs >= 0 && (start < 0 || q.ConnectStartNs < start) {
+		start = q.ConnectStartNs
+	}
+	if start < 0 {
+		return
+	}
 	ready := q.ReadyNs
 	if ready < 0 {
 		ready = q.IntendedNs
 	}
 	if q.IntendedNs >= 0 {
-		m.set(MScheduleLag, float64(q.WriteStartNs-q.IntendedNs))
+		if q.WriteStartNs >= 0 {
+			m.set(MScheduleLag, float64(q.WriteStartNs-q.IntendedNs))
+		}
 		if ready >= 0 {
 			m.set(MSlotWait, float64(ready-q.IntendedNs))
 		}
 	}
 	if ready >= 0 {
-		m.set(MDispatchLag, float64(q.WriteStartNs-ready))
+		m.set(MDispatchLag, float64(start-ready))
 	}
 }
 
@@ -195,6 +217,9 @@ func (p *processor) http(q *rawlog.Request, bodyLen int) {
 	}
 	if q.WriteEndNs >= q.WriteStartNs {
 		m.set(MHTTPReqSending, float64(q.WriteEndNs-q.WriteStartNs))
+	}
+	if q.ConnectStartNs >= 0 && q.ConnectEndNs >= q.ConnectStartNs {
+		m.set(MHTTPReqConnecting, float64(q.ConnectEndNs-q.ConnectStartNs))
 	}
 	if q.HeaderNs < 0 {
 		return

@@ -35,6 +35,9 @@ type Counts struct {
 	// included). GateErrors leaves out cancellations the plan asked for.
 	Valid, Errors, GateErrors int64
 	Sent, Lost, NotSent       int64
+	// NotDue counts profile requests the plan's duration ended before they were due; they
+	// are not part of the benchmark and are left out of Profile.
+	NotDue int64
 	// WarmupSeen counts warmup requests found in the logs.
 	WarmupSeen int64
 }
@@ -322,6 +325,9 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 				continue
 			}
 			p.all.add(m)
+			if m.NotDue {
+				continue
+			}
 			if p.slices != nil && m.Sent {
 				k := floorDiv(wall+m.SendNs, a.sliceNs)
 				c := p.slices[k]
@@ -469,7 +475,7 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		}
 		s.Counts.Lost = int64(len(lostIdx))
 	} else {
-		var seenProfile int64 = all.valid + all.errors
+		seenProfile := all.valid + all.errors + all.notDue
 		for i, job := range in.jobs {
 			if !job.telemetry && int64(job.planned) > perJob[i] {
 				s.Counts.Lost += int64(job.planned) - perJob[i]
@@ -488,6 +494,8 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		all.addError(&requestError{Kind: "lost", Message: "planned for a worker but missing from its log"}, math.MaxUint32, s.Counts.Lost)
 		all.gateErrors += s.Counts.Lost
 	}
+	s.Counts.NotDue = all.notDue
+	s.Counts.Profile -= all.notDue
 	s.Counts.Valid, s.Counts.Errors, s.Counts.GateErrors = all.valid, all.errors, all.gateErrors
 	s.Counts.Sent = all.sent
 	if a := all.errs["not_sent"]; a != nil {
