@@ -92,7 +92,7 @@ func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 				if st == nil {
 					continue
 				}
-				row := []string{s.gpuEndpoint(g.Run), strconv.Itoa(g.GPU), "", g.UUID, m.display + " (" + m.unit + ")"}
+				row := []string{s.gpuEndpoint(g.Run), strconv.Itoa(g.GPU), g.Name, g.UUID, m.display + " (" + m.unit + ")"}
 				for _, k := range csvStatKeys {
 					row = append(row, csvNumber(csvStat(st, k)))
 				}

@@ -172,7 +172,7 @@ func ownBlock(s *Summary) *ordered {
 	c := s.Counts
 	counts := &ordered{}
 	counts.add("planned", c.Planned).add("profile", c.Profile).add("warmup", c.Warmup).
-		add("warmup_seen", c.WarmupSeen).add("sent", c.Sent).add("valid", c.Valid).
+		add("warmup_seen", c.WarmupSeen).add("warmup_errors", c.WarmupErrors).add("sent", c.Sent).add("valid", c.Valid).
 		add("errors", c.Errors).add("gate_errors", c.GateErrors).add("lost", c.Lost).add("not_sent", c.NotSent).
 		add("not_due", c.NotDue)
 	v := s.Verdict
@@ -250,7 +250,7 @@ func telemetryData(s *Summary) *ordered {
 			metrics.add("energy_consumption", (&ordered{}).add("unit", "MJ").add("avg", pyFloat(g.EnergyJ/1e6)))
 		}
 		gs := &ordered{}
-		gs.add("gpu_index", g.GPU).add("gpu_name", "").add("gpu_uuid", g.UUID).add("hostname", s.hosts[g.Run])
+		gs.add("gpu_index", g.GPU).add("gpu_name", g.Name).add("gpu_uuid", g.UUID).add("hostname", s.hosts[g.Run])
 		gs.add("metrics", metrics)
 		gpus.add("gpu_"+strconv.Itoa(g.GPU), gs)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -225,6 +226,47 @@ func TestMissingLog(t *testing.T) {
 	}
 	if bytes.Count(records, []byte(`"outcome":"lost"`)) != 5 || !strings.Contains(strings.Join(s.Notes, " "), "missing or empty") {
 		t.Fatalf("notes %q", s.Notes)
+	}
+}
+
+// Requests left unsent because the plan's duration elapsed are not part of the benchmark; those
+// left unsent by an interruption are failures.
+func TestNotDueAndNotSent(t *testing.T) {
+	sc := scenario{n: 10, workers: 1, ttft: 20 * ms, itl: 5 * ms, tokens: 4, concurrency: 2, streaming: true}
+	dir := sc.build(t, t.TempDir())
+	m, _ := rawlog.ReadManifest(dir)
+	log := filepath.Join(dir, m.Workers[0].Log)
+	r, err := rawlog.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []*rawlog.Request
+	for {
+		k, err := r.Next()
+		if err != nil {
+			break
+		}
+		if k == rawlog.KindRequest {
+			q := *r.Request()
+			q.Body, q.ReadNs, q.ReadEnd = bytes.Clone(q.Body), slices.Clone(q.ReadNs), slices.Clone(q.ReadEnd)
+			reqs = append(reqs, &q)
+		}
+	}
+	r.Close()
+	for i, q := range reqs[7:] {
+		*q = rawlog.Request{Index: q.Index, Outcome: rawlog.OutcomeNotSent, IntendedNs: q.IntendedNs, ReadyNs: -1, WriteStartNs: -1,
+			WriteEndNs: -1, HeaderNs: -1, EndNs: -1, ConnectStartNs: -1, ConnectEndNs: -1, Err: "benchmark duration elapsed"}
+		if i == 0 {
+			q.Err = "run interrupted"
+		}
+	}
+	writeRun(t, dir, runSpec{start: 1_767_225_600_000_000_000, planFile: "plan.plan", planHash: m.PlanHash, workers: []workerLog{{reqs: reqs}}})
+	s, records := analyseDir(t, Options{}, dir)
+	if s.Counts.NotDue != 2 || s.Counts.Profile != 8 || s.Counts.Errors != 1 || s.Counts.NotSent != 1 || s.Counts.Valid != 7 {
+		t.Fatalf("counts %+v; want 2 not due, 1 not sent of 8", s.Counts)
+	}
+	if n := bytes.Count(records, []byte("\n")); n != 8 {
+		t.Fatalf("%d records; want 8", n)
 	}
 }
 

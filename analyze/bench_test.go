@@ -30,7 +30,7 @@ func benchLog(b *testing.B, requests, tokens int) (log []byte, events int) {
 	for i := 0; i < requests; i++ {
 		send := int64(i) * 10 * ms
 		q := &rawlog.Request{Index: uint32(i), Outcome: rawlog.OutcomeCompleted, Status: 200, IntendedNs: send, ReadyNs: send,
-			WriteStartNs: send, WriteEndNs: send + 10*us, HeaderNs: send + ms}
+			WriteStartNs: send, WriteEndNs: send + 10*us, HeaderNs: send + ms, ConnectStartNs: -1, ConnectEndNs: -1}
 		add := func(at int64, s string) {
 			q.Body = append(q.Body, s...)
 			q.ReadNs = append(q.ReadNs, at)

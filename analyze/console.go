@@ -113,16 +113,27 @@ func summaryLines(s *Summary) []string {
 			}
 			parts = append(parts, p)
 		}
-		out = append(out, fmt.Sprintf("Errors: %d of %d profile requests (%s%%): %s", c.Errors, c.Profile,
-			fmtNum(float64(c.Errors)/float64(max(c.Profile, 1))*100), strings.Join(parts, ", ")))
+		out = append(out, fmt.Sprintf("Errors: %d of %d profile requests (%s%%): %s%s", c.Errors, c.Profile,
+			fmtNum(float64(c.Errors)/float64(max(c.Profile, 1))*100), strings.Join(parts, ", "), warmupNote(c)))
 	} else {
-		out = append(out, fmt.Sprintf("Errors: none (%d profile requests, %d warmup excluded)", c.Profile, c.WarmupSeen))
+		out = append(out, fmt.Sprintf("Errors: none in %d profile requests%s", c.Profile, warmupNote(c)))
 	}
 	for _, n := range s.Notes {
 		out = append(out, "Note: "+n)
 	}
 	out = append(out, VerdictLine(s))
 	return out
+}
+
+// warmupNote says how many warmup requests were left out, and how many of them failed.
+func warmupNote(c Counts) string {
+	switch {
+	case c.WarmupSeen == 0:
+		return ""
+	case c.WarmupErrors == 0:
+		return fmt.Sprintf(" (%d warmup requests excluded)", c.WarmupSeen)
+	}
+	return fmt.Sprintf(" (%d warmup requests excluded, %d of them failed)", c.WarmupSeen, c.WarmupErrors)
 }
 
 // VerdictLine is the one-line judgement of whether the client kept its schedule.

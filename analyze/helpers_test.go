@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,7 +60,8 @@ const doneEvent = "data: [DONE]\n\n"
 // request builds a completed 200 request sent at send whose response arrived in reads.
 func request(index int, send int64, reads ...read) *rawlog.Request {
 	q := &rawlog.Request{Index: uint32(index), Outcome: rawlog.OutcomeCompleted, Status: 200,
-		IntendedNs: -1, ReadyNs: send, WriteStartNs: send, WriteEndNs: send + 20*us, HeaderNs: -1, EndNs: send + 30*us}
+		IntendedNs: -1, ReadyNs: send, WriteStartNs: send, WriteEndNs: send + 20*us, HeaderNs: -1, EndNs: send + 30*us,
+		ConnectStartNs: -1, ConnectEndNs: -1}
 	for i, r := range reads {
 		if i == 0 {
 			q.HeaderNs = r.at - 10*us
@@ -153,6 +155,16 @@ func writeRun(t testing.TB, dir string, rs runSpec) {
 		PlanPath: rs.planFile, URLs: []string{"http://127.0.0.1:8000"}, StartUnixNs: rs.start,
 		StartTime: "2026-01-01T00:00:00Z", EndUnixNs: rs.start + 60_000*ms, Host: "testhost", Kernel: "linux",
 		CommandLine: []string{"replay", "--plan", rs.planFile}, Status: rs.status}
+	for _, g := range rs.telemetry {
+		id := fmt.Sprintf("%d:NVIDIA H200:%s", g.GPU, g.UUID)
+		gpus, _ := m.Options["gpus"].([]any)
+		if !slices.Contains(gpus, any(id)) {
+			if m.Options == nil {
+				m.Options = map[string]any{}
+			}
+			m.Options["gpus"] = append(gpus, id)
+		}
+	}
 	if m.Status == "" {
 		m.Status = rawlog.StatusComplete
 	}

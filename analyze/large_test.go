@@ -114,7 +114,7 @@ func buildLargeRun(t *testing.T, dir string, n, tokens, workers int) {
 			planned++
 			send := int64(i)*ms + 50*us
 			*q = rawlog.Request{Index: uint32(i), Outcome: rawlog.OutcomeCompleted, Status: 200, IntendedNs: int64(i) * ms,
-				ReadyNs: int64(i) * ms, WriteStartNs: send, WriteEndNs: send + 10*us, HeaderNs: send + ms,
+				ReadyNs: int64(i) * ms, WriteStartNs: send, WriteEndNs: send + 10*us, HeaderNs: send + ms, ConnectStartNs: -1, ConnectEndNs: -1,
 				Body: q.Body[:0], ReadNs: q.ReadNs[:0], ReadEnd: q.ReadEnd[:0]}
 			add := func(at int64, s string) {
 				q.Body = append(q.Body, s...)

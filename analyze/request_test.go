@@ -181,8 +181,8 @@ func TestRequestMetrics(t *testing.T) {
 		},
 		{
 			name: "never sent",
-			q: &rawlog.Request{Outcome: rawlog.OutcomeNotSent, IntendedNs: send, ReadyNs: send, WriteStartNs: -1, WriteEndNs: -1,
-				HeaderNs: -1, EndNs: -1},
+			q: &rawlog.Request{Outcome: rawlog.OutcomeNotSent, IntendedNs: send, ReadyNs: -1, WriteStartNs: -1, WriteEndNs: -1,
+				HeaderNs: -1, EndNs: -1, ConnectStartNs: -1, ConnectEndNs: -1, Err: "run interrupted"},
 			errKind: "not_sent",
 			missing: []MetricID{MScheduleLag, MErrorISL},
 		},
@@ -289,7 +289,7 @@ func FuzzRequestMetrics(f *testing.F) {
 	slow.noMemo = true
 	f.Fuzz(func(t *testing.T, body, cuts []byte, server bool) {
 		p.cfg.server, slow.cfg.server = server, server
-		q := &rawlog.Request{Outcome: rawlog.OutcomeCompleted, Status: 200, IntendedNs: 0, ReadyNs: 0,
+		q := &rawlog.Request{Outcome: rawlog.OutcomeCompleted, Status: 200, IntendedNs: 0, ReadyNs: 0, ConnectStartNs: -1, ConnectEndNs: -1,
 			WriteStartNs: 10, WriteEndNs: 20, HeaderNs: 30, EndNs: 0, Body: body}
 		at, off := int64(40), 0
 		for _, c := range cuts {

@@ -38,8 +38,9 @@ type Counts struct {
 	// NotDue counts profile requests the plan's duration ended before they were due; they
 	// are not part of the benchmark and are left out of Profile.
 	NotDue int64
-	// WarmupSeen counts warmup requests found in the logs.
-	WarmupSeen int64
+	// WarmupSeen counts warmup requests found in the logs; WarmupErrors those that failed
+	// (not in Errors), so counts can be reconciled with the server's.
+	WarmupSeen, WarmupErrors int64
 }
 
 // Verdict says whether the client kept its schedule, so the numbers describe the server.
@@ -163,6 +164,7 @@ type partial struct {
 	slices  map[int64]*collector
 	budgets *[numRecord]budget // exact values held by this log's slices
 	warmup  int64
+	warmErr int64
 	seen    int64
 	cpu     []rawlog.CPUSample
 	gpu     []rawlog.GPUSample
@@ -322,6 +324,9 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 			m.Run, m.Worker, m.StartUnixNs = job.run, job.worker, wall
 			if m.Phase != mmapds.PhaseProfile {
 				p.warmup++
+				if !m.Valid && !m.NotDue {
+					p.warmErr++
+				}
 				continue
 			}
 			p.all.add(m)
@@ -431,6 +436,7 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		// Merged: let the log's values go.
 		p.all, p.slices = nil, nil
 		s.Counts.WarmupSeen += p.warmup
+		s.Counts.WarmupErrors += p.warmErr
 		perJob[i] = p.seen
 		job := in.jobs[i]
 		if p.torn > 0 {

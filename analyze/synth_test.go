@@ -104,6 +104,9 @@ func (sc scenario) build(t testing.TB, dir string) string {
 		}
 		q.IntendedNs, q.ReadyNs = intended, ready
 		q.ConnReused = i >= slots
+		if !q.ConnReused {
+			q.ConnectStartNs, q.ConnectEndNs = send-150*us, send-20*us
+		}
 		profile := i - sc.warmup
 		switch {
 		case profile >= 0 && sc.errEvery > 0 && profile%sc.errEvery == sc.errEvery-1:

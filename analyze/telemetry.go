@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/llmbench/llmbench/rawlog"
 )
@@ -51,11 +53,10 @@ func (a *analysis) workerHealth(parts []*partial, s *Summary, notes []string) ([
 // bracket returns the CPU samples that enclose [lo, hi] as tightly as the samples allow: the
 // last at or before lo (else the first) and the first at or after hi (else the last).
 func bracket(samples []rawlog.CPUSample, lo, hi int64) (first, last rawlog.CPUSample, ok bool) {
-	if len(samples) < 2 {
+	s := usableCPU(samples)
+	if len(s) < 2 {
 		return first, last, false
 	}
-	s := slices.Clone(samples)
-	slices.SortStableFunc(s, func(a, b rawlog.CPUSample) int { return cmp.Compare(a.TimeNs, b.TimeNs) })
 	fi, li := 0, len(s)-1
 	for i := range s {
 		if s[i].TimeNs <= lo {
@@ -73,6 +74,18 @@ func bracket(samples []rawlog.CPUSample, lo, hi int64) (first, last rawlog.CPUSa
 	return s[fi], s[li], true
 }
 
+// usableCPU returns the samples with known CPU times, in time order.
+func usableCPU(samples []rawlog.CPUSample) []rawlog.CPUSample {
+	s := make([]rawlog.CPUSample, 0, len(samples))
+	for _, c := range samples {
+		if c.UserNs >= 0 && c.SysNs >= 0 {
+			s = append(s, c)
+		}
+	}
+	slices.SortStableFunc(s, func(a, b rawlog.CPUSample) int { return cmp.Compare(a.TimeNs, b.TimeNs) })
+	return s
+}
+
 // cpuDist is the distribution of per-interval CPU use (percent of one core) of every worker,
 // over the sample intervals that overlap the profile window.
 func (a *analysis) cpuDist(parts []*partial, s *Summary) *dist {
@@ -82,8 +95,7 @@ func (a *analysis) cpuDist(parts []*partial, s *Summary) *dist {
 			continue
 		}
 		lo, hi := a.runWindow(job.run, s)
-		c := slices.Clone(parts[i].cpu)
-		slices.SortStableFunc(c, func(a, b rawlog.CPUSample) int { return cmp.Compare(a.TimeNs, b.TimeNs) })
+		c := usableCPU(parts[i].cpu)
 		for k := 1; k < len(c); k++ {
 			dt := c[k].TimeNs - c[k-1].TimeNs
 			if dt <= 0 || c[k].TimeNs < lo || c[k-1].TimeNs > hi {
@@ -98,9 +110,11 @@ func (a *analysis) cpuDist(parts []*partial, s *Summary) *dist {
 
 // GPUSummary is one GPU's telemetry over the profile window.
 type GPUSummary struct {
-	Run     int
-	GPU     int
-	UUID    string
+	Run  int
+	GPU  int
+	UUID string
+	// Name is the model name replay recorded in run.json options ("gpus"), or "".
+	Name    string
 	Samples int
 	// Stats per NVML field in display units (W, %, GB, MHz, °C); nil when never read.
 	Power, Util, MemUtil, MemUsedGB, SMClock, Temp *Stats
@@ -178,7 +192,7 @@ func gpuSummaries(parts []*partial, in *input, startWall, endWall int64) []GPUSu
 	var out []GPUSummary
 	for _, k := range keys {
 		x := byKey[k]
-		g := GPUSummary{Run: k.run, GPU: k.gpu, UUID: k.uuid, Samples: x.n,
+		g := GPUSummary{Run: k.run, GPU: k.gpu, UUID: k.uuid, Name: gpuName(in.runs[k.run].m, k.gpu, k.uuid), Samples: x.n,
 			Power: x.power.stats(1), Util: x.util.stats(1), MemUtil: x.memUtil.stats(1),
 			MemUsedGB: x.mem.stats(1), SMClock: x.clock.stats(1), Temp: x.temp.stats(1)}
 		if x.haveE && x.lastE.TimeNs > x.firstE.TimeNs {
@@ -223,4 +237,24 @@ func gpuResults(gpus []GPUSummary, totalOutputTokens float64, concurrency int, s
 			}
 		}
 	}
+}
+
+// gpuName finds a GPU's model name in run.json's options.gpus, a list of "index:name:uuid".
+func gpuName(m *rawlog.Manifest, index int, uuid string) string {
+	list, _ := m.Options["gpus"].([]any)
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			continue
+		}
+		i := strings.IndexByte(s, ':')
+		j := strings.LastIndexByte(s, ':')
+		if i < 0 || j <= i {
+			continue
+		}
+		if s[j+1:] == uuid || (uuid == "" && s[:i] == strconv.Itoa(index)) {
+			return s[i+1 : j]
+		}
+	}
+	return ""
 }

@@ -28,6 +28,9 @@ const frameHeaderSize = 8
 // MaxFrame bounds one payload; larger lengths are treated as corruption.
 const MaxFrame = 1 << 30
 
+// gpuFields is the array length of a GPUSample record this version writes, kind included.
+const gpuFields = 12
+
 // requestFields is the array length of a Request record this version writes, kind included.
 // Version 1 logs from before URLIndex and the Connect times had 15.
 const requestFields = 18
@@ -148,7 +151,9 @@ type GPUSample struct {
 	// GPU is the device index; UUID its NVML UUID.
 	GPU  int
 	UUID string
-	// PowerMilliwatts is the instantaneous power draw.
+	// PowerMilliwatts is the power draw as NVML's nvmlDeviceGetPowerUsage reports it (what
+	// nvidia-smi shows as power.draw and DCGM as DCGM_FI_DEV_POWER_USAGE, which AIPerf reads):
+	// on Ampere and newer GPUs an average over the last second.
 	PowerMilliwatts int64
 	// EnergyMillijoules is the device's total energy counter since driver load.
 	EnergyMillijoules int64
@@ -161,6 +166,13 @@ type GPUSample struct {
 	SMClockMHz int64
 	// TempC is the GPU temperature in degrees Celsius.
 	TempC int64
+
+	// Fields below were added after the first eleven array elements; a record written without
+	// them decodes with -1.
+
+	// PowerInstantMilliwatts is the instantaneous power draw (NVML field
+	// NVML_FI_DEV_POWER_INSTANT, nvidia-smi's power.draw.instant).
+	PowerInstantMilliwatts int64
 }
 
 // Footer closes a cleanly shut-down log.

@@ -42,7 +42,7 @@ func writeLog(t testing.TB, n int, footer bool) []byte {
 			t.Fatal(err)
 		}
 	}
-	if err := w.WriteGPU(GPUSample{TimeNs: 1, GPU: 0, UUID: "GPU-x", PowerMilliwatts: 700000, EnergyMillijoules: -1, TempC: 40}); err != nil {
+	if err := w.WriteGPU(GPUSample{TimeNs: 1, GPU: 0, UUID: "GPU-x", PowerMilliwatts: 700000, EnergyMillijoules: -1, TempC: 40, PowerInstantMilliwatts: 712000}); err != nil {
 		t.Fatal(err)
 	}
 	if footer {
@@ -259,6 +259,22 @@ func TestRequestRecordLengths(t *testing.T) {
 		if q.Index != 7 || q.EndNs != 6 || string(q.Body) != "hi" || q.URLIndex != c.url || q.ConnectStartNs != c.connStart || q.ConnectEndNs != c.connEnd {
 			t.Fatalf("%d fields: %+v", c.fields, q)
 		}
+	}
+	// A GPU sample from before PowerInstantMilliwatts (11 elements) decodes it as -1.
+	gpu := appendArrayHeader(nil, 11)
+	for _, v := range []int64{int64(KindGPU), 5, 0} {
+		gpu = appendInt(gpu, v)
+	}
+	gpu = appendStr(gpu, "GPU-x")
+	for _, v := range []int64{700000, 1, 2, 3, 4, 5, 6} {
+		gpu = appendInt(gpu, v)
+	}
+	r, err := NewReader(bytes.NewReader(append(bytes.Clone(head.Bytes()), frame(gpu)...)), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := r.Next(); err != nil || k != KindGPU || r.GPU().PowerInstantMilliwatts != -1 || r.GPU().TempC != 6 || r.GPU().UUID != "GPU-x" {
+		t.Fatalf("old GPU sample: %v %v %+v", k, err, r.GPU())
 	}
 	if _, _, err := func() ([]Request, *Footer, error) {
 		data := append(bytes.Clone(head.Bytes()), frame([]byte{0x90})...)

@@ -215,7 +215,10 @@ func (r *Reader) decode(d *decoder, n int) {
 	case KindGPU:
 		r.gpu = GPUSample{TimeNs: d.int(), GPU: int(d.int()), UUID: d.str(), PowerMilliwatts: d.int(),
 			EnergyMillijoules: d.int(), GPUUtilPct: d.int(), MemUtilPct: d.int(), MemUsedBytes: d.int(),
-			SMClockMHz: d.int(), TempC: d.int()}
+			SMClockMHz: d.int(), TempC: d.int(), PowerInstantMilliwatts: -1}
+		if n >= gpuFields {
+			r.gpu.PowerInstantMilliwatts = d.int()
+		}
 	case KindFooter:
 		r.footer = Footer{TimeNs: d.int(), Requests: int(d.int()), Status: d.str()}
 	}

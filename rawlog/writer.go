@@ -117,7 +117,7 @@ func (w *Writer) WriteGPU(s GPUSample) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	b := w.begin()
-	b = appendArrayHeader(b, 11)
+	b = appendArrayHeader(b, gpuFields)
 	b = appendInt(b, int64(KindGPU))
 	b = appendInt(b, s.TimeNs)
 	b = appendInt(b, int64(s.GPU))
@@ -129,6 +129,7 @@ func (w *Writer) WriteGPU(s GPUSample) error {
 	b = appendInt(b, s.MemUsedBytes)
 	b = appendInt(b, s.SMClockMHz)
 	b = appendInt(b, s.TempC)
+	b = appendInt(b, s.PowerInstantMilliwatts)
 	return w.finish(b)
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -291,6 +292,7 @@ func BenchmarkReadPath(b *testing.B) {
 func TestTLS(t *testing.T) {
 	ts := &testServer{}
 	ts.Server = httptest.NewUnstartedServer(http.HandlerFunc(ts.handle))
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the failed handshakes below are expected
 	ts.StartTLS()
 	defer ts.Close()
 	dir := t.TempDir()

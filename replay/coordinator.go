@@ -234,7 +234,15 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		case <-deadline.C:
 			return r.failProcs(procs, fmt.Errorf("workers not ready after %v", readyTimeout))
 		case <-r.stopReq:
-			return r.failProcs(procs, errors.New("interrupted before the start"))
+			// Interrupted before anything was sent: the workers log every request as not
+			// sent and the run ends interrupted, like any other interruption.
+			for _, p := range procs {
+				p.send("abort")
+			}
+			for _, p := range procs {
+				<-p.exited
+			}
+			return r.finish(procs, true)
 		case <-exitCh:
 			return r.failProcs(procs, errors.New("a worker exited before the start"))
 		}
@@ -269,6 +277,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	}()
 	interrupted := false
 	stopReq, abortReq := r.stopReq, r.abortReq
+	var killC <-chan time.Time
 	for done := false; !done; {
 		select {
 		case <-allExited:
@@ -285,13 +294,35 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			for _, p := range procs {
 				p.send("abort")
 			}
+			// An aborted worker flushes and exits in milliseconds; one that does not is
+			// stuck, and the run must still end.
+			killC = time.After(abortKillDelay)
+		case <-killC:
+			for _, p := range procs {
+				select {
+				case <-p.exited:
+				default:
+					p.cmd.Process.Kill()
+				}
+			}
 		}
 	}
 	close(progStop)
 	<-progDone
 	close(telStop)
 	telErr := <-telDone
+	if telErr != nil {
+		r.notice("replay: GPU telemetry: " + telErr.Error())
+	}
+	return r.finish(procs, interrupted)
+}
 
+// abortKillDelay is how long aborted workers get to exit before they are killed.
+const abortKillDelay = 10 * time.Second
+
+// finish collects the workers' outcomes and writes the final run.json.
+func (r *Replay) finish(procs []*proc, interrupted bool) (*rawlog.Manifest, error) {
+	m := &r.manifest
 	m.EndUnixNs = time.Now().UnixNano()
 	var failures []string
 	m.Counts = rawlog.Counts{}
@@ -303,9 +334,6 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		if why != "" {
 			failures = append(failures, why)
 		}
-	}
-	if telErr != nil {
-		r.notice("replay: GPU telemetry: " + telErr.Error())
 	}
 	switch {
 	case interrupted:

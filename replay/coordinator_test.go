@@ -357,3 +357,39 @@ func TestTelemetryInRun(t *testing.T) {
 	}
 	t.Logf("%d GPUs, %v samples over %v", gpus, perGPU, run)
 }
+
+// Interrupted before the start: nothing is sent, every request is logged as not sent, and
+// the run is interrupted, not failed.
+func TestStopBeforeStart(t *testing.T) {
+	srv := newTestServer(t)
+	plan := singleTurn(20, job{N: 1, Stream: true}, func(i int) int64 { return int64(i) * 1e6 }).write(t, t.TempDir())
+	o := testOptions(t, plan, srv.URL)
+	o.StartDelay = time.Second
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Stop()
+	m, err := r.Run()
+	if err != nil || m.Status != rawlog.StatusInterrupted {
+		t.Fatalf("status %s err %v", m.Status, err)
+	}
+	if c := m.Counts; c.NotSent+c.Completed != 20 || c.Lost != 0 {
+		t.Fatalf("counts %+v", c)
+	}
+	if got := len(readRunLoose(t, m, o.OutputDir)); got != 20 {
+		t.Fatalf("%d records", got)
+	}
+}
+
+// readRunLoose is readRun without the header checks (a run stopped before its start has
+// no common start instant).
+func readRunLoose(t testing.TB, m *rawlog.Manifest, dir string) map[uint32]rawlog.Request {
+	all := map[uint32]rawlog.Request{}
+	for _, w := range m.Workers {
+		for i, q := range readLog(t, filepath.Join(dir, w.Log)) {
+			all[i] = q
+		}
+	}
+	return all
+}

@@ -102,8 +102,11 @@ func runWorker(cfg workerConfig, cmds <-chan string, rep interface {
 	rep.ready()
 	start, ok := rep.waitStart(cmds)
 	if !ok {
-		// Stopped before the start: no request was sent; the log still says so.
+		// Stopped before the start: nothing is sent, and the log still says so, with a
+		// not_sent record for every planned request.
 		start = time.Now().UnixNano()
+		w.stop("run interrupted before the start")
+		w.abort("run aborted")
 		ch := make(chan string)
 		close(ch)
 		cmds = ch

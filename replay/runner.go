@@ -34,11 +34,7 @@ type runner struct {
 }
 
 func newRunner(w *worker) (*runner, error) {
-	sl, err := newSleeper(&w.stopping)
-	if err != nil {
-		return nil, err
-	}
-	r := &runner{w: w, sl: sl}
+	r := &runner{w: w}
 	r.eb.rbuf = make([]byte, readBufSize)
 	r.q.ReadNs = make([]int64, 0, 256)
 	r.q.ReadEnd = make([]uint32, 0, 256)
@@ -49,8 +45,22 @@ func newRunner(w *worker) (*runner, error) {
 			return nil, err
 		}
 	}
-	w.register(r, sl)
+	w.register(r, nil)
 	return r, nil
+}
+
+// sleeper returns the runner's timer, created on first use: only sessions with later turns
+// wait, and a timerfd per runner would cost a file descriptor per concurrent request.
+func (r *runner) sleeper() (*sleeper, error) {
+	if r.sl == nil {
+		sl, err := newSleeper(&r.w.stopping)
+		if err != nil {
+			return nil, err
+		}
+		r.sl = sl
+		r.w.register(nil, sl)
+	}
+	return r.sl, nil
 }
 
 func (r *runner) loop() {
@@ -89,7 +99,12 @@ func (r *runner) runUnit(d dispatch) {
 			if rec.SendOffsetNs > at {
 				at = rec.SendOffsetNs
 			}
-			if !w.sleepUntil(r.sl, at, 0) {
+			sl, err := r.sleeper()
+			if err != nil {
+				w.fatal(err)
+				break
+			}
+			if !w.sleepUntil(sl, at, 0) {
 				break
 			}
 			ready = at

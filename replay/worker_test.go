@@ -64,13 +64,22 @@ func brief(q rawlog.Request) string {
 	return fmt.Sprintf("%+v", q)
 }
 
-// firstContentRead returns the index of the read that completed the first content event.
+// firstContentRead returns the index of the read that completed the first event with
+// non-empty content (role-only chunks with "content":"" do not count, as for TTFT).
 func firstContentRead(q rawlog.Request) int {
-	i := strings.Index(string(q.Body), "data: {")
+	body := string(q.Body)
+	i := strings.Index(body, `"content":"`)
+	for i >= 0 && strings.HasPrefix(body[i+len(`"content":"`):], `"`) {
+		j := strings.Index(body[i+1:], `"content":"`)
+		if j < 0 {
+			return -1
+		}
+		i += 1 + j
+	}
 	if i < 0 {
 		return -1
 	}
-	end := i + strings.Index(string(q.Body[i:]), "\n\n") + 2
+	end := i + strings.Index(body[i:], "\n\n") + 2
 	for k, e := range q.ReadEnd {
 		if int(e) >= end {
 			return k

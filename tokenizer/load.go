@@ -52,7 +52,8 @@ func (o LoadOptions) hubDir() (string, error) {
 	return filepath.Join(home, "hub"), nil
 }
 
-// Load returns the tokenizer that spec names: "builtin" (Qwen3, embedded), a path to a
+// Load returns the tokenizer that spec names: "builtin" or BuiltinName (Qwen3, embedded, so
+// that a Name() recorded in a plan loads again), a path to a
 // tokenizer.json, a folder holding one, or a HuggingFace model id ("Qwen/Qwen3-8B") found
 // in the local cache under ~/.cache/huggingface/hub. It never uses the network.
 func Load(spec string) (*Tokenizer, error) {
@@ -61,7 +62,7 @@ func Load(spec string) (*Tokenizer, error) {
 
 // LoadWithOptions is Load with an explicit HuggingFace cache location.
 func LoadWithOptions(spec string, opts LoadOptions) (*Tokenizer, error) {
-	if spec == "builtin" {
+	if spec == "builtin" || spec == BuiltinName {
 		return Builtin()
 	}
 	path, err := resolve(spec, opts)

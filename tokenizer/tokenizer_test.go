@@ -348,3 +348,18 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// A plan records Name(); loading that name must give the same tokenizer back.
+func TestLoadOwnName(t *testing.T) {
+	tok, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Load(tok.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.SHA256() != tok.SHA256() {
+		t.Fatalf("Load(%q) gave another tokenizer", tok.Name())
+	}
+}

@@ -135,9 +135,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		TokenizerSpec: c.tokenizer, SliceDuration: c.sliceDuration, MaxScheduleLag: c.maxScheduleLag,
 		MaxWorkerCPU: c.maxWorkerCPUPct / 100, Parallelism: c.parallelism,
 		LoadTokenizer: func(spec string) (analyze.TokenCounter, error) {
-			if spec == tokenizer.BuiltinName {
-				spec = "builtin" // plans record the builtin tokenizer by its Name()
-			}
 			t, err := tokenizer.LoadWithOptions(spec, tokenizer.EnvLoadOptions(os.Getenv))
 			if err != nil {
 				return nil, err

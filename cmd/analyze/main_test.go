@@ -53,7 +53,8 @@ func buildRun(t *testing.T, n, errEvery int) string {
 	for i := 0; i < n; i++ {
 		send := int64(i)*10*ms + 100_000
 		q := &rawlog.Request{Index: uint32(i), Outcome: rawlog.OutcomeCompleted, Status: 200, IntendedNs: int64(i) * 10 * ms,
-			ReadyNs: int64(i) * 10 * ms, WriteStartNs: send, WriteEndNs: send + 10_000, HeaderNs: send + 1*ms}
+			ReadyNs: int64(i) * 10 * ms, WriteStartNs: send, WriteEndNs: send + 10_000, HeaderNs: send + 1*ms,
+			ConnectStartNs: -1, ConnectEndNs: -1}
 		add := func(at int64, s string) {
 			q.Body = append(q.Body, s...)
 			q.ReadNs = append(q.ReadNs, at)

@@ -3,7 +3,9 @@
 package telemetry
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
@@ -15,6 +17,7 @@ type nvmlSource struct {
 	lib  nvml.Interface
 	devs []nvml.Device
 	list []GPU
+	fv   [1]nvml.FieldValue
 }
 
 func openNVML() (source, error) {
@@ -54,9 +57,17 @@ func (s *nvmlSource) gpus() []GPU { return s.list }
 func (s *nvmlSource) read(i int, x *rawlog.GPUSample) {
 	d := s.devs[i]
 	x.PowerMilliwatts, x.EnergyMillijoules, x.GPUUtilPct, x.MemUtilPct = -1, -1, -1, -1
-	x.MemUsedBytes, x.SMClockMHz, x.TempC = -1, -1, -1
+	x.MemUsedBytes, x.SMClockMHz, x.TempC, x.PowerInstantMilliwatts = -1, -1, -1, -1
 	if v, ret := d.GetPowerUsage(); ret == nvml.SUCCESS {
 		x.PowerMilliwatts = int64(v)
+	}
+	// NVML's power usage is a one-second average on recent GPUs; the instantaneous reading
+	// is a field value, where the driver has it.
+	s.fv[0] = nvml.FieldValue{FieldId: nvml.FI_DEV_POWER_INSTANT}
+	if d.GetFieldValues(s.fv[:]) == nvml.SUCCESS && nvml.Return(s.fv[0].NvmlReturn) == nvml.SUCCESS {
+		if v, ok := fieldInt(&s.fv[0]); ok {
+			x.PowerInstantMilliwatts = v
+		}
 	}
 	if v, ret := d.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
 		x.EnergyMillijoules = int64(v)
@@ -64,7 +75,11 @@ func (s *nvmlSource) read(i int, x *rawlog.GPUSample) {
 	if u, ret := d.GetUtilizationRates(); ret == nvml.SUCCESS {
 		x.GPUUtilPct, x.MemUtilPct = int64(u.Gpu), int64(u.Memory)
 	}
-	if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
+	// Version 2 leaves the driver's reserved memory out of Used, as nvidia-smi does;
+	// version 1 counts it (hundreds of MiB on an idle H200).
+	if m, ret := d.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
+		x.MemUsedBytes = int64(m.Used)
+	} else if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
 		x.MemUsedBytes = int64(m.Used)
 	}
 	if v, ret := d.GetClockInfo(nvml.CLOCK_SM); ret == nvml.SUCCESS {
@@ -80,4 +95,22 @@ func (s *nvmlSource) close() error {
 		return fmt.Errorf("NVML shutdown: %s", nvml.ErrorString(ret))
 	}
 	return nil
+}
+
+// fieldInt decodes an NVML field value (a C union) as an integer.
+func fieldInt(f *nvml.FieldValue) (int64, bool) {
+	v := f.Value[:]
+	switch nvml.ValueType(f.ValueType) {
+	case nvml.VALUE_TYPE_UNSIGNED_INT:
+		return int64(binary.LittleEndian.Uint32(v)), true
+	case nvml.VALUE_TYPE_SIGNED_INT:
+		return int64(int32(binary.LittleEndian.Uint32(v))), true
+	case nvml.VALUE_TYPE_UNSIGNED_LONG, nvml.VALUE_TYPE_UNSIGNED_LONG_LONG, nvml.VALUE_TYPE_SIGNED_LONG_LONG:
+		return int64(binary.LittleEndian.Uint64(v)), true
+	case nvml.VALUE_TYPE_UNSIGNED_SHORT:
+		return int64(binary.LittleEndian.Uint16(v)), true
+	case nvml.VALUE_TYPE_DOUBLE:
+		return int64(math.Float64frombits(binary.LittleEndian.Uint64(v))), true
+	}
+	return 0, false
 }

@@ -26,7 +26,7 @@ func (f *fakeSource) read(i int, s *rawlog.GPUSample) {
 	n := f.reads
 	f.mu.Unlock()
 	s.PowerMilliwatts, s.EnergyMillijoules, s.GPUUtilPct, s.MemUtilPct = 300000+int64(i), int64(n)*1000, 50, -1
-	s.MemUsedBytes, s.SMClockMHz, s.TempC = 1<<30, 1980, 40
+	s.MemUsedBytes, s.SMClockMHz, s.TempC, s.PowerInstantMilliwatts = 1<<30, 1980, 40, 310000
 }
 
 func (f *fakeSource) close() error { f.closed = true; return nil }
