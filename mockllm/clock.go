@@ -1,6 +1,7 @@
 package mockllm
 
 import (
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -82,8 +83,10 @@ func (c *clock) at(t int64, ch chan struct{}) {
 }
 
 func (c *clock) run() {
-	runtime.LockOSThread() // never unlocked: the thread keeps its timer slack
-	c.wait.setup()
+	if os.Getenv("EXP_LOCK") == "1" {
+		runtime.LockOSThread()
+		c.wait.setup()
+	}
 	for {
 		seq := atomic.LoadUint32(&c.seq)
 		now := monoNow()
@@ -113,6 +116,9 @@ func (c *clock) run() {
 		d := time.Duration(next - now)
 		if d > time.Second {
 			d = time.Second
+		}
+		if os.Getenv("EXP_LOCK") != "1" && os.Getenv("EXP_SLACK") == "1" {
+			c.wait.setup()
 		}
 		c.wait.sleep(&c.seq, seq, d)
 	}

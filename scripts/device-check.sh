@@ -4,7 +4,7 @@
 #     against nvidia-smi, idle and under a matmul load (replay/telemetry TestDeviceAgainstNvidiaSMI);
 #  2. a whole plan -> replay -> analyze run against mockllm with the GPU loaded, so the run
 #     directory carries telemetry and analyze reports power, energy and tokens per joule.
-# Needs bin/ built on an x86-64 machine (make build; go test -c -o bin/telemetry.test
+# Needs .devbin/ built on an x86-64 machine (go build -o .devbin/ ./cmd/...; go test -c -o .devbin/telemetry.test
 # ./replay/telemetry) and python3 with torch for the load. Writes its evidence to $OUT.
 set -uo pipefail
 out=${OUT:-/tmp/device-check}

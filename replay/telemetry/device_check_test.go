@@ -139,7 +139,7 @@ func TestDeviceAgainstNvidiaSMI(t *testing.T) {
 	}
 	fmt.Printf("%-5s %-22s %12s %12s\n", "phase", "quantity", "llmbench", "nvidia-smi")
 	for _, w := range windows {
-		var pw, gu, mu2, mem, clk, tmp []float64
+		var pw, pwi, gu, mu2, mem, clk, tmp []float64
 		var e0, e1 int64 = -1, -1
 		var t0, t1 int64
 		var integral float64
@@ -151,6 +151,7 @@ func TestDeviceAgainstNvidiaSMI(t *testing.T) {
 				continue
 			}
 			pw = append(pw, float64(x.PowerMilliwatts)/1000)
+			pwi = append(pwi, float64(x.PowerInstantMilliwatts)/1000)
 			gu = append(gu, float64(x.GPUUtilPct))
 			mu2 = append(mu2, float64(x.MemUtilPct))
 			mem = append(mem, float64(x.MemUsedBytes)/(1<<20))
@@ -160,8 +161,10 @@ func TestDeviceAgainstNvidiaSMI(t *testing.T) {
 				e0, t0 = x.EnergyMillijoules, x.TimeNs
 			}
 			e1, t1 = x.EnergyMillijoules, x.TimeNs
-			if prev != nil {
-				integral += float64(prev.PowerMilliwatts+x.PowerMilliwatts) / 2 / 1000 * float64(x.TimeNs-prev.TimeNs) / 1e9
+			// PowerMilliwatts is NVML's one-second average, which lags a bursty load; the
+			// energy counter is checked against the integral of the instantaneous reading.
+			if prev != nil && prev.PowerInstantMilliwatts >= 0 && x.PowerInstantMilliwatts >= 0 {
+				integral += float64(prev.PowerInstantMilliwatts+x.PowerInstantMilliwatts) / 2 / 1000 * float64(x.TimeNs-prev.TimeNs) / 1e9
 			}
 			prev = x
 		}
@@ -178,8 +181,9 @@ func TestDeviceAgainstNvidiaSMI(t *testing.T) {
 		}
 		energyJ := float64(e1-e0) / 1000
 		secs := float64(t1-t0) / 1e9
-		fmt.Printf("%-5s %-22s %12.1f %12.1f  (nvidia-smi power.draw.instant %.1f)\n", w.name, "power W (mean)", mean(pw), mean(spw), mean(spwi))
-		fmt.Printf("%-5s %-22s %12.1f %12.1f  (integral of our power samples over %.2f s)\n", w.name, "energy J (counter)", energyJ, integral, secs)
+		fmt.Printf("%-5s %-22s %12.1f %12.1f\n", w.name, "power W (1 s average)", mean(pw), mean(spw))
+		fmt.Printf("%-5s %-22s %12.1f %12.1f\n", w.name, "power W (instant)", mean(pwi), mean(spwi))
+		fmt.Printf("%-5s %-22s %12.1f %12.1f  (integral of our instant power over %.2f s)\n", w.name, "energy J (counter)", energyJ, integral, secs)
 		fmt.Printf("%-5s %-22s %12.1f %12.1f\n", w.name, "GPU util % (median)", median(gu), median(sgu))
 		fmt.Printf("%-5s %-22s %12.1f %12.1f\n", w.name, "mem util % (median)", median(mu2), median(smu))
 		fmt.Printf("%-5s %-22s %12.0f %12.0f\n", w.name, "memory used MiB (med)", median(mem), median(smem))
