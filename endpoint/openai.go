@@ -94,6 +94,13 @@ const (
 
 // parseOpenAI parses a chat.completion, chat.completion.chunk or text_completion object,
 // a usage-only chunk, or an OpenAI/vLLM error body.
+//
+// A body of another API (an embeddings list, an image, a Responses object, an Anthropic
+// message) also carries "usage" and would pass for a usage-only chunk; it is a shape error
+// instead, so a plan pointed at the wrong route fails naming its endpoint type rather than
+// as "no content". Likewise a chat endpoint given a completions choice (text) or the
+// reverse. modeAuto (raw/template detection) skips these checks: there the dialect is not
+// known in advance.
 func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
 	if !s.enterObject() {
 		if s.err == nil {
@@ -105,6 +112,8 @@ func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
 	var (
 		sawChoices, sawUsage, sawError bool
 		object, message                span
+		foreign                        string // first member that marks another API's shape
+		dialect                        choiceDialect
 	)
 	n := 0
 	for {
@@ -114,7 +123,7 @@ func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
 		}
 		switch string(k) {
 		case "choices":
-			sawChoices = parseChoices(s, d, mode)
+			sawChoices, dialect = parseChoices(s, d, mode)
 		case "usage":
 			sawUsage = parseUsage(s, &d.Usage) || sawUsage
 		case "error":
@@ -124,6 +133,9 @@ func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
 		case "message":
 			message = s.strVal()
 		default:
+			if foreign == "" {
+				foreign = foreignMember(k)
+			}
 			s.skip()
 		}
 	}
@@ -138,6 +150,20 @@ func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
 	if !sawChoices && !sawUsage && !sawError {
 		return `missing "choices"`
 	}
+	if mode != modeAuto && !sawChoices && !sawError {
+		if foreign != "" {
+			return shapeError(`missing "choices" (has "` + foreign + `": another API's response)`)
+		}
+		if object.ok && !s.is(object, "chat.completion") && !s.is(object, "chat.completion.chunk") && !s.is(object, "text_completion") {
+			return `missing "choices" (object is not a chat.completion, chat.completion.chunk or text_completion)`
+		}
+	}
+	switch {
+	case mode == modeChat && dialect == choiceText:
+		return `choices[0] has "text", not "message" or "delta" (a completions response)`
+	case mode == modeCompletions && dialect == choiceMessage:
+		return `choices[0] has "message" or "delta", not "text" (a chat response)`
+	}
 	if s.is(object, "chat.completion") {
 		// A whole non-streaming chat body. (text_completion is also the streaming chunk type
 		// of /v1/completions, so a completions body cannot be told from a chunk.)
@@ -146,16 +172,53 @@ func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
 	return ""
 }
 
+// foreignMember returns the name of a top-level member that only other APIs' responses
+// carry (embeddings and images "data", Responses "output", Anthropic "type" and "content",
+// TGI "generated_text" and "token", rankings "rankings" and "results"), else "". The names
+// are constants, so recording one allocates nothing.
+func foreignMember(k []byte) string {
+	switch string(k) {
+	case "data":
+		return "data"
+	case "output":
+		return "output"
+	case "type":
+		return "type"
+	case "content":
+		return "content"
+	case "generated_text":
+		return "generated_text"
+	case "token":
+		return "token"
+	case "rankings":
+		return "rankings"
+	case "results":
+		return "results"
+	}
+	return ""
+}
+
+// choiceDialect says which OpenAI dialect choices[0] was written in.
+type choiceDialect uint8
+
+const (
+	choiceUnknown choiceDialect = iota // no choice, or neither text nor message/delta
+	choiceMessage                      // message or delta, no text: chat
+	choiceText                         // text, no message or delta: completions
+)
+
 // parseChoices reads the choices array, taking choices[0] like AIPerf (n > 1 is not used
-// for benchmarking). It returns false when the value is not an array.
-func parseChoices(s *scan, d *Delta, mode openAIMode) bool {
+// for benchmarking). It returns false when the value is not an array, and the dialect of
+// choices[0].
+func parseChoices(s *scan, d *Delta, mode openAIMode) (bool, choiceDialect) {
 	if !s.enterArray() {
 		if s.isNull() {
-			return false
+			return false, choiceUnknown
 		}
 		s.skip()
-		return false
+		return false, choiceUnknown
 	}
+	var sawText, sawMessage bool
 	n := 0
 	for s.element(&n) {
 		if n > 1 || !s.enterObject() {
@@ -170,12 +233,14 @@ func parseChoices(s *scan, d *Delta, mode openAIMode) bool {
 			}
 			switch string(k) {
 			case "delta", "message":
+				sawMessage = true
 				if mode == modeCompletions {
 					s.skip()
 				} else {
 					parseChatMessage(s, d)
 				}
 			case "text":
+				sawText = true
 				if mode == modeChat {
 					s.skip()
 				} else {
@@ -186,7 +251,13 @@ func parseChoices(s *scan, d *Delta, mode openAIMode) bool {
 			}
 		}
 	}
-	return true
+	switch {
+	case sawMessage && !sawText:
+		return true, choiceMessage
+	case sawText && !sawMessage:
+		return true, choiceText
+	}
+	return true, choiceUnknown
 }
 
 // parseChatMessage reads a message or delta object: content, reasoning (reasoning_content

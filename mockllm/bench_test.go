@@ -132,9 +132,17 @@ func TestLeanClientProcess(t *testing.T) {
 }
 
 // leanStreamsProcess runs leanStreams in a child process (this test
-// binary, running TestLeanClientProcess).
+// binary, running TestLeanClientProcess) at the lowest CPU priority.
 func leanStreamsProcess(tb testing.TB, addr string, n int, spread, readEvery time.Duration, body []byte) error {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLeanClientProcess$", "-test.count=1")
+	args := []string{os.Args[0], "-test.run=^TestLeanClientProcess$", "-test.count=1"}
+	// The load generator yields the cores to the server it loads: on two
+	// cores a client at equal priority holds a core for whole scheduler
+	// slices (milliseconds) and its own lag would be measured as the
+	// server's. A real client runs on other cores.
+	if nice, err := exec.LookPath("nice"); err == nil {
+		args = append([]string{nice, "-n", "19"}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), envLeanAddr+"="+addr, envLeanN+"="+strconv.Itoa(n),
 		envLeanSpread+"="+spread.String(), envLeanRead+"="+readEvery.String(), envLeanBody+"="+string(body))
 	out, err := cmd.CombinedOutput()
@@ -147,34 +155,29 @@ func leanStreamsProcess(tb testing.TB, addr string, n int, spread, readEvery tim
 // BenchmarkEmitLag1000Streams serves 1,000 concurrent streams over
 // loopback and reports the server's own emit lag: actual minus scheduled
 // write time of every token event, from its /metrics histogram. The
-// client runs in a separate process (as a real benchmark client does;
-// sharing one Go scheduler with 1,000 reading goroutines would measure
-// the client). The lean client drains each socket every 50 ms; the
-// eager one reads every event as it arrives and so takes more of the two
-// cores from the server. Streams start at random over one second and
-// last three, so all 1,000 are live for most of the run. "gotimer" is the baseline: the same server waiting with Go timers
-// instead of its clock; p99-gain-x is their ratio. At 10 ms ITL the
-// 100,000 write syscalls a second alone take most of two cores, so that
-// case shows where the machine, not the schedule, sets the lag.
+// client runs in a separate process at the lowest priority (sharing one
+// Go scheduler, or equal CPU priority, with 1,000 reading connections
+// would measure the client) and drains each socket every 50 ms. Streams
+// start at random over one second and last three, so all 1,000 are live
+// for most of the run. "gotimer" is the baseline: the same server waiting
+// with Go timers instead of its clock; p99-gain-x is their ratio. At
+// 20 ms ITL the 50,000 loopback writes a second take most of two cores on
+// a small VM (30 µs a write here), so that case shows where the machine,
+// not the schedule, sets the lag; 100 ms ITL leaves the cores half idle.
 func BenchmarkEmitLag1000Streams(b *testing.B) {
 	const streams = 1000
 	cases := []struct {
-		itl       time.Duration
-		mode      string
-		readEvery time.Duration
+		itl  time.Duration
+		mode string
 	}{
-		{20 * time.Millisecond, "gotimer", 50 * time.Millisecond},
-		{20 * time.Millisecond, "clock", 50 * time.Millisecond},
-		{20 * time.Millisecond, "clock", 0},
-		{10 * time.Millisecond, "clock", 50 * time.Millisecond},
+		{100 * time.Millisecond, "gotimer"},
+		{100 * time.Millisecond, "clock"},
+		{20 * time.Millisecond, "gotimer"},
+		{20 * time.Millisecond, "clock"},
 	}
 	var base time.Duration
 	for _, c := range cases {
-		client := "lean"
-		if c.readEvery == 0 {
-			client = "eager"
-		}
-		b.Run(fmt.Sprintf("itl=%v/%s/client=%s", c.itl, c.mode, client), func(b *testing.B) {
+		b.Run(fmt.Sprintf("itl=%v/%s", c.itl, c.mode), func(b *testing.B) {
 			var last LagStats
 			for range b.N {
 				o := testOptions()
@@ -190,7 +193,7 @@ func BenchmarkEmitLag1000Streams(b *testing.B) {
 				tokens := int(3*time.Second/c.itl) + 1
 				body := []byte(`{"model":"m","messages":[{"role":"user","content":"hello world"}],"stream":true,"max_tokens":` +
 					strconv.Itoa(tokens) + `,"ignore_eos":true}`)
-				if err := leanStreamsProcess(b, addr, streams, time.Second, c.readEvery, body); err != nil {
+				if err := leanStreamsProcess(b, addr, streams, time.Second, 50*time.Millisecond, body); err != nil {
 					b.Fatal(err)
 				}
 				last = s.Stats().EmitLag
@@ -205,7 +208,7 @@ func BenchmarkEmitLag1000Streams(b *testing.B) {
 			switch {
 			case c.mode == "gotimer":
 				base = last.P99
-			case c.itl == 20*time.Millisecond && c.readEvery > 0 && base > 0 && last.P99 > 0:
+			case base > 0 && last.P99 > 0:
 				b.ReportMetric(float64(base)/float64(last.P99), "p99-gain-x")
 			}
 		})

@@ -1,7 +1,6 @@
 package mockllm
 
 import (
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -13,11 +12,16 @@ import (
 // resolution: measured on this machine, a timer fires 0.5 ms late in
 // the median and 1.1 ms late at p90 when the process is otherwise idle.
 // That is the very error a benchmark client must not make, so the
-// server keeps its own time: one goroutine, locked to an OS thread with
-// the smallest timer slack, sleeps on a futex with a nanosecond timeout
+// server keeps its own time: one goroutine sleeps on a futex with a
+// nanosecond timeout (on a thread whose timer slack it sets to 1 ns)
 // until the earliest registered instant and wakes every stream due.
 // Streams register one instant at a time, so the heap holds at most one
 // entry per live stream.
+//
+// The goroutine is not locked to its thread: a locked goroutine hands
+// its P to another thread at every yield, which cost more CPU and gave
+// worse tails at 1,000 streams than setting the slack of whichever
+// thread is about to sleep (one cheap prctl per sleep).
 
 // monoBase anchors the package's monotonic nanosecond clock.
 var monoBase = time.Now()
@@ -45,7 +49,7 @@ type clock struct {
 type waiter interface {
 	sleep(seq *uint32, old uint32, d time.Duration)
 	wake(seq *uint32)
-	setup() // called on the clock goroutine's locked thread
+	prepare() // called on the sleeping thread before each sleep
 }
 
 const clockNone = int64(1) << 62
@@ -83,10 +87,6 @@ func (c *clock) at(t int64, ch chan struct{}) {
 }
 
 func (c *clock) run() {
-	if os.Getenv("EXP_LOCK") == "1" {
-		runtime.LockOSThread()
-		c.wait.setup()
-	}
 	for {
 		seq := atomic.LoadUint32(&c.seq)
 		now := monoNow()
@@ -108,8 +108,9 @@ func (c *clock) run() {
 		c.mu.Unlock()
 		if fired > 0 {
 			// Let the woken streams run on this P before sleeping again:
-			// a goroutine asleep in a syscall keeps its P, and the runtime
-			// may take milliseconds to hand the woken goroutines elsewhere.
+			// a goroutine asleep in a syscall keeps its P for a while, and
+			// the streams queued on it would wait for the runtime to
+			// hand them elsewhere.
 			runtime.Gosched()
 			continue
 		}
@@ -117,9 +118,7 @@ func (c *clock) run() {
 		if d > time.Second {
 			d = time.Second
 		}
-		if os.Getenv("EXP_LOCK") != "1" && os.Getenv("EXP_SLACK") == "1" {
-			c.wait.setup()
-		}
+		c.wait.prepare()
 		c.wait.sleep(&c.seq, seq, d)
 	}
 }
@@ -196,11 +195,13 @@ const (
 	waitGoTimer                 // Go timers: the naive baseline benchmarks compare against
 )
 
-// Measured with 1,000 streams at 20 ms ITL on two cores, the clock gave
-// an emit lag of 134 µs median and 583 µs p99 where Go timers gave 579 µs
-// and 1.7 ms. Arming both and taking the first (Go timers are precise
-// while the process is busy) cut the median to 69 µs but raised p99 to
-// 1.1 ms: twice the registrations cost more than they saved.
+// Measured on this 2-core VM with 1,000 streams at 100 ms ITL
+// (BenchmarkEmitLag1000Streams), the clock gave an emit lag of 57-66 µs
+// median and 0.46-3.0 ms p99 where Go timers gave 510-522 µs and
+// 1.4-3.7 ms (the tails follow whatever else shares the two cores).
+// Arming both and taking the first (Go timers are precise while the
+// process is busy) cut the median further but raised p99: twice the
+// registrations cost more than they saved.
 
 // streamWaiter is one stream's reusable wait state: no allocation per
 // event.

@@ -14,7 +14,7 @@ type goTimerWaiter struct {
 	kick chan struct{}
 }
 
-func (w *goTimerWaiter) setup() {}
+func (w *goTimerWaiter) prepare() {}
 
 func (w *goTimerWaiter) sleep(seq *uint32, old uint32, d time.Duration) {
 	if atomic.LoadUint32(seq) != old {

@@ -87,6 +87,7 @@ type OptionError struct {
 	Reason string
 }
 
+// Error says which field is wrong, its value and why.
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("mockllm: option %s=%v: %s", e.Field, e.Value, e.Reason)
 }

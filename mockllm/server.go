@@ -83,8 +83,9 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Close ends stalls and queued waits so that in-flight handlers return.
-// The Server must not be used afterwards.
+// Close makes in-flight handlers return: queued requests give up,
+// stalls end and streams stop at their next event. The Server must not be
+// used afterwards.
 func (s *Server) Close() { s.cancel() }
 
 // Options returns the options in force (defaults filled in).

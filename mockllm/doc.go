@@ -1,0 +1,19 @@
+// Package mockllm is the reference LLM server with known timing that
+// benchmark clients are calibrated against (command cmd/mockllm; user
+// guide docs/mockllm.md).
+//
+// It serves the OpenAI chat, completions, responses, embeddings and
+// image APIs, Anthropic Messages, HuggingFace TGI and TEI, Cohere and NIM
+// rankings. Every streaming response follows an absolute schedule (TTFT,
+// then one event per ITL, with optional lognormal jitter) kept by a
+// precise clock; the lateness of each write is recorded and exposed on
+// /metrics. Output text is made of words that are each one token under
+// the configured tokenizer, so the usage counts the server reports are
+// exactly what the client's own re-tokenization finds. Text, lengths,
+// jitter and faults are deterministic under Options.Seed.
+//
+// Files: server.go routes and serves; gen.go plans a response (lengths,
+// words, tool call, fault); render_*.go and other.go write each API's
+// bytes; clock*.go keep time; metrics.go counts; words.go builds the
+// vocabulary; parse.go reads requests.
+package mockllm
