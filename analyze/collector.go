@@ -211,8 +211,10 @@ func (c *collector) merge(o *collector) {
 	c.endWin.merge(o.endWin)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
+// sortedKeys returns m's keys in ascending order, so that output built from a map does not
+// depend on Go's randomized iteration order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}

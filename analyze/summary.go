@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -422,7 +421,7 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 	perJob := make([]int64, len(parts))
 	for i, p := range parts {
 		all.merge(p.all)
-		for _, k := range sortedInt64Keys(p.slices) {
+		for _, k := range sortedKeys(p.slices) {
 			c := sliceCols[k]
 			if c == nil {
 				if len(sliceCols) >= maxSlices {
@@ -534,7 +533,7 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 	s.Notes = append(s.Notes, notes(s, all)...)
 
 	if a.sliceNs > 0 {
-		for i, k := range sortedInt64Keys(sliceCols) {
+		for i, k := range sortedKeys(sliceCols) {
 			c := sliceCols[k]
 			s.Slices = append(s.Slices, Slice{Index: i, StartUnixNs: k * a.sliceNs, EndUnixNs: (k + 1) * a.sliceNs,
 				Results: a.results(c, resultEnv{durNs: a.sliceNs}), ErrorCounts: c.errorCounts()})
@@ -583,15 +582,6 @@ func (a *analysis) writeRecords(parts []*partial, lostIdx []int, w io.Writer) er
 		}
 	}
 	return nil
-}
-
-func sortedInt64Keys[V any](m map[int64]V) []int64 {
-	keys := make([]int64, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // resultEnv is what results needs beyond the collector.

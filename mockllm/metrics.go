@@ -129,32 +129,39 @@ func (s *Server) Stats() Stats {
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ apiKind, _ int64) {
 	m := &s.m
 	b := make([]byte, 0, 4096)
-	gauge := func(name, help string, v int64) {
+	head := func(name, help, typ string) {
 		b = append(b, "# HELP "...)
 		b = append(b, name...)
 		b = append(b, ' ')
 		b = append(b, help...)
 		b = append(b, "\n# TYPE "...)
 		b = append(b, name...)
-		b = append(b, " gauge\n"...)
+		b = append(b, ' ')
+		b = append(b, typ...)
+		b = append(b, '\n')
+	}
+	gauge := func(name, help string, v int64) {
+		head(name, help, "gauge")
 		b = append(b, name...)
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, v, 10)
 		b = append(b, '\n')
 	}
-	counterHead := func(name, help string) {
-		b = append(b, "# HELP "...)
-		b = append(b, name...)
-		b = append(b, ' ')
-		b = append(b, help...)
-		b = append(b, "\n# TYPE "...)
-		b = append(b, name...)
-		b = append(b, " counter\n"...)
-	}
 	counter := func(name, help string, v uint64) {
-		counterHead(name, help)
+		head(name, help, "counter")
 		b = append(b, name...)
 		b = append(b, ' ')
+		b = strconv.AppendUint(b, v, 10)
+		b = append(b, '\n')
+	}
+	// labeled appends one sample of a counter with a single label.
+	labeled := func(name, label, value string, v uint64) {
+		b = append(b, name...)
+		b = append(b, '{')
+		b = append(b, label...)
+		b = append(b, `="`...)
+		b = append(b, value...)
+		b = append(b, `"} `...)
 		b = strconv.AppendUint(b, v, 10)
 		b = append(b, '\n')
 	}
@@ -163,21 +170,13 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ apiKind,
 	gauge("mockllm_requests_waiting", "Requests queued for admission (--max-batch).", waiting)
 	gauge("vllm:num_requests_running", "Alias of mockllm_requests_running.", running)
 	gauge("vllm:num_requests_waiting", "Alias of mockllm_requests_waiting.", waiting)
-	counterHead("mockllm_requests_total", "Valid inference requests received, by endpoint type.")
+	head("mockllm_requests_total", "Valid inference requests received, by endpoint type.", "counter")
 	for i := range m.requests {
-		b = append(b, `mockllm_requests_total{endpoint="`...)
-		b = append(b, apiNames[i]...)
-		b = append(b, `"} `...)
-		b = strconv.AppendUint(b, m.requests[i].Load(), 10)
-		b = append(b, '\n')
+		labeled("mockllm_requests_total", "endpoint", apiNames[i], m.requests[i].Load())
 	}
-	counterHead("mockllm_faults_total", "Injected faults, by kind.")
+	head("mockllm_faults_total", "Injected faults, by kind.", "counter")
 	for k := faultError; k < numFaults; k++ {
-		b = append(b, `mockllm_faults_total{kind="`...)
-		b = append(b, faultNames[k]...)
-		b = append(b, `"} `...)
-		b = strconv.AppendUint(b, m.faults[k].Load(), 10)
-		b = append(b, '\n')
+		labeled("mockllm_faults_total", "kind", faultNames[k], m.faults[k].Load())
 	}
 	gen, prompt := m.genTokens.Load(), m.promptTokens.Load()
 	counter("mockllm_prompt_tokens_total", "Prompt tokens of valid requests (builtin tokenizer).", prompt)

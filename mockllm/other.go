@@ -49,27 +49,18 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api apiKind,
 		res, err = s.images(r, body, h)
 	}
 	if err != nil {
-		s.m.badRequests.Add(1)
-		writeError(w, style, http.StatusBadRequest, "invalid_request_error", err.Error())
+		s.badRequest(w, style, err.Error())
 		return
 	}
 	seq := s.seq.Add(1)
 	s.m.requests[api].Add(1)
 	s.m.promptTokens.Add(uint64(res.tokens))
 	fault, _ := s.drawFault(seq)
-	if fault == faultError {
-		s.m.faults[faultError].Add(1)
-		writeError(w, style, http.StatusInternalServerError, "server_error", "mockllm: injected error")
-		return
-	}
-	ctx, cancel := s.requestContext(r)
-	defer cancel()
-	start, ok := s.admit(ctx, arrival)
+	ctx, start, end, ok := s.begin(w, r, style, fault, arrival)
 	if !ok {
-		s.m.clientGone.Add(1)
 		return
 	}
-	defer s.release()
+	defer end()
 	timing := newRNG(s.opts.Seed, h, saltTiming)
 	o := &s.opts
 	t := start + int64(float64(o.TTFT+time.Duration(res.tokens)*o.TTFTPerInputToken)*lognormal(timing, o.TTFTJitterCV))

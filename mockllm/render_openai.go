@@ -2,10 +2,24 @@ package mockllm
 
 // OpenAI chat completions and completions, as vLLM serves them.
 
-func (g *gen) appendChatHead(b []byte) []byte {
-	b = append(b, `{"id":"chatcmpl-`...)
+// The id prefix and object type of each OpenAI object the mock renders.
+const (
+	chatIDPrefix       = "chatcmpl-"
+	completionIDPrefix = "cmpl-"
+	chatChunkObject    = "chat.completion.chunk"
+	chatObject         = "chat.completion"
+	completionObject   = "text_completion"
+)
+
+// appendOpenAIHead appends the fields every chat and completions object (body or chunk)
+// opens with, up to the model.
+func (g *gen) appendOpenAIHead(b []byte, idPrefix, object string) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, idPrefix...)
 	b = append(b, g.id...)
-	b = append(b, `","object":"chat.completion.chunk","created":`...)
+	b = append(b, `","object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
 	b = appendInt(b, g.created)
 	b = append(b, `,"model":`...)
 	return appendJSONString(b, g.model)
@@ -36,7 +50,7 @@ func (g *gen) appendOpenAIUsage(b []byte) []byte {
 // chatPreamble is the role-only first chunk vLLM sends.
 func (g *gen) chatPreamble(b []byte) []byte {
 	b = sseData(b)
-	b = g.appendChatHead(b)
+	b = g.appendOpenAIHead(b, chatIDPrefix, chatChunkObject)
 	b = append(b, `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`...)
 	return sseEnd(b)
 }
@@ -44,7 +58,7 @@ func (g *gen) chatPreamble(b []byte) []byte {
 func (g *gen) chatEvent(b []byte, j int) []byte {
 	c := g.chunks[j]
 	b = sseData(b)
-	b = g.appendChatHead(b)
+	b = g.appendOpenAIHead(b, chatIDPrefix, chatChunkObject)
 	b = append(b, `,"choices":[{"index":0,"delta":{`...)
 	switch c.kind {
 	case chunkReasoning:
@@ -67,6 +81,12 @@ func (g *gen) chatEvent(b []byte, j int) []byte {
 		b = append(b, `"}}]`...)
 	}
 	b = append(b, `},"logprobs":null,"finish_reason":`...)
+	return g.endOpenAIChunk(b, j, chatIDPrefix, chatChunkObject)
+}
+
+// endOpenAIChunk ends stream chunk j from its finish_reason value on; after the last chunk
+// it adds the usage chunk (when asked for) and [DONE]. idPrefix and object name the chunks.
+func (g *gen) endOpenAIChunk(b []byte, j int, idPrefix, object string) []byte {
 	last := j == len(g.chunks)-1
 	if last {
 		b = append(b, g.chatFinishReason()...)
@@ -78,7 +98,7 @@ func (g *gen) chatEvent(b []byte, j int) []byte {
 	if last {
 		if g.includeUsage {
 			b = sseData(b)
-			b = g.appendChatHead(b)
+			b = g.appendOpenAIHead(b, idPrefix, object)
 			b = append(b, `,"choices":[],"usage":`...)
 			b = g.appendOpenAIUsage(b)
 			b = append(b, '}')
@@ -90,12 +110,7 @@ func (g *gen) chatEvent(b []byte, j int) []byte {
 }
 
 func (g *gen) chatBody(b []byte) []byte {
-	b = append(b, `{"id":"chatcmpl-`...)
-	b = append(b, g.id...)
-	b = append(b, `","object":"chat.completion","created":`...)
-	b = appendInt(b, g.created)
-	b = append(b, `,"model":`...)
-	b = appendJSONString(b, g.model)
+	b = g.appendOpenAIHead(b, chatIDPrefix, chatObject)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	if g.tool != nil {
 		b = append(b, `null`...)
@@ -122,46 +137,18 @@ func (g *gen) chatBody(b []byte) []byte {
 	return append(b, '}')
 }
 
-func (g *gen) appendCompletionHead(b []byte) []byte {
-	b = append(b, `{"id":"cmpl-`...)
-	b = append(b, g.id...)
-	b = append(b, `","object":"text_completion","created":`...)
-	b = appendInt(b, g.created)
-	b = append(b, `,"model":`...)
-	return appendJSONString(b, g.model)
-}
-
 func (g *gen) completionEvent(b []byte, j int) []byte {
 	c := g.chunks[j]
 	b = sseData(b)
-	b = g.appendCompletionHead(b)
+	b = g.appendOpenAIHead(b, completionIDPrefix, completionObject)
 	b = append(b, `,"choices":[{"index":0,"text":"`...)
 	b = g.appendPieces(b, c)
 	b = append(b, `","logprobs":null,"finish_reason":`...)
-	last := j == len(g.chunks)-1
-	if last {
-		b = append(b, g.chatFinishReason()...)
-	} else {
-		b = append(b, `null`...)
-	}
-	b = append(b, `}]}`...)
-	b = sseEnd(b)
-	if last {
-		if g.includeUsage {
-			b = sseData(b)
-			b = g.appendCompletionHead(b)
-			b = append(b, `,"choices":[],"usage":`...)
-			b = g.appendOpenAIUsage(b)
-			b = append(b, '}')
-			b = sseEnd(b)
-		}
-		b = append(b, "data: [DONE]\n\n"...)
-	}
-	return b
+	return g.endOpenAIChunk(b, j, completionIDPrefix, completionObject)
 }
 
 func (g *gen) completionBody(b []byte) []byte {
-	b = g.appendCompletionHead(b)
+	b = g.appendOpenAIHead(b, completionIDPrefix, completionObject)
 	b = append(b, `,"choices":[{"index":0,"text":`...)
 	b = appendJSONString(b, g.contentText())
 	b = append(b, `,"logprobs":null,"finish_reason":`...)

@@ -125,15 +125,29 @@ func (g *gen) appendRespItem(b []byte, kind chunkKind, done bool) []byte {
 	return append(b, '}')
 }
 
+// respObjectEvent appends a whole event carrying the response object.
+func (g *gen) respObjectEvent(b []byte, typ string, done bool) []byte {
+	b = g.respEvent(b, typ)
+	b = append(b, `,"response":`...)
+	b = g.appendRespObject(b, done)
+	b = append(b, '}')
+	return sseEnd(b)
+}
+
 func (g *gen) respPreamble(b []byte) []byte {
-	for _, typ := range [...]string{"response.created", "response.in_progress"} {
-		b = g.respEvent(b, typ)
-		b = append(b, `,"response":`...)
-		b = g.appendRespObject(b, false)
-		b = append(b, '}')
-		b = sseEnd(b)
-	}
-	return b
+	b = g.respObjectEvent(b, "response.created", false)
+	return g.respObjectEvent(b, "response.in_progress", false)
+}
+
+// respItemEvent appends a whole event carrying the open output item, empty or whole.
+func (g *gen) respItemEvent(b []byte, typ string, kind chunkKind, done bool) []byte {
+	b = g.respEvent(b, typ)
+	b = append(b, `,"output_index":`...)
+	b = appendInt(b, int64(g.blockIdx))
+	b = append(b, `,"item":`...)
+	b = g.appendRespItem(b, kind, done)
+	b = append(b, '}')
+	return sseEnd(b)
 }
 
 func (g *gen) respItemHead(b []byte, typ string, kind chunkKind) []byte {
@@ -146,13 +160,7 @@ func (g *gen) respItemHead(b []byte, typ string, kind chunkKind) []byte {
 
 // respOpen starts the output item of kind.
 func (g *gen) respOpen(b []byte, kind chunkKind) []byte {
-	b = g.respEvent(b, "response.output_item.added")
-	b = append(b, `,"output_index":`...)
-	b = appendInt(b, int64(g.blockIdx))
-	b = append(b, `,"item":`...)
-	b = g.appendRespItem(b, kind, false)
-	b = append(b, '}')
-	b = sseEnd(b)
+	b = g.respItemEvent(b, "response.output_item.added", kind, false)
 	if kind == chunkReasoning || kind == chunkContent {
 		b = g.respItemHead(b, "response.content_part.added", kind)
 		b = append(b, `,"content_index":0,"part":`...)
@@ -200,13 +208,7 @@ func (g *gen) respClose(b []byte, kind chunkKind) []byte {
 		b = append(b, '}')
 		b = sseEnd(b)
 	}
-	b = g.respEvent(b, "response.output_item.done")
-	b = append(b, `,"output_index":`...)
-	b = appendInt(b, int64(g.blockIdx))
-	b = append(b, `,"item":`...)
-	b = g.appendRespItem(b, kind, true)
-	b = append(b, '}')
-	return sseEnd(b)
+	return g.respItemEvent(b, "response.output_item.done", kind, true)
 }
 
 // itemKind folds the tool's two chunk kinds into one output item.
@@ -217,17 +219,26 @@ func itemKind(k chunkKind) chunkKind {
 	return k
 }
 
+// enterItem makes kind's output item (Responses) or content block (Anthropic) the open one:
+// when another is open, it closes that one and opens kind's at the next index. closeFn and
+// openFn render the API's events (method expressions, so nothing is allocated).
+func (g *gen) enterItem(b []byte, kind chunkKind, closeFn, openFn func(*gen, []byte, chunkKind) []byte) []byte {
+	if int(kind) == g.openKind {
+		return b
+	}
+	if g.openKind >= 0 {
+		b = closeFn(g, b, chunkKind(g.openKind))
+		g.blockIdx++
+	}
+	b = openFn(g, b, kind)
+	g.openKind = int(kind)
+	return b
+}
+
 func (g *gen) respStreamEvent(b []byte, j int) []byte {
 	c := g.chunks[j]
 	kind := itemKind(c.kind)
-	if int(kind) != g.openKind {
-		if g.openKind >= 0 {
-			b = g.respClose(b, chunkKind(g.openKind))
-			g.blockIdx++
-		}
-		b = g.respOpen(b, kind)
-		g.openKind = int(kind)
-	}
+	b = g.enterItem(b, kind, (*gen).respClose, (*gen).respOpen)
 	switch c.kind {
 	case chunkReasoning:
 		b = g.respItemHead(b, "response.reasoning_text.delta", kind)
@@ -252,11 +263,7 @@ func (g *gen) respStreamEvent(b []byte, j int) []byte {
 	}
 	if j == len(g.chunks)-1 {
 		b = g.respClose(b, kind)
-		b = g.respEvent(b, "response.completed")
-		b = append(b, `,"response":`...)
-		b = g.appendRespObject(b, true)
-		b = append(b, '}')
-		b = sseEnd(b)
+		b = g.respObjectEvent(b, "response.completed", true)
 	}
 	return b
 }
@@ -298,27 +305,30 @@ func (g *gen) anthPreamble(b []byte) []byte {
 
 func (g *gen) anthSignature() string { return "bW9ja2xsbS1zaWduYXR1cmUt" + g.id }
 
+// anthBlockEvent opens an event of type typ about the open content block, up to its index.
+func (g *gen) anthBlockEvent(b []byte, typ string) []byte {
+	b = sseEvent(b, typ)
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","index":`...)
+	return appendInt(b, int64(g.blockIdx))
+}
+
 func (g *gen) anthClose(b []byte, kind chunkKind) []byte {
 	if kind == chunkReasoning {
-		b = sseEvent(b, "content_block_delta")
-		b = append(b, `{"type":"content_block_delta","index":`...)
-		b = appendInt(b, int64(g.blockIdx))
+		b = g.anthBlockEvent(b, "content_block_delta")
 		b = append(b, `,"delta":{"type":"signature_delta","signature":"`...)
 		b = append(b, g.anthSignature()...)
 		b = append(b, `"}}`...)
 		b = sseEnd(b)
 	}
-	b = sseEvent(b, "content_block_stop")
-	b = append(b, `{"type":"content_block_stop","index":`...)
-	b = appendInt(b, int64(g.blockIdx))
+	b = g.anthBlockEvent(b, "content_block_stop")
 	b = append(b, '}')
 	return sseEnd(b)
 }
 
 func (g *gen) anthOpen(b []byte, kind chunkKind) []byte {
-	b = sseEvent(b, "content_block_start")
-	b = append(b, `{"type":"content_block_start","index":`...)
-	b = appendInt(b, int64(g.blockIdx))
+	b = g.anthBlockEvent(b, "content_block_start")
 	switch kind {
 	case chunkReasoning:
 		b = append(b, `,"content_block":{"type":"thinking","thinking":"","signature":""}}`...)
@@ -337,18 +347,9 @@ func (g *gen) anthOpen(b []byte, kind chunkKind) []byte {
 func (g *gen) anthStreamEvent(b []byte, j int) []byte {
 	c := g.chunks[j]
 	kind := itemKind(c.kind)
-	if int(kind) != g.openKind {
-		if g.openKind >= 0 {
-			b = g.anthClose(b, chunkKind(g.openKind))
-			g.blockIdx++
-		}
-		b = g.anthOpen(b, kind)
-		g.openKind = int(kind)
-	}
+	b = g.enterItem(b, kind, (*gen).anthClose, (*gen).anthOpen)
 	if c.kind != chunkToolName {
-		b = sseEvent(b, "content_block_delta")
-		b = append(b, `{"type":"content_block_delta","index":`...)
-		b = appendInt(b, int64(g.blockIdx))
+		b = g.anthBlockEvent(b, "content_block_delta")
 		switch c.kind {
 		case chunkReasoning:
 			b = append(b, `,"delta":{"type":"thinking_delta","thinking":"`...)

@@ -235,6 +235,29 @@ func (s *Server) admit(ctx context.Context, arrival int64) (int64, bool) {
 	}
 }
 
+// badRequest rejects a request for its body or headers with a 400.
+func (s *Server) badRequest(w http.ResponseWriter, style errStyle, msg string) {
+	s.m.badRequests.Add(1)
+	writeError(w, style, http.StatusBadRequest, "invalid_request_error", msg)
+}
+
+// begin serves an injected error fault, or else waits for a batch slot (see admit). When ok,
+// the request holds a slot and its context, and the caller must defer end to give both back.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, style errStyle, fault faultKind, arrival int64) (ctx context.Context, start int64, end func(), ok bool) {
+	if fault == faultError {
+		s.m.faults[faultError].Add(1)
+		writeError(w, style, http.StatusInternalServerError, "server_error", "mockllm: injected error")
+		return nil, 0, nil, false
+	}
+	ctx, cancel := s.requestContext(r)
+	if start, ok = s.admit(ctx, arrival); !ok {
+		cancel()
+		s.m.clientGone.Add(1)
+		return nil, 0, nil, false
+	}
+	return ctx, start, func() { s.release(); cancel() }, true
+}
+
 func (s *Server) release() {
 	s.m.running.Add(-1)
 	if s.sem != nil {
@@ -255,8 +278,7 @@ func (s *Server) putBuf(b *[]byte) {
 func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, arrival int64) {
 	style := styleOf(api)
 	if api == apiAnthropic && r.Header.Get("Anthropic-Version") == "" {
-		s.m.badRequests.Add(1)
-		writeError(w, style, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required")
+		s.badRequest(w, style, "anthropic-version: header is required")
 		return
 	}
 	body, ok := s.readBody(w, r, style)
@@ -279,8 +301,7 @@ func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, 
 		req, err = parseTGI(body, r.URL.Path == "/generate_stream")
 	}
 	if err != nil {
-		s.m.badRequests.Add(1)
-		writeError(w, style, http.StatusBadRequest, "invalid_request_error", err.Error())
+		s.badRequest(w, style, err.Error())
 		return
 	}
 	seq := s.seq.Add(1)
@@ -288,19 +309,11 @@ func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, 
 	g := s.plan(api, req, fnv64a([]byte(apiNames[api]), []byte(req.model), []byte(req.promptText)), seq)
 	g.created = time.Now().Unix()
 	s.m.promptTokens.Add(uint64(g.promptTokens))
-	if g.fault == faultError {
-		s.m.faults[faultError].Add(1)
-		writeError(w, style, http.StatusInternalServerError, "server_error", "mockllm: injected error")
-		return
-	}
-	ctx, cancel := s.requestContext(r)
-	defer cancel()
-	start, ok := s.admit(ctx, arrival)
+	ctx, start, end, ok := s.begin(w, r, style, g.fault, arrival)
 	if !ok {
-		s.m.clientGone.Add(1)
 		return
 	}
-	defer s.release()
+	defer end()
 	if g.stream {
 		s.streamText(ctx, w, g, start)
 	} else {

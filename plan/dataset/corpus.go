@@ -11,10 +11,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"strings"
 	"sync"
 
+	"github.com/llmbench/llmbench/plan/internal/parallel"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -89,7 +89,7 @@ func tokenizeCorpus(tok *tokenizer.Tokenizer, text []byte, workers int) (*Corpus
 	sum := sha256.Sum256(text)
 	chunks := corpusChunks(text)
 	parts := make([][]int, len(chunks))
-	parallelIndexed(len(chunks), workers, func(i int) error {
+	parallel.Indexed(len(chunks), workers, func(i int) error {
 		parts[i] = tok.Encode(chunks[i])
 		return nil
 	})
@@ -196,49 +196,4 @@ func (c *Corpus) appendFrom(ids []int, from, k int) ([]int, int) {
 		from = (from + m) % len(c.tokens)
 	}
 	return ids, from
-}
-
-// parallelIndexed runs f(0..n-1) on up to workers goroutines (0 means GOMAXPROCS) and returns the
-// error of the lowest index that failed. Results must be stored by index, so the outcome
-// does not depend on scheduling.
-func parallelIndexed(n, workers int, f func(i int) error) error {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, n)
-	if workers <= 1 {
-		for i := range n {
-			if err := f(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	errs := make([]error, n)
-	var next sync.Mutex
-	i := 0
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				next.Lock()
-				j := i
-				i++
-				next.Unlock()
-				if j >= n {
-					return
-				}
-				errs[j] = f(j)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/plan/internal/parallel"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -436,14 +437,16 @@ func (l *loader) buildTrace(path string, rows []traceRow, bs int, tail bool) (*D
 	// dataset does not depend on scheduling.
 	prompts := make([]string, len(rows))
 	counts := make([]int, len(rows))
-	errs := make([]error, len(rows))
-	forEachIndex(len(rows), func(i int) {
+	if err := parallel.Indexed(len(rows), 0, func(i int) error {
 		r := &rows[i]
 		switch r.mode {
 		case modeLength:
 			rng := l.rng(l.typ, uint64(r.line))
 			if len(r.hashIDs) > 0 {
-				prompts[i], errs[i] = bl.hashPrompt(r.hashIDs, r.inputLen, tail, rng)
+				var err error
+				if prompts[i], err = bl.hashPrompt(r.hashIDs, r.inputLen, tail, rng); err != nil {
+					return l.lineErr(path, r.line, err)
+				}
 			} else {
 				prompts[i] = l.syn.fresh(rng, r.inputLen)
 			}
@@ -455,13 +458,13 @@ func (l *loader) buildTrace(path string, rows []traceRow, bs int, tail bool) (*D
 		case modePayload:
 			counts[i] = payloadTokens(tok, r.payload)
 		}
-	})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	var ss sessionSet
 	for i := range rows {
 		r := &rows[i]
-		if errs[i] != nil {
-			return nil, l.lineErr(path, r.line, errs[i])
-		}
 		t := Turn{TimestampNs: r.ts, DelayNs: r.delay, OSL: r.osl, Extra: r.extra, System: r.system, PromptTokens: counts[i]}
 		switch r.mode {
 		case modeLength:

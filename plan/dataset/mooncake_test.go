@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/plan/internal/parallel"
 )
 
 var fullTrace = flag.Bool("dataset.full", false, "re-encode every prompt of the Mooncake conversation trace (145M tokens; about 25 s of CPU without -race)")
@@ -207,12 +208,13 @@ func TestConversationTraceAllTokens(t *testing.T) {
 	start := time.Now()
 	var bad atomic.Int64
 	var tokens atomic.Int64
-	forEachIndex(len(lines), func(i int) {
+	_ = parallel.Indexed(len(lines), 0, func(i int) error {
 		ids := tok.AppendEncode(make([]int, 0, lines[i].InputLength), ds.Conversations[i].Turns[0].Prompt)
 		tokens.Add(int64(len(ids)))
 		if len(ids) != lines[i].InputLength {
 			bad.Add(1)
 		}
+		return nil
 	})
 	t.Logf("re-encoded %d tokens in %v on %d CPUs", tokens.Load(), time.Since(start), runtime.GOMAXPROCS(0))
 	if bad.Load() > 0 {

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
+	"github.com/llmbench/llmbench/plan/internal/parallel"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -186,12 +184,13 @@ func (l *loader) shareGPT() (*Dataset, error) {
 	// Count every prompt and reply once, in parallel: the public ShareGPT file holds about
 	// a hundred million tokens.
 	counts := make([][][2]int, len(convs))
-	forEachIndex(len(convs), func(i int) {
+	_ = parallel.Indexed(len(convs), 0, func(i int) error {
 		c := make([][2]int, len(convs[i].pairs))
 		for j, p := range convs[i].pairs {
 			c[j] = [2]int{tok.Count(p[0]), tok.Count(p[1])}
 		}
 		counts[i] = c
+		return nil
 	})
 	var out []Conversation
 	for i, c := range convs {
@@ -239,34 +238,6 @@ func uniqueSessionIDs(convs []Conversation) {
 		seen[id] = true
 		convs[i].SessionID = id
 	}
-}
-
-// forEachIndex runs f(0..n-1) on GOMAXPROCS goroutines. f must write results by index only,
-// so the outcome does not depend on scheduling.
-func forEachIndex(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // countTokens is tok.Count, for callers that hold a possibly nil tokenizer.

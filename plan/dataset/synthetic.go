@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/llmbench/llmbench/plan/internal/parallel"
 )
 
 // LengthSampler draws the token lengths of one synthetic turn.
@@ -125,7 +127,7 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 		}
 	}
 
-	err := parallelIndexed(len(tasks), opts.Workers, func(k int) error {
+	err := parallel.Indexed(len(tasks), opts.Workers, func(k int) error {
 		t := &tasks[k]
 		text, err := opts.Corpus.Prompt(rand.New(rand.NewPCG(t.seed, uint64(t.n))), t.n)
 		if err != nil {
@@ -141,7 +143,7 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 	tok := opts.Corpus.Tokenizer()
 	// Joining a prefix and a prompt can merge tokens at the seam, so those counts are
 	// measured; everything else is exact by construction.
-	return ds, parallelIndexed(len(ds.Conversations), opts.Workers, func(i int) error {
+	return ds, parallel.Indexed(len(ds.Conversations), opts.Workers, func(i int) error {
 		c := &ds.Conversations[i]
 		if contexts[i] >= 0 {
 			c.UserContext = tasks[contexts[i]].text
