@@ -223,7 +223,8 @@ func profileLimits(o *Options, ds *dataset.Dataset, mode string) limits {
 	case lim.requests > 0 || lim.sessions > 0:
 	case lim.durationNs > 0:
 		if mode == ModeConcurrency {
-			lim.requests = int(math.Ceil(o.BenchmarkDuration * float64(max(o.Concurrency, 1)) * closedLoopPerSlot))
+			// Capped: replay stops at the duration anyway, and a plan holds at most MaxRequests.
+			lim.requests = int(min(math.Ceil(o.BenchmarkDuration*float64(max(o.Concurrency, 1))*closedLoopPerSlot), MaxRequests-float64(o.WarmupRequestCount)))
 		}
 	case mode == ModeFixedSchedule:
 	case o.Dataset != nil:

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -25,6 +27,11 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 func (e *usageError) Unwrap() error { return ErrUsage }
+
+// MaxRequests bounds the records of one plan: the compiler holds 64 bytes per record in
+// memory, so this keeps a plan under about 1 GiB of compiler memory and a typo in a count a
+// clear error instead of an out-of-memory kill.
+const MaxRequests = 1 << 24
 
 func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
@@ -51,6 +58,14 @@ type Options struct {
 	UseServerTokenCount bool
 	// ExtraInputs are merged at the top level of every body (--extra-inputs).
 	ExtraInputs map[string]any
+	// PayloadTemplate is the Go text/template source of every body for the template
+	// endpoint (--payload-template); it sees endpoint.TemplateData. Required for template,
+	// refused for other types.
+	PayloadTemplate string
+	// ResponseField is, for raw and template plans, the dotted path to the output text in
+	// each response event or body (--response-field, e.g. "choices.0.delta.content"); ""
+	// detects the shape per event. It is recorded in the plan's spec, where analyze reads it.
+	ResponseField string
 
 	// Tokenizer verifies every ISL and generates synthetic prompts. Required.
 	Tokenizer *tokenizer.Tokenizer
@@ -194,6 +209,26 @@ func (o *Options) Validate() error {
 	if o.Output == "" {
 		return usagef("--output is required")
 	}
+	if st, err := os.Stat(o.Output); err == nil && st.IsDir() {
+		return usagef("--output %s is a directory; want a plan file path", o.Output)
+	}
+	if dir := filepath.Dir(o.Output); dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usagef("--output %s: folder %s does not exist", o.Output, dir)
+		}
+	}
+	if n := o.RequestCount + o.WarmupRequestCount; n > MaxRequests || o.RequestCount > MaxRequests || o.WarmupRequestCount > MaxRequests {
+		return usagef("--request-count plus --warmup-request-count must be <= %d (got %d and %d)", MaxRequests, o.RequestCount, o.WarmupRequestCount)
+	}
+	if o.NumSessions > MaxRequests {
+		return usagef("--num-sessions must be <= %d (got %d)", MaxRequests, o.NumSessions)
+	}
+	if n := o.RequestRate * o.BenchmarkDuration; o.RequestCount == 0 && n > MaxRequests {
+		return usagef("--request-rate %v over --benchmark-duration %v plans %.0f requests, more than the maximum of %d", o.RequestRate, o.BenchmarkDuration, n, MaxRequests)
+	}
+	if n := o.UserCentricRate * o.BenchmarkDuration; o.RequestCount == 0 && n > MaxRequests {
+		return usagef("--user-centric-rate %v over --benchmark-duration %v plans %.0f requests, more than the maximum of %d", o.UserCentricRate, o.BenchmarkDuration, n, MaxRequests)
+	}
 	ep, err := endpoint.Lookup(o.EndpointType)
 	if err != nil {
 		return usagef("--endpoint-type must be one of %s (got %q)", strings.Join(endpoint.Names(), ", "), o.EndpointType)
@@ -209,6 +244,20 @@ func (o *Options) Validate() error {
 	}
 	if o.Streaming && !ep.Streams {
 		return usagef("--streaming: endpoint type %s does not stream", ep.Name)
+	}
+	if ep.Name == "template" && o.PayloadTemplate == "" {
+		return usagef("--payload-template is required for --endpoint-type template")
+	}
+	if ep.Name != "template" && o.PayloadTemplate != "" {
+		return usagef("--payload-template applies to --endpoint-type template only (got %s)", ep.Name)
+	}
+	if o.ResponseField != "" {
+		if ep.Name != "raw" && ep.Name != "template" {
+			return usagef("--response-field applies to --endpoint-type raw and template only (got %s)", ep.Name)
+		}
+		if slices.Contains(strings.Split(o.ResponseField, "."), "") {
+			return usagef("--response-field %q: want a dotted path such as choices.0.text, without empty segments", o.ResponseField)
+		}
 	}
 
 	synthetic := o.Dataset == nil

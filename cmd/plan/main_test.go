@@ -40,6 +40,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-o", out}, "--model is required"},
 		{[]string{"--model", "m", "--endpoint-type", "soap", "-o", out}, "--endpoint-type must be one of"},
 		{[]string{"--model", "m", "--extra-inputs", "novalue", "-o", out}, `--extra-inputs "novalue": want key:value`},
+		{[]string{"--model", "m", "--request-count", "99999999999999", "-o", out}, "--request-count plus --warmup-request-count must be <= 16777216"},
+		{[]string{"--model", "m", "--request-rate", "1000", "--benchmark-duration", "86400", "-o", out}, "plans 86400000 requests, more than the maximum"},
 		{[]string{"--model", "m", "--extra-inputs", "{bad", "-o", out}, "invalid JSON object"},
 		{[]string{"--model", "m", "--public-dataset", "sharegpt", "-o", out}, "--public-dataset sharegpt"},
 		{[]string{"--model", "m", "--custom-dataset-type", "mooncake_trace", "-o", out}, "--custom-dataset-type needs --input-file"},
@@ -55,6 +57,12 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--model", "m", "--endpoint-type", "embeddings", "--streaming", "-o", out}, "does not stream"},
 		{[]string{"--model", "m", "-o", out, "extra"}, `unexpected argument "extra"`},
 		{[]string{"--model", "m", "--benchmark-duration", "-1", "-o", out}, "--benchmark-duration must be >= 0"},
+		{[]string{"--endpoint-type", "template", "--custom-endpoint", "/x", "-o", out}, "--payload-template is required for --endpoint-type template"},
+		{[]string{"--endpoint-type", "template", "--custom-endpoint", "/x", "--payload-template", "@" + filepath.Join(dir, "none.tmpl"), "-o", out}, "--payload-template: open"},
+		{[]string{"--endpoint-type", "template", "--custom-endpoint", "/x", "--payload-template", `{"a":1}`, "--extra-inputs", `payload_template:{"b":2}`, "-o", out}, "--payload-template and --extra-inputs payload_template are both given"},
+		{[]string{"--endpoint-type", "raw", "--custom-endpoint", "/x", "--extra-inputs", "response_field:7", "-o", out}, "--extra-inputs response_field: want a string"},
+		{[]string{"--model", "m", "--response-field", "choices.0.text", "-o", out}, "--response-field applies to --endpoint-type raw and template only (got chat)"},
+		{[]string{"--model", "m", "--payload-template", `{"a":1}`, "-o", out}, "--payload-template applies to --endpoint-type template only (got chat)"},
 	}
 	for _, c := range cases {
 		code, stdout, stderr := runCmd(t, c.args...)
@@ -239,4 +247,53 @@ func TestHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "--request-rate") || !strings.Contains(stdout, "plan inspect") {
 		t.Fatalf("exit %d: %s", code, stdout)
 	}
+}
+
+// TestTemplateFlags: AIPerf's way (--extra-inputs payload_template:FILE and response_field:...)
+// gives the same bodies as the flags, keeps both keys out of the bodies, and records the
+// response field in the spec under the flag's name, where analyze reads it.
+func TestTemplateFlags(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "body.tmpl")
+	src := `{"model":{{json .Model}},"inputs":{{json .Prompt}},"max_new_tokens":{{.MaxTokens}},"extra":{{json .Extra}}}`
+	if err := os.WriteFile(tmpl, []byte(src+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--model", "mock", "--endpoint-type", "template", "--custom-endpoint", "/gen", "--isl", "16", "--osl", "8",
+		"--request-count", "3", "--extra-inputs", "ignore_eos:true"}
+	a, b, c := filepath.Join(dir, "a.plan"), filepath.Join(dir, "b.plan"), filepath.Join(dir, "c.plan")
+	runs := [][]string{
+		append(append([]string{}, base...), "--payload-template", "@"+tmpl, "--response-field", "generated_text", "-o", a),
+		append(append([]string{}, base...), "--extra-inputs", "payload_template:"+tmpl, "--extra-inputs", "response_field:generated_text", "-o", b),
+		append(append([]string{}, base...), "--payload-template", src, "--response-field", "generated_text", "-o", c),
+	}
+	for _, args := range runs {
+		if code, _, stderr := runCmd(t, args...); code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+	}
+	ja, jb, jc := inspect(t, "--requests", "3", a), inspect(t, "--requests", "3", b), inspect(t, "--requests", "3", c)
+	for _, j := range []inspectJSON{ja, jb, jc} {
+		if j.Spec["response-field"] != "generated_text" || len(j.Requests) != 3 {
+			t.Fatalf("spec response-field %v, %d requests", j.Spec["response-field"], len(j.Requests))
+		}
+	}
+	for i := range ja.Requests {
+		ba, bb, bc := compact(t, ja.Requests[i].Body), compact(t, jb.Requests[i].Body), compact(t, jc.Requests[i].Body)
+		if ba != bb || ba != bc {
+			t.Fatalf("request %d bodies differ:\n%s\n%s\n%s", i, ba, bb, bc)
+		}
+		if !strings.Contains(ba, `"max_new_tokens":8,"extra":{"ignore_eos":true}}`) || strings.Contains(ba, "payload_template") || strings.Contains(ba, "response_field") {
+			t.Fatalf("request %d body %s", i, ba)
+		}
+	}
+}
+
+func compact(t *testing.T, b []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }
