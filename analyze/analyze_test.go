@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -323,5 +324,53 @@ func TestCatalogDocumented(t *testing.T) {
 		if !bytes.Contains(doc, []byte("`"+d.Tag+"`")) {
 			t.Errorf("docs/metrics.md does not document `%s`", d.Tag)
 		}
+	}
+}
+
+// A non-token endpoint (rankings): latency, request throughput and item throughput are
+// reported, the token metrics are omitted rather than zero, and a response in another API's
+// shape is an invalid_response naming the endpoint.
+func TestNonTokenEndpointItems(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := mkdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	ps := planSpec{meta: mmapds.Meta{Endpoint: "nim_rankings", Paths: []string{"/v1/ranking"}, Model: "mock", Concurrency: 1,
+		ProfileCount: n, Tokenizer: "words"}}
+	var reqs []*rawlog.Request
+	send := int64(0)
+	for i := 0; i < n; i++ {
+		ps.recs = append(ps.recs, mmapds.Record{SendOffsetNs: mmapds.NoSendOffset, DelayNs: -1, Session: uint32(i), Phase: mmapds.PhaseProfile})
+		body := `{"rankings":[{"index":0,"logit":1.5},{"index":2,"logit":0.5},{"index":1,"logit":-2}],"usage":{"prompt_tokens":12,"total_tokens":12}}`
+		if i == n-1 {
+			body = `{"object":"list","data":[{"index":0,"embedding":[0.5]}]}` // an embeddings body: wrong route
+		}
+		reqs = append(reqs, request(i, send, read{send + 20*ms, body}))
+		send += 25 * ms
+	}
+	hash := writePlan(t, filepath.Join(dir, "plan.plan"), ps)
+	writeRun(t, dir, runSpec{start: 1_767_225_600_000_000_000, planFile: "plan.plan", planHash: hash, workers: []workerLog{{reqs: reqs}}})
+	s, _ := analyseDir(t, Options{}, dir)
+	for _, tag := range []string{"time_to_first_token", "inter_token_latency", "output_sequence_length", "input_sequence_length",
+		"output_token_throughput", "total_token_throughput", "total_osl", "total_isl", "output_token_count"} {
+		if r, ok := s.Result(tag); ok {
+			t.Errorf("%s reported (%+v): token metrics must be omitted for a non-token endpoint", tag, r)
+		}
+	}
+	items, ok := s.Result("item_count")
+	if !ok || items.Stats.Min != 3 || items.Stats.Max != 3 || items.Stats.Count != n-1 {
+		t.Fatalf("item_count %+v (present %v); want 3 per valid request", items.Stats, ok)
+	}
+	dur, _ := s.Result("benchmark_duration")
+	ips, ok := s.Result("item_throughput")
+	if want := 3 * (n - 1) / dur.Value; !ok || math.Abs(ips.Value-want) > 1e-9*want || ips.Unit != "items/sec" {
+		t.Fatalf("item_throughput %+v (present %v); want %v items/sec", ips, ok, want)
+	}
+	if rps, _ := s.Result("request_throughput"); math.Abs(rps.Value-(n-1)/dur.Value) > 1e-9 {
+		t.Fatalf("request_throughput %v", rps.Value)
+	}
+	if len(s.Errors) != 1 || s.Errors[0].Kind != "invalid_response" || !strings.Contains(s.Errors[0].Message, "endpoint nim_rankings: ") {
+		t.Fatalf("errors %+v; want one invalid_response naming nim_rankings", s.Errors)
 	}
 }

@@ -92,6 +92,7 @@ const (
 	MGuidellmInterTokenLatency
 	MGuidellmTimePerOutputToken
 	MLLMPerfInterTokenLatency
+	MItemCount
 	MWorkerCPUUtilization
 
 	// Aliases: the same values as another record metric under a peer's name.
@@ -108,6 +109,7 @@ const (
 	MRequestThroughput
 	MOutputTokenThroughput
 	MTotalTokenThroughput
+	MItemThroughput
 	MTotalISL
 	MTotalOSL
 	MTotalOutputTokens
@@ -189,6 +191,8 @@ const (
 	unitJPerUser  = "J/user"
 	unitRatio     = "ratio"
 	unitChunkGaps = "gaps"
+	unitItems     = "items"
+	unitIPS       = "items/sec"
 )
 
 // catalog holds every metric, indexed by MetricID.
@@ -247,6 +251,8 @@ var catalog = func() [numMetrics]MetricDef {
 	rec(MCorrectedTimeToFirstToken, "corrected_time_to_first_token", "Corrected Time to First Token", unitMs, o, nsToMs, 1, 1030, y, n, n)
 	rec(MCorrectedRequestLatency, "corrected_request_latency", "Corrected Request Latency", unitMs, o, nsToMs, 1, 1040, y, n, n)
 	rec(MEventsPerRead, "events_per_read", "Events Per Read", unitEvents, o, 1, 1, 1050, n, n, y)
+	// Non-token endpoints (embeddings, rankings, images): what each response returned.
+	rec(MItemCount, "item_count", "Item Count", unitItems, o, 1, 1, 1070, n, y, y)
 	rec(MWorkerCPUUtilization, "worker_cpu_utilization", "Worker CPU Utilization", unitPct, o, 1, 1000, 1060, n, n, n)
 	// Peers' definitions (named variants).
 	rec(MVLLMTimePerOutputToken, "vllm_time_per_output_token", "vLLM Time per Output Token", unitMs, OriginVLLM, nsToMs, 1, 1200, n, n, n)
@@ -262,6 +268,7 @@ var catalog = func() [numMetrics]MetricDef {
 	one(MRequestThroughput, Derived, "request_throughput", "Request Throughput", unitRPS, a, 900, y, y)
 	one(MOutputTokenThroughput, Derived, "output_token_throughput", "Output Token Throughput", unitTPS, a, 800, y, y)
 	one(MTotalTokenThroughput, Derived, "total_token_throughput", "Total Token Throughput", unitTPS, a, 810, n, y)
+	one(MItemThroughput, Derived, "item_throughput", "Item Throughput", unitIPS, o, 890, y, y)
 	one(MRequestCount, Aggregate, "request_count", "Request Count", unitRequests, a, 910, y, y)
 	one(MErrorRequestCount, Aggregate, "error_request_count", "Error Request Count", unitRequests, a, 920, y, n)
 	one(MGoodRequestCount, Aggregate, "good_request_count", "Good Request Count", unitRequests, a, 930, y, y)

@@ -53,6 +53,7 @@ type collector struct {
 	sent, completed                 int64
 	totalISL, totalOSL              int64
 	totalOut, totalReason           int64
+	totalItems                      int64
 	totalErrISL                     int64
 	oslMismatch, usageDiscrepancy   int64
 	usage                           [4]int64 // prompt, completion, total, reasoning
@@ -140,6 +141,7 @@ func (c *collector) add(m *requestMetrics) {
 	c.totalOSL += int64(m.Values[MOutputSequenceLength])
 	c.totalOut += int64(m.Values[MOutputTokenCount])
 	c.totalReason += int64(m.Values[MReasoningTokenCount])
+	c.totalItems += int64(m.Values[MItemCount])
 	if m.Has[MOutputSequenceLength] && m.RequestedOSL > 0 {
 		req := float64(m.RequestedOSL)
 		if math.Abs(m.Values[MOutputSequenceLength]-req) > math.Min(req*0.05, 50) {
@@ -193,6 +195,7 @@ func (c *collector) merge(o *collector) {
 	c.totalOSL += o.totalOSL
 	c.totalOut += o.totalOut
 	c.totalReason += o.totalReason
+	c.totalItems += o.totalItems
 	c.totalErrISL += o.totalErrISL
 	c.oslMismatch += o.oslMismatch
 	c.usageDiscrepancy += o.usageDiscrepancy

@@ -182,7 +182,18 @@ func openInput(o *Options) (*input, error) {
 				plan.Close()
 				return nil, inputErr("%s: worker %d has no log file name", filepath.Join(r.dir, rawlog.ManifestName), w.ID)
 			}
-			in.jobs = append(in.jobs, logJob{run: ri, path: filepath.Join(r.dir, w.Log), worker: w.ID, planned: w.Planned})
+			if w.Recovered < 0 || w.Recovered > w.Planned || (w.Recovered > 0) != (w.RecoveryLog != "") {
+				plan.Close()
+				return nil, inputErr("%s: worker %d: recovery log %q with %d records does not fit its %d planned requests",
+					filepath.Join(r.dir, rawlog.ManifestName), w.ID, w.RecoveryLog, w.Recovered, w.Planned)
+			}
+			// A worker that died has a recovery log too, written by replay: the requests it
+			// never sent, as not_sent records. Each log is one job with its share of the
+			// worker's planned requests, so what neither holds counts as lost.
+			in.jobs = append(in.jobs, logJob{run: ri, path: filepath.Join(r.dir, w.Log), worker: w.ID, planned: w.Planned - w.Recovered})
+			if w.RecoveryLog != "" {
+				in.jobs = append(in.jobs, logJob{run: ri, path: filepath.Join(r.dir, w.RecoveryLog), worker: w.ID, planned: w.Recovered})
+			}
 			in.planned += w.Planned
 		}
 		if r.m.TelemetryLog != "" {

@@ -308,7 +308,7 @@ func (p *processor) parseBody(q *rawlog.Request) {
 		}
 	default:
 		if len(bytes.TrimSpace(body)) > 0 {
-			p.parseErr = errUnrecognisedBody
+			p.parseErr = &endpointError{endpoint: p.cfg.ep.Name, err: errUnrecognisedBody}
 		}
 	}
 }
@@ -318,6 +318,16 @@ type bodyError string
 func (e bodyError) Error() string { return string(e) }
 
 const errUnrecognisedBody = bodyError("response body is neither JSON nor an event stream")
+
+// endpointError names the endpoint type in a body error, as endpoint.ParseError does, so
+// every invalid_response message says which API's shape was expected.
+type endpointError struct {
+	endpoint string
+	err      error
+}
+
+func (e *endpointError) Error() string { return "endpoint " + e.endpoint + ": " + e.err.Error() }
+func (e *endpointError) Unwrap() error { return e.err }
 
 // event handles one SSE event.
 func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
@@ -444,7 +454,7 @@ func (p *processor) classify(q *rawlog.Request) {
 		case p.parseErr != nil:
 			fail("invalid_response", 0, p.parseErr.Error())
 		case len(p.times) == 0:
-			fail("no_content", 0, "response has no content")
+			fail("no_content", 0, "endpoint "+p.cfg.ep.Name+": response has no content")
 		case len(p.times) > 0 && p.times[0] < q.WriteStartNs:
 			fail("invalid_timestamps", 0, "response read before the request was sent")
 		}
@@ -522,6 +532,8 @@ func (p *processor) tokenMetrics(q *rawlog.Request, rec *mmapds.Record, isl floa
 	}
 
 	if !cfg.tokens {
+		// Embeddings, rankings and images report what they returned instead of tokens.
+		m.set(MItemCount, float64(p.d.Items))
 		return
 	}
 	// ISL comes from the plan (verified with its tokenizer), OSL from the tokenizer over the

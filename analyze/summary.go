@@ -646,6 +646,9 @@ func (a *analysis) results(c *collector, env resultEnv) []Result {
 			set(MTotalReasoningTokens, float64(c.totalReason))
 		}
 	}
+	if !tokens && c.valid > 0 && rec[MItemCount] != nil {
+		set(MItemThroughput, rate(float64(c.totalItems)))
+	}
 	if tokens && c.errors > 0 && c.totalErrISL > 0 {
 		set(MTotalErrorISL, float64(c.totalErrISL))
 	}

@@ -205,6 +205,17 @@ func TestParseEvents(t *testing.T) {
 		{"chat", "", ``, result{}, `endpoint chat: invalid JSON at byte 0: unexpected end of input`},
 		{"completions", "", `{"choices":[{"text":"t"}]}`, result{content: "t"}, ""},
 		{"completions", "", `{"text":"t"}`, result{}, `endpoint completions: unexpected response shape: missing "choices"`},
+		// Another API's body (it carries "usage" too) is not a usage-only chunk; nor is a
+		// choice of the other OpenAI dialect. Usage-only chunks without choices still parse.
+		{"chat", "", `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1]}],"usage":{"prompt_tokens":3,"total_tokens":3}}`, result{}, `endpoint chat: unexpected response shape: missing "choices" (has "data": another API's response)`},
+		{"completions", "", `{"created":1,"data":[{"b64_json":"AA=="}],"usage":{"input_tokens":3,"output_tokens":1,"total_tokens":4}}`, result{}, `endpoint completions: unexpected response shape: missing "choices" (has "data": another API's response)`},
+		{"completions", "", `{"id":"r","object":"response","status":"completed","usage":{"input_tokens":3,"output_tokens":1,"total_tokens":4}}`, result{}, `endpoint completions: unexpected response shape: missing "choices" (object is not a chat.completion, chat.completion.chunk or text_completion)`},
+		{"chat", "", `{"type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":3,"output_tokens":1}}`, result{}, `endpoint chat: unexpected response shape: missing "choices" (has "type": another API's response)`},
+		{"chat", "", `{"object":"text_completion","choices":[{"index":0,"text":"t"}]}`, result{}, `endpoint chat: unexpected response shape: choices[0] has "text", not "message" or "delta" (a completions response)`},
+		{"completions", "", `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"t"}}]}`, result{}, `endpoint completions: unexpected response shape: choices[0] has "message" or "delta", not "text" (a chat response)`},
+		{"completions", "", `{"object":"text_completion","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`, result{usage: u(1, 2, 3, 0, 0, pct)}, ""},
+		{"chat", "", `{"id":"x","object":"chat.completion.chunk","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`, result{usage: u(1, 2, 3, 0, 0, pct)}, ""},
+		{"raw", "", `{"object":"list","data":[{"index":0}],"usage":{"prompt_tokens":3,"total_tokens":3}}`, result{items: 1, done: true, usage: u(3, 0, 3, 0, 0, UsagePrompt|UsageTotal)}, ""},
 		{"responses", "", `{"type":"response.output_text.delta","delta":"d"}`, result{content: "d"}, ""},
 		{"responses", "", `{"delta":"r","type":"response.reasoning_summary_text.delta"}`, result{reasoning: "r"}, ""},
 		{"responses", "", `{"type":"response.output_text.done","text":"whole"}`, result{}, ""},

@@ -596,6 +596,15 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.SynthesisSpeedupRatio = 0 }, "--synthesis-speedup-ratio must be > 0"},
 		{func(o *Options) { o.EndpointType = "cohere_rankings" }, "needs an --input-file with queries and passages"},
 		{func(o *Options) { o.EndpointType, o.OSLMean = "anthropic_messages", 0 }, "requires max_tokens"},
+		{func(o *Options) { o.EndpointType, o.CustomEndpoint = "template", "/x" }, "--payload-template is required for --endpoint-type template"},
+		{func(o *Options) { o.PayloadTemplate = `{"a":1}` }, "--payload-template applies to --endpoint-type template only (got chat)"},
+		{func(o *Options) { o.ResponseField = "choices.0.text" }, "--response-field applies to --endpoint-type raw and template only (got chat)"},
+		{func(o *Options) {
+			o.EndpointType, o.CustomEndpoint, o.PayloadTemplate, o.ResponseField = "template", "/x", `{"a":1}`, "choices..text"
+		}, "without empty segments"},
+		{func(o *Options) {
+			o.EndpointType, o.CustomEndpoint, o.PayloadTemplate = "template", "/x", `{"p":{{.Prompt}}}`
+		}, "template output is not valid JSON"},
 	}
 	for _, c := range cases {
 		o := testOptions(t)
@@ -680,5 +689,43 @@ func TestWarmupSharesTheTimeline(t *testing.T) {
 		if want := int64(i) * 100e6; r.SendOffsetNs != want {
 			t.Fatalf("record %d (%v) at %d, want %d: one timeline, warmup first", i, r.Phase, r.SendOffsetNs, want)
 		}
+	}
+}
+
+// TestTemplateEndpoint: the template endpoint renders every body from PayloadTemplate with the
+// prompt, model, output length and streaming flag in scope, and the response field lands in
+// the recorded spec (where analyze reads it) even when the caller's spec lacks it.
+func TestTemplateEndpoint(t *testing.T) {
+	o := testOptions(t)
+	o.EndpointType, o.CustomEndpoint, o.Streaming = "template", "/v1/generate", true
+	o.PayloadTemplate = `{"m":{{json .Model}},"text":{{json .Prompt}},"max":{{.MaxTokens}},"stream":{{.Streaming}}}`
+	o.ResponseField = "choices.0.delta.content"
+	o.RequestCount = 4
+	o.Spec = map[string]any{"model": "mock"}
+	p, _ := compileOpen(t, o)
+	for i := range p.Len() {
+		r, body, err := p.Record(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b struct {
+			M      string `json:"m"`
+			Text   string `json:"text"`
+			Max    int    `json:"max"`
+			Stream bool   `json:"stream"`
+		}
+		if err := json.Unmarshal(body, &b); err != nil {
+			t.Fatalf("record %d: %v: %s", i, err, body)
+		}
+		if b.M != "mock" || b.Max != 16 || !b.Stream || o.Tokenizer.Count(b.Text) != int(r.ISL) || r.ISL != 32 {
+			t.Fatalf("record %d: %+v (ISL %d)", i, b, r.ISL)
+		}
+	}
+	m := p.Meta()
+	if m.Endpoint != "template" || m.Paths[0] != "/v1/generate" || m.Spec["response-field"] != "choices.0.delta.content" {
+		t.Fatalf("meta: endpoint %s paths %v spec %v", m.Endpoint, m.Paths, m.Spec)
+	}
+	if _, ok := o.Spec["response-field"]; ok {
+		t.Fatal("Compile changed the caller's spec map")
 	}
 }

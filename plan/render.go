@@ -5,14 +5,12 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/plan/dataset"
+	"github.com/llmbench/llmbench/plan/internal/parallel"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -95,14 +93,14 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 				convs = append(convs, int(p.conv))
 			}
 		}
-		if err := parallelDo(len(convs), r.opts.Workers, func(i int) error {
+		if err := parallel.Indexed(len(convs), r.opts.Workers, func(i int) error {
 			return r.synthesizeReplies(convs[i])
 		}); err != nil {
 			return err
 		}
 		bodies := make([][]byte, len(keys))
 		isls := make([]int, len(keys))
-		if err := parallelDo(len(keys), r.opts.Workers, func(i int) error {
+		if err := parallel.Indexed(len(keys), r.opts.Workers, func(i int) error {
 			var err error
 			bodies[i], isls[i], err = r.render(int(keys[i].conv), int(keys[i].turn))
 			return err
@@ -198,6 +196,7 @@ func (r *renderer) render(conv, turn int) ([]byte, int, error) {
 		Extra:           o.ExtraInputs,
 		Query:           t.Query,
 		Passages:        t.Passages,
+		Template:        o.PayloadTemplate,
 	}
 	if len(t.Extra) > 0 { // the input's per-turn members win over --extra-inputs
 		req.Extra = make(map[string]any, len(o.ExtraInputs)+len(t.Extra))
@@ -304,6 +303,15 @@ func (r *renderer) meta(o *Options, ds *dataset.Dataset, corpus *dataset.Corpus,
 		Reproducible:        !r.live,
 		Spec:                o.Spec,
 	}
+	if o.ResponseField != "" && o.Spec["response-field"] != o.ResponseField {
+		// analyze finds the response field in the spec; a caller that built Options without
+		// the CLI still gets it recorded there (on a copy: the caller's map is not touched).
+		m.Spec = maps.Clone(o.Spec)
+		if m.Spec == nil {
+			m.Spec = map[string]any{}
+		}
+		m.Spec["response-field"] = o.ResponseField
+	}
 	if mode == ModeConcurrency && m.Concurrency == 0 {
 		m.Concurrency = 1 // AIPerf's default: one session at a time
 	}
@@ -332,44 +340,4 @@ func (r *renderer) meta(o *Options, ds *dataset.Dataset, corpus *dataset.Corpus,
 		}
 	}
 	return m
-}
-
-// parallelDo runs f(0..n-1) on up to workers goroutines (0 = GOMAXPROCS) and returns the
-// error of the lowest failing index. f must store results by index.
-func parallelDo(n, workers int, f func(i int) error) error {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, n)
-	if workers <= 1 {
-		for i := range n {
-			if err := f(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	errs := make([]error, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				errs[i] = f(i)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

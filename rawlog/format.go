@@ -31,6 +31,9 @@ const MaxFrame = 1 << 30
 // gpuFields is the array length of a GPUSample record this version writes, kind included.
 const gpuFields = 12
 
+// sentFields is the array length of a Sent record, kind included.
+const sentFields = 3
+
 // requestFields is the array length of a Request record this version writes, kind included.
 // Version 1 logs from before URLIndex and the Connect times had 15.
 const requestFields = 18
@@ -51,6 +54,10 @@ const (
 	KindGPU Kind = 4
 	// KindFooter closes a log that was shut down cleanly.
 	KindFooter Kind = 5
+	// KindSent marks a request as started: written, and in the kernel, before any byte of
+	// the request reaches the socket. A Sent record without a Request record for the same
+	// index means the request was in flight when its worker died.
+	KindSent Kind = 6
 )
 
 // Outcome is how a planned request ended. Every planned request ends with exactly one.
@@ -63,7 +70,8 @@ const (
 	OutcomeFailed Outcome = 2
 	// OutcomeCancelled: sent, and cancelled by the plan's cancel-after delay.
 	OutcomeCancelled Outcome = 3
-	// OutcomeNotSent: never sent because the run was interrupted first.
+	// OutcomeNotSent: never sent, because the run was interrupted first, the plan's duration
+	// had elapsed, or the worker died (or never started) before sending it.
 	OutcomeNotSent Outcome = 4
 	// OutcomeAborted: sent, and cut off because the run was interrupted (grace period over).
 	OutcomeAborted Outcome = 5
@@ -175,12 +183,23 @@ type GPUSample struct {
 	PowerInstantMilliwatts int64
 }
 
+// Sent says that a worker started sending a request: the record is in the kernel before any
+// byte of the request is written to the socket, so after a SIGKILL a request with a Sent
+// record and no Request record was in flight, and one with neither was never sent.
+type Sent struct {
+	// Index is the record number in the plan.
+	Index uint32
+	// TimeNs is when the request was handed to its connection (run clock).
+	TimeNs int64
+}
+
 // Footer closes a cleanly shut-down log.
 type Footer struct {
 	// TimeNs is when the log was closed.
 	TimeNs int64
 	// Requests is the number of Request records written.
 	Requests int
-	// Status is "complete", "interrupted" or "failed".
+	// Status is "complete" or "interrupted" for a worker's log, StatusRecovered for the
+	// coordinator's recovery log of a worker that died.
 	Status string
 }

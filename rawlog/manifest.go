@@ -19,6 +19,10 @@ const (
 	StatusComplete    = "complete"
 	StatusInterrupted = "interrupted"
 	StatusFailed      = "failed"
+	// StatusKilled is a worker's status when a signal ended it.
+	StatusKilled = "killed"
+	// StatusRecovered is the footer status of a recovery log (WorkerInfo.RecoveryLog).
+	StatusRecovered = "recovered"
 )
 
 // Manifest is run.json: what was run, where, when, and how it ended. It is rewritten atomically
@@ -70,11 +74,21 @@ type WorkerInfo struct {
 	Planned int `json:"planned"`
 	// Status is how the worker ended: complete, interrupted, failed or killed.
 	Status string `json:"status"`
-	// Lost counts planned requests with no record in the log (the worker died).
+	// Lost counts planned requests the worker started (its log has their Sent record) but
+	// whose Request record is in no log: they were in flight when the worker died, and how
+	// they ended is unknown.
 	Lost int `json:"lost"`
+	// RecoveryLog names the log the coordinator wrote for a worker that died (or never
+	// started): one not_sent Request record for each planned request the worker never sent.
+	// Empty when there is none. Readers read it along with Log.
+	RecoveryLog string `json:"recovery_log,omitempty"`
+	// Recovered is the number of Request records in RecoveryLog; Log holds at most
+	// Planned - Recovered.
+	Recovered int `json:"recovered,omitempty"`
 }
 
-// Counts tally request outcomes.
+// Counts tally request outcomes. Every planned request is in exactly one of the others:
+// Planned = Completed + Failed + Cancelled + Aborted + NotSent + Lost.
 type Counts struct {
 	Planned   int `json:"planned"`
 	Completed int `json:"completed"`

@@ -13,6 +13,10 @@ import (
 // ErrFormat is wrapped by every error about bytes that are not a valid raw log.
 var ErrFormat = errors.New("not a valid raw event log")
 
+// ErrNoHeader is wrapped (with ErrFormat) when a log ends before its header record is
+// complete: a file cut short by a crash of its writer before anything else was written.
+var ErrNoHeader = errors.New("log ends before its header record")
+
 // Reader reads a raw event log record by record. Values returned by Request alias internal
 // buffers and stay valid until the next call to Next.
 type Reader struct {
@@ -26,6 +30,7 @@ type Reader struct {
 	cpu    CPUSample
 	gpu    GPUSample
 	footer Footer
+	sent   Sent
 	torn   int64
 	closer io.Closer
 }
@@ -49,7 +54,10 @@ func Open(path string) (*Reader, error) {
 func NewReader(rd io.Reader, name string) (*Reader, error) {
 	r := &Reader{name: name, br: bufio.NewReaderSize(rd, 256<<10)}
 	var fh [fileHeaderSize]byte
-	if _, err := io.ReadFull(r.br, fh[:]); err != nil {
+	if n, err := io.ReadFull(r.br, fh[:]); err != nil {
+		if k := min(n, len(Magic)); string(fh[:k]) == Magic[:k] {
+			return nil, fmt.Errorf("rawlog: %s: %w: %w: file header: %v", name, ErrFormat, ErrNoHeader, err)
+		}
 		return nil, fmt.Errorf("rawlog: %s: %w: file header: %v", name, ErrFormat, err)
 	}
 	if string(fh[:8]) != Magic {
@@ -64,7 +72,7 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 		err = fmt.Errorf("rawlog: %s: %w: first record is kind %d, want a header", name, ErrFormat, k)
 	}
 	if err == io.EOF {
-		err = fmt.Errorf("rawlog: %s: %w: no header record", name, ErrFormat)
+		err = fmt.Errorf("rawlog: %s: %w: %w", name, ErrFormat, ErrNoHeader)
 	}
 	if err != nil {
 		return nil, err
@@ -91,6 +99,9 @@ func (r *Reader) CPU() CPUSample { return r.cpu }
 
 // GPU returns the GPU sample Next just read.
 func (r *Reader) GPU() GPUSample { return r.gpu }
+
+// Sent returns the Sent record Next just read.
+func (r *Reader) Sent() Sent { return r.sent }
 
 // Footer returns the footer Next just read.
 func (r *Reader) Footer() Footer { return r.footer }
@@ -221,5 +232,7 @@ func (r *Reader) decode(d *decoder, n int) {
 		}
 	case KindFooter:
 		r.footer = Footer{TimeNs: d.int(), Requests: int(d.int()), Status: d.str()}
+	case KindSent:
+		r.sent = Sent{Index: uint32(d.int()), TimeNs: d.int()}
 	}
 }

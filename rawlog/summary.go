@@ -89,3 +89,9 @@ func (c *Counts) Add(o Counts) {
 	c.NotSent += o.NotSent
 	c.Lost += o.Lost
 }
+
+// Accounted returns how many requests the counts place in an outcome or count as lost. It
+// equals Planned when every planned request is accounted for exactly once.
+func (c Counts) Accounted() int {
+	return c.Completed + c.Failed + c.Cancelled + c.Aborted + c.NotSent + c.Lost
+}

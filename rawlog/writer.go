@@ -99,6 +99,19 @@ func (w *Writer) WriteRequest(r *Request) error {
 	return w.finish(b)
 }
 
+// WriteSent appends a Sent record. The caller makes it durable (in the kernel) before it
+// writes the request, when the underlying writer buffers.
+func (w *Writer) WriteSent(s Sent) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.begin()
+	b = appendArrayHeader(b, sentFields)
+	b = appendInt(b, int64(KindSent))
+	b = appendInt(b, int64(s.Index))
+	b = appendInt(b, s.TimeNs)
+	return w.finish(b)
+}
+
 // WriteCPU appends a CPU time sample.
 func (w *Writer) WriteCPU(s CPUSample) error {
 	w.mu.Lock()

@@ -121,9 +121,11 @@ func newTarget(raw string, hc *headConfig, tcfg *tls.Config) (*target, error) {
 }
 
 // mergeHeaders builds the fixed header list: the plan's headers, then the user's (-H, which
-// replace a plan header of the same name), then Authorization from the API key unless the
-// user set one. Content-Type defaults to application/json. Hop-by-hop and framing headers
-// are refused: the client owns them.
+// replace a plan header of the same name), then the API key unless the user set that header:
+// "Authorization: Bearer KEY", or "x-api-key: KEY" for Anthropic's Messages API (the headers
+// carry anthropic-version: the plan's for anthropic_messages, or the user's for a raw or
+// template plan aimed at it). Content-Type defaults to application/json. Hop-by-hop and
+// framing headers are refused: the client owns them.
 func mergeHeaders(plan map[string]string, user []string, apiKey string) ([][2]string, error) {
 	type kv struct{ k, v string }
 	var out []kv
@@ -162,11 +164,15 @@ func mergeHeaders(plan map[string]string, user []string, apiKey string) ([][2]st
 		set(k, v)
 	}
 	if apiKey != "" {
-		if _, ok := index["authorization"]; !ok {
+		name, value := "Authorization", "Bearer "+apiKey
+		if _, anthropic := index["anthropic-version"]; anthropic {
+			name, value = "x-api-key", apiKey
+		}
+		if _, ok := index[strings.ToLower(name)]; !ok {
 			if strings.ContainsAny(apiKey, "\r\n") {
 				return nil, errors.New("API key contains a line break")
 			}
-			set("Authorization", "Bearer "+apiKey)
+			set(name, value)
 		}
 	}
 	if _, ok := index["content-type"]; !ok {

@@ -327,15 +327,24 @@ func TestStaleConnectionRetried(t *testing.T) {
 }
 
 func TestMergeHeaders(t *testing.T) {
-	got, err := mergeHeaders(map[string]string{"Content-Type": "application/json", "anthropic-version": "1"},
+	got, err := mergeHeaders(map[string]string{"Content-Type": "application/json", "openai-organization": "1"},
 		[]string{"content-type: text/x", "X-A:  b "}, "sk-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Plan headers sorted (upper case first), user headers replace in place, then the key.
-	want := [][2]string{{"content-type", "text/x"}, {"anthropic-version", "1"}, {"X-A", "b"}, {"Authorization", "Bearer sk-1"}}
+	want := [][2]string{{"content-type", "text/x"}, {"openai-organization", "1"}, {"X-A", "b"}, {"Authorization", "Bearer sk-1"}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %v want %v", got, want)
+	}
+	// The Messages API (anthropic-version, from the plan or the user) takes the key as x-api-key.
+	got, _ = mergeHeaders(map[string]string{"anthropic-version": "2023-06-01"}, nil, "sk-1")
+	if fmt.Sprint(got) != fmt.Sprint([][2]string{{"anthropic-version", "2023-06-01"}, {"x-api-key", "sk-1"}, {"Content-Type", "application/json"}}) {
+		t.Fatalf("anthropic key: %v", got)
+	}
+	got, _ = mergeHeaders(nil, []string{"Anthropic-Version: 2023-06-01", "X-Api-Key: other"}, "sk-1")
+	if fmt.Sprint(got) != fmt.Sprint([][2]string{{"Anthropic-Version", "2023-06-01"}, {"X-Api-Key", "other"}, {"Content-Type", "application/json"}}) {
+		t.Fatalf("user x-api-key not kept: %v", got)
 	}
 	got, _ = mergeHeaders(nil, []string{"Authorization: Basic x"}, "sk-1")
 	if fmt.Sprint(got) != fmt.Sprint([][2]string{{"Authorization", "Basic x"}, {"Content-Type", "application/json"}}) {

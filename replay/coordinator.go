@@ -95,6 +95,12 @@ func (r *Replay) setup() error {
 		if cpus, err = allowedCPUs(); err != nil {
 			return err
 		}
+	} else if !o.NoPin {
+		// Caught here, before anything is created, rather than by every worker failing to
+		// pin itself.
+		if err := CheckCPUs(cpus); err != nil {
+			return fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
+		}
 	}
 	if len(cpus) == 0 {
 		return errors.New("cpus: no CPU to run workers on")
@@ -200,11 +206,11 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			}
 		}
 	}
+	procs := make([]*proc, len(r.cpus))
 	headers, err := mergeHeaders(r.plan.Meta().Headers, o.Headers, o.APIKey)
 	if err != nil {
-		return r.fail(err)
+		return r.finish(procs, false, err)
 	}
-	procs := make([]*proc, len(r.cpus))
 	readyCh := make(chan int, len(procs))
 	exitCh := make(chan int, len(procs))
 	for i := range procs {
@@ -219,7 +225,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 				q.stdin.Close()
 				<-q.exited
 			}
-			return r.fail(err)
+			return r.finish(procs, false, err)
 		}
 		procs[i] = p
 		m.Workers[i].PID = p.cmd.Process.Pid
@@ -242,7 +248,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			for _, p := range procs {
 				<-p.exited
 			}
-			return r.finish(procs, true)
+			return r.finish(procs, true, nil)
 		case <-exitCh:
 			return r.failProcs(procs, errors.New("a worker exited before the start"))
 		}
@@ -314,21 +320,23 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	if telErr != nil {
 		r.notice("replay: GPU telemetry: " + telErr.Error())
 	}
-	return r.finish(procs, interrupted)
+	return r.finish(procs, interrupted, nil)
 }
 
 // abortKillDelay is how long aborted workers get to exit before they are killed.
 const abortKillDelay = 10 * time.Second
 
-// finish collects the workers' outcomes and writes the final run.json.
-func (r *Replay) finish(procs []*proc, interrupted bool) (*rawlog.Manifest, error) {
+// finish collects the workers' outcomes and writes the final run.json. runErr is why the
+// run failed before the start (procs then has nil entries for workers never started); every
+// planned request still ends in exactly one count.
+func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.Manifest, error) {
 	m := &r.manifest
 	m.EndUnixNs = time.Now().UnixNano()
 	var failures []string
 	m.Counts = rawlog.Counts{}
 	for i, p := range procs {
 		wi := &m.Workers[i]
-		st, counts, why := r.workerOutcome(p, wi)
+		st, counts, why := r.workerOutcome(p, wi, runErr)
 		wi.Status = st
 		m.Counts.Add(counts)
 		if why != "" {
@@ -336,6 +344,10 @@ func (r *Replay) finish(procs []*proc, interrupted bool) (*rawlog.Manifest, erro
 		}
 	}
 	switch {
+	case runErr != nil:
+		// The workers' own complaints are in their statuses; the cause is runErr.
+		m.Status = rawlog.StatusFailed
+		failures = []string{runErr.Error()}
 	case interrupted:
 		m.Status = rawlog.StatusInterrupted
 	case len(failures) > 0:
@@ -355,14 +367,20 @@ func (r *Replay) finish(procs []*proc, interrupted bool) (*rawlog.Manifest, erro
 	return m, nil
 }
 
-// workerOutcome reads how a worker ended: from its done line, or, when it died, from what
-// its log holds (a torn final frame is skipped), counting the planned requests it lost.
-func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo) (status string, c rawlog.Counts, why string) {
-	p.mu.Lock()
-	doneMsg, errMsg := p.doneMsg, p.errMsg
-	p.mu.Unlock()
+// workerOutcome reads how a worker ended: from its done line, or, when it died (or never
+// started: p is nil), from what its log holds. Requests it started and never logged are
+// lost; those it never started are written as not_sent to its recovery log.
+func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (status string, c rawlog.Counts, why string) {
+	var doneMsg, errMsg string
+	var waitErr error
+	if p != nil {
+		p.mu.Lock()
+		doneMsg, errMsg = p.doneMsg, p.errMsg
+		p.mu.Unlock()
+		waitErr = p.waitErr
+	}
 	f := strings.Fields(doneMsg)
-	if len(f) == 8 && p.waitErr == nil {
+	if len(f) == 8 && waitErr == nil {
 		nums := make([]int, 6)
 		ok := true
 		for i := range nums {
@@ -374,38 +392,54 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo) (status string, c
 		}
 		if ok {
 			c = rawlog.Counts{Planned: nums[0], Completed: nums[1], Failed: nums[2], Cancelled: nums[3], Aborted: nums[4], NotSent: nums[5]}
-			if c.Planned != wi.Planned {
-				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d planned requests, its shard has %d", p.id, c.Planned, wi.Planned)
+			if c.Planned != wi.Planned || c.Accounted() != c.Planned {
+				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its shard has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
 			}
 			return f[1], c, ""
 		}
 	}
 	status = rawlog.StatusFailed
-	how := "failed"
+	how := "ended without reporting its outcome"
 	var ee *exec.ExitError
-	if errors.As(p.waitErr, &ee) {
+	switch {
+	case p == nil:
+		how = "was never started"
+	case errors.As(waitErr, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			status, how = "killed", "killed by signal "+ws.Signal().String()
+			status, how = rawlog.StatusKilled, "killed by signal "+ws.Signal().String()
 		} else {
 			how = fmt.Sprintf("exited with status %d", ee.ExitCode())
 		}
 	}
-	c.Planned = wi.Planned
-	s, err := rawlog.Summarize(filepath.Join(r.dir, wi.Log))
+	notSentWhy := fmt.Sprintf("worker %d died (%s) before sending it", wi.ID, how)
+	if runErr != nil {
+		notSentWhy = "the run failed before the start"
+	}
+	rec := r.recoverShard(wi.ID, wi.Log)
+	c = rec.counts
 	logNote := ""
-	if err == nil {
-		c.Completed, c.Failed, c.Cancelled = s.Counts.Completed, s.Counts.Failed, s.Counts.Cancelled
-		c.Aborted, c.NotSent = s.Counts.Aborted, s.Counts.NotSent
-		c.Lost = wi.Planned - s.Requests
-		if s.TornBytes > 0 {
-			logNote = fmt.Sprintf(", torn final frame of %d bytes skipped", s.TornBytes)
+	if rec.torn > 0 {
+		logNote = fmt.Sprintf(", torn final frame of %d bytes skipped", rec.torn)
+	}
+	if rec.unreadable != nil {
+		logNote += fmt.Sprintf("; log unreadable past a damaged record, requests without a readable record counted lost: %v", rec.unreadable)
+	}
+	if len(rec.notSent) > 0 {
+		if err := r.writeRecoveryLog(wi.ID, rec.notSent, notSentWhy); err != nil {
+			// Without a record anywhere, readers can only count them lost: say so here too.
+			c.NotSent -= len(rec.notSent)
+			c.Lost += len(rec.notSent)
+			logNote += "; could not write the recovery log, never-sent requests counted lost: " + err.Error()
+		} else {
+			wi.RecoveryLog, wi.Recovered = RecoveryLogName(wi.ID), len(rec.notSent)
 		}
-	} else {
-		c.Lost = wi.Planned
-		logNote = ", log unreadable: " + err.Error()
 	}
 	wi.Lost = c.Lost
-	why = fmt.Sprintf("worker %d (pid %d, CPU %d) %s: %d of its %d planned requests lost%s", p.id, wi.PID, wi.CPU, how, c.Lost, wi.Planned, logNote)
+	why = fmt.Sprintf("worker %d (pid %d, CPU %d) %s: %d of its %d planned requests lost in flight, %d never sent", wi.ID, wi.PID, wi.CPU, how, c.Lost, wi.Planned, len(rec.notSent))
+	if wi.RecoveryLog != "" {
+		why += " (not_sent in " + wi.RecoveryLog + ")"
+	}
+	why += logNote
 	if errMsg != "" {
 		why += ": " + errMsg
 	}
@@ -501,16 +535,7 @@ func (r *Replay) failProcs(procs []*proc, err error) (*rawlog.Manifest, error) {
 	if len(msgs) > 0 {
 		err = fmt.Errorf("%w: %s", err, strings.Join(msgs, "; "))
 	}
-	return r.fail(err)
-}
-
-func (r *Replay) fail(err error) (*rawlog.Manifest, error) {
-	m := &r.manifest
-	m.Status = rawlog.StatusFailed
-	m.Error = err.Error()
-	m.EndUnixNs = time.Now().UnixNano()
-	r.writeManifest()
-	return m, fmt.Errorf("replay: %w", err)
+	return r.finish(procs, false, err)
 }
 
 func (r *Replay) absPlan() string {
@@ -645,12 +670,25 @@ func containsInt(s []int, v int) bool {
 	return false
 }
 
+// formatCPUs writes cpus as a Linux CPU list, runs of consecutive CPUs as ranges ("0-3,6").
 func formatCPUs(cpus []int) string {
-	s := make([]string, len(cpus))
-	for i, c := range cpus {
-		s[i] = strconv.Itoa(c)
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(cpus[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
 	}
-	return strings.Join(s, ",")
+	return b.String()
 }
 
 // cpuModel returns the first "model name" of /proc/cpuinfo, or "".

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -42,8 +43,47 @@ func readRun(t testing.TB, m *rawlog.Manifest, dir string) map[uint32]rawlog.Req
 			}
 			all[i] = q
 		}
+		if w.RecoveryLog == "" {
+			continue
+		}
+		// The coordinator's not_sent records for a worker that died.
+		path = filepath.Join(dir, w.RecoveryLog)
+		s = summarize(t, path)
+		if s.Header.Worker != w.ID || s.Header.PlanHash != m.PlanHash || s.Header.StartUnixNs != m.StartUnixNs ||
+			s.Requests != w.Recovered || s.Counts.NotSent != w.Recovered || s.Footer == nil || s.Footer.Status != rawlog.StatusRecovered {
+			t.Fatalf("%s: summary %+v, manifest worker %+v", w.RecoveryLog, s, w)
+		}
+		for i, q := range readLog(t, path) {
+			if _, dup := all[i]; dup {
+				t.Fatalf("request %d logged by worker %d and recovered", i, w.ID)
+			}
+			all[i] = q
+		}
 	}
 	return all
+}
+
+// sentIndices returns the plan indices of a log's Sent records.
+func sentIndices(t testing.TB, path string) map[uint32]bool {
+	t.Helper()
+	r, err := rawlog.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out := map[uint32]bool{}
+	for {
+		k, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == rawlog.KindSent {
+			out[r.Sent().Index] = true
+		}
+	}
 }
 
 // A full run through worker processes: sessions stay on one worker, every request is logged
@@ -204,16 +244,18 @@ func waitStarted(t testing.TB, dir string) *rawlog.Manifest {
 	return nil
 }
 
-// Done-when: a worker killed with SIGKILL loses only what it had not logged; the run goes on
-// with the other workers and reports the loss.
+// Done-when: a worker killed with SIGKILL loses only its in-flight requests, which the run
+// reports; the requests it never sent are not_sent (in its recovery log), the run goes on
+// with the other workers, and every planned request has exactly one outcome.
 func TestWorkerKilled(t *testing.T) {
 	cpus, _ := allowedCPUs()
 	if len(cpus) < 2 {
 		t.Skip("needs two CPUs for two workers")
 	}
 	srv := newTestServer(t)
-	ps := singleTurn(60, job{N: 10, ITLms: 10, Stream: true}, nil)
-	ps.meta.Concurrency = 4
+	const n, slots = 60, 4 // two per worker
+	ps := singleTurn(n, job{N: 10, ITLms: 10, Stream: true}, nil)
+	ps.meta.Concurrency = slots
 	plan := ps.write(t, t.TempDir())
 	o := testOptions(t, plan, srv.URL)
 	o.Workers = 2
@@ -231,17 +273,156 @@ func TestWorkerKilled(t *testing.T) {
 		t.Fatalf("status %s err %v", m.Status, err)
 	}
 	w0, w1 := m.Workers[0], m.Workers[1]
-	if w0.Status != rawlog.StatusComplete || w1.Status != "killed" || w1.Lost == 0 || w1.Lost == w1.Planned || m.Counts.Lost != w1.Lost {
-		t.Fatalf("workers %+v %+v counts %+v", w0, w1, m.Counts)
+	c := m.Counts
+	if w0.Status != rawlog.StatusComplete || w0.Lost != 0 || w0.RecoveryLog != "" || w1.Status != rawlog.StatusKilled {
+		t.Fatalf("workers %+v %+v", w0, w1)
+	}
+	if c.Planned != n || c.Accounted() != n {
+		t.Fatalf("counts %+v do not add up to %d", c, n)
+	}
+	// Lost is exactly the killed worker's in-flight requests: started (Sent record) with no
+	// outcome. Its two slots were busy when it was killed (each request takes ~100 ms).
+	logPath := filepath.Join(o.OutputDir, w1.Log)
+	logged, started := readLog(t, logPath), sentIndices(t, logPath)
+	inFlight := 0
+	for i := range started {
+		if _, ok := logged[i]; !ok {
+			inFlight++
+		}
+	}
+	if w1.Lost != inFlight || c.Lost != w1.Lost || w1.Lost < 1 || w1.Lost > slots/2 {
+		t.Fatalf("lost %d (run %d), in flight %d, slots %d", w1.Lost, c.Lost, inFlight, slots/2)
+	}
+	for i, q := range logged {
+		if !started[i] && q.Outcome != rawlog.OutcomeNotSent {
+			t.Fatalf("request %d ended %v with no Sent record", i, q.Outcome)
+		}
+	}
+	// The rest of its shard was never sent: not_sent records, each with the reason, none of
+	// them started.
+	if w1.Recovered == 0 || w1.RecoveryLog != RecoveryLogName(1) || len(logged)+w1.Lost+w1.Recovered != w1.Planned || c.NotSent != w1.Recovered {
+		t.Fatalf("worker 1 %+v: %d logged, counts %+v", w1, len(logged), c)
 	}
 	reqs := readRun(t, m, o.OutputDir) // the killed worker's log is readable
-	if m.Counts.Completed+m.Counts.Lost != 60 || len(reqs) != 60-w1.Lost {
-		t.Fatalf("counts %+v, %d records", m.Counts, len(reqs))
+	if len(reqs) != n-c.Lost || c.Completed != n-c.Lost-c.NotSent {
+		t.Fatalf("counts %+v, %d records", c, len(reqs))
 	}
-	// The killed worker lost its unfinished requests only: at concurrency 2 per worker,
-	// those in flight plus those never sent.
-	if s := summarize(t, filepath.Join(o.OutputDir, w1.Log)); s.Footer != nil || s.Counts.Completed == 0 {
+	recovered := readLog(t, filepath.Join(o.OutputDir, w1.RecoveryLog))
+	for i, q := range recovered {
+		if started[i] || q.Outcome != rawlog.OutcomeNotSent || q.WriteStartNs != -1 || !strings.Contains(q.Err, "worker 1 died (killed by signal killed) before sending it") {
+			t.Fatalf("recovered request %d: started %v, %+v", i, started[i], q)
+		}
+	}
+	// The server saw every completed request and at most the lost ones besides: nothing
+	// reported not_sent reached it.
+	if got := int(srv.requests.Load()); got < c.Completed || got > c.Completed+c.Lost {
+		t.Fatalf("server saw %d requests; %d completed, %d lost", got, c.Completed, c.Lost)
+	}
+	if s := summarize(t, logPath); s.Footer != nil || s.Counts.Completed == 0 {
 		t.Fatalf("killed worker log %+v", s)
+	}
+	if !strings.Contains(m.Error, "lost in flight") || !strings.Contains(m.Error, RecoveryLogName(1)) {
+		t.Fatalf("error %q", m.Error)
+	}
+}
+
+// Workers that cannot start: the run fails, and run.json and the logs still give every
+// planned request one outcome (not_sent, nothing having been sent).
+func TestWorkersFailToStart(t *testing.T) {
+	srv := newTestServer(t)
+	const n = 12
+	for _, c := range []struct {
+		name string
+		cmd  []string
+		want string
+	}{
+		{"no such program", []string{"/nonexistent/llmbench-worker"}, "start worker 0"},
+		{"exits at once", []string{"/bin/sh", "-c", "exit 3"}, "exited before the start"},
+		{"plan replaced", nil, "changed since the coordinator opened it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.cmd != nil && c.name != "no such program" {
+				if _, err := os.Stat(c.cmd[0]); err != nil {
+					t.Skip(err)
+				}
+			}
+			ps := singleTurn(n, job{N: 1, Stream: true}, nil)
+			ps.meta.Concurrency = 2
+			path := ps.write(t, t.TempDir())
+			o := testOptions(t, path, srv.URL)
+			o.Workers = 2
+			o.NoPin = true
+			if c.cmd != nil {
+				o.WorkerCommand = c.cmd
+			}
+			r, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.cmd == nil {
+				// The plan file is replaced after the coordinator checked it: each worker
+				// refuses it before it is ready.
+				other := singleTurn(n, job{N: 2, Stream: true}, nil)
+				other.meta.Concurrency = 2
+				if err := os.Rename(other.write(t, t.TempDir()), path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, err := r.Run()
+			if err == nil || m.Status != rawlog.StatusFailed || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("status %s err %v", m.Status, err)
+			}
+			if got := m.Counts; got.Planned != n || got.NotSent != n || got.Accounted() != n {
+				t.Fatalf("counts %+v", got)
+			}
+			if got := len(readRunLoose(t, m, o.OutputDir)); got != n {
+				t.Fatalf("%d records in the logs, want %d", got, n)
+			}
+			back, err := rawlog.ReadManifest(o.OutputDir)
+			if err != nil || back.Counts != m.Counts || back.Error != m.Error {
+				t.Fatalf("run.json %+v %v", back, err)
+			}
+			for _, w := range back.Workers {
+				if w.Status == rawlog.StatusRunning || w.Lost != 0 {
+					t.Fatalf("worker %+v", w)
+				}
+			}
+		})
+	}
+}
+
+// A CPU list naming CPUs this process may not use is refused by New, before anything is
+// written.
+func TestBadCPUs(t *testing.T) {
+	srv := newTestServer(t)
+	plan := singleTurn(2, job{N: 1}, nil).write(t, t.TempDir())
+	allowed, _ := allowedCPUs()
+	for _, c := range []struct {
+		cpus []int
+		want string
+	}{
+		{[]int{99999}, "cpus 99999: CPU 99999 is not available to this process, which may use CPUs " + formatCPUs(allowed)},
+		{append([]int{allowed[0]}, 4000, 4001, 4002, 4005), "CPUs 4000-4002,4005 are not available"},
+	} {
+		o := testOptions(t, plan, srv.URL)
+		o.CPUs = c.cpus
+		_, err := New(o)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("cpus %v: %v, want %q", c.cpus, err, c.want)
+		}
+		if _, err := os.Stat(o.OutputDir); !os.IsNotExist(err) {
+			t.Errorf("cpus %v: output dir created (%v)", c.cpus, err)
+		}
+		// Unpinned workers do not use the list's CPUs, only its length.
+		o.NoPin = true
+		if r, err := New(o); err != nil {
+			t.Errorf("cpus %v with NoPin: %v", c.cpus, err)
+		} else {
+			r.plan.Close()
+		}
+	}
+	if got := formatCPUs([]int{0, 1, 2, 3, 6, 8, 9, 5}); got != "0-3,6,8-9,5" {
+		t.Errorf("formatCPUs: %q", got)
 	}
 }
 
@@ -384,11 +565,23 @@ func TestStopBeforeStart(t *testing.T) {
 
 // readRunLoose is readRun without the header checks (a run stopped before its start has
 // no common start instant).
+// A worker that never got far enough to write its log has none.
 func readRunLoose(t testing.TB, m *rawlog.Manifest, dir string) map[uint32]rawlog.Request {
 	all := map[uint32]rawlog.Request{}
 	for _, w := range m.Workers {
-		for i, q := range readLog(t, filepath.Join(dir, w.Log)) {
-			all[i] = q
+		for _, name := range []string{w.Log, w.RecoveryLog} {
+			if name == "" {
+				continue
+			}
+			if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
+				continue
+			}
+			for i, q := range readLog(t, filepath.Join(dir, name)) {
+				if _, dup := all[i]; dup {
+					t.Fatalf("request %d logged twice", i)
+				}
+				all[i] = q
+			}
 		}
 	}
 	return all

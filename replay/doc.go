@@ -50,4 +50,17 @@
 // failed (transport error, timeout, protocol error), cancelled (the plan's cancel-after),
 // aborted (cut by an interruption or the end of a duration-sized run's grace period) or
 // not sent.
+//
+// # Workers that die
+//
+// Before a request's first byte reaches its connection, the worker writes a Sent record and
+// waits until it is in the kernel. When a worker dies (SIGKILL, crash) the coordinator reads
+// its log: a request with a Request record ended as recorded; one with only a Sent record
+// was in flight and is lost (its outcome unknown); one with neither was never sent, and the
+// coordinator writes a not_sent record for it to the worker's recovery log
+// (RecoveryLogName), listed in run.json. The surviving workers go on with their own shards:
+// the dead worker's unsent sessions are not handed to them, because that would change their
+// load, the closed loop's per-worker concurrency and the planned schedule mid-run of a run
+// that is reported failed anyway. Workers that never start are recovered the same way, so
+// run.json's counts always add up to the plan.
 package replay

@@ -44,11 +44,13 @@ type Options struct {
 	// to the plan's session count and to its concurrency, so every worker has work and slots.
 	Workers int
 	// CPUs are the CPUs workers are pinned to, one each; nil means every CPU this process may
-	// use. Empty with NoPin set means no pinning.
+	// use. Empty with NoPin set means no pinning. New refuses a CPU this process may not use
+	// (CheckCPUs) unless NoPin is set, when only the list's length counts.
 	CPUs []int
 	// NoPin leaves workers unpinned (for machines that forbid sched_setaffinity).
 	NoPin bool
-	// APIKey is sent as "Authorization: Bearer KEY" unless Headers sets Authorization. It is
+	// APIKey is sent as "Authorization: Bearer KEY" ("x-api-key: KEY" when the headers carry
+	// anthropic-version: the Messages API) unless Headers sets that header. It is
 	// never written anywhere.
 	APIKey string
 	// Headers are extra "Name: value" request headers; they replace plan headers of the same
@@ -163,6 +165,33 @@ func (o *Options) normalize() error {
 		o.ToolVersion = "devel"
 	}
 	return nil
+}
+
+// CheckCPUs returns an error naming the CPUs of cpus this process may not run on (its
+// sched_getaffinity mask: CPUs that do not exist, are offline, or are outside its cpuset),
+// so that a bad list is refused before a run starts instead of when each worker pins itself.
+func CheckCPUs(cpus []int) error {
+	allowed, err := allowedCPUs()
+	if err != nil {
+		return err
+	}
+	ok := make(map[int]bool, len(allowed))
+	for _, c := range allowed {
+		ok[c] = true
+	}
+	var bad []int
+	for _, c := range cpus {
+		if !ok[c] {
+			bad = append(bad, c)
+		}
+	}
+	switch len(bad) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("CPU %d is not available to this process, which may use CPUs %s", bad[0], formatCPUs(allowed))
+	}
+	return fmt.Errorf("CPUs %s are not available to this process, which may use CPUs %s", formatCPUs(bad), formatCPUs(allowed))
 }
 
 // ParseCPUList parses a Linux CPU list such as "0-3,6,8-9".

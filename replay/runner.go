@@ -154,6 +154,7 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 	head := t.heads[rec.PathID]
 
 	w.sent.Add(1)
+	marked := false
 	for attempt := 0; ; attempt++ {
 		c := r.getConn(url)
 		if c == nil {
@@ -165,6 +166,17 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 				return
 			}
 			c = nc
+		}
+		if !marked {
+			// From here on the server may see the request: if this worker dies before its
+			// Request record is written, the Sent record makes it lost (in flight), not
+			// not_sent. A retry on a fresh connection is the same request.
+			marked = true
+			if err := w.logSent(q.Index); err != nil {
+				c.nc.Close()
+				r.finish(nil, exNetError, err, "log: ")
+				return
+			}
 		}
 		q.ConnReused = c.used
 		r.setActive(c)

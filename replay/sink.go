@@ -9,17 +9,25 @@ import (
 // request goroutine only copies its frame into the active buffer and signals; the writer
 // goroutine swaps buffers and makes the write(2) call, so no request waits on the file. Every
 // frame reaches the kernel within one scheduling round of being logged, which is what lets a
-// worker killed with SIGKILL keep every request that had finished.
+// worker killed with SIGKILL keep every request that had finished. flush is the exception for
+// the one record that must be in the kernel before the caller goes on (Sent, before the
+// request's bytes reach the socket).
 type logSink struct {
 	f      *os.File
 	mu     sync.Mutex
 	cond   *sync.Cond
 	active []byte
 	spare  []byte
-	closed bool
-	err    error
-	wake   chan struct{}
-	done   chan struct{}
+	// writing says a goroutine is writing the buffer it took from active; spare is then in
+	// use as active, so nobody else may swap until it is done.
+	writing bool
+	// queued and written count the bytes ever queued and ever handed to write(2).
+	queued  int64
+	written int64
+	closed  bool
+	err     error
+	wake    chan struct{}
+	done    chan struct{}
 }
 
 // maxPending bounds the bytes waiting for the writer; Write blocks beyond it rather than grow
@@ -47,6 +55,7 @@ func (s *logSink) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	s.active = append(s.active, p...)
+	s.queued += int64(len(p))
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -55,29 +64,51 @@ func (s *logSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// flush returns once every frame queued before the call is in the kernel. It writes them
+// from the calling goroutine unless another is already writing (then it waits for that one),
+// so on a worker's single P it costs one write(2), not a switch to the writer goroutine.
+func (s *logSink) flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	target := s.queued
+	for s.written < target && s.err == nil {
+		s.writeOut()
+	}
+	return s.err
+}
+
+// writeOut writes what is queued, waiting first while another goroutine writes. It is called
+// with s.mu held and returns with it held; the write itself runs unlocked.
+func (s *logSink) writeOut() {
+	for s.writing {
+		s.cond.Wait()
+	}
+	if len(s.active) == 0 {
+		return
+	}
+	buf := s.active
+	s.active = s.spare[:0]
+	s.writing = true
+	s.mu.Unlock()
+	_, err := s.f.Write(buf)
+	s.mu.Lock()
+	s.writing = false
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	s.written += int64(len(buf))
+	s.spare = buf[:0]
+	s.cond.Broadcast()
+}
+
 func (s *logSink) loop() {
 	defer close(s.done)
 	for {
 		<-s.wake
 		s.mu.Lock()
-		buf := s.active
-		s.active = s.spare[:0]
 		closed := s.closed
+		s.writeOut()
 		s.mu.Unlock()
-		if len(buf) > 0 {
-			_, err := s.f.Write(buf)
-			s.mu.Lock()
-			if err != nil && s.err == nil {
-				s.err = err
-			}
-			s.spare = buf[:0]
-			s.cond.Broadcast()
-			s.mu.Unlock()
-		} else {
-			s.mu.Lock()
-			s.spare = buf[:0]
-			s.mu.Unlock()
-		}
 		if closed {
 			return
 		}
@@ -97,13 +128,11 @@ func (s *logSink) close() error {
 	}
 	<-s.done
 	s.mu.Lock()
-	rest := s.active
-	s.active = nil
+	for s.written < s.queued && s.err == nil {
+		s.writeOut()
+	}
 	err := s.err
 	s.mu.Unlock()
-	if err == nil && len(rest) > 0 {
-		_, err = s.f.Write(rest)
-	}
 	if serr := s.f.Sync(); err == nil {
 		err = serr
 	}

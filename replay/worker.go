@@ -413,6 +413,19 @@ func (w *worker) logRequest(q *rawlog.Request) {
 	}
 }
 
+// logSent writes a Sent record for plan index idx and returns once it is in the kernel, so it
+// survives a SIGKILL that comes after the request's first byte was written.
+func (w *worker) logSent(idx uint32) error {
+	err := w.lw.WriteSent(rawlog.Sent{Index: idx, TimeNs: w.nowNs()})
+	if err == nil {
+		err = w.sink.flush()
+	}
+	if err != nil {
+		w.fatal(err)
+	}
+	return err
+}
+
 // fatal reports an unrecoverable error (the log cannot be written) and stops the run.
 func (w *worker) fatal(err error) {
 	fmt.Fprintf(os.Stderr, "replay worker %d: %v\n", w.cfg.ID, err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -56,16 +57,17 @@ var notInSpec = map[string]bool{"output": true, "help": true}
 
 // compileFlags holds the flags that do not map one to one onto plan.Options.
 type compileFlags struct {
-	extraInputs   []string
-	tokenizer     string
-	inputFile     string
-	datasetType   string
-	publicDataset string
-	blockSize     int
-	seed          uint64
-	startOffset   int64
-	endOffset     int64
-	help          bool
+	extraInputs     []string
+	payloadTemplate string
+	tokenizer       string
+	inputFile       string
+	datasetType     string
+	publicDataset   string
+	blockSize       int
+	seed            uint64
+	startOffset     int64
+	endOffset       int64
+	help            bool
 }
 
 func newCompileFlagSet(o *plan.Options, cf *compileFlags) *pflag.FlagSet {
@@ -91,6 +93,8 @@ func newCompileFlagSet(o *plan.Options, cf *compileFlags) *pflag.FlagSet {
 	fs.BoolVar(&o.UseLegacyMaxTokens, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
 	fs.BoolVar(&o.UseServerTokenCount, "use-server-token-count", false, "ask streaming responses for usage (stream_options.include_usage)")
 	fs.StringArrayVar(&cf.extraInputs, "extra-inputs", nil, "k:v merged into every body, v typed as JSON (ignore_eos:true); repeatable, or a JSON object")
+	fs.StringVar(&cf.payloadTemplate, "payload-template", "", "template endpoint: Go text/template of each body (sees .Model .Prompt .Messages .MaxTokens .Streaming .Query .Passages .Texts .Extra and func json), or @FILE; also --extra-inputs payload_template:...")
+	fs.StringVar(&o.ResponseField, "response-field", "", "raw/template: dotted path to the output text in each response event or body, e.g. choices.0.delta.content (default: detect the shape); also --extra-inputs response_field:...")
 	fs.StringVar(&cf.tokenizer, "tokenizer", "", `"builtin", a tokenizer.json path or folder, or a HuggingFace model id in the local cache (default: the model id if it has a "/", else builtin)`)
 
 	// Input
@@ -235,8 +239,66 @@ func (cf *compileFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 	if err != nil {
 		return err
 	}
+	// AIPerf passes the template and the response field as extra inputs; they configure the
+	// plan and are not body members. Moving them onto the flags also records them in the spec
+	// under the flag names, where analyze looks for the response field.
+	lift := []struct{ key, flag string }{{"payload_template", "payload-template"}, {"response_field", "response-field"}}
+	for _, l := range lift {
+		v, ok := extra[l.key]
+		if !ok || (l.key == "payload_template" && o.EndpointType != "template") ||
+			(l.key == "response_field" && o.EndpointType != "raw" && o.EndpointType != "template") {
+			continue
+		}
+		str, isStr := v.(string)
+		if !isStr && l.key == "payload_template" {
+			// A template without actions can be valid JSON, which parseExtraInputs decoded:
+			// take it back as text.
+			b, err := json.Marshal(v)
+			if err != nil {
+				return fmt.Errorf("--extra-inputs %s: %w", l.key, err)
+			}
+			str, isStr = string(b), true
+		}
+		if !isStr {
+			return fmt.Errorf("--extra-inputs %s: want a string", l.key)
+		}
+		if fs.Changed(l.flag) {
+			return fmt.Errorf("--%s and --extra-inputs %s are both given", l.flag, l.key)
+		}
+		if err := fs.Set(l.flag, str); err != nil {
+			return fmt.Errorf("--extra-inputs %s: %w", l.key, err)
+		}
+		delete(extra, l.key)
+	}
+	if len(extra) == 0 {
+		extra = nil
+	}
 	o.ExtraInputs = extra
-	return nil
+	o.PayloadTemplate, err = readTemplate(cf.payloadTemplate)
+	return err
+}
+
+// readTemplate resolves --payload-template: "@FILE", or a value that names an existing file
+// and holds no "{" (AIPerf takes a path there too), is read from that file; anything else is
+// the template source itself.
+func readTemplate(v string) (string, error) {
+	path, fromFile := strings.CutPrefix(v, "@")
+	if !fromFile && v != "" && !strings.Contains(v, "{") {
+		if st, err := os.Stat(v); err == nil && st.Mode().IsRegular() {
+			fromFile = true
+		}
+	}
+	if !fromFile {
+		return v, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--payload-template: %w", err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return "", fmt.Errorf("--payload-template %s: the file is empty", path)
+	}
+	return string(b), nil
 }
 
 // tokenizerSpec resolves --tokenizer: as given, else the model id when it looks like a

@@ -95,7 +95,7 @@ func parse(argv []string, stderr io.Writer, getenv func(string) string) (*replay
 	workers := fs.Int("workers", 0, "worker processes (default: one per CPU in --cpus)")
 	cpus := fs.String("cpus", "", "CPUs to pin workers to, one each, e.g. 0-3,6 (default: every CPU this process may use)")
 	noPin := fs.Bool("no-pin", false, "do not pin workers to CPUs")
-	apiKey := fs.String("api-key", "", "API key sent as 'Authorization: Bearer KEY' (default $OPENAI_API_KEY); never written anywhere")
+	apiKey := fs.String("api-key", "", "API key sent as 'Authorization: Bearer KEY', or 'x-api-key: KEY' to the Anthropic Messages API (default $OPENAI_API_KEY); never written anywhere")
 	headers := fs.StringArrayP("header", "H", nil, "extra request header 'Name: value' (repeatable)")
 	timeout := fs.Float64("request-timeout-seconds", replay.DefaultRequestTimeout.Seconds(), "per-request timeout, connect to last byte")
 	grace := fs.String("benchmark-grace-period", strconv.FormatFloat(replay.DefaultGracePeriod.Seconds(), 'f', -1, 64),
@@ -140,6 +140,11 @@ func parse(argv []string, stderr io.Writer, getenv func(string) string) (*replay
 		c, err := replay.ParseCPUList(*cpus)
 		if err != nil {
 			return nil, fmt.Errorf("--%w", err)
+		}
+		if !*noPin {
+			if err := replay.CheckCPUs(c); err != nil {
+				return nil, fmt.Errorf("--cpus %q: %w", *cpus, err)
+			}
 		}
 		o.CPUs = c
 	}

@@ -90,15 +90,41 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// Done-when: --cpus naming CPUs this process may not use is bad input: one line naming the
+// flag, exit status 2, and no output directory created.
+func TestBadCPUList(t *testing.T) {
+	plan := writePlan(t, 4, 0)
+	env := func(string) string { return "" }
+	for _, c := range []struct {
+		cpus string
+		want string
+	}{
+		{"99999", `--cpus "99999": CPU 99999 is not available to this process, which may use CPUs `},
+		{"0-99999", `--cpus "0-99999": CPUs `},
+		{"4090-4095,4097", `--cpus "4090-4095,4097": CPUs 4090-4095,4097 are not available`},
+	} {
+		dir := filepath.Join(t.TempDir(), "run")
+		var stderr bytes.Buffer
+		code := run([]string{"replay", "--plan", plan, "--url", "http://127.0.0.1:1", "--output-dir", dir, "--cpus", c.cpus}, &stderr, env)
+		out := stderr.String()
+		if code != 2 || !strings.HasPrefix(out, "replay: "+c.want) || strings.Count(out, "\n") != 1 {
+			t.Errorf("--cpus %s: exit %d, stderr %q, want one line starting %q", c.cpus, code, out, "replay: "+c.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("--cpus %s: output dir exists (%v)", c.cpus, err)
+		}
+	}
+}
+
 func TestParseOptions(t *testing.T) {
 	env := map[string]string{"OPENAI_API_KEY": "sk-env"}
 	o, err := parse([]string{"replay", "--plan", "p", "-u", "http://a", "--url", "http://b", "--output-dir", "d",
-		"--cpus", "0-1", "-H", "X-A: 1", "--benchmark-grace-period", "inf", "--request-timeout-seconds", "2.5",
+		"--cpus", "0-1", "--no-pin", "-H", "X-A: 1", "--benchmark-grace-period", "inf", "--request-timeout-seconds", "2.5",
 		"--no-gpu-telemetry", "--connection-reuse-strategy", "never"}, io.Discard, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(o.URLs) != "[http://a http://b]" || fmt.Sprint(o.CPUs) != "[0 1]" || o.APIKey != "sk-env" ||
+	if fmt.Sprint(o.URLs) != "[http://a http://b]" || fmt.Sprint(o.CPUs) != "[0 1]" || !o.NoPin || o.APIKey != "sk-env" ||
 		o.GracePeriod != replay.InfiniteGrace || o.RequestTimeout != 2500*time.Millisecond || o.GPUSampleInterval >= 0 ||
 		o.ConnectionReuse != "never" || o.SessionHeader != replay.DefaultSessionHeader || fmt.Sprint(o.Headers) != "[X-A: 1]" {
 		t.Fatalf("options %+v", o)

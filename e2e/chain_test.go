@@ -1,0 +1,258 @@
+package e2e_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// rawRequest is what replay logged about one request, with its plan record.
+type rawRequest struct {
+	index    uint32
+	urlIndex int
+	session  uint32
+	phase    mmapds.Phase
+	status   int
+	body     string
+}
+
+// readRaw reads every request record of a run directory (the raw logs, not analyze's view)
+// and joins it with the plan's record.
+func readRaw(t *testing.T, runDir, planPath string) (*rawlog.Manifest, []rawRequest) {
+	t.Helper()
+	m, err := rawlog.ReadManifest(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := mmapds.Open(planPath, mmapds.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var out []rawRequest
+	for _, w := range m.Workers {
+		r, err := rawlog.Open(filepath.Join(runDir, w.Log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			k, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", w.Log, err)
+			}
+			if k != rawlog.KindRequest {
+				continue
+			}
+			q := r.Request()
+			rec, _, err := p.Record(int(q.Index))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, rawRequest{index: q.Index, urlIndex: q.URLIndex, session: rec.Session, phase: rec.Phase,
+				status: q.Status, body: string(q.Body)})
+		}
+		r.Close()
+	}
+	if len(out) != p.Len() {
+		t.Fatalf("the logs hold %d requests, the plan %d", len(out), p.Len())
+	}
+	slices.SortFunc(out, func(a, b rawRequest) int { return int(a.index) - int(b.index) })
+	return m, out
+}
+
+// TestToolCallsCountAsOutput: with mockllm answering every request with a tool call, the
+// streamed function name and argument deltas are the output. Each request's OSL is the
+// requested 32 tokens, the same count the server's usage reports, and the first event (the
+// name) is the first token.
+func TestToolCallsCountAsOutput(t *testing.T) {
+	srv := startMock(t, append(slices.Clone(mockTiming), "--tool-call-rate", "1")...)
+	markers := map[string]string{
+		"chat":      `"tool_calls":[{"index":0,"id":`,
+		"responses": `"type":"response.function_call_arguments.delta"`,
+	}
+	var runs []*chainRun
+	for _, typ := range []string{"chat", "responses"} {
+		runs = append(runs, &chainRun{url: srv.URL, c: endpointCase{name: typ, typ: typ, streaming: true, tokens: true,
+			serverTokens: true, synthetic: true, toolCalls: true, timed: true}})
+	}
+	runTimed(t, runs, func(t *testing.T, r *chainRun) {
+		_, raws := readRaw(t, r.runDir, r.plan)
+		for _, q := range raws {
+			if !strings.Contains(q.body, markers[r.c.typ]) {
+				t.Fatalf("request %d was not answered with a tool call (no %s):\n%.400s", q.index, markers[r.c.typ], q.body)
+			}
+		}
+		checkRun(t, r)
+		for _, rec := range readRecords(t, filepath.Join(r.dir, "client")) {
+			if v, _ := rec.num("output_token_count"); v != osl {
+				t.Errorf("request %d: output_token_count %v, want %d (tool name + arguments)", rec.Metadata.RequestIndex, v, osl)
+			}
+		}
+	})
+}
+
+// TestURLRoundRobin: --url twice with --url-strategy round_robin spreads sessions over both
+// servers, every turn of a session on its session's server; each server's own request
+// counter agrees with replay's logs.
+func TestURLRoundRobin(t *testing.T) {
+	t.Parallel()
+	a, b := startMock(t, mockTiming...), startMock(t, mockTiming...)
+	dir := t.TempDir()
+	const sessions, turns = 6, 3
+	planPath := compile(t, dir, "--model", "mock", "--endpoint-type", "chat", "--isl", "32", "--osl", "4",
+		"--extra-inputs", "ignore_eos:true", "--conversation-turn-mean", strconv.Itoa(turns), "--num-sessions", strconv.Itoa(sessions),
+		"--concurrency", "4", "--random-seed", "3")
+	runDir := replayPlan(t, dir, planPath, []string{a.URL, b.URL}, "--url-strategy", "round_robin")
+	out := filepath.Join(dir, "client")
+	if code := analyzeRun(t, runDir, out); code != 0 {
+		t.Errorf("analyze exit %d, want 0", code)
+	}
+	s := readSummary(t, out)
+	if n := s.must(t, "request_count").Avg; n != sessions*turns {
+		t.Errorf("request_count %v, want %d", n, sessions*turns)
+	}
+	if n := s.must(t, "error_request_count").Avg; n != 0 {
+		t.Errorf("error_request_count %v: %+v", n, s.errorSummary(t))
+	}
+	m, raws := readRaw(t, runDir, planPath)
+	if !slices.Equal(m.URLs, []string{a.URL, b.URL}) {
+		t.Fatalf("run.json urls %q, want %q", m.URLs, []string{a.URL, b.URL})
+	}
+	perURL := make([]int, 2)
+	sessionURL := map[uint32]int{}
+	for _, q := range raws {
+		if q.urlIndex < 0 || q.urlIndex > 1 {
+			t.Fatalf("request %d: url_index %d", q.index, q.urlIndex)
+		}
+		perURL[q.urlIndex]++
+		if u, ok := sessionURL[q.session]; ok && u != q.urlIndex {
+			t.Errorf("session %d moved from URL %d to %d at request %d", q.session, u, q.urlIndex, q.index)
+		}
+		sessionURL[q.session] = q.urlIndex
+		if want := int(q.session) % 2; q.urlIndex != want {
+			t.Errorf("request %d of session %d went to URL %d, want %d (session mod 2)", q.index, q.session, q.urlIndex, want)
+		}
+	}
+	if len(sessionURL) != sessions {
+		t.Errorf("%d sessions in the logs, want %d", len(sessionURL), sessions)
+	}
+	for i, srv := range []*mockServer{a, b} {
+		got := srv.requestsTotal(t)
+		if perURL[i] == 0 || got != perURL[i] {
+			t.Errorf("URL %d (%s): server counted %d requests, replay logged %d", i, srv.URL, got, perURL[i])
+		}
+	}
+}
+
+// TestAPIKeyHeaders: with --api-key, replay sends the key the way each API wants it —
+// "x-api-key" to Anthropic's Messages API (its plan carries anthropic-version), "Authorization:
+// Bearer" to the others — so a server that checks keys (mockllm --api-key) rejects nothing.
+func TestAPIKeyHeaders(t *testing.T) {
+	t.Parallel()
+	const key = "sk-e2e-0123"
+	srv := startMock(t, append(slices.Clone(mockTiming), "--api-key", key)...)
+	for _, typ := range []string{"anthropic_messages", "chat"} {
+		t.Run(typ, func(t *testing.T) { checkAPIKey(t, srv, typ, key) })
+	}
+	if n := srv.metric(t, "mockllm_unauthorized_total")[""]; n != 0 {
+		t.Errorf("mockllm rejected %v requests as unauthorized", n)
+	}
+	if n := srv.requestsTotal(t); n != 8 {
+		t.Errorf("mockllm served %d requests, want 8", n)
+	}
+}
+
+// checkAPIKey runs a small streaming plan of typ against srv with --api-key key: no request
+// may fail, and run.json must not hold the key.
+func checkAPIKey(t *testing.T, srv *mockServer, typ, key string) {
+	t.Helper()
+	dir := t.TempDir()
+	planPath := compile(t, dir, "--model", "mock", "--endpoint-type", typ, "--streaming", "--isl", "16", "--osl", "4",
+		"--request-count", "4", "--concurrency", "4")
+	runDir := replayPlan(t, dir, planPath, []string{srv.URL}, "--api-key", key)
+	out := filepath.Join(dir, "client")
+	if code := analyzeRun(t, runDir, out); code != 0 {
+		t.Errorf("analyze exit %d: %+v", code, readSummary(t, out).errorSummary(t))
+	}
+	if b, err := os.ReadFile(filepath.Join(runDir, rawlog.ManifestName)); err != nil || strings.Contains(string(b), key) {
+		t.Errorf("run.json holds the key (or is unreadable: %v)", err)
+	}
+}
+
+// TestReasoningDeltas: with mockllm thinking first (--reasoning-tokens 8), the reasoning deltas
+// of chat (reasoning_content), responses (response.reasoning_text.delta) and
+// anthropic_messages (thinking_delta) count as reasoning: 8 reasoning and 24 output tokens of
+// the 32, the first output token 8 ITLs after the first token, and the server's usage agrees
+// (Anthropic's usage has no reasoning split: only the totals are compared).
+func TestReasoningDeltas(t *testing.T) {
+	t.Parallel()
+	const reasoning = 8
+	srv := startMock(t, append(slices.Clone(mockTiming), "--reasoning-tokens", strconv.Itoa(reasoning))...)
+	for _, typ := range []string{"chat", "responses", "anthropic_messages"} {
+		t.Run(typ, func(t *testing.T) {
+			t.Parallel()
+			c := endpointCase{name: typ, typ: typ, streaming: true, tokens: true, serverTokens: true, synthetic: true}
+			dir := t.TempDir()
+			planPath := compile(t, dir, c.planArgs()...)
+			runDir := replayPlan(t, dir, planPath, []string{srv.URL})
+			out, srvOut := filepath.Join(dir, "client"), filepath.Join(dir, "server")
+			if code := analyzeRun(t, runDir, out); code != 0 {
+				t.Fatalf("analyze exit %d: %+v", code, readSummary(t, out).errorSummary(t))
+			}
+			if code := analyzeRun(t, runDir, srvOut, "--use-server-token-count"); code != 0 {
+				t.Fatalf("analyze --use-server-token-count exit %d", code)
+			}
+			s, recs := readSummary(t, out), readRecords(t, out)
+			checkClean(t, s, recs, &c)
+			server := byIndex(readRecords(t, srvOut))
+			for _, r := range recs {
+				i := r.Metadata.RequestIndex
+				rt, _ := r.num("reasoning_token_count")
+				ot, _ := r.num("output_token_count")
+				osl, _ := r.num("output_sequence_length")
+				if rt != reasoning || ot != osl-reasoning || osl != 32 {
+					t.Errorf("request %d: reasoning %v, output %v, OSL %v; want %d, %d, 32", i, rt, ot, osl, reasoning, 32-reasoning)
+				}
+				tags := []string{"output_sequence_length"}
+				if typ != "anthropic_messages" {
+					tags = append(tags, "reasoning_token_count", "output_token_count")
+				}
+				for _, tag := range tags {
+					cv, _ := r.num(tag)
+					if sv, ok := server[i].num(tag); !ok || sv != cv {
+						t.Errorf("request %d %s: client %v, server-count mode %v (present %v)", i, tag, cv, sv, ok)
+					}
+				}
+			}
+			// The first visible token comes 8 token events after the first (reasoning) one:
+			// the median over requests of TTFO − TTFT is 8 ITLs, give or take the lateness of
+			// two deliveries.
+			var gaps []float64
+			for _, r := range recs {
+				ttft, ok1 := r.num("time_to_first_token")
+				ttfo, ok2 := r.num("time_to_first_output_token")
+				if !ok1 || !ok2 {
+					t.Fatalf("request %d: TTFT present %v, TTFO present %v", r.Metadata.RequestIndex, ok1, ok2)
+				}
+				gaps = append(gaps, ttfo-ttft)
+			}
+			slices.Sort(gaps)
+			med := (gaps[len(gaps)/2-1] + gaps[len(gaps)/2]) / 2
+			t.Logf("%s: median TTFO − TTFT %.3f ms", typ, med)
+			if med < reasoning*5-3 || med > reasoning*5+3 {
+				t.Errorf("median TTFO − TTFT %.3f ms, want %d ± 3 ms (%d reasoning tokens at 5 ms)", med, reasoning*5, reasoning)
+			}
+		})
+	}
+}
