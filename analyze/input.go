@@ -108,6 +108,9 @@ type logJob struct {
 	worker    int // WorkerInfo.ID, or -1 for the telemetry log
 	planned   int
 	telemetry bool
+	// recovery marks the not_sent records replay wrote for a worker that died: requests,
+	// but no worker activity of their own.
+	recovery bool
 }
 
 // input is everything opened before the logs are read.
@@ -192,7 +195,7 @@ func openInput(o *Options) (*input, error) {
 			// worker's planned requests, so what neither holds counts as lost.
 			in.jobs = append(in.jobs, logJob{run: ri, path: filepath.Join(r.dir, w.Log), worker: w.ID, planned: w.Planned - w.Recovered})
 			if w.RecoveryLog != "" {
-				in.jobs = append(in.jobs, logJob{run: ri, path: filepath.Join(r.dir, w.RecoveryLog), worker: w.ID, planned: w.Recovered})
+				in.jobs = append(in.jobs, logJob{run: ri, path: filepath.Join(r.dir, w.RecoveryLog), worker: w.ID, planned: w.Recovered, recovery: true})
 			}
 			in.planned += w.Planned
 		}

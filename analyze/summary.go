@@ -492,7 +492,7 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		s.Counts.Warmup = s.Counts.WarmupSeen
 	}
 	for _, i := range lostIdx {
-		all.addError(&requestError{Kind: "lost", Message: "no record in any log: the worker died before writing it"}, uint32(i), 1)
+		all.addError(&requestError{Kind: "lost", Message: "no record in any log: in flight when its worker died"}, uint32(i), 1)
 		all.gateErrors++
 	}
 	if len(lostIdx) == 0 && s.Counts.Lost > 0 {
@@ -575,7 +575,7 @@ func (a *analysis) writeRecords(parts []*partial, lostIdx []int, w io.Writer) er
 		m = requestMetrics{Index: uint32(i), Phase: rec.Phase, Session: rec.Session, Turn: rec.Turn, Worker: -1,
 			IntendedNs: rec.SendOffsetNs, ReadyNs: -1, SendNs: -1, HeaderNs: -1, EndNs: -1,
 			FirstContentNs: -1, LastContentNs: -1, StartUnixNs: a.in.runs[0].m.StartUnixNs,
-			Err: &requestError{Kind: "lost", Message: "no record in any log: the worker died before writing it"}}
+			Err: &requestError{Kind: "lost", Message: "no record in any log: in flight when its worker died"}}
 		line = appendRecord(line[:0], &m)
 		if _, err := w.Write(line); err != nil {
 			return fmt.Errorf("analyze: write records: %w", err)

@@ -28,7 +28,7 @@ func (a *analysis) runWindow(r int, s *Summary) (lo, hi int64) {
 func (a *analysis) workerHealth(parts []*partial, s *Summary, notes []string) ([]WorkerSummary, []string) {
 	var out []WorkerSummary
 	for i, job := range a.in.jobs {
-		if job.telemetry {
+		if job.telemetry || job.recovery {
 			continue
 		}
 		p := parts[i]
