@@ -14,55 +14,11 @@ func renderAnthropic(dst []byte, r *Request) ([]byte, error) {
 		}
 	}
 	var o obj
-	o.open(dst, r.Extra)
-	if r.Model != "" {
-		o.str("model", r.Model)
-	}
+	o.openModel(dst, r)
 	o.int("max_tokens", r.MaxTokens) // 0 only when Extra supplies it (checked above)
-	nsys := 0
-	for i := range r.Messages {
-		if r.Messages[i].Role == "system" {
-			nsys++
-		}
-	}
-	if nsys > 0 && o.key("system") {
-		o.b = append(o.b, '"')
-		j := 0
-		for i := range r.Messages {
-			if r.Messages[i].Role != "system" {
-				continue
-			}
-			if j > 0 {
-				o.b = append(o.b, `\n\n`...)
-			}
-			j++
-			o.b = appendStringBody(o.b, r.Messages[i].Content)
-		}
-		o.b = append(o.b, '"')
-	}
+	appendSystem(&o, "system", r)
 	if o.key("messages") {
-		o.b = append(o.b, '[')
-		if len(r.Messages) == 0 {
-			o.b = append(o.b, `{"role":"user","content":`...)
-			o.b = appendString(o.b, r.Prompt)
-			o.b = append(o.b, '}')
-		}
-		j := 0
-		for i := range r.Messages {
-			if r.Messages[i].Role == "system" {
-				continue
-			}
-			if j > 0 {
-				o.b = append(o.b, ',')
-			}
-			j++
-			o.b = append(o.b, `{"role":`...)
-			o.b = appendString(o.b, r.Messages[i].Role)
-			o.b = append(o.b, `,"content":`...)
-			o.b = appendString(o.b, r.Messages[i].Content)
-			o.b = append(o.b, '}')
-		}
-		o.b = append(o.b, ']')
+		o.b = appendMessages(o.b, r, true)
 	}
 	o.bool("stream", r.Streaming)
 	return o.close()
@@ -72,12 +28,8 @@ func renderAnthropic(dst []byte, r *Request) ([]byte, error) {
 // by key, which is unambiguous in this API: text_delta carries "text", thinking_delta
 // "thinking", input_json_delta "partial_json", a tool_use block "name".
 func parseAnthropic(s *scan, d *Delta) shapeError {
-	if !s.enterObject() {
-		if s.err == nil {
-			s.skip()
-			return "expected a JSON object"
-		}
-		return ""
+	if se, ok := s.enterTopObject(); !ok {
+		return se
 	}
 	var typ span
 	var sawError bool
@@ -92,7 +44,7 @@ func parseAnthropic(s *scan, d *Delta) shapeError {
 		case "type":
 			typ = s.strVal()
 		case "delta", "content_block":
-			parseAnthropicBlock(s, d)
+			parseAnthropicBlock(s, d, false)
 		case "message":
 			// message_start: the message object carries the input usage.
 			parseAnthropicMessage(s, d)
@@ -147,8 +99,11 @@ func parseAnthropicMessage(s *scan, d *Delta) {
 	}
 }
 
-// parseAnthropicBlock reads a delta or content_block object.
-func parseAnthropicBlock(s *scan, d *Delta) {
+// parseAnthropicBlock reads a content block: a streaming delta or content_block object, or
+// (whole) an element of a complete message's content array. A tool_use call's input counts as
+// output: in a whole message it is the input JSON, in a stream the input_json_delta's
+// partial_json (content_block_start's input is an empty placeholder, so it is skipped).
+func parseAnthropicBlock(s *scan, d *Delta, whole bool) {
 	if !s.enterObject() {
 		s.skip()
 		return
@@ -160,10 +115,22 @@ func parseAnthropicBlock(s *scan, d *Delta) {
 			return
 		}
 		switch string(k) {
-		case "text", "partial_json", "name":
+		case "text", "name":
 			d.Content, _ = s.str(d.Content)
 		case "thinking":
 			d.Reasoning, _ = s.str(d.Reasoning)
+		case "partial_json":
+			if whole {
+				s.skip()
+			} else {
+				d.Content, _ = s.str(d.Content)
+			}
+		case "input":
+			if whole {
+				d.Content = append(d.Content, s.raw()...)
+			} else {
+				s.skip()
+			}
 		default:
 			s.skip()
 		}
@@ -183,26 +150,6 @@ func parseAnthropicContent(s *scan, r rawSpan, d *Delta) {
 	}
 	n := 0
 	for t.element(&n) {
-		if !t.enterObject() {
-			t.skip()
-			continue
-		}
-		m := 0
-		for {
-			k, ok := t.member(&m)
-			if !ok {
-				break
-			}
-			switch string(k) {
-			case "text", "name":
-				d.Content, _ = t.str(d.Content)
-			case "thinking":
-				d.Reasoning, _ = t.str(d.Reasoning)
-			case "input":
-				d.Content = append(d.Content, t.raw()...)
-			default:
-				t.skip()
-			}
-		}
+		parseAnthropicBlock(&t, d, true)
 	}
 }

@@ -326,6 +326,15 @@ func (o *obj) open(dst []byte, extra map[string]any) {
 	}
 }
 
+// openModel is open with r's Extra followed by the "model" member, left out when r.Model is
+// empty.
+func (o *obj) openModel(dst []byte, r *Request) {
+	o.open(dst, r.Extra)
+	if r.Model != "" {
+		o.str("model", r.Model)
+	}
+}
+
 // key writes the member name and separator; it returns false when Extra overrides the key
 // (the Extra value has then been written already) so the caller skips its default value.
 func (o *obj) key(k string) bool {

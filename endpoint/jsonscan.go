@@ -630,10 +630,10 @@ func validEscapes(raw []byte) bool {
 		if k+1 >= len(raw) {
 			return false
 		}
-		switch raw[k+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		switch c := raw[k+1]; {
+		case shortEscapes[c] != 0:
 			raw = raw[k+2:]
-		case 'u':
+		case c == 'u':
 			if _, ok := hex4(raw[k+2:]); !ok {
 				return false
 			}
@@ -701,6 +701,10 @@ func appendValidUTF8(dst, raw []byte) []byte {
 	return dst
 }
 
+// shortEscapes maps the byte after the backslash of a two-byte JSON escape (\n, \" ...) to
+// the byte it stands for; 0 marks the bytes that start no such escape.
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
 // unescapeInto appends the decoded text of a raw JSON string body (no surrounding quotes).
 // It follows encoding/json: invalid UTF-8 bytes and unpaired surrogates become U+FFFD. The
 // raw bytes must have passed strSpan (no control bytes); a malformed escape is copied through
@@ -716,26 +720,11 @@ func unescapeInto(dst, raw []byte) []byte {
 		if len(raw) < 2 {
 			return append(dst, raw...)
 		}
-		switch c := raw[1]; c {
-		case '"', '\\', '/':
-			dst = append(dst, c)
+		switch c := raw[1]; {
+		case shortEscapes[c] != 0:
+			dst = append(dst, shortEscapes[c])
 			raw = raw[2:]
-		case 'b':
-			dst = append(dst, '\b')
-			raw = raw[2:]
-		case 'f':
-			dst = append(dst, '\f')
-			raw = raw[2:]
-		case 'n':
-			dst = append(dst, '\n')
-			raw = raw[2:]
-		case 'r':
-			dst = append(dst, '\r')
-			raw = raw[2:]
-		case 't':
-			dst = append(dst, '\t')
-			raw = raw[2:]
-		case 'u':
+		case c == 'u':
 			r, ok := hex4(raw[2:])
 			if !ok {
 				dst = append(dst, raw[:2]...)

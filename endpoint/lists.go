@@ -5,16 +5,11 @@ package endpoint
 
 // appendTexts writes the embeddings input list: Texts, or the single prompt.
 func appendTexts(dst []byte, r *Request) []byte {
+	if len(r.Texts) > 0 {
+		return appendStrings(dst, r.Texts)
+	}
 	dst = append(dst, '[')
-	if len(r.Texts) == 0 {
-		dst = appendPrompt(dst, r)
-	}
-	for i, t := range r.Texts {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, t)
-	}
+	dst = appendPrompt(dst, r)
 	return append(dst, ']')
 }
 
@@ -22,10 +17,7 @@ func appendTexts(dst []byte, r *Request) []byte {
 // override with an extra input input_type:passage).
 func renderEmbeddings(dst []byte, r *Request, nim bool) ([]byte, error) {
 	var o obj
-	o.open(dst, r.Extra)
-	if r.Model != "" {
-		o.str("model", r.Model)
-	}
+	o.openModel(dst, r)
 	if o.key("input") {
 		o.b = appendTexts(o.b, r)
 	}
@@ -38,22 +30,16 @@ func renderEmbeddings(dst []byte, r *Request, nim bool) ([]byte, error) {
 // renderChatEmbeddings writes vLLM's chat-style embeddings request (messages instead of input).
 func renderChatEmbeddings(dst []byte, r *Request) ([]byte, error) {
 	var o obj
-	o.open(dst, r.Extra)
-	if r.Model != "" {
-		o.str("model", r.Model)
-	}
+	o.openModel(dst, r)
 	if o.key("messages") {
-		o.b = appendMessages(o.b, r)
+		o.b = appendMessages(o.b, r, false)
 	}
 	return o.close()
 }
 
 func renderNIMRankings(dst []byte, r *Request) ([]byte, error) {
 	var o obj
-	o.open(dst, r.Extra)
-	if r.Model != "" {
-		o.str("model", r.Model)
-	}
+	o.openModel(dst, r)
 	if o.key("query") {
 		o.b = append(o.b, `{"text":`...)
 		o.b = appendString(o.b, r.Query)
@@ -86,10 +72,7 @@ func renderTEIRankings(dst []byte, r *Request) ([]byte, error) {
 
 func renderCohereRankings(dst []byte, r *Request) ([]byte, error) {
 	var o obj
-	o.open(dst, r.Extra)
-	if r.Model != "" {
-		o.str("model", r.Model)
-	}
+	o.openModel(dst, r)
 	o.str("query", r.Query)
 	if o.key("documents") {
 		o.b = appendStrings(o.b, r.Passages)
@@ -97,6 +80,7 @@ func renderCohereRankings(dst []byte, r *Request) ([]byte, error) {
 	return o.close()
 }
 
+// appendStrings writes ss as a JSON array of strings.
 func appendStrings(dst []byte, ss []string) []byte {
 	dst = append(dst, '[')
 	for i, t := range ss {
@@ -110,10 +94,7 @@ func appendStrings(dst []byte, ss []string) []byte {
 
 func renderImages(dst []byte, r *Request) ([]byte, error) {
 	var o obj
-	o.open(dst, r.Extra)
-	if r.Model != "" {
-		o.str("model", r.Model)
-	}
+	o.openModel(dst, r)
 	if o.key("prompt") {
 		o.b = appendPrompt(o.b, r)
 	}
@@ -136,12 +117,8 @@ func renderImages(dst []byte, r *Request) ([]byte, error) {
 // NIM "rankings", Cohere "results"): Items counts them. Usage comes from "usage" or Cohere's
 // meta.tokens.
 func parseList(s *scan, d *Delta, key string) shapeError {
-	if !s.enterObject() {
-		if s.err == nil {
-			s.skip()
-			return "expected a JSON object"
-		}
-		return ""
+	if se, ok := s.enterTopObject(); !ok {
+		return se
 	}
 	var sawList, sawError bool
 	var object, message span
@@ -228,12 +205,8 @@ func parseTEIRankings(s *scan, d *Delta) shapeError {
 // parseImages reads an images response ({"data": [...], "usage": {...}}) or a streaming
 // event (image_generation.partial_image, image_generation.completed with usage).
 func parseImages(s *scan, d *Delta) shapeError {
-	if !s.enterObject() {
-		if s.err == nil {
-			s.skip()
-			return "expected a JSON object"
-		}
-		return ""
+	if se, ok := s.enterTopObject(); !ok {
+		return se
 	}
 	var sawData, sawError bool
 	var typ span

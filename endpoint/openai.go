@@ -5,18 +5,24 @@ package endpoint
 // SGLang, DeepSeek) or reasoning (vLLM >= 0.10, OpenRouter) to the message/delta.
 
 // appendMessages writes the chat messages array; a Request with only a Prompt becomes one
-// user message.
-func appendMessages(dst []byte, r *Request) []byte {
+// user message. skipSystem leaves out the system turns, for APIs that carry them in a
+// top-level member instead (see appendSystem).
+func appendMessages(dst []byte, r *Request, skipSystem bool) []byte {
 	dst = append(dst, '[')
 	if len(r.Messages) == 0 {
 		dst = append(dst, `{"role":"user","content":`...)
 		dst = appendString(dst, r.Prompt)
 		return append(dst, '}', ']')
 	}
+	j := 0
 	for i := range r.Messages {
-		if i > 0 {
+		if skipSystem && r.Messages[i].Role == "system" {
+			continue
+		}
+		if j > 0 {
 			dst = append(dst, ',')
 		}
+		j++
 		dst = append(dst, `{"role":`...)
 		dst = appendString(dst, r.Messages[i].Role)
 		dst = append(dst, `,"content":`...)
@@ -24,6 +30,34 @@ func appendMessages(dst []byte, r *Request) []byte {
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')
+}
+
+// appendSystem writes member key holding the system turns' contents joined by a blank line,
+// the top-level system prompt of the Anthropic ("system") and Responses ("instructions")
+// APIs. Without system turns it writes nothing.
+func appendSystem(o *obj, key string, r *Request) {
+	nsys := 0
+	for i := range r.Messages {
+		if r.Messages[i].Role == "system" {
+			nsys++
+		}
+	}
+	if nsys == 0 || !o.key(key) {
+		return
+	}
+	o.b = append(o.b, '"')
+	j := 0
+	for i := range r.Messages {
+		if r.Messages[i].Role != "system" {
+			continue
+		}
+		if j > 0 {
+			o.b = append(o.b, `\n\n`...)
+		}
+		j++
+		o.b = appendStringBody(o.b, r.Messages[i].Content)
+	}
+	o.b = append(o.b, '"')
 }
 
 // appendPrompt writes the prompt string of prompt-style APIs: r.Prompt, or the messages'
@@ -42,19 +76,22 @@ func appendPrompt(dst []byte, r *Request) []byte {
 	return append(dst, '"')
 }
 
-func renderChat(dst []byte, r *Request) ([]byte, error) {
-	var o obj
-	o.open(dst, r.Extra)
-	if r.Model != "" {
-		o.str("model", r.Model)
-	}
-	if o.key("messages") {
-		o.b = appendMessages(o.b, r)
-	}
+// appendStream writes the chat and completions "stream" member and, when usage is wanted,
+// stream_options asking for the final usage chunk.
+func appendStream(o *obj, r *Request) {
 	o.bool("stream", r.Streaming)
 	if r.Streaming && r.IncludeUsage && o.key("stream_options") {
 		o.b = append(o.b, `{"include_usage":true}`...)
 	}
+}
+
+func renderChat(dst []byte, r *Request) ([]byte, error) {
+	var o obj
+	o.openModel(dst, r)
+	if o.key("messages") {
+		o.b = appendMessages(o.b, r, false)
+	}
+	appendStream(&o, r)
 	if r.MaxTokens > 0 {
 		if r.LegacyMaxTokens {
 			o.int("max_tokens", r.MaxTokens)
@@ -67,17 +104,11 @@ func renderChat(dst []byte, r *Request) ([]byte, error) {
 
 func renderCompletions(dst []byte, r *Request) ([]byte, error) {
 	var o obj
-	o.open(dst, r.Extra)
-	if r.Model != "" {
-		o.str("model", r.Model)
-	}
+	o.openModel(dst, r)
 	if o.key("prompt") {
 		o.b = appendPrompt(o.b, r)
 	}
-	o.bool("stream", r.Streaming)
-	if r.Streaming && r.IncludeUsage && o.key("stream_options") {
-		o.b = append(o.b, `{"include_usage":true}`...)
-	}
+	appendStream(&o, r)
 	if r.MaxTokens > 0 {
 		o.int("max_tokens", r.MaxTokens)
 	}
@@ -102,12 +133,8 @@ const (
 // reverse. modeAuto (raw/template detection) skips these checks: there the dialect is not
 // known in advance.
 func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
-	if !s.enterObject() {
-		if s.err == nil {
-			s.skip()
-			return "expected a JSON object"
-		}
-		return ""
+	if se, ok := s.enterTopObject(); !ok {
+		return se
 	}
 	var (
 		sawChoices, sawUsage, sawError bool

@@ -55,6 +55,20 @@ func (s *scan) hasPrefix(sp span, prefix string) bool {
 	return sp.ok && !sp.esc && sp.end-sp.start >= len(prefix) && string(s.b[sp.start:sp.start+len(prefix)]) == prefix
 }
 
+// enterTopObject enters the object a parser expects. When the value is something else it is
+// skipped and ok is false, with the shape error to report: none after a syntax error, which
+// the scanner already holds.
+func (s *scan) enterTopObject() (se shapeError, ok bool) {
+	if s.enterObject() {
+		return "", true
+	}
+	if s.err == nil {
+		s.skip()
+		return "expected a JSON object", false
+	}
+	return "", false
+}
+
 // rawSpan is a value's byte range, to be read later with sub.
 type rawSpan struct{ start, end int }
 

@@ -6,55 +6,11 @@ package endpoint
 
 func renderResponses(dst []byte, r *Request) ([]byte, error) {
 	var o obj
-	o.open(dst, r.Extra)
-	if r.Model != "" {
-		o.str("model", r.Model)
-	}
-	nsys := 0
-	for i := range r.Messages {
-		if r.Messages[i].Role == "system" {
-			nsys++
-		}
-	}
+	o.openModel(dst, r)
 	// System turns become "instructions", the Responses API's system prompt.
-	if nsys > 0 && o.key("instructions") {
-		o.b = append(o.b, '"')
-		j := 0
-		for i := range r.Messages {
-			if r.Messages[i].Role != "system" {
-				continue
-			}
-			if j > 0 {
-				o.b = append(o.b, `\n\n`...)
-			}
-			j++
-			o.b = appendStringBody(o.b, r.Messages[i].Content)
-		}
-		o.b = append(o.b, '"')
-	}
+	appendSystem(&o, "instructions", r)
 	if o.key("input") {
-		o.b = append(o.b, '[')
-		if len(r.Messages) == 0 {
-			o.b = append(o.b, `{"role":"user","content":`...)
-			o.b = appendString(o.b, r.Prompt)
-			o.b = append(o.b, '}')
-		}
-		j := 0
-		for i := range r.Messages {
-			if r.Messages[i].Role == "system" {
-				continue
-			}
-			if j > 0 {
-				o.b = append(o.b, ',')
-			}
-			j++
-			o.b = append(o.b, `{"role":`...)
-			o.b = appendString(o.b, r.Messages[i].Role)
-			o.b = append(o.b, `,"content":`...)
-			o.b = appendString(o.b, r.Messages[i].Content)
-			o.b = append(o.b, '}')
-		}
-		o.b = append(o.b, ']')
+		o.b = appendMessages(o.b, r, true)
 	}
 	o.bool("stream", r.Streaming)
 	if r.MaxTokens > 0 {
@@ -65,12 +21,8 @@ func renderResponses(dst []byte, r *Request) ([]byte, error) {
 
 // parseResponses parses one streaming event or a whole response object.
 func parseResponses(s *scan, d *Delta) shapeError {
-	if !s.enterObject() {
-		if s.err == nil {
-			s.skip()
-			return "expected a JSON object"
-		}
-		return ""
+	if se, ok := s.enterTopObject(); !ok {
+		return se
 	}
 	var (
 		typ, delta, object, message span

@@ -48,12 +48,8 @@ func parseTGI(s *scan, d *Delta) shapeError {
 }
 
 func parseTGIObject(s *scan, d *Delta) shapeError {
-	if !s.enterObject() {
-		if s.err == nil {
-			s.skip()
-			return "expected a JSON object"
-		}
-		return ""
+	if se, ok := s.enterTopObject(); !ok {
+		return se
 	}
 	var (
 		text, generated     span
