@@ -2,7 +2,7 @@
 # server; `make test` is what CI runs (.ci/run).
 GO        ?= go
 BIN       := bin
-CMDS      := plan replay analyze mockllm
+CMDS      := plan replay analyze mockllm profile
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 10s
 DEMO_DIR  ?= $(BIN)/demo
@@ -27,14 +27,19 @@ demo: build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# fuzz: a short run of every fuzz target (go test runs one target per invocation).
+# fuzz: a short run of every fuzz target (go test runs one target per invocation). The targets
+# are found in the test files go itself compiles for each package (internal and external
+# tests, build constraints applied), whatever the files are called.
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
-	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
-	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
-	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	@set -e; n=0; \
+	for line in $$($(GO) list -f '{{.ImportPath}}={{range .TestGoFiles}}{{$$.Dir}}/{{.}},{{end}}{{range .XTestGoFiles}}{{$$.Dir}}/{{.}},{{end}}' ./...); do \
+	  pkg=$${line%%=*}; files=$$(echo "$${line#*=}" | tr ',' ' '); \
+	  [ -n "$$files" ] || continue; \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$files); do \
+	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; n=$$((n+1)); \
 	  done; \
-	done
+	done; \
+	echo "fuzz: $$n targets passed"; [ $$n -gt 0 ]
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi

@@ -30,6 +30,15 @@ func csvStat(st *Stats, key string) float64 {
 // csvNumber formats like AIPerf's CSV exporter: two decimals.
 func csvNumber(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
+// csvValue formats a single value: whole-number metrics (counts, token totals, timestamps)
+// as integers, the way AIPerf's exporter writes its int values, the others with two decimals.
+func csvValue(r *Result) string {
+	if r.Int {
+		return strconv.FormatInt(r.Exact, 10)
+	}
+	return csvNumber(r.Value)
+}
+
 // csvName is the metric's display name with its unit, as AIPerf writes it (no unit for
 // counts of requests).
 func csvName(header, unit string) string {
@@ -49,7 +58,7 @@ func newCSV(w io.Writer) *csv.Writer {
 // WriteAIPerfCSV writes profile_export_aiperf.csv in AIPerf's layout: distributions
 // (Metric,avg,min,max,sum,p1,…,p99,std), a blank row, single values (Metric,Value), and
 // GPU telemetry after two blank rows. Rows are sorted by metric tag; numbers have two
-// decimals.
+// decimals, except whole-number single values (counts, token totals, timestamps).
 func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 	cw := newCSV(w)
 	var dists, singles []*Result
@@ -79,7 +88,7 @@ func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 	if len(singles) > 0 {
 		cw.Write([]string{"Metric", "Value"})
 		for _, r := range singles {
-			cw.Write([]string{csvName(r.Header, r.Unit), csvNumber(r.Value)})
+			cw.Write([]string{csvName(r.Header, r.Unit), csvValue(r)})
 		}
 	}
 	if len(s.GPUs) > 0 {

@@ -18,13 +18,15 @@ var aiperfDeclared = [...]MetricID{
 	MRequestThroughput, MRequestLatency, MRequestCount, MTimeToFirstToken, MTimeToSecondToken,
 	MInterTokenLatency, MOutputTokenThroughput, MOutputTokenThroughputPerUser,
 	MOutputSequenceLength, MInputSequenceLength, MGoodput, MGoodRequestCount, MOutputTokenCount,
-	MReasoningTokenCount, MInterChunkLatency, MTotalOutputTokens, MTotalReasoningTokens,
-	MBenchmarkDuration, MTotalISL, MTotalOSL, MErrorRequestCount, MErrorISL, MTotalErrorISL,
+	MReasoningTokenCount, MMinRequestTimestamp, MMaxResponseTimestamp, MInterChunkLatency,
+	MTotalOutputTokens, MTotalReasoningTokens, MBenchmarkDuration, MTotalISL, MTotalOSL,
+	MErrorRequestCount, MErrorISL, MTotalErrorISL,
 }
 
-// metricBlock is one metric's stats block: unit and avg, and for distributions the
-// percentiles, min, max, std, count and sum (AIPerf's JsonMetricResult field order), plus
-// p99_9 and, when the percentiles come from a histogram, approx.
+// metricBlock is one metric's stats block, exactly AIPerf's JsonMetricResult (which forbids
+// other keys): unit and avg, and for distributions the percentiles p1…p99, min, max, std,
+// count and sum, in its field order. What that model has no field for (p99_9, approx) is
+// in extraStats.
 func metricBlock(r *Result) *ordered {
 	o := &ordered{}
 	o.add("unit", r.Unit)
@@ -42,9 +44,24 @@ func metricBlock(r *Result) *ordered {
 	o.add("std", pyFloat(st.Std))
 	o.add("count", st.Count)
 	o.add("sum", pyFloat(st.Sum))
-	o.add("p99_9", pyFloat(st.P[9]))
-	if st.Approx {
-		o.add("approx", true)
+	return o
+}
+
+// extraStats holds, per distribution, the statistics AIPerf's metric block has no field for:
+// p99_9, and approx when the percentiles come from a histogram. It is written under
+// llmbench.extra_stats, so that every metric block stays a valid JsonMetricResult.
+func extraStats(results []Result) *ordered {
+	o := &ordered{}
+	for i := range results {
+		r := &results[i]
+		if r.Stats == nil {
+			continue
+		}
+		e := (&ordered{}).add("p99_9", pyFloat(r.Stats.P[9]))
+		if r.Stats.Approx {
+			e.add("approx", true)
+		}
+		o.add(r.Tag, e)
 	}
 	return o
 }
@@ -167,7 +184,7 @@ func WriteAIPerfJSON(w io.Writer, s *Summary) error {
 }
 
 // ownBlock holds what AIPerf's schema has no place for: the run's accounting, the verdict,
-// worker health and notes.
+// worker health, notes and the statistics metric blocks cannot carry (extra_stats).
 func ownBlock(s *Summary) *ordered {
 	c := s.Counts
 	counts := &ordered{}
@@ -218,6 +235,7 @@ func ownBlock(s *Summary) *ordered {
 	o.add("run_status", s.RunStatus)
 	o.add("counts", counts).add("verdict", verdict).add("goodput_slos", slos)
 	o.add("workers", workers).add("notes", notes)
+	o.add("extra_stats", extraStats(s.Results))
 	return o
 }
 

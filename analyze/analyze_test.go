@@ -275,10 +275,6 @@ func TestBadInput(t *testing.T) {
 	tmp := t.TempDir()
 	good := scenario{n: 4, ttft: 20 * ms, itl: 5 * ms, tokens: 4, concurrency: 2, streaming: true}.build(t, filepath.Join(tmp, "a"))
 	other := scenario{n: 5, ttft: 20 * ms, itl: 5 * ms, tokens: 4, concurrency: 2, streaming: true}.build(t, filepath.Join(tmp, "b"))
-	corrupt := scenario{n: 4, ttft: 20 * ms, itl: 5 * ms, tokens: 4, concurrency: 2, streaming: true}.build(t, filepath.Join(tmp, "c"))
-	cb, _ := os.ReadFile(filepath.Join(corrupt, "worker-000.rawlog"))
-	cb[40] ^= 0xFF
-	os.WriteFile(filepath.Join(corrupt, "worker-000.rawlog"), cb, 0o644)
 	cases := []struct {
 		name string
 		opts Options
@@ -289,7 +285,6 @@ func TestBadInput(t *testing.T) {
 		{"other plan", Options{RunDirs: []string{good}, PlanPath: filepath.Join(other, "plan.plan")}, "--plan"},
 		{"different plans", Options{RunDirs: []string{good, other}}, "only shards of one plan"},
 		{"missing plan", Options{RunDirs: []string{good}, PlanPath: filepath.Join(tmp, "nope.plan")}, "nope.plan"},
-		{"corrupt log", Options{RunDirs: []string{corrupt}}, "worker-000.rawlog"},
 		{"no tokenizer", Options{RunDirs: []string{good}, Tokenizer: nil, LoadTokenizer: func(string) (TokenCounter, error) {
 			return nil, errors.New("not found")
 		}}, "--use-server-token-count"},

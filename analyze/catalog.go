@@ -115,6 +115,8 @@ const (
 	MTotalOutputTokens
 	MTotalReasoningTokens
 	MTotalErrorISL
+	MMinRequestTimestamp
+	MMaxResponseTimestamp
 	MOSLMismatchCount
 	MUsageDiscrepancyCount
 	MTotalUsagePromptTokens
@@ -152,7 +154,9 @@ type MetricDef struct {
 	Console bool
 	// LargerIsBetter gives the direction of goodput SLOs.
 	LargerIsBetter bool
-	// Int marks metrics whose per-request values are whole numbers (token counts).
+	// Int marks metrics whose values are whole numbers: per-request token counts, and the
+	// single-value counts, token totals and timestamps (written as integers in the CSV, as
+	// AIPerf writes its integer metrics).
 	Int bool
 	// Alias, for MVLLMInterTokenLatency and MGenAIPerfTimeToFirstToken, is the metric whose
 	// values this one reports.
@@ -182,6 +186,7 @@ const (
 	unitRequests  = "requests"
 	unitPct       = "%"
 	unitBytes     = "bytes"
+	unitNs        = "ns"
 	unitSec       = "sec"
 	unitCount     = "count"
 	unitEvents    = "events"
@@ -205,6 +210,11 @@ var catalog = func() [numMetrics]MetricDef {
 	one := func(id MetricID, kind Kind, tag, header, unit string, origin Origin, order int, console, larger bool) {
 		c[id] = MetricDef{ID: id, Tag: tag, Header: header, Unit: unit, Kind: kind, Origin: origin,
 			Console: console, LargerIsBetter: larger, div: 1, order: order, Alias: -1}
+	}
+	// count is a single value that is a whole number.
+	count := func(id MetricID, kind Kind, tag, header, unit string, origin Origin, order int, console, larger bool) {
+		one(id, kind, tag, header, unit, origin, order, console, larger)
+		c[id].Int = true
 	}
 	const y, n = true, false
 	a, o := OriginAIPerf, OriginOurs
@@ -269,29 +279,31 @@ var catalog = func() [numMetrics]MetricDef {
 	one(MOutputTokenThroughput, Derived, "output_token_throughput", "Output Token Throughput", unitTPS, a, 800, y, y)
 	one(MTotalTokenThroughput, Derived, "total_token_throughput", "Total Token Throughput", unitTPS, a, 810, n, y)
 	one(MItemThroughput, Derived, "item_throughput", "Item Throughput", unitIPS, o, 890, y, y)
-	one(MRequestCount, Aggregate, "request_count", "Request Count", unitRequests, a, 910, y, y)
-	one(MErrorRequestCount, Aggregate, "error_request_count", "Error Request Count", unitRequests, a, 920, y, n)
-	one(MGoodRequestCount, Aggregate, "good_request_count", "Good Request Count", unitRequests, a, 930, y, y)
+	count(MRequestCount, Aggregate, "request_count", "Request Count", unitRequests, a, 910, y, y)
+	count(MErrorRequestCount, Aggregate, "error_request_count", "Error Request Count", unitRequests, a, 920, y, n)
+	count(MGoodRequestCount, Aggregate, "good_request_count", "Good Request Count", unitRequests, a, 930, y, y)
 	one(MGoodput, Derived, "goodput", "Goodput", unitRPS, a, 940, y, y)
 	one(MGoodRequestFraction, Derived, "good_request_fraction", "Good Request Fraction", unitRatio, a, 945, n, y)
 	one(MBenchmarkDuration, Derived, "benchmark_duration", "Benchmark Duration", unitSec, a, 950, y, n)
-	one(MTotalISL, Derived, "total_isl", "Total Input Sequence Length", unitTokens, a, 960, n, y)
-	one(MTotalOSL, Derived, "total_osl", "Total Output Sequence Length", unitTokens, a, 961, n, y)
-	one(MTotalOutputTokens, Derived, "total_output_tokens", "Total Output Tokens", unitTokens, a, 962, n, y)
-	one(MTotalReasoningTokens, Derived, "total_reasoning_tokens", "Total Reasoning Tokens", unitTokens, a, 963, n, y)
-	one(MTotalErrorISL, Derived, "total_error_isl", "Total Error Input Sequence Length", unitTokens, a, 964, n, y)
-	one(MOSLMismatchCount, Aggregate, "osl_mismatch_count", "OSL Mismatch Count", unitRequests, a, 970, n, n)
-	one(MUsageDiscrepancyCount, Aggregate, "usage_discrepancy_count", "Usage Discrepancy Count", unitRequests, a, 971, n, n)
-	one(MTotalUsagePromptTokens, Derived, "total_usage_prompt_tokens", "Total Usage Prompt Tokens", unitTokens, a, 972, n, y)
-	one(MTotalUsageCompletionTokens, Derived, "total_usage_completion_tokens", "Total Usage Completion Tokens", unitTokens, a, 973, n, y)
-	one(MTotalUsageTotalTokens, Derived, "total_usage_total_tokens", "Total Usage Total Tokens", unitTokens, a, 974, n, y)
-	one(MTotalUsageReasoningTokens, Derived, "total_usage_reasoning_tokens", "Total Usage Reasoning Tokens", unitTokens, a, 975, n, y)
-	one(MWarmupRequestCount, Aggregate, "warmup_request_count", "Warmup Request Count", unitRequests, o, 1100, n, n)
-	one(MLostRequestCount, Aggregate, "lost_request_count", "Lost Request Count", unitRequests, o, 1101, n, n)
+	count(MTotalISL, Derived, "total_isl", "Total Input Sequence Length", unitTokens, a, 960, n, y)
+	count(MTotalOSL, Derived, "total_osl", "Total Output Sequence Length", unitTokens, a, 961, n, y)
+	count(MTotalOutputTokens, Derived, "total_output_tokens", "Total Output Tokens", unitTokens, a, 962, n, y)
+	count(MTotalReasoningTokens, Derived, "total_reasoning_tokens", "Total Reasoning Tokens", unitTokens, a, 963, n, y)
+	count(MTotalErrorISL, Derived, "total_error_isl", "Total Error Input Sequence Length", unitTokens, a, 964, n, y)
+	count(MMinRequestTimestamp, Aggregate, "min_request_timestamp", "Minimum Request Timestamp", unitNs, a, 965, n, n)
+	count(MMaxResponseTimestamp, Aggregate, "max_response_timestamp", "Maximum Response Timestamp", unitNs, a, 966, n, n)
+	count(MOSLMismatchCount, Aggregate, "osl_mismatch_count", "OSL Mismatch Count", unitRequests, a, 970, n, n)
+	count(MUsageDiscrepancyCount, Aggregate, "usage_discrepancy_count", "Usage Discrepancy Count", unitRequests, a, 971, n, n)
+	count(MTotalUsagePromptTokens, Derived, "total_usage_prompt_tokens", "Total Usage Prompt Tokens", unitTokens, a, 972, n, y)
+	count(MTotalUsageCompletionTokens, Derived, "total_usage_completion_tokens", "Total Usage Completion Tokens", unitTokens, a, 973, n, y)
+	count(MTotalUsageTotalTokens, Derived, "total_usage_total_tokens", "Total Usage Total Tokens", unitTokens, a, 974, n, y)
+	count(MTotalUsageReasoningTokens, Derived, "total_usage_reasoning_tokens", "Total Usage Reasoning Tokens", unitTokens, a, 975, n, y)
+	count(MWarmupRequestCount, Aggregate, "warmup_request_count", "Warmup Request Count", unitRequests, o, 1100, n, n)
+	count(MLostRequestCount, Aggregate, "lost_request_count", "Lost Request Count", unitRequests, o, 1101, n, n)
 	one(MOfferedRequestRate, Derived, "offered_request_rate", "Offered Request Rate", unitRPS, o, 1110, y, y)
 	one(MDispatchedRequestRate, Derived, "dispatched_request_rate", "Dispatched Request Rate", unitRPS, o, 1111, y, y)
 	one(MCompletedRequestRate, Derived, "completed_request_rate", "Completed Request Rate", unitRPS, o, 1112, y, y)
-	one(MSameReadChunkGapCount, Aggregate, "same_read_chunk_gap_count", "Same Read Chunk Gap Count", unitChunkGaps, o, 1120, n, n)
+	count(MSameReadChunkGapCount, Aggregate, "same_read_chunk_gap_count", "Same Read Chunk Gap Count", unitChunkGaps, o, 1120, n, n)
 	one(MSameReadChunkGapPct, Derived, "same_read_chunk_gap_pct", "Same Read Chunk Gap Share", unitPct, o, 1121, n, n)
 	one(MMaxWorkerCPUUtilization, Derived, "max_worker_cpu_utilization", "Max Worker CPU Utilization", unitPct, o, 1130, y, n)
 	one(MTotalGPUPower, Derived, "total_gpu_power", "Total GPU Power", unitWatts, a, 1300, y, n)

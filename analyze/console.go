@@ -149,6 +149,10 @@ func VerdictLine(s *Summary) string {
 	switch {
 	case !v.Known:
 		return "Verdict: unknown: no request was sent and no worker CPU was sampled"
+	case v.Kept && s.Counts.Valid == 0:
+		// Nothing succeeded: there is no server performance to describe, only its failures.
+		return "Verdict: schedule kept: " + strings.Join(facts, "; ") +
+			". But every request failed, so these numbers describe failures, not the server's performance: see Errors."
 	case v.Kept:
 		return "Verdict: schedule kept: " + strings.Join(facts, "; ") + ". These numbers describe the server."
 	default:

@@ -75,7 +75,8 @@ var goldenCases = []struct {
 		// request, packed reads, CPU and GPU telemetry, goodput and 250 ms slices.
 		name: "stream",
 		sc: scenario{n: 40, warmup: 4, workers: 2, ttft: 20 * ms, itl: 5 * ms, tokens: 12, reasoning: 2,
-			rate: 50, errEvery: 13, packEvery: 5, cancelEvery: 17, cpuPct: 35, gpus: 2, streaming: true, lag: 300 * us},
+			rate: 50, errEvery: 13, packEvery: 5, cancelEvery: 17, cpuPct: 35, gpus: 2, streaming: true, lag: 300 * us,
+			sessionHeader: "X-Correlation-ID"},
 		opts: func() Options {
 			slos, _ := ParseGoodput("time_to_first_token:20.4 inter_token_latency:5.05")
 			return Options{Goodput: slos, SliceDuration: 250 * time.Millisecond}

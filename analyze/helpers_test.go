@@ -143,6 +143,8 @@ type runSpec struct {
 	workers   []workerLog
 	telemetry []rawlog.GPUSample
 	status    string
+	// sessionHeader is run.json's options.session_header ("" leaves it out).
+	sessionHeader string
 }
 
 // writeRun writes dir/run.json, dir/worker-NNN.rawlog and the telemetry log.
@@ -165,6 +167,12 @@ func writeRun(t testing.TB, dir string, rs runSpec) {
 			m.Options["gpus"] = append(gpus, id)
 		}
 	}
+	if rs.sessionHeader != "" {
+		if m.Options == nil {
+			m.Options = map[string]any{}
+		}
+		m.Options["session_header"] = rs.sessionHeader
+	}
 	if m.Status == "" {
 		m.Status = rawlog.StatusComplete
 	}
@@ -174,7 +182,12 @@ func writeRun(t testing.TB, dir string, rs runSpec) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := rawlog.NewWriter(f, rawlog.Header{Worker: wi, PID: 100 + wi, CPU: wi, PlanHash: rs.planHash, StartUnixNs: rs.start})
+		planned := wl.planned
+		if planned == 0 {
+			planned = len(wl.reqs)
+		}
+		w, err := rawlog.NewWriter(f, rawlog.Header{Worker: wi, PID: 100 + wi, CPU: wi, PlanHash: rs.planHash, StartUnixNs: rs.start,
+			PlanPath: rs.planFile, Planned: planned, Workers: len(rs.workers)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,10 +219,6 @@ func writeRun(t testing.TB, dir string, rs runSpec) {
 			}
 		}
 		f.Close()
-		planned := wl.planned
-		if planned == 0 {
-			planned = len(wl.reqs)
-		}
 		m.Workers = append(m.Workers, rawlog.WorkerInfo{ID: wi, PID: 100 + wi, CPU: wi, Log: name, Planned: planned, Status: "complete"})
 		m.Counts.Planned += planned
 	}

@@ -113,6 +113,14 @@ type logJob struct {
 	recovery bool
 }
 
+// lostWhat says what is lost when none of the job's log can be read.
+func (j logJob) lostWhat() string {
+	if j.telemetry {
+		return "the run has no GPU telemetry"
+	}
+	return fmt.Sprintf("its %d planned requests are counted as lost", j.planned)
+}
+
 // input is everything opened before the logs are read.
 type input struct {
 	runs     []run
@@ -123,7 +131,8 @@ type input struct {
 	tok      TokenCounter
 	tokName  string
 	jobs     []logJob
-	planned  int // Σ WorkerInfo.Planned
+	planned  int      // Σ WorkerInfo.Planned
+	notes    []string // about the input, for Summary.Notes (a rebuilt run.json)
 }
 
 func openInput(o *Options) (*input, error) {
@@ -138,13 +147,17 @@ func openInput(o *Options) (*input, error) {
 			return nil, inputErr("%s: run directory given twice", dir)
 		}
 		seen[abs] = true
-		m, err := rawlog.ReadManifest(dir)
+		m, note, err := readManifest(dir)
 		if err != nil {
-			return nil, wrapInput(err)
+			return nil, err
+		}
+		if note != "" {
+			in.notes = append(in.notes, note)
 		}
 		if len(in.runs) > 0 && m.PlanHash != in.runs[0].m.PlanHash {
-			return nil, inputErr("%s: plan %.12s differs from %s's plan %.12s: only shards of one plan can be analysed together",
-				filepath.Join(dir, rawlog.ManifestName), m.PlanHash, in.runs[0].dir, in.runs[0].m.PlanHash)
+			a, b := rawlog.HashPrefixes(m.PlanHash, in.runs[0].m.PlanHash)
+			return nil, inputErr("%s: plan %s differs from %s's plan %s: only shards of one plan can be analysed together",
+				filepath.Join(dir, rawlog.ManifestName), a, in.runs[0].dir, b)
 		}
 		in.runs = append(in.runs, run{dir: dir, m: m})
 	}
@@ -153,18 +166,21 @@ func openInput(o *Options) (*input, error) {
 		return nil, err
 	}
 	in.planPath = path
-	plan, err := mmapds.Open(path, mmapds.Options{SkipHash: true})
+	// The plan's whole content is hashed: its stored identity alone would not show a plan
+	// edited after the run (its records would silently change the results).
+	plan, err := mmapds.Open(path, mmapds.Options{})
 	if err != nil {
+		if errors.Is(err, mmapds.ErrFormat) {
+			return nil, inputErr("%v; %s was made from plan %s: pass that plan, unchanged, with --plan",
+				err, filepath.Join(in.runs[0].dir, rawlog.ManifestName), in.runs[0].m.PlanHash)
+		}
 		return nil, wrapInput(err)
 	}
 	in.plan = plan
 	in.meta = plan.Meta()
-	for _, r := range in.runs {
-		if r.m.PlanHash != "" && r.m.PlanHash != plan.HashHex() {
-			plan.Close()
-			return nil, inputErr("%s: run was made from plan %.12s but %s is plan %.12s (pass the right one with --plan)",
-				filepath.Join(r.dir, rawlog.ManifestName), r.m.PlanHash, path, plan.HashHex())
-		}
+	if err := checkRuns(in.runs, plan, path); err != nil {
+		plan.Close()
+		return nil, err
 	}
 	ep, err := endpoint.Lookup(in.meta.Endpoint)
 	if err != nil {
@@ -181,15 +197,6 @@ func openInput(o *Options) (*input, error) {
 	}
 	for ri, r := range in.runs {
 		for _, w := range r.m.Workers {
-			if w.Log == "" {
-				plan.Close()
-				return nil, inputErr("%s: worker %d has no log file name", filepath.Join(r.dir, rawlog.ManifestName), w.ID)
-			}
-			if w.Recovered < 0 || w.Recovered > w.Planned || (w.Recovered > 0) != (w.RecoveryLog != "") {
-				plan.Close()
-				return nil, inputErr("%s: worker %d: recovery log %q with %d records does not fit its %d planned requests",
-					filepath.Join(r.dir, rawlog.ManifestName), w.ID, w.RecoveryLog, w.Recovered, w.Planned)
-			}
 			// A worker that died has a recovery log too, written by replay: the requests it
 			// never sent, as not_sent records. Each log is one job with its share of the
 			// worker's planned requests, so what neither holds counts as lost.
@@ -233,6 +240,49 @@ func openInput(o *Options) (*input, error) {
 		}
 	}
 	return in, nil
+}
+
+// readManifest reads dir/run.json; a damaged one (cut short, garbled: rawlog.ErrManifest) is
+// rebuilt from the logs' headers, and note then says so. One that decodes but is
+// inconsistent is bad input: it was written that way, and the logs cannot say which is right.
+func readManifest(dir string) (m *rawlog.Manifest, note string, err error) {
+	m, err = rawlog.ReadManifest(dir)
+	if err == nil || !errors.Is(err, rawlog.ErrManifest) {
+		return m, "", wrapInput(err)
+	}
+	rm, rerr := rawlog.RebuildManifest(dir)
+	if rerr != nil {
+		return nil, "", inputErr("%v; rebuilding it from the logs failed too: %v", err, rerr)
+	}
+	note = fmt.Sprintf("%v: REBUILT from the headers of %d worker logs (plan, start, workers, shard sizes); the URLs, command line, options and run status it held are unknown",
+		err, len(rm.Workers))
+	return rm, note, nil
+}
+
+// checkRuns checks the runs' manifests against the plan at path: the identity each run.json
+// recorded is the plan's (whose content Open verified), and the workers' shards fit in it.
+func checkRuns(runs []run, plan *mmapds.Plan, path string) error {
+	total := 0
+	for _, r := range runs {
+		where := filepath.Join(r.dir, rawlog.ManifestName)
+		if r.m.PlanHash != plan.HashHex() {
+			a, b := rawlog.HashPrefixes(r.m.PlanHash, plan.HashHex())
+			return inputErr("%s: run was made from plan %s but %s is plan %s (pass the right one with --plan)", where, a, path, b)
+		}
+		for _, w := range r.m.Workers {
+			if w.Planned > plan.Len() {
+				return inputErr("%s: worker %d has %d planned requests; the plan has %d records", where, w.ID, w.Planned, plan.Len())
+			}
+			total += w.Planned
+			if total > plan.Len() {
+				return inputErr("%s: the workers have %d planned requests or more; the plan has %d records", where, total, plan.Len())
+			}
+		}
+		if c := r.m.Counts.Planned; c > plan.Len() {
+			return inputErr("%s: counts.planned %d; the plan has %d records", where, c, plan.Len())
+		}
+	}
+	return nil
 }
 
 // resolvePlan finds the plan file: the override, or run.json's plan_path taken as given and,

@@ -3,13 +3,17 @@ package analyze
 import (
 	"math"
 	"strconv"
+
+	"github.com/llmbench/llmbench/rawlog"
 )
 
 // appendRecord appends one profile_export.jsonl line for m: AIPerf's record shape
 // ({"metadata", "metrics", "error"}), metric values in display units with their unit, the
 // inter-chunk gaps as a list. Fields AIPerf does not have are added to metadata, which
-// AIPerf's record model accepts as extras.
-func appendRecord(b []byte, m *requestMetrics) []byte {
+// AIPerf's record model accepts as extras. correlated says the run sent the session id in
+// a header (sessionHeaderSent): it is then the record's x_correlation_id. replay sends no
+// X-Request-ID, so x_request_id is null.
+func appendRecord(b []byte, m *requestMetrics, correlated bool) []byte {
 	wall := m.StartUnixNs
 	at := func(b []byte, t int64) []byte {
 		if t < 0 {
@@ -19,7 +23,15 @@ func appendRecord(b []byte, m *requestMetrics) []byte {
 	}
 	b = append(b, `{"metadata":{"session_num":`...)
 	b = strconv.AppendUint(b, uint64(m.Session), 10)
-	b = append(b, `,"x_request_id":null,"x_correlation_id":null,"conversation_id":"`...)
+	b = append(b, `,"x_request_id":null,"x_correlation_id":`...)
+	if correlated {
+		b = append(b, '"')
+		b = strconv.AppendUint(b, uint64(m.Session), 10)
+		b = append(b, '"')
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"conversation_id":"`...)
 	b = strconv.AppendUint(b, uint64(m.Session), 10)
 	b = append(b, `","turn_index":`...)
 	b = strconv.AppendUint(b, uint64(m.Turn), 10)
@@ -143,6 +155,14 @@ func appendRecord(b []byte, m *requestMetrics) []byte {
 		b = append(b, '}')
 	}
 	return append(b, '}', '\n')
+}
+
+// sessionHeaderSent reports whether replay sent every request's session id in a header
+// (run.json options.session_header; X-Correlation-ID unless --session-header changed it),
+// the value being the plan's session number, as the runner writes it.
+func sessionHeaderSent(m *rawlog.Manifest) bool {
+	h, _ := m.Options["session_header"].(string)
+	return h != ""
 }
 
 // jsonKeys holds each record metric's encoded `"tag":{"value":` and `,"unit":"…"}`.

@@ -14,8 +14,9 @@ import (
 // requestError says why a request does not count as successful.
 type requestError struct {
 	// Kind is the error class: http_<status>, timeout, connection_reset, connection_refused,
-	// eof, broken_pipe, transport_error, stream_error, invalid_response, no_content,
-	// invalid_timestamps, cancelled, not_sent, aborted or lost.
+	// eof, broken_pipe, transport_error, client_error, response_too_large, stream_error,
+	// truncated_stream, invalid_response, no_content, invalid_timestamps, cancelled,
+	// not_sent, aborted or lost.
 	Kind string
 	// Code is the HTTP status, or the code AIPerf uses for the class (499 cancelled, 502
 	// stream error); 0 when there is none.
@@ -451,6 +452,9 @@ func (p *processor) classify(q *rawlog.Request) {
 			fail("stream_error", 502, p.streamErr)
 		case p.bodyErr != "":
 			fail("error_response", 502, p.bodyErr)
+		case m.Streamed && p.d.EndMarker != "" && !p.d.Done:
+			// Closed before its end marker: whatever came is not the whole response.
+			fail("truncated_stream", 0, "endpoint "+p.cfg.ep.Name+": the event stream ended without its end marker ("+p.d.EndMarker+")")
 		case p.parseErr != nil:
 			fail("invalid_response", 0, p.parseErr.Error())
 		case len(p.times) == 0:
@@ -490,10 +494,17 @@ func nonEmpty(s, def string) string {
 	return def
 }
 
-// transportKind classifies a transport error by its text.
+// transportKind classifies a failed request by its error text. The client's own failures
+// (replay's "client error: " texts, and the same system errors in logs written before replay
+// marked them) are client_error, never a server's transport error.
 func transportKind(err string) string {
 	e := strings.ToLower(err)
 	switch {
+	case strings.HasPrefix(e, "response too large"):
+		return "response_too_large"
+	case strings.HasPrefix(e, "client error: ") || strings.Contains(e, "too many open files") ||
+		strings.Contains(e, "cannot assign requested address") || strings.Contains(e, "no buffer space available"):
+		return "client_error"
 	case strings.Contains(e, "timeout") || strings.Contains(e, "deadline exceeded") || strings.Contains(e, "timed out"):
 		return "timeout"
 	case strings.Contains(e, "connection reset"):

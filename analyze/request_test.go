@@ -242,9 +242,10 @@ func TestRequestMetrics(t *testing.T) {
 			errKind: "invalid_response", errMsg: "endpoint responses: response body is neither JSON nor an event stream",
 		},
 		{
-			name:    "no content names the endpoint",
-			ep:      "anthropic_messages",
-			q:       request(0, send, read{send + 8*ms, "event: ping\ndata: {\"type\":\"ping\"}\n\n"}),
+			name: "no content names the endpoint",
+			ep:   "anthropic_messages",
+			q: request(0, send, read{send + 8*ms, "event: ping\ndata: {\"type\":\"ping\"}\n\n"},
+				read{send + 9*ms, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"}),
 			errKind: "no_content", errMsg: "endpoint anthropic_messages: response has no content",
 		},
 	}
@@ -370,7 +371,7 @@ func FuzzRequestMetrics(f *testing.F) {
 		if int(n) != m.ContentEvents && m.Streamed {
 			t.Fatalf("events per read sum %d != content events %d", n, m.ContentEvents)
 		}
-		_ = appendRecord(nil, m)
+		_ = appendRecord(nil, m, true)
 	})
 }
 

@@ -13,7 +13,8 @@ import (
 // width.
 
 // WriteTimeslicesJSON writes {"timeslices": [{"timeslice_index": i, <tag>: {...}, …}],
-// "input_config": {...}} like AIPerf, each slice also carrying its bounds.
+// "input_config": {...}} like AIPerf, each slice also carrying its bounds and, under
+// llmbench.extra_stats, the statistics AIPerf's metric blocks have no field for.
 func WriteTimeslicesJSON(w io.Writer, s *Summary) error {
 	list := make([]any, 0, len(s.Slices))
 	for _, sl := range s.Slices {
@@ -24,6 +25,7 @@ func WriteTimeslicesJSON(w io.Writer, s *Summary) error {
 		for i := range sl.Results {
 			o.add(sl.Results[i].Tag, metricBlock(&sl.Results[i]))
 		}
+		o.add("llmbench", (&ordered{}).add("extra_stats", extraStats(sl.Results)))
 		list = append(list, o)
 	}
 	doc := (&ordered{}).add("timeslices", list).add("input_config", inputConfig(s))
@@ -45,7 +47,7 @@ func WriteTimeslicesCSV(w io.Writer, s *Summary) error {
 		idx := strconv.Itoa(sl.Index)
 		for _, r := range res {
 			if r.Stats == nil {
-				cw.Write([]string{idx, r.Header, r.Unit, "avg", csvNumber(r.Value)})
+				cw.Write([]string{idx, r.Header, r.Unit, "avg", csvValue(r)})
 				continue
 			}
 			for _, k := range csvStatKeys {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // Result is one metric's outcome: a distribution (Stats) for record metrics, else Value.
@@ -23,6 +24,9 @@ type Result struct {
 	MetricDef
 	Stats *Stats
 	Value float64
+	// Exact is Value as an integer, exactly, for whole-number single values (MetricDef.Int):
+	// timestamps in nanoseconds do not fit a float64's 53 bits.
+	Exact int64
 }
 
 // Counts tally the planned requests of the profile phase, plus warmup.
@@ -116,6 +120,9 @@ type Summary struct {
 	Workers         []WorkerSummary
 	// Notes are warnings for people: torn logs, zero-gap chunks, OSL mismatches.
 	Notes []string
+	// Damaged lists the logs that could not be read whole (an unreadable header, a corrupt
+	// record before the end): the results leave out what they held. Notes say more.
+	Damaged []string
 
 	runStarts     []int64  // every run's wall-clock zero after the first
 	hosts         []string // each run's host, by run
@@ -169,8 +176,13 @@ type partial struct {
 	gpu     []rawlog.GPUSample
 	status  string
 	torn    int64
-	missing bool     // the log does not exist or is empty
-	records *os.File // per-request JSONL, when written to a temporary file
+	missing bool // the log does not exist or is empty
+	// inFlight holds the requests with a Sent record and no Request record in this log:
+	// in flight when the worker stopped logging (lost). It is nil when the log has no Sent
+	// record at all (a writer that does not write them, or a worker that sent nothing).
+	inFlight map[uint32]struct{}
+	damaged  string   // why part or all of the log could not be read, for Summary.Notes
+	records  *os.File // per-request JSONL, when written to a temporary file
 }
 
 // Analyze reads the run directories of opts and computes the summary. When records is not
@@ -283,11 +295,17 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 	}
 	r, err := rawlog.Open(job.path)
 	if err != nil {
+		// Damage confined to one log costs its requests (lost), not the whole analysis.
+		if errors.Is(err, rawlog.ErrFormat) {
+			p.damaged = fmt.Sprintf("%v: its header is unreadable, so %s", err, job.lostWhat())
+			return nil
+		}
 		return wrapInput(err)
 	}
 	defer r.Close()
-	if h := r.Header(); h.PlanHash != "" && h.PlanHash != a.in.plan.HashHex() {
-		return inputErr("%s: log was written for plan %.12s, not %.12s", job.path, h.PlanHash, a.in.plan.HashHex())
+	if h := r.Header(); h.PlanHash != a.in.plan.HashHex() {
+		got, want := rawlog.HashPrefixes(h.PlanHash, a.in.plan.HashHex())
+		return inputErr("%s: log was written for plan %q, not %s", job.path, got, want)
 	}
 	var bw *bufio.Writer
 	if w != nil {
@@ -296,10 +314,15 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 	proc := newProcessor(requestConfig{ep: a.in.ep, tokens: a.in.ep.ProducesTokens, tok: a.in.tok,
 		server: a.opts.UseServerTokenCount, slos: a.opts.Goodput})
 	wall := a.in.runs[job.run].m.StartUnixNs
+	correlated := sessionHeaderSent(a.in.runs[job.run].m)
 	var line []byte
 	for {
 		kind, err := r.Next()
 		if err == io.EOF {
+			break
+		}
+		if err != nil && errors.Is(err, rawlog.ErrFormat) {
+			p.damaged = fmt.Sprintf("%v: %d request records before the damage were read; what came after it is lost", err, p.seen)
 			break
 		}
 		if err != nil {
@@ -319,6 +342,7 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 				return inputErr("%s: request %d appears twice in the logs (the same run given twice, or overlapping shards?)", job.path, q.Index)
 			}
 			p.seen++
+			delete(p.inFlight, q.Index)
 			m := proc.compute(q, &rec, len(body))
 			m.Run, m.Worker, m.StartUnixNs = job.run, job.worker, wall
 			if m.Phase != mmapds.PhaseProfile {
@@ -346,7 +370,7 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 				c.add(m)
 			}
 			if bw != nil {
-				line = appendRecord(line[:0], m)
+				line = appendRecord(line[:0], m, correlated)
 				if _, err := bw.Write(line); err != nil {
 					return fmt.Errorf("analyze: write records: %w", err)
 				}
@@ -359,6 +383,13 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 			p.gpu = append(p.gpu, g)
 		case rawlog.KindFooter:
 			p.status = r.Footer().Status
+		case rawlog.KindSent:
+			// A request's Sent record precedes its Request record in the same log, which
+			// takes it out again: the set holds only the requests in flight.
+			if p.inFlight == nil {
+				p.inFlight = map[uint32]struct{}{}
+			}
+			p.inFlight[r.Sent().Index] = struct{}{}
 		}
 	}
 	p.torn = r.Torn()
@@ -395,6 +426,7 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		Tokenizer: in.tokName, TokenCount: "tokenizer", Spec: meta.Spec, Goodput: a.opts.Goodput,
 		SliceDurationNs: a.sliceNs,
 	}
+	s.Notes = append(s.Notes, in.notes...)
 	if a.opts.UseServerTokenCount {
 		s.TokenCount = "server"
 	}
@@ -402,8 +434,9 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		s.TokenCount = ""
 	}
 	first := in.runs[0].m
-	s.ToolVersion, s.URLs, s.RunStartUnixNs, s.RunStatus = first.ToolVersion, first.URLs, first.StartUnixNs, first.Status
-	s.CommandLine = strings.Join(first.CommandLine, " ")
+	// Redacted again: a run.json from an older replay may hold secrets its rules missed.
+	s.ToolVersion, s.URLs, s.RunStartUnixNs, s.RunStatus = first.ToolVersion, redact.URLs(first.URLs), first.StartUnixNs, first.Status
+	s.CommandLine = strings.Join(redact.Args(first.CommandLine), " ")
 	s.planPathShown = first.PlanPath
 	if a.opts.PlanPath != "" {
 		s.planPathShown = a.opts.PlanPath
@@ -444,8 +477,18 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		if p.missing {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s is missing or empty: its %d planned requests are lost", job.path, job.planned))
 		}
+		if p.damaged != "" {
+			s.Damaged = append(s.Damaged, job.path)
+			s.Notes = append(s.Notes, "DAMAGED LOG "+p.damaged)
+		}
 	}
 	for _, r := range in.runs {
+		if r.m.Status == rawlog.StatusRunning {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: the run crashed: its status is still %q, so replay's coordinator was killed or died before the run ended; "+
+				"requests are counted from the worker logs (no record and no Sent record: not sent; a Sent record only: lost in flight)",
+				filepath.Join(r.dir, rawlog.ManifestName), r.m.Status))
+			continue
+		}
 		if r.m.Status != rawlog.StatusComplete {
 			msg := fmt.Sprintf("%s: the run's status is %q", filepath.Join(r.dir, rawlog.ManifestName), r.m.Status)
 			if r.m.Error != "" {
@@ -455,10 +498,33 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		}
 	}
 
-	// Count the plan by phase, and the profile requests no log holds (lost: the worker died
-	// or the log is missing). When the run directories cover the whole plan, unseen records
-	// are found by index; otherwise each worker's planned count is compared with its log.
-	var lostIdx []int
+	// Count the plan by phase, and the profile requests no log holds. When the run
+	// directories cover the whole plan, unseen records are found by index; otherwise each
+	// worker's planned count is compared with its log. An unseen request is lost (in flight
+	// when its worker died, or its log is missing or damaged) unless every log was read to its
+	// end and none has its Sent record: then it was never sent (the worker, or the
+	// coordinator that would have recovered it, stopped first) and counts as not_sent. Only
+	// logs with Sent records tell that: when a log short of its planned requests has none,
+	// unseen requests stay lost.
+	var unseen []unseenRequest
+	tellsSent := func(i int) bool {
+		p := parts[i]
+		return !p.missing && p.damaged == "" && p.inFlight != nil
+	}
+	wholeLogs := true
+	inFlight := map[uint32]struct{}{}
+	for i, p := range parts {
+		// A log holding all its planned requests holds none of the unseen ones.
+		if job := in.jobs[i]; !job.telemetry && !job.recovery && p.seen < int64(job.planned) {
+			wholeLogs = wholeLogs && tellsSent(i)
+		}
+		for i := range p.inFlight {
+			inFlight[i] = struct{}{}
+		}
+	}
+	neverSent := &requestError{Kind: "not_sent", Message: "never sent: no record and no Sent record in its worker's log (the worker or the coordinator stopped first)"}
+	lost := &requestError{Kind: "lost", Message: "no record in any log: in flight when its worker died"}
+	var neverSentN int64
 	for i := 0; i < in.plan.Len(); i++ {
 		rec, _, _ := in.plan.Record(i)
 		if rec.Phase == mmapds.PhaseProfile {
@@ -474,28 +540,45 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 				continue
 			}
 			rec, _, _ := in.plan.Record(i)
-			if rec.Phase == mmapds.PhaseProfile {
-				lostIdx = append(lostIdx, i)
+			if rec.Phase != mmapds.PhaseProfile {
+				continue
 			}
+			u := unseenRequest{idx: i, err: lost}
+			if _, sent := inFlight[uint32(i)]; !sent && wholeLogs {
+				u.err = neverSent
+			} else {
+				s.Counts.Lost++
+			}
+			unseen = append(unseen, u)
 		}
-		s.Counts.Lost = int64(len(lostIdx))
 	} else {
 		seenProfile := all.valid + all.errors + all.notDue
 		for i, job := range in.jobs {
-			if !job.telemetry && int64(job.planned) > perJob[i] {
-				s.Counts.Lost += int64(job.planned) - perJob[i]
+			if job.telemetry || int64(job.planned) <= perJob[i] {
+				continue
 			}
+			missing := int64(job.planned) - perJob[i]
+			if p := parts[i]; tellsSent(i) {
+				never := max(missing-int64(len(p.inFlight)), 0)
+				neverSentN += never
+				missing -= never
+			}
+			s.Counts.Lost += missing
 		}
 		// Only the shards given were planned for these workers: count the profile requests
 		// they planned, not the whole plan.
-		s.Counts.Profile = seenProfile + s.Counts.Lost
+		s.Counts.Profile = seenProfile + s.Counts.Lost + neverSentN
 		s.Counts.Warmup = s.Counts.WarmupSeen
 	}
-	for _, i := range lostIdx {
-		all.addError(&requestError{Kind: "lost", Message: "no record in any log: in flight when its worker died"}, uint32(i), 1)
+	for _, u := range unseen {
+		all.addError(u.err, uint32(u.idx), 1)
 		all.gateErrors++
 	}
-	if len(lostIdx) == 0 && s.Counts.Lost > 0 {
+	if neverSentN > 0 {
+		all.addError(neverSent, math.MaxUint32, neverSentN)
+		all.gateErrors += neverSentN
+	}
+	if len(unseen) == 0 && s.Counts.Lost > 0 {
 		all.addError(&requestError{Kind: "lost", Message: "planned for a worker but missing from its log"}, math.MaxUint32, s.Counts.Lost)
 		all.gateErrors += s.Counts.Lost
 	}
@@ -510,6 +593,9 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		return nil, inputErr("%s: the plan has no profile-phase requests to analyse", in.planPath)
 	}
 	if s.Counts.Valid+s.Counts.Errors == 0 {
+		if len(s.Damaged) > 0 {
+			return nil, inputErr("no profile requests found in the logs of %s; damaged: %s", strings.Join(s.RunDirs, ", "), strings.Join(s.Damaged, ", "))
+		}
 		return nil, inputErr("no profile requests found in the logs of %s", strings.Join(s.RunDirs, ", "))
 	}
 
@@ -548,15 +634,21 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 	}
 
 	if records != nil {
-		if err := a.writeRecords(parts, lostIdx, records); err != nil {
+		if err := a.writeRecords(parts, unseen, records); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
 }
 
-// writeRecords concatenates the per-log record files and appends the lost requests.
-func (a *analysis) writeRecords(parts []*partial, lostIdx []int, w io.Writer) error {
+// unseenRequest is a planned profile request no log holds, and why.
+type unseenRequest struct {
+	idx int
+	err *requestError // kind lost or not_sent
+}
+
+// writeRecords concatenates the per-log record files and appends the requests no log holds.
+func (a *analysis) writeRecords(parts []*partial, unseen []unseenRequest, w io.Writer) error {
 	for _, p := range parts {
 		if p.records == nil {
 			continue
@@ -570,13 +662,13 @@ func (a *analysis) writeRecords(parts []*partial, lostIdx []int, w io.Writer) er
 	}
 	var line []byte
 	var m requestMetrics
-	for _, i := range lostIdx {
-		rec, _, _ := a.in.plan.Record(i)
-		m = requestMetrics{Index: uint32(i), Phase: rec.Phase, Session: rec.Session, Turn: rec.Turn, Worker: -1,
+	for _, u := range unseen {
+		rec, _, _ := a.in.plan.Record(u.idx)
+		m = requestMetrics{Index: uint32(u.idx), Phase: rec.Phase, Session: rec.Session, Turn: rec.Turn, Worker: -1,
 			IntendedNs: rec.SendOffsetNs, ReadyNs: -1, SendNs: -1, HeaderNs: -1, EndNs: -1,
 			FirstContentNs: -1, LastContentNs: -1, StartUnixNs: a.in.runs[0].m.StartUnixNs,
-			Err: &requestError{Kind: "lost", Message: "no record in any log: in flight when its worker died"}}
-		line = appendRecord(line[:0], &m)
+			Err: u.err}
+		line = appendRecord(line[:0], &m, sessionHeaderSent(a.in.runs[0].m))
 		if _, err := w.Write(line); err != nil {
 			return fmt.Errorf("analyze: write records: %w", err)
 		}
@@ -622,6 +714,10 @@ func (a *analysis) results(c *collector, env resultEnv) []Result {
 			vals[id] = v
 		}
 	}
+	exact := map[MetricID]int64{}
+	setInt := func(id MetricID, n int64) {
+		vals[id], exact[id] = float64(n), n
+	}
 	durS := float64(env.durNs) / 1e9
 	rate := func(n float64) float64 {
 		if durS <= 0 {
@@ -636,20 +732,24 @@ func (a *analysis) results(c *collector, env resultEnv) []Result {
 		set(MBenchmarkDuration, durS)
 		set(MRequestThroughput, rate(float64(c.valid)))
 	}
+	if c.benchWin.ok {
+		setInt(MMinRequestTimestamp, c.benchWin.lo)
+		setInt(MMaxResponseTimestamp, c.benchWin.hi)
+	}
 	if tokens && c.valid > 0 {
 		set(MOutputTokenThroughput, rate(float64(c.totalOSL)))
 		set(MTotalTokenThroughput, rate(float64(c.totalISL+c.totalOSL)))
 		set(MTotalISL, float64(c.totalISL))
 		set(MTotalOSL, float64(c.totalOSL))
 		set(MTotalOutputTokens, float64(c.totalOut))
-		if c.totalReason > 0 || rec[MReasoningTokenCount] != nil && rec[MReasoningTokenCount].Max > 0 {
+		if rec[MReasoningTokenCount] != nil {
 			set(MTotalReasoningTokens, float64(c.totalReason))
 		}
 	}
 	if !tokens && c.valid > 0 && rec[MItemCount] != nil {
 		set(MItemThroughput, rate(float64(c.totalItems)))
 	}
-	if tokens && c.errors > 0 && c.totalErrISL > 0 {
+	if tokens && rec[MErrorISL] != nil {
 		set(MTotalErrorISL, float64(c.totalErrISL))
 	}
 	if len(a.opts.Goodput) > 0 {
@@ -710,7 +810,14 @@ func (a *analysis) results(c *collector, env resultEnv) []Result {
 			continue
 		}
 		if v, ok := vals[id]; ok {
-			out = append(out, Result{MetricDef: def, Value: v})
+			r := Result{MetricDef: def, Value: v}
+			if def.Int {
+				r.Exact = int64(math.Round(v))
+				if n, ok := exact[id]; ok {
+					r.Exact = n
+				}
+			}
+			out = append(out, r)
 		}
 	}
 	return out

@@ -28,7 +28,8 @@ type scenario struct {
 	gpus               int     // GPUs in the telemetry log
 	streaming          bool
 	endpoint           string
-	start              int64 // wall-clock zero
+	start              int64  // wall-clock zero
+	sessionHeader      string // run.json options.session_header: the header replay sent the session id in
 }
 
 func (sc scenario) withDefaults() scenario {
@@ -153,7 +154,8 @@ func (sc scenario) build(t testing.TB, dir string) string {
 			energy += power / 10 // mW × 0.1 s = mJ
 		}
 	}
-	writeRun(t, runDir, runSpec{start: sc.start, planFile: "plan.plan", planHash: hash, workers: logs, telemetry: tel})
+	writeRun(t, runDir, runSpec{start: sc.start, planFile: "plan.plan", planHash: hash, workers: logs, telemetry: tel,
+		sessionHeader: sc.sessionHeader})
 	return runDir
 }
 

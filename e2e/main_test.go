@@ -27,7 +27,7 @@ import (
 // readers for analyze's exports. Every test drives the binaries as a user would.
 
 // bin holds the paths of the commands TestMain built.
-var bin struct{ plan, replay, analyze, mockllm string }
+var bin struct{ plan, replay, analyze, mockllm, profile string }
 
 // cmdTimeout bounds every command: a hang fails the test instead of the whole package.
 const cmdTimeout = 60 * time.Second
@@ -68,7 +68,7 @@ func build(dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goBin, "build", "-o", dir+string(filepath.Separator),
-		"./cmd/plan", "./cmd/replay", "./cmd/analyze", "./cmd/mockllm")
+		"./cmd/plan", "./cmd/replay", "./cmd/analyze", "./cmd/mockllm", "./cmd/profile")
 	cmd.Dir = ".." // the module root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
@@ -77,6 +77,7 @@ func build(dir string) error {
 	bin.replay = filepath.Join(dir, "replay")
 	bin.analyze = filepath.Join(dir, "analyze")
 	bin.mockllm = filepath.Join(dir, "mockllm")
+	bin.profile = filepath.Join(dir, "profile")
 	return nil
 }
 
@@ -88,7 +89,7 @@ type result struct {
 
 // command runs a binary to completion. A timeout or a death by signal (a crash) fails the
 // test; the exit status is the caller's to judge.
-func command(t *testing.T, name string, args ...string) result {
+func command(t testing.TB, name string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
@@ -118,7 +119,7 @@ func command(t *testing.T, name string, args ...string) result {
 }
 
 // compile runs plan with args and returns the plan file's path.
-func compile(t *testing.T, dir string, args ...string) string {
+func compile(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	path := filepath.Join(dir, "test.plan")
 	r := command(t, bin.plan, append(args, "-o", path)...)
@@ -131,13 +132,13 @@ func compile(t *testing.T, dir string, args ...string) string {
 // replayPlan sends the plan to the URLs and returns the run directory. Workers are not
 // pinned: on a loaded two-core CI a pinned worker cannot move off a busy core, and
 // pinning is replay's own tests' business.
-func replayPlan(t *testing.T, dir, planPath string, urls []string, extra ...string) string {
+func replayPlan(t testing.TB, dir, planPath string, urls []string, extra ...string) string {
 	t.Helper()
 	return replayInto(t, filepath.Join(dir, "run"), planPath, urls, extra...)
 }
 
 // replayInto is replayPlan with the run directory given.
-func replayInto(t *testing.T, runDir, planPath string, urls []string, extra ...string) string {
+func replayInto(t testing.TB, runDir, planPath string, urls []string, extra ...string) string {
 	t.Helper()
 	args := []string{"--plan", planPath, "--output-dir", runDir, "--no-pin", "--no-gpu-telemetry"}
 	for _, u := range urls {
@@ -152,7 +153,7 @@ func replayInto(t *testing.T, runDir, planPath string, urls []string, extra ...s
 
 // analyzeRun analyses runDir into outDir and returns the exit status: 0, or 1 when the
 // error-rate gate fails. Bad input (2) fails the test.
-func analyzeRun(t *testing.T, runDir, outDir string, extra ...string) int {
+func analyzeRun(t testing.TB, runDir, outDir string, extra ...string) int {
 	t.Helper()
 	args := append([]string{"--quiet", "--output-dir", outDir}, extra...)
 	r := command(t, bin.analyze, append(args, runDir)...)
@@ -162,23 +163,25 @@ func analyzeRun(t *testing.T, runDir, outDir string, extra ...string) int {
 	return r.code
 }
 
-// mockServer is a mockllm process on a free loopback port.
+// mockServer is a mockllm process on a free loopback port, writing its schedule log
+// (docs/mockllm.md) to schedPath.
 type mockServer struct {
-	URL  string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	logs bytes.Buffer
-	done chan struct{}
+	URL       string
+	schedPath string
+	cmd       *exec.Cmd
+	mu        sync.Mutex
+	logs      bytes.Buffer
+	done      chan struct{}
 }
 
 var servingRE = regexp.MustCompile(`serving on (http://127\.0\.0\.1:\d+)`)
 
 // startMock starts mockllm with args (timing, seed, faults) on 127.0.0.1:0 and waits until
 // it has printed its address and answers /health. The server is stopped when t ends.
-func startMock(t *testing.T, args ...string) *mockServer {
+func startMock(t testing.TB, args ...string) *mockServer {
 	t.Helper()
-	s := &mockServer{done: make(chan struct{})}
-	s.cmd = exec.Command(bin.mockllm, append([]string{"--addr", "127.0.0.1:0"}, args...)...)
+	s := &mockServer{done: make(chan struct{}), schedPath: filepath.Join(t.TempDir(), "schedule.jsonl")}
+	s.cmd = exec.Command(bin.mockllm, append([]string{"--addr", "127.0.0.1:0", "--schedule-log", s.schedPath}, args...)...)
 	pipe, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +245,7 @@ func (s *mockServer) stop() {
 
 // metric reads one counter family from mockllm's /metrics: label value → value (the key is
 // "" for a family without labels).
-func (s *mockServer) metric(t *testing.T, name string) map[string]float64 {
+func (s *mockServer) metric(t testing.TB, name string) map[string]float64 {
 	t.Helper()
 	resp, err := http.Get(s.URL + "/metrics")
 	if err != nil {
@@ -276,7 +279,7 @@ func (s *mockServer) metric(t *testing.T, name string) map[string]float64 {
 }
 
 // requestsTotal is mockllm_requests_total summed over endpoint types.
-func (s *mockServer) requestsTotal(t *testing.T) int {
+func (s *mockServer) requestsTotal(t testing.TB) int {
 	t.Helper()
 	total := 0.0
 	for _, v := range s.metric(t, "mockllm_requests_total") {
@@ -298,7 +301,7 @@ type stat struct {
 	Count *float64 `json:"count"`
 }
 
-func readSummary(t *testing.T, dir string) summary {
+func readSummary(t testing.TB, dir string) summary {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
 	if err != nil {
@@ -312,7 +315,7 @@ func readSummary(t *testing.T, dir string) summary {
 }
 
 // stat returns the metric block of tag; ok is false when the export omits the metric.
-func (s summary) stat(t *testing.T, tag string) (stat, bool) {
+func (s summary) stat(t testing.TB, tag string) (stat, bool) {
 	t.Helper()
 	raw, ok := s[tag]
 	if !ok {
@@ -326,7 +329,7 @@ func (s summary) stat(t *testing.T, tag string) (stat, bool) {
 }
 
 // must returns the metric block of tag, failing the test when it is missing.
-func (s summary) must(t *testing.T, tag string) stat {
+func (s summary) must(t testing.TB, tag string) stat {
 	t.Helper()
 	st, ok := s.stat(t, tag)
 	if !ok {
@@ -336,7 +339,7 @@ func (s summary) must(t *testing.T, tag string) stat {
 }
 
 // p50 returns the median of a distribution metric.
-func (s summary) p50(t *testing.T, tag string) float64 {
+func (s summary) p50(t testing.TB, tag string) float64 {
 	t.Helper()
 	st := s.must(t, tag)
 	if st.P50 == nil {
@@ -346,7 +349,7 @@ func (s summary) p50(t *testing.T, tag string) float64 {
 }
 
 // errorSummary is the export's error_summary.
-func (s summary) errorSummary(t *testing.T) []errorKind {
+func (s summary) errorSummary(t testing.TB) []errorKind {
 	t.Helper()
 	var out []errorKind
 	if err := json.Unmarshal(s["error_summary"], &out); err != nil {
@@ -397,7 +400,7 @@ func (r *record) num(tag string) (float64, bool) {
 	return v, true
 }
 
-func readRecords(t *testing.T, dir string) []record {
+func readRecords(t testing.TB, dir string) []record {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "profile_export.jsonl"))
 	if err != nil {
@@ -430,7 +433,7 @@ func byIndex(recs []record) map[int]*record {
 }
 
 // testdata returns the absolute path of a fixture.
-func testdata(t *testing.T, name string) string {
+func testdata(t testing.TB, name string) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("testdata", name))
 	if err != nil {

@@ -72,6 +72,9 @@ func parseAnthropic(s *scan, d *Delta) shapeError {
 	case !typ.ok && !sawError:
 		return `missing "type"`
 	}
+	if typ.ok {
+		d.EndMarker = endAnthropic
+	}
 	return ""
 }
 

@@ -198,7 +198,21 @@ type Delta struct {
 	Done      bool   // end of the response: [DONE], message_stop, response.completed, a whole body
 	Items     int    // embeddings/rankings/images returned
 	ErrorMsg  string // the message of an error event or error body
+	// EndMarker names the end marker of the streaming protocol an event belongs to, once an
+	// event of a protocol that has one was parsed ("[DONE]", "message_stop", ...; see
+	// docs/endpoints.md); "" for protocols without one (embeddings, rankings, a raw
+	// ResponseField). An event stream that set EndMarker and never Done was cut short.
+	EndMarker string
 }
+
+// The end markers of the streaming protocols (Delta.EndMarker).
+const (
+	endOpenAI    = "data: [DONE]"
+	endResponses = "response.completed"
+	endAnthropic = "message_stop"
+	endTGI       = "the final event, with generated_text"
+	endImages    = "image_generation.completed"
+)
 
 // Reset clears d for the next event, keeping the slices' capacity.
 func (d *Delta) Reset() {

@@ -188,6 +188,9 @@ func parseTEIRankings(s *scan, d *Delta) shapeError {
 	case '[':
 		c, _ := s.count()
 		s.end()
+		if s.err != nil {
+			return "" // malformed: nothing counted, not the end of anything
+		}
 		d.Items += c
 		d.Done = true
 		return ""
@@ -235,11 +238,17 @@ func parseImages(s *scan, d *Delta) shapeError {
 	if s.err != nil {
 		return ""
 	}
+	if typ.ok {
+		d.EndMarker = endImages
+	}
 	switch {
 	case sawData:
 		d.Done = true
 	case s.is(typ, "image_generation.completed"):
+		// One per image; a stream of n images is done at the last, which the parser cannot
+		// tell from the others: each marks the stream ended so far.
 		d.Items++
+		d.Done = true
 	case typ.ok || sawError:
 	default:
 		return `missing "data"`

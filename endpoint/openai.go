@@ -191,6 +191,9 @@ func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
 	case mode == modeCompletions && dialect == choiceMessage:
 		return `choices[0] has "message" or "delta", not "text" (a chat response)`
 	}
+	if sawChoices || sawUsage {
+		d.EndMarker = endOpenAI
+	}
 	if s.is(object, "chat.completion") {
 		// A whole non-streaming chat body. (text_completion is also the streaming chunk type
 		// of /v1/completions, so a completions body cannot be told from a chunk.)

@@ -235,7 +235,7 @@ func TestParseEvents(t *testing.T) {
 		{"nim_rankings", "", `{"results":[1]}`, result{}, `endpoint nim_rankings: unexpected response shape: missing "rankings"`},
 		{"hf_tei_rankings", "", `"x"`, result{}, `endpoint hf_tei_rankings: unexpected response shape: expected a JSON array`},
 		{"image_generation", "", `{"type":"image_generation.partial_image","b64_json":"AAAA","partial_image_index":0}`, result{}, ""},
-		{"image_generation", "", `{"type":"image_generation.completed","b64_json":"AAAA","usage":{"input_tokens":5,"output_tokens":6,"total_tokens":11}}`, result{items: 1, usage: u(5, 6, 11, 0, 0, pct)}, ""},
+		{"image_generation", "", `{"type":"image_generation.completed","b64_json":"AAAA","usage":{"input_tokens":5,"output_tokens":6,"total_tokens":11}}`, result{items: 1, usage: u(5, 6, 11, 0, 0, pct), done: true}, ""},
 		{"image_generation", "", `{"created":1}`, result{}, `endpoint image_generation: unexpected response shape: missing "data"`},
 		// raw/template with a response field path.
 		{"raw", "choices.0.delta.content", chatChunk, result{content: " Paris"}, ""},

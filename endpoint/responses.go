@@ -77,6 +77,7 @@ func parseResponses(s *scan, d *Delta) shapeError {
 		}
 		return `missing "type" or "output"`
 	}
+	d.EndMarker = endResponses
 	switch string(s.b[typ.start:typ.end]) {
 	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta":
 		d.Content = s.appendSpan(d.Content, delta)

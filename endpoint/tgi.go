@@ -106,6 +106,7 @@ func parseTGIObject(s *scan, d *Delta) shapeError {
 		if !special {
 			d.Content = s.appendSpan(d.Content, text)
 		}
+		d.EndMarker = endTGI
 		if generated.ok || sawDetail {
 			d.Done = true
 		}

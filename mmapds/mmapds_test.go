@@ -2,10 +2,13 @@ package mmapds
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -307,5 +310,91 @@ func TestSharedBodies(t *testing.T) {
 		if string(body) != want {
 			t.Fatalf("record %d body %q", i, body)
 		}
+	}
+}
+
+// rewriteRecord changes record i of the plan file at path with edit and stores a fresh
+// hash, as a buggy or hostile plan writer would: only Validate can catch it.
+func rewriteRecord(t *testing.T, path string, i int, edit func(b []byte)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := binary.LittleEndian.Uint64(data[48:]) + uint64(i)*RecordSize
+	edit(data[off : off+RecordSize])
+	sum := sha256.Sum256(data[:len(data)-HashSize])
+	copy(data[len(data)-HashSize:], sum[:])
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Validate refuses every record replay or analyze would mis-index or misread, naming the
+// file and the record.
+func TestValidateRecords(t *testing.T) {
+	le := binary.LittleEndian
+	for _, c := range []struct {
+		name string
+		edit func(b []byte)
+		want string
+	}{
+		{"index out of range", func(b []byte) { le.PutUint32(b[36:], 64) }, "record 1 has index 64"},
+		{"duplicated index", func(b []byte) { le.PutUint32(b[36:], 0) }, "record 1 has index 0"},
+		{"unknown phase", func(b []byte) { b[58] = 7 }, "record 1 has unknown phase 7"},
+		{"negative send offset", func(b []byte) { le.PutUint64(b[0:], uint64(1<<64-5)) }, "record 1 has negative send offset -5"},
+		{"negative cancel-after", func(b []byte) { le.PutUint64(b[16:], uint64(1<<64-1)) }, "record 1 has negative cancel-after -1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.plan")
+			writeTestPlan(t, path, 3)
+			rewriteRecord(t, path, 1, c.edit)
+			p, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			err = p.Validate()
+			if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), path+": ") || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Validate: %v, want %q naming %s", err, c.want, path)
+			}
+		})
+	}
+}
+
+// A plan truncated while mapped faults on its next read; with SetPanicOnFault that is a
+// panic FaultError turns into ErrChanged. Other panics are not faults on the mapping.
+func TestFaultError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.plan")
+	writeTestPlan(t, path, 200)
+	p, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	read := func(fn func()) (err error) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			v := recover()
+			if err = p.FaultError(v); err == nil && v != nil {
+				err = fmt.Errorf("not a fault: %v", v)
+			}
+		}()
+		fn()
+		return nil
+	}
+	err = read(func() { p.Record(p.Len() - 1) })
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("read of a truncated mapping: %v", err)
+	}
+	if err := read(func() { panic("boom") }); err == nil || errors.Is(err, ErrChanged) {
+		t.Fatalf("plain panic: %v", err)
+	}
+	var nilPlan *Plan
+	if err := read(func() { _ = nilPlan.Len() }); err == nil || errors.Is(err, ErrChanged) {
+		t.Fatalf("nil dereference: %v", err)
 	}
 }

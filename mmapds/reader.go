@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"unsafe"
 
 	"github.com/edsrzf/mmap-go"
 )
@@ -173,20 +174,51 @@ func (p *Plan) Record(i int) (Record, []byte, error) {
 	return r, p.bodies[r.BodyOffset : r.BodyOffset+uint64(r.BodyLen) : r.BodyOffset+uint64(r.BodyLen)], nil
 }
 
-// Validate checks every record (bounds, index, phase), which Open leaves to Record to keep
-// opening independent of the plan's size.
+// Validate checks every record (bounds, index, phase, send offset, cancel-after), which Open
+// leaves to Record to keep opening independent of the plan's size. Readers that index
+// per-request state by Record.Index (replay, analyze) call it first: an index that is not its
+// record number would be out of range or counted twice.
 func (p *Plan) Validate() error {
 	for i := 0; i < p.Len(); i++ {
 		r, _, err := p.Record(i)
 		if err != nil {
 			return err
 		}
-		if int(r.Index) != i {
-			return fmt.Errorf("mmapds: %s: %w: record %d has index %d", p.path, ErrFormat, i, r.Index)
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("mmapds: %s: %w: record %d %s", p.path, ErrFormat, i, fmt.Sprintf(format, args...))
 		}
-		if r.Phase != PhaseWarmup && r.Phase != PhaseProfile {
-			return fmt.Errorf("mmapds: %s: %w: record %d has unknown phase %d", p.path, ErrFormat, i, r.Phase)
+		switch {
+		case int(r.Index) != i:
+			return bad("has index %d", r.Index)
+		case r.Phase != PhaseWarmup && r.Phase != PhaseProfile:
+			return bad("has unknown phase %d", r.Phase)
+		case r.SendOffsetNs < 0 && r.SendOffsetNs != NoSendOffset:
+			return bad("has negative send offset %d", r.SendOffsetNs)
+		case r.CancelAfterNs < 0:
+			return bad("has negative cancel-after %d", r.CancelAfterNs)
 		}
 	}
 	return nil
+}
+
+// ErrChanged is wrapped by the error FaultError returns: the file was truncated while mapped.
+var ErrChanged = errors.New("plan file truncated or rewritten while in use")
+
+// FaultError turns v, a value recovered from a panic, into an error when it is a memory fault
+// on p's mapping, and returns nil for anything else (which the caller panics with again).
+// Reading a mapped page past the end of a file that was truncated after it was mapped (as
+// `cp` over it does) raises SIGBUS; a goroutine that runs with debug.SetPanicOnFault(true)
+// gets a panic instead, whose value FaultError recognises by its address.
+func (p *Plan) FaultError(v any) error {
+	e, ok := v.(interface{ Addr() uintptr })
+	if !ok || len(p.data) == 0 {
+		return nil
+	}
+	// Only the address is compared: nothing is read through it.
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(p.data)))
+	addr := e.Addr()
+	if addr < base || addr-base >= uintptr(len(p.data)) {
+		return nil
+	}
+	return fmt.Errorf("mmapds: %s: %w: reading byte %d of %d faulted (was it copied over or truncated during the run?)", p.path, ErrChanged, addr-base, len(p.data))
 }

@@ -144,32 +144,42 @@ func mustJSON(v any) string {
 }
 
 // TestStallRate: a stall with a duration pauses mid-stream and shifts
-// the rest; a stall without one holds until the client gives up.
+// the rest (the schedule log shows exactly one gap of ITL + the stall, and
+// the client reads nothing before its instant); a stall without one holds
+// until the client gives up.
 func TestStallRate(t *testing.T) {
 	o := testOptions()
 	o.StallRate = 1
 	o.StallDuration = 80 * time.Millisecond
 	o.ITL = time.Millisecond
+	sl := &scheduleBuf{}
+	o.ScheduleLog = sl
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := "http://" + serveOn(t, s)
+	seen := 0
 	for _, api := range textAPIs {
-		retryTiming(t, func() error {
-			r, evs := api.call(t, base, true, map[string]any{"max": 10, "ignore_eos": true})
-			if !r.done || r.tokenEvents != 10 {
-				t.Fatalf("%s: done %v, %d token events", api.api, r.done, r.tokenEvents)
+		r, evs := api.call(t, base, true, map[string]any{"max": 10, "ignore_eos": true})
+		if !r.done || r.tokenEvents != 10 {
+			t.Fatalf("%s: done %v, %d token events", api.api, r.done, r.tokenEvents)
+		}
+		rec := sl.last(t, &seen)
+		var stalls []int
+		for j := 1; j < len(rec.DueNs); j++ {
+			switch rec.DueNs[j] - rec.DueNs[j-1] {
+			case int64(o.ITL):
+			case int64(o.ITL + o.StallDuration):
+				stalls = append(stalls, j)
+			default:
+				t.Errorf("%s: gap before event %d is %v", api.api, j, time.Duration(rec.DueNs[j]-rec.DueNs[j-1]))
 			}
-			var longest time.Duration
-			for i := 1; i < len(r.eventTimes); i++ {
-				longest = max(longest, evs[r.eventTimes[i]].at.Sub(evs[r.eventTimes[i-1]].at))
-			}
-			if longest < o.StallDuration-slack(3*time.Millisecond) || longest > o.StallDuration+slack(20*time.Millisecond) {
-				return fmt.Errorf("%s: longest gap %v, want a stall of %v", api.api, longest, o.StallDuration)
-			}
-			return nil
-		})
+		}
+		if len(stalls) != 1 || rec.Fault != "stall" {
+			t.Errorf("%s: stalls before events %v (fault %s), want one of %v", api.api, stalls, rec.Fault, o.StallDuration)
+		}
+		checkReceivedAfter(t, rec, evs, r.eventTimes)
 	}
 	t0 := time.Now()
 	resp := post(t, base+"/v1/completions", `{"prompt":"x","max_tokens":2}`)

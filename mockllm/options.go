@@ -2,6 +2,7 @@ package mockllm
 
 import (
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -64,6 +65,11 @@ type Options struct {
 	EmbeddingDim int
 	// MaxBodyBytes bounds a request body. 0 means 64 MiB.
 	MaxBodyBytes int64
+
+	// ScheduleLog, when set, receives one JSON line per inference request
+	// (ScheduleRecord): the instants its events were due and when each was
+	// sent. Writes are serialized, one per line; nil means no log.
+	ScheduleLog io.Writer
 }
 
 // DefaultOptions returns the defaults of the mockllm command (the AIPerf

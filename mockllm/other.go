@@ -56,30 +56,41 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api apiKind,
 	s.m.requests[api].Add(1)
 	s.m.promptTokens.Add(uint64(res.tokens))
 	fault, _ := s.drawFault(seq)
+	sc := s.newSchedule(api, seq, res.events != nil, r.Header.Get(CorrelationHeader), arrival)
+	defer sc.finish()
+	sc.fault(fault)
+	if fault == faultError {
+		sc.finish() // before the 500 leaves
+	}
 	ctx, start, end, ok := s.begin(w, r, style, fault, arrival)
 	if !ok {
 		return
 	}
 	defer end()
+	sc.started(start)
 	timing := newRNG(s.opts.Seed, h, saltTiming)
 	o := &s.opts
 	t := start + int64(float64(o.TTFT+time.Duration(res.tokens)*o.TTFTPerInputToken)*lognormal(timing, o.TTFTJitterCV))
 	if res.events != nil {
-		s.streamEvents(ctx, w, res.events, t, timing, fault, seq)
+		s.streamEvents(ctx, w, res.events, t, timing, fault, seq, sc)
 		return
 	}
 	if fault == faultStreamError {
 		fault = faultNone // no stream to carry it: served normally
+		sc.fault(fault)
 	}
-	if !s.unaryFault(ctx, w, fault, &t) {
+	if !s.unaryFault(ctx, w, fault, &t, sc) {
 		return
 	}
+	sc.due(t)
 	if !s.sleepUntil(t, nil, ctx.Done()) {
 		s.m.clientGone.Add(1)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(res.body)))
+	sc.sending()
+	sc.finish()
 	if _, err := w.Write(res.body); err != nil {
 		s.m.clientGone.Add(1)
 		return
@@ -89,7 +100,7 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api apiKind,
 }
 
 // streamEvents sends prerendered events: the first at t, then one per ITL.
-func (s *Server) streamEvents(ctx context.Context, w http.ResponseWriter, events [][]byte, t int64, timing interface{ NormFloat64() float64 }, fault faultKind, seq uint64) {
+func (s *Server) streamEvents(ctx context.Context, w http.ResponseWriter, events [][]byte, t int64, timing interface{ NormFloat64() float64 }, fault faultKind, seq uint64, sc *schedule) {
 	rc := http.NewResponseController(w)
 	setSSEHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
@@ -118,20 +129,30 @@ func (s *Server) streamEvents(ctx context.Context, w http.ResponseWriter, events
 				}
 				t += int64(o.StallDuration)
 			case faultStreamError:
+				sc.due(t)
 				if s.sleepUntil(t, wake, ctx.Done()) {
+					sc.sending()
+					sc.finish()
 					s.write(w, rc, []byte("event: error\ndata: {\"error\":{\"message\":\"mockllm: injected stream error\",\"type\":\"server_error\",\"param\":null,\"code\":500}}\n\n"))
 				}
 				return
 			case faultDisconnect:
+				sc.due(t)
 				if s.sleepUntil(t, wake, ctx.Done()) {
+					sc.finish()
 					dropConnection(rc)
 				}
 				return
 			}
 		}
+		sc.due(t)
 		if !s.sleepUntil(t, wake, ctx.Done()) {
 			s.m.clientGone.Add(1)
 			return
+		}
+		sc.sending()
+		if j == len(events)-1 {
+			sc.finish()
 		}
 		if !s.write(w, rc, ev) {
 			s.m.clientGone.Add(1)

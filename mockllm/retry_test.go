@@ -1,7 +1,6 @@
 package mockllm
 
 import (
-	"fmt"
 	"testing"
 	"time"
 )
@@ -29,16 +28,4 @@ func retryTiming(t *testing.T, check func() error) {
 		errs = append(errs, err)
 	}
 	t.Fatalf("all %d attempts failed: %v", len(errs), errs)
-}
-
-// errorList gathers several failures of one attempt.
-type errorList []string
-
-func (e *errorList) add(format string, args ...any) { *e = append(*e, fmt.Sprintf(format, args...)) }
-
-func (e errorList) err() error {
-	if len(e) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%v", []string(e))
 }

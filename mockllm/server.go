@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,8 @@ type Server struct {
 
 	bufs sync.Pool // *[]byte render buffers
 
+	slog *scheduleLog // nil unless Options.ScheduleLog is set
+
 	wait waitMode // how streams wait (benchmarks compare the modes)
 }
 
@@ -80,6 +83,9 @@ func New(opts Options) (*Server, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.m.init()
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	if opts.ScheduleLog != nil {
+		s.slog = &scheduleLog{w: opts.ScheduleLog}
+	}
 	return s, nil
 }
 
@@ -104,6 +110,7 @@ func Start(addr string, opts Options) (url string, stop func(), err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("mockllm: listen %s: %w", addr, err)
 	}
+	ln = GuardAccept(ln, os.Stderr)
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -309,15 +316,22 @@ func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, 
 	g := s.plan(api, req, fnv64a([]byte(apiNames[api]), []byte(req.model), []byte(req.promptText)), seq)
 	g.created = time.Now().Unix()
 	s.m.promptTokens.Add(uint64(g.promptTokens))
+	sc := s.newSchedule(api, seq, g.stream, r.Header.Get(CorrelationHeader), arrival)
+	defer sc.finish()
+	sc.fault(g.fault)
+	if g.fault == faultError {
+		sc.finish() // before the 500 leaves
+	}
 	ctx, start, end, ok := s.begin(w, r, style, g.fault, arrival)
 	if !ok {
 		return
 	}
 	defer end()
+	sc.started(start)
 	if g.stream {
-		s.streamText(ctx, w, g, start)
+		s.streamText(ctx, w, g, start, sc)
 	} else {
-		s.unaryText(ctx, w, g, start, style)
+		s.unaryText(ctx, w, g, start, style, sc)
 	}
 }
 
@@ -384,7 +398,7 @@ func setSSEHeaders(h http.Header) {
 // admission, token event j at start + TTFT + the sum of j drawn gaps.
 // Instants never depend on when earlier events were actually written,
 // so lateness does not accumulate.
-func (s *Server) streamText(ctx context.Context, w http.ResponseWriter, g *gen, start int64) {
+func (s *Server) streamText(ctx context.Context, w http.ResponseWriter, g *gen, start int64, sc *schedule) {
 	rc := http.NewResponseController(w)
 	setSSEHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
@@ -415,25 +429,35 @@ func (s *Server) streamText(ctx context.Context, w http.ResponseWriter, g *gen, 
 				}
 				t += int64(o.StallDuration) // the rest of the stream shifts
 			case faultStreamError:
+				sc.due(t)
 				if !s.sleepUntil(t, wake, done) {
 					s.m.clientGone.Add(1)
 					return
 				}
 				b = g.streamError(b[:0])
+				sc.sending()
+				sc.finish()
 				s.write(w, rc, b)
 				return
 			case faultDisconnect:
+				sc.due(t)
 				if s.sleepUntil(t, wake, done) {
+					sc.finish()
 					dropConnection(rc)
 				}
 				return
 			}
 		}
+		sc.due(t)
 		if !s.sleepUntil(t, wake, done) {
 			s.m.clientGone.Add(1)
 			return
 		}
 		b = g.event(b[:0], j)
+		sc.sending()
+		if j == len(g.chunks)-1 {
+			sc.finish() // the last event carries the stream's end
+		}
 		if !s.write(w, rc, b) {
 			s.m.clientGone.Add(1)
 			return
@@ -474,25 +498,28 @@ func dropConnection(rc *http.ResponseController) {
 
 // unaryText answers a non-streaming request when its last event would
 // have been emitted: start + TTFT + (events-1) gaps.
-func (s *Server) unaryText(ctx context.Context, w http.ResponseWriter, g *gen, start int64, style errStyle) {
+func (s *Server) unaryText(ctx context.Context, w http.ResponseWriter, g *gen, start int64, style errStyle, sc *schedule) {
 	o := &s.opts
 	t := start + g.ttft(o)
 	for j := 1; j < len(g.chunks); j++ {
 		t += g.gap(o)
 	}
-	if !s.unaryFault(ctx, w, g.fault, &t) {
+	if !s.unaryFault(ctx, w, g.fault, &t, sc) {
 		return
 	}
 	bp := s.getBuf()
 	defer s.putBuf(bp)
 	b := g.body((*bp)[:0])
 	*bp = b
+	sc.due(t)
 	if !s.sleepUntil(t, nil, ctx.Done()) {
 		s.m.clientGone.Add(1)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+	sc.sending()
+	sc.finish()
 	if _, err := w.Write(b); err != nil {
 		s.m.clientGone.Add(1)
 		return
@@ -506,11 +533,13 @@ func (s *Server) unaryText(ctx context.Context, w http.ResponseWriter, g *gen, s
 // unaryFault applies a fault to a non-streaming response due at *t. It
 // reports whether the response should still be sent (stall with a
 // duration, a stream error that has no stream to go into).
-func (s *Server) unaryFault(ctx context.Context, w http.ResponseWriter, f faultKind, t *int64) bool {
+func (s *Server) unaryFault(ctx context.Context, w http.ResponseWriter, f faultKind, t *int64, sc *schedule) bool {
 	switch f {
 	case faultDisconnect:
 		s.m.faults[f].Add(1)
+		sc.due(*t)
 		if s.sleepUntil(*t, nil, ctx.Done()) {
+			sc.finish()
 			dropConnection(http.NewResponseController(w))
 		}
 		return false

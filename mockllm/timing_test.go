@@ -13,9 +13,15 @@ import (
 	"time"
 )
 
+// The timing tests check the schedule, not the machine: mockllm's schedule log (its
+// planned and send instants per request) must be exactly what the options say, no event may
+// leave before it is due, and no client can read one before it left. These hold on a 2-core
+// machine under any load. How late the server is (emit lag) is the benchmarks' business
+// (BenchmarkEmitLag1000Streams); where a test bounds a wake-up delay, the bound comes from the
+// machine's noise measured at the same time (noiseBound).
+
 // slack scales a timing tolerance for the race detector, which slows
-// the client-side measurement (the server's own lag is checked by the
-// benchmark and by cmd/mockllm's outside-the-process test).
+// every goroutine switch.
 func slack(d time.Duration) time.Duration {
 	if raceEnabled {
 		return 3 * d
@@ -23,84 +29,56 @@ func slack(d time.Duration) time.Duration {
 	return d
 }
 
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-// timedStream sends one streaming request and returns the send time and
-// the collected result with event times.
-func timedStream(t *testing.T, api apiCase, base string, extra map[string]any) (time.Time, result, []sseEv) {
-	t.Helper()
-	t0 := time.Now()
-	r, evs := api.call(t, base, true, extra)
-	return t0, r, evs
-}
-
-// TestStreamTiming checks TTFT and ITL for every streaming API from the
-// client side: medians over several streams, tolerant of a loaded CI
-// machine (the exact figures are checked from outside the process in
-// cmd/mockllm and by the emit-lag benchmark).
+// TestStreamTiming: for every streaming API, token event j is due exactly TTFT + j·ITL after
+// arrival (absolute instants: no drift), leaves no earlier, and the client reads every
+// event, in order, no earlier than the server sent it.
 func TestStreamTiming(t *testing.T) {
 	o := testOptions()
 	o.TTFT, o.ITL = 30*time.Millisecond, 4*time.Millisecond
 	o.ReasoningTokens = 2
-	base := startServer(t, o)
+	base, sl := startLogged(t, o)
 	const n = 12
+	seen := 0
 	for _, api := range textAPIs {
 		t.Run(api.api, func(t *testing.T) {
-			retryTiming(t, func() error {
-				var ttfts, gaps, spans []time.Duration
-				for range 3 {
-					t0, r, evs := timedStream(t, api, base, map[string]any{"max": n, "ignore_eos": true})
-					if r.tokenEvents != n {
-						t.Fatalf("%d token events, want %d", r.tokenEvents, n)
-					}
-					first := evs[r.eventTimes[0]].at
-					ttfts = append(ttfts, first.Sub(t0))
-					for i := 1; i < len(r.eventTimes); i++ {
-						gaps = append(gaps, evs[r.eventTimes[i]].at.Sub(evs[r.eventTimes[i-1]].at))
-					}
-					spans = append(spans, evs[r.eventTimes[n-1]].at.Sub(first))
+			r, evs := api.call(t, base, true, map[string]any{"max": n, "ignore_eos": true})
+			if r.tokenEvents != n {
+				t.Fatalf("%d token events, want %d", r.tokenEvents, n)
+			}
+			rec := sl.last(t, &seen)
+			if want := planned(o.TTFT, o.ITL, n); !slices.Equal(rec.DueNs, want) {
+				t.Errorf("due %v, want %v", rec.DueNs, want)
+			}
+			for j := range rec.SentNs {
+				if rec.SentNs[j] < rec.DueNs[j] {
+					t.Errorf("event %d sent %v before due %v", j, rec.SentNs[j], rec.DueNs[j])
 				}
-				var e errorList
-				if m := median(ttfts); m < o.TTFT || m > o.TTFT+slack(5*time.Millisecond) {
-					e.add("median TTFT %v, want %v (+5ms)", m, o.TTFT)
-				}
-				if m := median(gaps); m < o.ITL-slack(time.Millisecond) || m > o.ITL+slack(time.Millisecond) {
-					e.add("median ITL %v, want %v ±1ms", m, o.ITL)
-				}
-				// An absolute schedule does not drift: the whole stream spans (n-1) ITL.
-				if m, want := median(spans), time.Duration(n-1)*o.ITL; m < want-slack(2*time.Millisecond) || m > want+slack(3*time.Millisecond) {
-					e.add("median span %v, want %v", m, want)
-				}
-				return e.err()
-			})
+			}
+			checkReceivedAfter(t, rec, evs, r.eventTimes)
 		})
 	}
 }
 
-// TestNonStreamingTiming: a non-streaming answer comes at TTFT + (n-1)*ITL.
+// TestNonStreamingTiming: a non-streaming answer is due at TTFT + (n-1)*ITL and no client
+// has it sooner.
 func TestNonStreamingTiming(t *testing.T) {
 	o := testOptions()
 	o.TTFT, o.ITL = 20*time.Millisecond, 3*time.Millisecond
-	base := startServer(t, o)
+	base, sl := startLogged(t, o)
+	seen := 0
 	for _, api := range textAPIs {
 		t.Run(api.api, func(t *testing.T) {
-			retryTiming(t, func() error {
-				var took []time.Duration
-				for range 3 {
-					t0 := time.Now()
-					api.call(t, base, false, map[string]any{"max": 11, "ignore_eos": true})
-					took = append(took, time.Since(t0))
-				}
-				want := o.TTFT + 10*o.ITL
-				if m := median(took); m < want || m > want+slack(5*time.Millisecond) {
-					return fmt.Errorf("median latency %v, want %v (+5ms)", m, want)
-				}
-				return nil
-			})
+			t0 := time.Now()
+			api.call(t, base, false, map[string]any{"max": 11, "ignore_eos": true})
+			took := time.Since(t0)
+			rec := sl.last(t, &seen)
+			want := o.TTFT + 10*o.ITL
+			if !slices.Equal(rec.DueNs, []int64{int64(want)}) || len(rec.SentNs) != 1 || rec.SentNs[0] < rec.DueNs[0] {
+				t.Errorf("due %v sent %v, want due [%d], sent after", rec.DueNs, rec.SentNs, want)
+			}
+			if took < want {
+				t.Errorf("answered after %v, before it was due (%v)", took, want)
+			}
 		})
 	}
 }
@@ -109,25 +87,23 @@ func TestTTFTPerInputToken(t *testing.T) {
 	o := testOptions()
 	o.TTFT = 5 * time.Millisecond
 	o.TTFTPerInputToken = time.Millisecond
-	base := startServer(t, o)
+	base, sl := startLogged(t, o)
+	seen := 0
 	for _, words := range []int{1, 40} {
 		prompt := strings.TrimSpace(strings.Repeat("hello ", words))
 		body := map[string]any{"messages": []map[string]any{{"role": "user", "content": prompt}}, "max_tokens": 1, "stream": true}
-		retryTiming(t, func() error {
-			var ttfts []time.Duration
-			for range 3 {
-				t0 := time.Now()
-				resp := post(t, base+"/v1/chat/completions", body)
-				evs, _ := readSSE(resp.Body)
-				resp.Body.Close()
-				ttfts = append(ttfts, evs[1].at.Sub(t0)) // [0] is the role chunk
-			}
-			want := o.TTFT + time.Duration(fakeTok.Count(prompt))*o.TTFTPerInputToken
-			if m := median(ttfts); m < want || m > want+slack(5*time.Millisecond) {
-				return fmt.Errorf("%d-token prompt: median TTFT %v, want %v", fakeTok.Count(prompt), m, want)
-			}
-			return nil
-		})
+		t0 := time.Now()
+		resp := post(t, base+"/v1/chat/completions", body)
+		evs, _ := readSSE(resp.Body)
+		resp.Body.Close()
+		rec := sl.last(t, &seen)
+		want := o.TTFT + time.Duration(fakeTok.Count(prompt))*o.TTFTPerInputToken
+		if !slices.Equal(rec.DueNs, []int64{int64(want)}) {
+			t.Errorf("%d-token prompt: first token due %v, want [%d]", fakeTok.Count(prompt), rec.DueNs, want)
+		}
+		if got := evs[1].at.Sub(t0); got < want { // [0] is the role chunk
+			t.Errorf("%d-token prompt: first token read after %v, before it was due (%v)", fakeTok.Count(prompt), got, want)
+		}
 	}
 }
 
@@ -178,126 +154,154 @@ func meanSD(xs []float64) (float64, float64) {
 	return m, math.Sqrt(s2 / float64(len(xs)-1))
 }
 
-// TestJitterOnTheWire: with ITL jitter the gaps a client sees vary as
-// configured; with TTFT jitter, first tokens spread.
+// TestJitterOnTheWire: with ITL jitter the gaps the server schedules vary as configured and
+// every event still leaves no earlier than its jittered instant; with TTFT jitter, first
+// tokens spread. (The draws themselves are TestJitterDraws'.)
 func TestJitterOnTheWire(t *testing.T) {
 	o := testOptions()
 	o.ITL, o.ITLJitterCV = 6*time.Millisecond, 0.6
 	o.TTFT, o.TTFTJitterCV = 10*time.Millisecond, 0.6
-	base := startServer(t, o)
-	retryTiming(t, func() error {
-		var gaps, ttfts []float64
-		for i := range 4 {
-			body := map[string]any{"messages": []map[string]any{{"role": "user", "content": fmt.Sprint("p", i)}}, "max_tokens": 30, "ignore_eos": true, "stream": true}
-			t0 := time.Now()
-			resp := post(t, base+"/v1/chat/completions", body)
-			evs, _ := readSSE(resp.Body)
-			resp.Body.Close()
-			ttfts = append(ttfts, float64(evs[1].at.Sub(t0)))
-			for j := 2; j < len(evs)-1; j++ {
-				gaps = append(gaps, float64(evs[j].at.Sub(evs[j-1].at)))
-			}
+	base, sl := startLogged(t, o)
+	var gaps, ttfts []float64
+	for i := range 4 {
+		body := map[string]any{"messages": []map[string]any{{"role": "user", "content": fmt.Sprint("p", i)}}, "max_tokens": 30, "ignore_eos": true, "stream": true}
+		resp := post(t, base+"/v1/chat/completions", body)
+		evs, _ := readSSE(resp.Body)
+		resp.Body.Close()
+		rec := sl.last(t, new(int(i)))
+		tokens := make([]int, 0, 30)
+		for j := 1; j <= 30; j++ { // [0] role chunk, then 30 token events, usage, [DONE]
+			tokens = append(tokens, j)
 		}
-		var e errorList
-		mean, sd := meanSD(gaps)
-		hi := 0.9 // client-side noise only adds variance
-		if raceEnabled {
-			hi = 1.3
+		checkReceivedAfter(t, rec, evs, tokens)
+		ttfts = append(ttfts, float64(rec.DueNs[0]))
+		for j := 1; j < len(rec.DueNs); j++ {
+			gaps = append(gaps, float64(rec.DueNs[j]-rec.DueNs[j-1]))
 		}
-		if cv := sd / mean; cv < 0.4 || cv > hi {
-			e.add("ITL CV on the wire %.2f, want about 0.6 (mean %v)", cv, time.Duration(mean))
-		}
-		if _, sd := meanSD(ttfts); sd < float64(time.Millisecond) {
-			e.add("TTFT spread %v: jitter not applied", time.Duration(sd))
-		}
-		return e.err()
-	})
+	}
+	mean, sd := meanSD(gaps)
+	if cv := sd / mean; cv < 0.4 || cv > 0.8 {
+		t.Errorf("scheduled ITL CV %.2f, want about 0.6 (mean %v)", cv, time.Duration(mean))
+	}
+	if _, sd := meanSD(ttfts); sd < float64(time.Millisecond) {
+		t.Errorf("TTFT spread %v: jitter not applied", time.Duration(sd))
+	}
 }
 
-// TestMaxBatch: with one slot, concurrent requests queue and each one's
-// timing starts at admission; /metrics shows them waiting.
+// TestMaxBatch: with one slot, concurrent requests queue: /metrics shows one running and
+// two waiting, and each queued request's schedule starts (admission) only after the one
+// before it sent its answer, its TTFT counted from there.
 func TestMaxBatch(t *testing.T) {
 	o := testOptions()
 	o.MaxBatch = 1
-	o.TTFT = 40 * time.Millisecond
-	url, stop, err := Start("127.0.0.1:0", o)
+	o.TTFT = 200 * time.Millisecond // the window in which the other two must arrive
+	sl := &scheduleBuf{}
+	o.ScheduleLog = sl
+	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
-	retryTiming(t, func() error {
-		var wg sync.WaitGroup
-		took := make([]time.Duration, 3)
-		t0 := time.Now()
-		for i := range 3 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				body := map[string]any{"messages": []map[string]any{{"role": "user", "content": "x"}}, "max_tokens": 1}
-				resp := post(t, url+"/v1/chat/completions", body)
-				_, _ = io.ReadAll(resp.Body)
-				resp.Body.Close()
-				took[i] = time.Since(t0)
-			}()
-		}
-		time.Sleep(15 * time.Millisecond)
-		resp, err := http.Get(url + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		wg.Wait()
-		var e errorList
-		if !strings.Contains(string(m), "mockllm_requests_running 1\n") || !strings.Contains(string(m), "mockllm_requests_waiting 2\n") {
-			e.add("metrics 15ms into queueing: %s", m)
-		}
-		slices.Sort(took)
-		if took[0] < o.TTFT {
-			e.add("first request done after %v, before TTFT %v", took[0], o.TTFT)
-		}
-		// Each queued request starts when the one before it leaves.
-		for i := 1; i < len(took); i++ {
-			if d := took[i] - took[i-1]; d < o.TTFT-slack(3*time.Millisecond) || d > o.TTFT+slack(10*time.Millisecond) {
-				e.add("request %d done %v after request %d, want about %v", i, d, i-1, o.TTFT)
+	url := "http://" + serveOn(t, s)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := map[string]any{"messages": []map[string]any{{"role": "user", "content": "x"}}, "max_tokens": 1}
+			resp := post(t, url+"/v1/chat/completions", body)
+			_, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	// Poll until the queue is full (no sleep standing in for "the requests have arrived").
+	var metrics string
+	for deadline := time.Now().Add(30 * time.Second); metrics == "" && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if st := s.Stats(); st.Running == 1 && st.Waiting == 2 {
+			resp, err := http.Get(url + "/metrics")
+			if err != nil {
+				t.Fatal(err)
 			}
+			m, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			metrics = string(m)
+		} else if len(sl.records(t)) > 0 {
+			t.Errorf("the first answer left before the queue was seen full: %+v", st)
+			break
 		}
-		return e.err()
+	}
+	if metrics != "" && (!strings.Contains(metrics, "mockllm_requests_running 1\n") || !strings.Contains(metrics, "mockllm_requests_waiting 2\n")) {
+		t.Errorf("/metrics while one runs and two wait: %s", metrics)
+	}
+	wg.Wait()
+	recs := sl.records(t)
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want 3", len(recs))
+	}
+	slices.SortFunc(recs, func(a, b ScheduleRecord) int {
+		return int((a.ArrivalUnixNs + a.StartNs) - (b.ArrivalUnixNs + b.StartNs))
 	})
+	for i, r := range recs {
+		if !slices.Equal(r.DueNs, []int64{r.StartNs + int64(o.TTFT)}) || len(r.SentNs) != 1 {
+			t.Errorf("request %d: due %v sent %v, want due TTFT after its start %d", i, r.DueNs, r.SentNs, r.StartNs)
+		}
+		if i == 0 {
+			continue
+		}
+		prev := recs[i-1]
+		if start, left := r.ArrivalUnixNs+r.StartNs, prev.ArrivalUnixNs+prev.SentNs[0]; start < left {
+			t.Errorf("request %d admitted at %d, before request %d sent its answer at %d", i, start, i-1, left)
+		}
+	}
+	if recs[1].StartNs <= 0 || recs[2].StartNs <= 0 {
+		t.Errorf("queued requests started at %d and %d after arrival, want > 0", recs[1].StartNs, recs[2].StartNs)
+	}
 }
 
-// TestEmitLagRecorded: every timed event lands in the lag histogram and
-// the lag is small on an idle server.
+// TestEmitLagRecorded: every timed event lands in the lag histogram, and the histogram
+// agrees with the schedule log: each event's lag (write returned − due) is at least its send
+// delay (sent − due), so the largest recorded lag is at least the largest send delay. How
+// small the lag is is the benchmarks' (BenchmarkEmitLag1000Streams).
 func TestEmitLagRecorded(t *testing.T) {
 	o := testOptions()
 	o.TTFT, o.ITL = 5*time.Millisecond, 2*time.Millisecond
-	retryTiming(t, func() error {
-		s, err := New(o)
-		if err != nil {
-			t.Fatal(err)
+	sl := &scheduleBuf{}
+	o.ScheduleLog = sl
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveOn(t, s)
+	for range 3 {
+		resp := post(t, "http://"+addr+"/v1/chat/completions", map[string]any{"messages": []map[string]any{{"role": "user", "content": "x"}}, "max_tokens": 20, "ignore_eos": true, "stream": true})
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	st := s.Stats()
+	if st.EmitLag.Count != 60 || st.GeneratedTokens != 60 || st.Requests != 3 {
+		t.Fatalf("recorded %d emits, %d tokens, %d requests; want 60, 60, 3", st.EmitLag.Count, st.GeneratedTokens, st.Requests)
+	}
+	var maxSend int64
+	for _, r := range sl.records(t) {
+		for j := range r.SentNs {
+			maxSend = max(maxSend, r.SentNs[j]-r.DueNs[j])
 		}
-		addr := serveOn(t, s)
-		for range 3 {
-			resp := post(t, "http://"+addr+"/v1/chat/completions", map[string]any{"messages": []map[string]any{{"role": "user", "content": "x"}}, "max_tokens": 20, "ignore_eos": true, "stream": true})
-			_, _ = io.ReadAll(resp.Body)
-			resp.Body.Close()
-		}
-		st := s.Stats()
-		if st.EmitLag.Count != 60 || st.GeneratedTokens != 60 || st.Requests != 3 {
-			t.Fatalf("recorded %d emits, %d tokens, %d requests; want 60, 60, 3", st.EmitLag.Count, st.GeneratedTokens, st.Requests)
-		}
-		if st.EmitLag.P50 > slack(2*time.Millisecond) || st.EmitLag.P50 <= 0 {
-			return fmt.Errorf("median emit lag %v", st.EmitLag.P50)
-		}
-		return nil
-	})
+	}
+	// HdrHistogram keeps 3 significant digits: allow 0.1 % below.
+	if st.EmitLag.P50 <= 0 || float64(st.EmitLag.Max) < 0.999*float64(maxSend) {
+		t.Errorf("emit lag p50 %v max %v; the schedule log's largest send delay is %v", st.EmitLag.P50, st.EmitLag.Max, time.Duration(maxSend))
+	}
 }
 
 // TestClockWakesOnTime exercises the clock directly: many waiters with
-// scattered instants all wake after their instant, and promptly.
+// scattered instants all wake after their instant (never early), and
+// promptly: the median lag stays within a bound set by the machine's noise,
+// measured at the same time with Go's own timers (noiseBound), so that a
+// loaded machine widens the bound as much as it delays the clock, while a
+// clock that misses its instants by whole timer periods still fails.
 func TestClockWakesOnTime(t *testing.T) {
 	c := theClock()
 	retryTiming(t, func() error {
+		noise := startNoise()
 		var mu sync.Mutex
 		var lags []time.Duration
 		var wg sync.WaitGroup
@@ -318,12 +322,13 @@ func TestClockWakesOnTime(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+		bound := noise.bound()
 		slices.Sort(lags)
 		if lags[0] < 0 {
 			t.Fatalf("woke %v early", -lags[0])
 		}
-		if m := lags[len(lags)/2]; m > slack(time.Millisecond) {
-			return fmt.Errorf("median wake lag %v", m)
+		if m := lags[len(lags)/2]; m > bound {
+			return fmt.Errorf("median wake lag %v, bound %v", m, bound)
 		}
 		return nil
 	})
@@ -333,4 +338,42 @@ func TestClockWakesOnTime(t *testing.T) {
 	if c.sleepUntil(monoNow()+int64(time.Hour), make(chan struct{}, 1), ctx.Done()) {
 		t.Error("sleepUntil reached an instant an hour away")
 	}
+}
+
+// noiseSampler measures the machine's scheduling noise while a check runs: a goroutine
+// sleeps 200 µs on a Go timer again and again and records how late each sleep ends.
+type noiseSampler struct {
+	stop chan struct{}
+	done chan []time.Duration
+}
+
+func startNoise() *noiseSampler {
+	n := &noiseSampler{stop: make(chan struct{}), done: make(chan []time.Duration, 1)}
+	go func() {
+		var late []time.Duration
+		for {
+			select {
+			case <-n.stop:
+				n.done <- late
+				return
+			default:
+			}
+			t0 := time.Now()
+			time.Sleep(200 * time.Microsecond)
+			late = append(late, time.Since(t0)-200*time.Microsecond)
+		}
+	}()
+	return n
+}
+
+// bound stops the sampler and returns the lag a wake-up may have in the median: 1 ms (×3
+// under the race detector) plus four times the p90 lateness of the reference sleeps.
+func (n *noiseSampler) bound() time.Duration {
+	close(n.stop)
+	late := <-n.done
+	if len(late) == 0 {
+		return slack(time.Millisecond)
+	}
+	slices.Sort(late)
+	return slack(time.Millisecond) + 4*late[len(late)*9/10]
 }

@@ -2,13 +2,16 @@
 // consumes, and the run.json manifest beside them. It is the only thing the two share: analyze
 // never imports the replay engine.
 //
-// A log file is an 16-byte file header (magic, version) followed by frames:
+// A log file is a 16-byte file header (magic, version) followed by frames:
 //
-//	length uint32 LE | crc32c(payload) uint32 LE | payload (one msgpack array)
+//	length uint32 LE | crc32c(payload) uint32 LE | payload
 //
-// The first element of each payload array is the record Kind. A crash can leave a torn final
-// frame; the Reader detects it and stops cleanly before it, so everything written earlier stays
-// readable. docs/run-format.md documents every field.
+// Each record is one msgpack array whose first element is its Kind. A record larger than
+// FramePayload (a large response body) is split over consecutive frames: bit 31 of the length
+// (FrameContinued) says the record goes on in the next frame, so no frame ever exceeds what a
+// reader accepts. A crash can leave a torn final record; the Reader detects it and stops
+// cleanly before it, so everything written earlier stays readable. docs/run-format.md
+// documents every field.
 package rawlog
 
 import "hash/crc32"
@@ -16,8 +19,13 @@ import "hash/crc32"
 // Magic is the first eight bytes of every raw event log.
 const Magic = "LLMRAW\x00\x00"
 
-// Version is the raw log format version this package writes and reads.
-const Version = 1
+// Version is the raw log format version this package writes. Version 2 added records that
+// span several frames (FrameContinued); the Reader reads versions 1 and 2.
+const Version = 2
+
+// minVersion is the oldest version the Reader reads: version 1 logs have one frame per record
+// and no FrameContinued bit.
+const minVersion = 1
 
 // fileHeaderSize is the magic, the version and four reserved bytes.
 const fileHeaderSize = 16
@@ -25,8 +33,26 @@ const fileHeaderSize = 16
 // frameHeaderSize is the length and the CRC in front of each payload.
 const frameHeaderSize = 8
 
-// MaxFrame bounds one payload; larger lengths are treated as corruption.
+// MaxFrame bounds one frame's payload; larger lengths are treated as corruption.
 const MaxFrame = 1 << 30
+
+// FramePayload is the most payload bytes the Writer puts in one frame; a longer record goes
+// on in further frames. It is far below MaxFrame, so any reader of this format accepts every
+// frame, and it bounds the Writer's buffer whatever the size of a record.
+const FramePayload = 1 << 20
+
+// FrameContinued is set in a frame's length field (version 2) when the record goes on in the
+// next frame; the length is the field without this bit.
+const FrameContinued = 1 << 31
+
+// MaxRecord bounds a record assembled from several frames; a longer one is corruption. It
+// holds the largest Request record replay writes (a response body capped well below 4 GiB
+// and its read table).
+const MaxRecord = 1 << 33
+
+// headerFields is the array length of a Header record this version writes, kind included.
+// Logs from before PlanPath, Planned and Workers had 6.
+const headerFields = 9
 
 // gpuFields is the array length of a GPUSample record this version writes, kind included.
 const gpuFields = 12
@@ -99,6 +125,17 @@ type Header struct {
 	PlanHash string
 	// StartUnixNs is the wall-clock time of the run's monotonic zero, in Unix nanoseconds.
 	StartUnixNs int64
+
+	// Fields below were added after the first six array elements, so that a damaged run.json
+	// can be rebuilt from the worker logs (RebuildManifest); a record written without them
+	// decodes with PlanPath "" and Planned and Workers -1 (unknown).
+
+	// PlanPath is the plan's path as run.json's plan_path gives it.
+	PlanPath string
+	// Planned is the number of plan records in the worker's shard (run.json workers[].planned).
+	Planned int
+	// Workers is the number of worker processes in the run.
+	Workers int
 }
 
 // Request is everything a worker observed about one planned request. All *Ns times are

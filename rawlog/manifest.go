@@ -1,10 +1,16 @@
 package rawlog
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 )
 
 // ManifestName is the manifest's file name inside a run directory.
@@ -23,6 +29,9 @@ const (
 	StatusKilled = "killed"
 	// StatusRecovered is the footer status of a recovery log (WorkerInfo.RecoveryLog).
 	StatusRecovered = "recovered"
+	// StatusUnknown is the status of a manifest RebuildManifest made from the logs, and of
+	// its workers: how the run ended was in the run.json that was lost.
+	StatusUnknown = "unknown"
 )
 
 // Manifest is run.json: what was run, where, when, and how it ended. It is rewritten atomically
@@ -116,19 +125,239 @@ func WriteManifest(dir string, m *Manifest) error {
 	return nil
 }
 
-// ReadManifest reads dir/run.json and checks its version.
+// ErrManifest is wrapped by the error about a run.json that is damaged: bytes that do not
+// decode as JSON (cut short by a crash, garbled on disk), which RebuildManifest can stand in
+// for. A run.json that decodes but is inconsistent (Validate), or of a format version this
+// build does not know, is refused without it: it was written that way.
+var ErrManifest = errors.New("damaged run.json")
+
+// ReadManifest reads dir/run.json and checks it (ParseManifest).
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestName)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("rawlog: %w", err)
 	}
+	return ParseManifest(b, path)
+}
+
+// ParseManifest decodes a run.json document, checks its version and validates it; name (the
+// file's path) is used in errors.
+func ParseManifest(b []byte, name string) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("rawlog: %s: %w", path, err)
+		return nil, fmt.Errorf("rawlog: %s: %w: %w", name, ErrManifest, err)
 	}
 	if m.FormatVersion != ManifestVersion {
-		return nil, fmt.Errorf("rawlog: %s: run.json format version %d is not supported (this build reads version %d)", path, m.FormatVersion, ManifestVersion)
+		if m.FormatVersion == 0 {
+			return nil, fmt.Errorf("rawlog: %s: no format_version: not a run.json", name)
+		}
+		return nil, fmt.Errorf("rawlog: %s: run.json format version %d is not supported (this build reads version %d)", name, m.FormatVersion, ManifestVersion)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("rawlog: %s: %w", name, err)
 	}
 	return &m, nil
+}
+
+// Validate checks what a reader relies on and what the manifest alone can check: a plan
+// hash, distinct worker ids, log names that are plain file names in the run directory, and
+// per-worker counts that fit together (0 <= recovered, lost <= planned; a recovery log
+// exactly when recovered > 0). Checks against the plan (planned versus its record count)
+// are the reader's, which has the plan.
+func (m *Manifest) Validate() error {
+	if !IsPlanHash(m.PlanHash) {
+		if m.PlanHash == "" {
+			return errors.New("no plan_hash: the plan cannot be identified")
+		}
+		return fmt.Errorf("plan_hash %q is not a hex SHA-256", m.PlanHash)
+	}
+	if m.StartUnixNs < 0 || m.EndUnixNs < 0 {
+		return fmt.Errorf("start_unix_ns %d / end_unix_ns %d: negative", m.StartUnixNs, m.EndUnixNs)
+	}
+	if err := checkLogName("telemetry_log", m.TelemetryLog, true); err != nil {
+		return err
+	}
+	ids := map[int]bool{}
+	names := map[string]bool{}
+	for i, w := range m.Workers {
+		where := fmt.Sprintf("workers[%d] (id %d)", i, w.ID)
+		if w.ID < 0 || ids[w.ID] {
+			return fmt.Errorf("%s: id negative or given twice", where)
+		}
+		ids[w.ID] = true
+		if err := checkLogName(where+": log", w.Log, false); err != nil {
+			return err
+		}
+		if err := checkLogName(where+": recovery_log", w.RecoveryLog, true); err != nil {
+			return err
+		}
+		for _, n := range []string{w.Log, w.RecoveryLog} {
+			if n != "" && names[n] {
+				return fmt.Errorf("%s: log %q named twice", where, n)
+			}
+			names[n] = true
+		}
+		if w.Planned < 0 || w.Lost < 0 || w.Lost > w.Planned {
+			return fmt.Errorf("%s: planned %d, lost %d: want 0 <= lost <= planned", where, w.Planned, w.Lost)
+		}
+		if w.Recovered < 0 || w.Recovered > w.Planned || (w.Recovered > 0) != (w.RecoveryLog != "") {
+			return fmt.Errorf("%s: recovery log %q with %d records does not fit its %d planned requests", where, w.RecoveryLog, w.Recovered, w.Planned)
+		}
+	}
+	c := m.Counts
+	for _, n := range [...]int{c.Planned, c.Completed, c.Failed, c.Cancelled, c.Aborted, c.NotSent, c.Lost} {
+		if n < 0 {
+			return fmt.Errorf("counts %+v: negative", c)
+		}
+	}
+	return nil
+}
+
+// checkLogName accepts a plain file name (no directory part), or "" when optional.
+func checkLogName(what, name string, optional bool) error {
+	switch {
+	case name == "" && optional:
+		return nil
+	case name == "":
+		return fmt.Errorf("%s: no file name", what)
+	case name == "." || name == ".." || strings.ContainsAny(name, `/\`) || strings.ContainsRune(name, 0):
+		return fmt.Errorf("%s %q: not a file name in the run directory", what, name)
+	}
+	return nil
+}
+
+// IsPlanHash reports whether s is a plan identity as run.json and log headers write it:
+// 64 lower-case hex digits.
+func IsPlanHash(s string) bool {
+	if len(s) != 64 || strings.ToLower(s) != s {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// HashPrefixes shortens two hex hashes for a message saying they differ: the shortest
+// prefixes, of at least 12 digits, that are not equal (the whole strings when one is a
+// prefix of the other).
+func HashPrefixes(a, b string) (string, string) {
+	n := 12
+	for n < len(a) && n < len(b) && a[:n] == b[:n] {
+		n++
+	}
+	return a[:min(n, len(a))], b[:min(n, len(b))]
+}
+
+// Log file names replay gives a worker's log and its recovery log, and the telemetry log.
+const (
+	workerLogPrefix  = "worker-"
+	workerLogSuffix  = ".rawlog"
+	recoveryLogTail  = ".recovered.rawlog"
+	telemetryLogName = "telemetry.rawlog"
+)
+
+// RebuildManifest makes a manifest for a run directory whose run.json is damaged (ErrManifest),
+// from the headers of its logs: worker-NNN.rawlog (each header gives the worker, its pid,
+// CPU, shard size, the plan's hash and path and the run's start), worker-NNN.recovered.rawlog
+// (counted), and telemetry.rawlog. What only run.json held (URLs, command line, options, end
+// time, outcome counts) stays empty, and the run's and workers' status is StatusUnknown.
+//
+// A worker log whose header cannot be read is still listed, with 0 planned requests, so that
+// its reader reports the damage; at least one header must be readable, and all readable ones
+// must agree on the plan and the start. Logs too old to hold Planned leave it 0.
+func RebuildManifest(dir string) (*Manifest, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("rawlog: rebuild run.json: %w", err)
+	}
+	m := &Manifest{FormatVersion: ManifestVersion, Tool: "llmbench replay", Status: StatusUnknown}
+	byID := map[int]*WorkerInfo{}
+	var headers []Header
+	var firstErr error
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if name == telemetryLogName {
+			m.TelemetryLog = name
+			continue
+		}
+		recovery := strings.HasSuffix(name, recoveryLogTail)
+		num := strings.TrimSuffix(strings.TrimSuffix(name, recoveryLogTail), workerLogSuffix)
+		if !strings.HasPrefix(name, workerLogPrefix) || !strings.HasSuffix(name, workerLogSuffix) {
+			continue
+		}
+		id, err := strconv.Atoi(strings.TrimPrefix(num, workerLogPrefix))
+		if err != nil || id < 0 {
+			continue
+		}
+		w := byID[id]
+		if w == nil {
+			w = &WorkerInfo{ID: id, CPU: -1, Status: StatusUnknown}
+			byID[id] = w
+		}
+		path := filepath.Join(dir, name)
+		if recovery {
+			s, err := Summarize(path)
+			if err != nil {
+				return nil, fmt.Errorf("rawlog: rebuild run.json: %w", err)
+			}
+			w.RecoveryLog, w.Recovered = name, s.Requests
+			// The recovery log's header has the dead worker's shard size too: what tells
+			// it for a worker that never wrote a log of its own.
+			w.Planned = max(w.Planned, s.Header.Planned)
+			continue
+		}
+		w.Log = name
+		r, err := Open(path)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		h := r.Header()
+		r.Close()
+		if h.Worker != id {
+			return nil, fmt.Errorf("rawlog: rebuild run.json: %s: header says worker %d", path, h.Worker)
+		}
+		w.PID, w.CPU = h.PID, h.CPU
+		w.Planned = max(w.Planned, h.Planned)
+		headers = append(headers, h)
+	}
+	if len(headers) == 0 {
+		if firstErr != nil {
+			return nil, fmt.Errorf("rawlog: rebuild run.json: no worker log header is readable: %w", firstErr)
+		}
+		return nil, fmt.Errorf("rawlog: rebuild run.json: %s: %w: no worker logs", dir, fs.ErrNotExist)
+	}
+	h0 := headers[0]
+	m.PlanHash, m.PlanPath, m.StartUnixNs = h0.PlanHash, h0.PlanPath, h0.StartUnixNs
+	for _, h := range headers[1:] {
+		if h.PlanHash != h0.PlanHash || h.StartUnixNs != h0.StartUnixNs {
+			return nil, fmt.Errorf("rawlog: rebuild run.json: workers %d and %d disagree on the plan or the start: not one run", h0.Worker, h.Worker)
+		}
+	}
+	ids := make([]int, 0, len(byID))
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		w := byID[id]
+		if w.Log == "" {
+			// Only a recovery log: the worker never wrote its own.
+			w.Log = fmt.Sprintf("%s%03d%s", workerLogPrefix, id, workerLogSuffix)
+		}
+		if w.Recovered > w.Planned {
+			w.Planned = w.Recovered
+		}
+		m.Workers = append(m.Workers, *w)
+		m.Counts.Planned += w.Planned
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("rawlog: rebuild run.json: %w", err)
+	}
+	return m, nil
 }

@@ -135,15 +135,16 @@ func TestCorruptMiddleIsAnError(t *testing.T) {
 
 func TestRejectsForeignFiles(t *testing.T) {
 	data := writeLog(t, 1, true)
-	v2 := bytes.Clone(data)
-	v2[8] = 2
+	future := bytes.Clone(data)
+	future[8] = Version + 1
 	for name, c := range map[string]struct {
 		data []byte
 		want string
 	}{
 		"empty":   {nil, "file header"},
 		"magic":   {[]byte("LLMPLAN\x00\x01\x00\x00\x00\x00\x00\x00\x00"), "bad magic"},
-		"version": {v2, "version 2 is not supported"},
+		"version": {future, "version 3 is not supported (this build reads versions 1 to 2)"},
+		"zero":    {append(append([]byte(Magic), 0, 0, 0, 0), data[12:]...), "version 0 is not supported"},
 	} {
 		_, err := NewReader(bytes.NewReader(c.data), "f")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -161,7 +162,7 @@ func TestPayloadIsStandardMsgpack(t *testing.T) {
 	if err := msgpack.Unmarshal(payload[:size], &v); err != nil {
 		t.Fatal(err)
 	}
-	if len(v) != 6 || v[4] != "abc" {
+	if len(v) != headerFields || v[4] != "abc" {
 		t.Fatalf("header decoded by msgpack library as %v", v)
 	}
 }
@@ -280,6 +281,12 @@ func FuzzReader(f *testing.F) {
 		w.WriteRequest(sampleRequest(4))
 	}
 	f.Add(sent.Bytes())
+	var multi bytes.Buffer
+	if w, err := NewWriter(&multi, Header{Worker: 1}); err == nil {
+		w.limit = 32 // a record over several frames
+		w.WriteRequest(sampleRequest(40))
+	}
+	f.Add(multi.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data), "fuzz")
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"slices"
 )
 
 // ErrFormat is wrapped by every error about bytes that are not a valid raw log.
@@ -25,14 +26,16 @@ type Reader struct {
 	off    int64
 	buf    []byte
 	header Header
-	kind   Kind
-	req    Request
-	cpu    CPUSample
-	gpu    GPUSample
-	footer Footer
-	sent   Sent
-	torn   int64
-	closer io.Closer
+	// version is the log's format version; FrameContinued means something from 2 on.
+	version uint32
+	kind    Kind
+	req     Request
+	cpu     CPUSample
+	gpu     GPUSample
+	footer  Footer
+	sent    Sent
+	torn    int64
+	closer  io.Closer
 }
 
 // Open opens the log file at path.
@@ -63,8 +66,9 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 	if string(fh[:8]) != Magic {
 		return nil, fmt.Errorf("rawlog: %s: %w: bad magic %q", name, ErrFormat, fh[:8])
 	}
-	if v := binary.LittleEndian.Uint32(fh[8:]); v != Version {
-		return nil, fmt.Errorf("rawlog: %s: raw log format version %d is not supported (this build reads version %d)", name, v, Version)
+	r.version = binary.LittleEndian.Uint32(fh[8:])
+	if r.version < minVersion || r.version > Version {
+		return nil, fmt.Errorf("rawlog: %s: raw log format version %d is not supported (this build reads versions %d to %d)", name, r.version, minVersion, Version)
 	}
 	r.off = fileHeaderSize
 	k, err := r.Next()
@@ -110,37 +114,55 @@ func (r *Reader) Footer() Footer { return r.footer }
 func (r *Reader) Torn() int64 { return r.torn }
 
 // Next reads the next record and returns its kind, or io.EOF after the last complete record.
-// A torn final frame ends the log like EOF (see Torn); damage before the end is an error naming
-// the offset. Records of kinds this version does not know are returned undecoded.
+// A torn final record (its frames cut short by a crash) ends the log like EOF (see Torn);
+// damage before the end is an error naming the offset. Records of kinds this version does not
+// know are returned undecoded.
 func (r *Reader) Next() (Kind, error) {
-	var fh [frameHeaderSize]byte
-	n, err := io.ReadFull(r.br, fh[:])
-	if err == io.EOF {
-		return 0, io.EOF
-	}
-	if err != nil {
-		r.torn = int64(n)
-		return 0, io.EOF
-	}
-	size := binary.LittleEndian.Uint32(fh[:4])
-	sum := binary.LittleEndian.Uint32(fh[4:])
-	if size > MaxFrame {
-		return r.tornOrCorrupt(int64(n), fmt.Sprintf("frame length %d", size))
-	}
-	if cap(r.buf) < int(size) {
-		r.buf = make([]byte, size)
-	}
-	payload := r.buf[:size]
-	m, err := io.ReadFull(r.br, payload)
-	if err != nil {
-		r.torn = int64(n + m)
-		return 0, io.EOF
-	}
-	if crc32.Checksum(payload, castagnoli) != sum {
-		return r.tornOrCorrupt(int64(n+m), "checksum mismatch")
-	}
 	at := r.off
-	r.off += int64(n + m)
+	payload := r.buf[:0]
+	var read int64 // bytes of this record's frames consumed so far
+	for {
+		var fh [frameHeaderSize]byte
+		n, err := io.ReadFull(r.br, fh[:])
+		if err == io.EOF && read == 0 {
+			return 0, io.EOF
+		}
+		if err != nil {
+			r.torn = read + int64(n)
+			return 0, io.EOF
+		}
+		size := binary.LittleEndian.Uint32(fh[:4])
+		sum := binary.LittleEndian.Uint32(fh[4:])
+		more := false
+		if r.version >= 2 {
+			more = size&FrameContinued != 0
+			size &^= FrameContinued
+		}
+		if size > MaxFrame {
+			return r.tornOrCorrupt(read+int64(n), at+read, fmt.Sprintf("frame length %d", size))
+		}
+		if int64(len(payload))+int64(size) > MaxRecord {
+			return r.tornOrCorrupt(read+int64(n), at+read, fmt.Sprintf("record longer than %d bytes", int64(MaxRecord)))
+		}
+		have := len(payload)
+		var m int
+		payload, m, err = readAppend(r.br, payload, int(size))
+		if err != nil {
+			r.buf = payload[:0]
+			r.torn = read + int64(n+m)
+			return 0, io.EOF
+		}
+		if crc32.Checksum(payload[have:], castagnoli) != sum {
+			r.buf = payload[:0]
+			return r.tornOrCorrupt(read+int64(n+m), at+read, "checksum mismatch")
+		}
+		read += int64(n + m)
+		if !more {
+			break
+		}
+	}
+	r.buf = payload[:0]
+	r.off += read
 	d := decoder{b: payload}
 	fields := d.arrayLen()
 	if d.err == nil && fields == 0 {
@@ -158,16 +180,16 @@ func (r *Reader) Next() (Kind, error) {
 	return r.kind, nil
 }
 
-// tornOrCorrupt decides whether a bad frame is the torn end of a crashed log (nothing follows
-// it) or damage in the middle (an error).
-func (r *Reader) tornOrCorrupt(read int64, what string) (Kind, error) {
+// tornOrCorrupt decides whether a bad frame (at offset off, read bytes into its record) is the
+// torn end of a crashed log (nothing follows it) or damage in the middle (an error).
+func (r *Reader) tornOrCorrupt(read, off int64, what string) (Kind, error) {
 	if _, err := r.br.Peek(1); err == io.EOF {
 		// Count what is left of the frame so callers can report it.
 		rest, _ := io.Copy(io.Discard, r.br)
 		r.torn = read + rest
 		return 0, io.EOF
 	}
-	return 0, fmt.Errorf("rawlog: %s: %w: frame at offset %d: %s", r.name, ErrFormat, r.off, what)
+	return 0, fmt.Errorf("rawlog: %s: %w: frame at offset %d: %s", r.name, ErrFormat, off, what)
 }
 
 // decode reads the record's fields; n is its array length, kind included. Elements past the
@@ -176,7 +198,11 @@ func (r *Reader) tornOrCorrupt(read int64, what string) (Kind, error) {
 func (r *Reader) decode(d *decoder, n int) {
 	switch r.kind {
 	case KindHeader:
-		r.header = Header{Worker: int(d.int()), PID: int(d.int()), CPU: int(d.int()), PlanHash: d.str(), StartUnixNs: d.int()}
+		r.header = Header{Worker: int(d.int()), PID: int(d.int()), CPU: int(d.int()), PlanHash: d.str(), StartUnixNs: d.int(),
+			Planned: -1, Workers: -1}
+		if n >= headerFields {
+			r.header.PlanPath, r.header.Planned, r.header.Workers = d.str(), int(d.int()), int(d.int())
+		}
 	case KindRequest:
 		q := &r.req
 		q.Index = uint32(d.int())
@@ -235,4 +261,21 @@ func (r *Reader) decode(d *decoder, n int) {
 	case KindSent:
 		r.sent = Sent{Index: uint32(d.int()), TimeNs: d.int()}
 	}
+}
+
+// readAppend appends n bytes read from br to b. It grows b a MiB at a time as bytes arrive, so
+// a damaged length field costs no more memory than the bytes actually there.
+func readAppend(br *bufio.Reader, b []byte, n int) ([]byte, int, error) {
+	got := 0
+	for got < n {
+		step := min(n-got, 1<<20)
+		have := len(b)
+		b = slices.Grow(b, step)[:have+step]
+		m, err := io.ReadFull(br, b[have:])
+		got += m
+		if err != nil {
+			return b[:have+m], got, err
+		}
+	}
+	return b, got, nil
 }

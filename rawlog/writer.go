@@ -8,21 +8,24 @@ import (
 	"sync"
 )
 
-// Writer appends records to a raw event log. Each record goes to the underlying writer in one
+// Writer appends records to a raw event log. Each frame goes to the underlying writer in one
 // Write call, so with an *os.File every completed record is in the kernel as soon as the call
-// returns and survives the process being killed. It is safe for concurrent use; encoding reuses
-// one buffer, so steady-state writes allocate nothing.
+// returns and survives the process being killed. A record longer than FramePayload goes out
+// as several consecutive frames (a crash between them leaves a torn final record, which
+// readers skip), so the Writer's buffer never holds more than one frame. It is safe for
+// concurrent use; encoding reuses that buffer, so steady-state writes allocate nothing.
 type Writer struct {
 	mu       sync.Mutex
 	w        io.Writer
 	buf      []byte
+	limit    int // payload bytes per frame: FramePayload (tests lower it)
 	requests int
 	err      error
 }
 
 // NewWriter writes the file header and h to w and returns a Writer for the records after it.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
-	lw := &Writer{w: w, buf: make([]byte, 0, 64<<10)}
+	lw := &Writer{w: w, buf: make([]byte, 0, 64<<10), limit: FramePayload}
 	var fh [fileHeaderSize]byte
 	copy(fh[:], Magic)
 	binary.LittleEndian.PutUint32(fh[8:], Version)
@@ -32,13 +35,16 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	b := lw.begin()
-	b = appendArrayHeader(b, 6)
+	b = appendArrayHeader(b, headerFields)
 	b = appendInt(b, int64(KindHeader))
 	b = appendInt(b, int64(h.Worker))
 	b = appendInt(b, int64(h.PID))
 	b = appendInt(b, int64(h.CPU))
 	b = appendStr(b, h.PlanHash)
 	b = appendInt(b, h.StartUnixNs)
+	b = appendStr(b, h.PlanPath)
+	b = appendInt(b, int64(h.Planned))
+	b = appendInt(b, int64(h.Workers))
 	return lw, lw.finish(b)
 }
 
@@ -47,20 +53,64 @@ func (w *Writer) begin() []byte {
 	return append(w.buf[:0], 0, 0, 0, 0, 0, 0, 0, 0)
 }
 
-// finish fills in the frame header and writes the frame.
+// finish writes b as the record's last frame.
 func (w *Writer) finish(b []byte) error {
+	b = w.spill(b)
+	w.emit(b, false)
 	w.buf = b[:0]
+	return w.err
+}
+
+// emit fills in the frame header of b (header room, then payload) and writes the frame.
+func (w *Writer) emit(b []byte, continued bool) {
 	if w.err != nil {
-		return w.err
+		return
 	}
 	payload := b[frameHeaderSize:]
-	binary.LittleEndian.PutUint32(b[0:], uint32(len(payload)))
+	size := uint32(len(payload))
+	if continued {
+		size |= FrameContinued
+	}
+	binary.LittleEndian.PutUint32(b[0:], size)
 	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(payload, castagnoli))
 	if _, err := w.w.Write(b); err != nil {
 		w.err = fmt.Errorf("rawlog: write: %w", err)
 	}
-	return w.err
 }
+
+// spill writes full frames off the front of b while its payload exceeds the frame limit and
+// returns the buffer holding the rest (after a new header's room).
+func (w *Writer) spill(b []byte) []byte {
+	for len(b)-frameHeaderSize > w.limit {
+		end := frameHeaderSize + w.limit
+		w.emit(b[:end], true)
+		n := copy(b[frameHeaderSize:], b[end:])
+		b = b[:frameHeaderSize+n]
+	}
+	return b
+}
+
+// appendBulk appends p to the record in b, sending full frames as it goes, so a long field
+// never sits in the buffer whole.
+func (w *Writer) appendBulk(b, p []byte) []byte {
+	for len(p) > 0 {
+		b = w.spill(b)
+		room := w.limit - (len(b) - frameHeaderSize)
+		if room == 0 {
+			// A full frame, and more to come: it is not the record's last.
+			w.emit(b, true)
+			b = b[:frameHeaderSize]
+			room = w.limit
+		}
+		n := min(room, len(p))
+		b = append(b, p[:n]...)
+		p = p[n:]
+	}
+	return b
+}
+
+// readBlock is how many read-table entries are encoded between checks for a full frame.
+const readBlock = 1024
 
 // WriteRequest appends one request record.
 func (w *Writer) WriteRequest(r *Request) error {
@@ -82,15 +132,23 @@ func (w *Writer) WriteRequest(r *Request) error {
 	b = appendInt(b, r.WriteEndNs)
 	b = appendInt(b, r.HeaderNs)
 	b = appendInt(b, r.EndNs)
+	// The read table goes in blocks, spilling full frames between them.
 	b = appendBinHeader(b, 8*len(r.ReadNs))
-	for _, t := range r.ReadNs {
-		b = binary.LittleEndian.AppendUint64(b, uint64(t))
+	for i := 0; i < len(r.ReadNs); i += readBlock {
+		for _, t := range r.ReadNs[i:min(i+readBlock, len(r.ReadNs))] {
+			b = binary.LittleEndian.AppendUint64(b, uint64(t))
+		}
+		b = w.spill(b)
 	}
 	b = appendBinHeader(b, 4*len(r.ReadEnd))
-	for _, e := range r.ReadEnd {
-		b = binary.LittleEndian.AppendUint32(b, e)
+	for i := 0; i < len(r.ReadEnd); i += readBlock {
+		for _, e := range r.ReadEnd[i:min(i+readBlock, len(r.ReadEnd))] {
+			b = binary.LittleEndian.AppendUint32(b, e)
+		}
+		b = w.spill(b)
 	}
-	b = appendBin(b, r.Body)
+	b = appendBinHeader(b, len(r.Body))
+	b = w.appendBulk(b, r.Body)
 	b = appendStr(b, r.Err)
 	b = appendInt(b, int64(r.URLIndex))
 	b = appendInt(b, r.ConnectStartNs)

@@ -293,6 +293,24 @@ type exchangeBuffers struct {
 	suffix []byte      // Content-Length value, session header, final CRLF
 	bufs   [3][]byte   // backing array for wv
 	wv     net.Buffers // head, suffix, body for writev
+	// maxBody is the most response body bytes a request stores (Options.MaxResponseBytes;
+	// 0 means DefaultMaxResponseBytes), and maxBody/readEntryBytes the most reads it records.
+	maxBody int
+}
+
+// readEntryBytes is what one read costs in a Request record: its time and its end offset.
+const readEntryBytes = 12
+
+// minMaxReads is the fewest reads a request may record, however small the body limit.
+const minMaxReads = 1024
+
+// limits returns the body and read limits of a request.
+func (eb *exchangeBuffers) limits() (maxBody, maxReads int) {
+	maxBody = eb.maxBody
+	if maxBody <= 0 {
+		maxBody = DefaultMaxResponseBytes
+	}
+	return maxBody, max(maxBody/readEntryBytes, minMaxReads)
 }
 
 // exchangeResult classifies how an exchange ended, for the caller to map onto an outcome.
@@ -304,6 +322,13 @@ const (
 	exDeadline                 // a deadline fired: timeout, cancel-after or abort, the caller knows which
 	exProtocol                 // the server broke HTTP/1.1
 	exStaleConn                // a reused connection was closed before any response byte: retry
+	exTooLarge                 // the response outgrew what a request may store; err says which limit
+)
+
+// Why a response was too large to store (exTooLarge).
+var (
+	errBodyTooLarge = errors.New("response body over the limit")
+	errTooManyReads = errors.New("response took more reads than the limit")
 )
 
 // exchange writes one request on c and reads its response into q (Status, WriteStartNs,
@@ -334,6 +359,7 @@ func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, 
 
 	var h respHead
 	var dec bodyDecoder
+	maxBody, maxReads := eb.limits()
 	filled := 0 // bytes of head accumulated in rbuf
 	headDone := false
 	got := false // any response byte arrived
@@ -370,16 +396,11 @@ func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, 
 					headDone = true
 					q.Status = h.status
 					q.HeaderNs = t
-					dec.reset(&h)
+					dec.reset(&h, maxBody)
 					filled = 0
 					if len(rest) > 0 {
-						var derr error
-						q.Body, derr = dec.feed(q.Body, rest)
-						q.ReadNs = append(q.ReadNs, t)
-						q.ReadEnd = append(q.ReadEnd, uint32(len(q.Body)))
-						if derr != nil {
-							c.broken = true
-							return exProtocol, derr
+						if res, stop, err := takeBody(c, &dec, q, rest, t, maxReads); stop {
+							return res, err
 						}
 					}
 					break
@@ -394,15 +415,8 @@ func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, 
 					}
 					continue
 				}
-			} else {
-				var derr error
-				q.Body, derr = dec.feed(q.Body, buf[:n])
-				q.ReadNs = append(q.ReadNs, t)
-				q.ReadEnd = append(q.ReadEnd, uint32(len(q.Body)))
-				if derr != nil {
-					c.broken = true
-					return exProtocol, derr
-				}
+			} else if res, stop, err := takeBody(c, &dec, q, buf[:n], t, maxReads); stop {
+				return res, err
 			}
 			if headDone && dec.done() {
 				if !h.keepAlive || dec.excess {
@@ -419,6 +433,30 @@ func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, 
 			return classifyNetErr(c, err, got)
 		}
 	}
+}
+
+// takeBody decodes p, the body bytes of one read that returned at t, into q and records the
+// read. stop says the exchange ends here: the framing is broken (exProtocol), or the response
+// outgrew what a request may store (exTooLarge: the body is kept up to its limit, and c is
+// closed, since the rest of the response is never read).
+func takeBody(c *conn, dec *bodyDecoder, q *rawlog.Request, p []byte, t int64, maxReads int) (exchangeResult, bool, error) {
+	if len(q.ReadNs) >= maxReads {
+		c.broken = true
+		return exTooLarge, true, errTooManyReads
+	}
+	var err error
+	q.Body, err = dec.feed(q.Body, p)
+	q.ReadNs = append(q.ReadNs, t)
+	q.ReadEnd = append(q.ReadEnd, uint32(len(q.Body)))
+	switch {
+	case err != nil:
+		c.broken = true
+		return exProtocol, true, err
+	case dec.over:
+		c.broken = true
+		return exTooLarge, true, errBodyTooLarge
+	}
+	return exOK, false, nil
 }
 
 // classifyNetErr marks c broken and says what kind of failure err is.
@@ -452,4 +490,43 @@ func errText(err error) string {
 		return "connection closed before the response ended"
 	}
 	return err.Error()
+}
+
+// failText is the Err of a request that failed with res and err (not a timeout or an abort);
+// prefix names the step that failed ("connect: "). A failure of the client's own resources
+// says so, so that it is never taken for the server's.
+func failText(res exchangeResult, err error, prefix string, bodyLen int, eb *exchangeBuffers) string {
+	if res == exTooLarge {
+		maxBody, maxReads := eb.limits()
+		if err == errTooManyReads {
+			return fmt.Sprintf("response too large: more than %d reads (max-response-bytes %d allows one per %d bytes); the first %d body bytes are kept",
+				maxReads, maxBody, readEntryBytes, bodyLen)
+		}
+		return fmt.Sprintf("response too large: body over max-response-bytes (%d bytes); the first %d bytes are kept", maxBody, bodyLen)
+	}
+	text := prefix + errText(err)
+	if hint := clientFault(err); hint != "" {
+		return ClientErrorPrefix + text + " (" + hint + ")"
+	}
+	return text
+}
+
+// ClientErrorPrefix starts the Err of a request that failed for want of the client's own
+// resources (file descriptors, local ports, socket buffers): the server had no part in it.
+const ClientErrorPrefix = "client error: "
+
+// clientFault says which of the client's own resources ran out when err is a local resource
+// failure rather than anything the server or the network did; "" otherwise.
+func clientFault(err error) string {
+	switch {
+	case errors.Is(err, syscall.EMFILE):
+		return "this process is out of file descriptors: raise the open-file limit, e.g. ulimit -n 65536"
+	case errors.Is(err, syscall.ENFILE):
+		return "the system is out of file descriptors: raise fs.file-max"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return "out of local ports: widen net.ipv4.ip_local_port_range, or reuse connections"
+	case errors.Is(err, syscall.ENOBUFS), errors.Is(err, syscall.ENOMEM):
+		return "the kernel is out of socket buffer memory"
+	}
+	return ""
 }

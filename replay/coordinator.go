@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,10 +49,13 @@ type Replay struct {
 
 	manifest rawlog.Manifest
 	mu       sync.Mutex // guards manifest writes
+	noticeMu sync.Mutex // notices come from every worker's reader goroutine
 }
 
-// New checks the options, opens and verifies the plan, and decides the workers. Nothing is
-// started and nothing is written until Run.
+// New checks the options, opens and verifies the plan (hash and every record), checks that
+// the URLs can be used and that the output directory can take a new run, and decides the
+// workers. Nothing is started and nothing is written until Run: an error from New is bad
+// input or setup, with nothing left behind.
 func New(opts Options) (*Replay, error) {
 	if err := opts.normalize(); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
@@ -66,6 +70,12 @@ func New(opts Options) (*Replay, error) {
 	}
 	p, err := mmapds.Open(opts.Plan, mmapds.Options{})
 	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	// Workers index their state by Record.Index: a plan whose indexes are not its record
+	// numbers would crash them or count a request twice.
+	if err := p.Validate(); err != nil {
+		p.Close()
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	r := &Replay{opts: opts, plan: p, stopReq: make(chan struct{}), abortReq: make(chan struct{})}
@@ -84,6 +94,24 @@ func (r *Replay) setup() error {
 	}
 	if _, err := mergeHeaders(m.Headers, o.Headers, o.APIKey); err != nil {
 		return fmt.Errorf("plan %s: %w", o.Plan, err)
+	}
+	// What each worker checks of its URLs (scheme, host, no credentials), checked here
+	// first so that bad input fails before anything is created.
+	method := m.Method
+	if method == "" {
+		method = "POST"
+	}
+	tcfg, err := loadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
+	if err != nil {
+		return err
+	}
+	for _, u := range o.URLs {
+		if _, err := newTarget(u, &headConfig{method: method, paths: m.Paths}, tcfg); err != nil {
+			return err
+		}
+	}
+	if err := checkOutputDir(o.OutputDir); err != nil {
+		return err
 	}
 	info, err := scanPlan(r.plan)
 	if err != nil {
@@ -130,6 +158,11 @@ func (r *Replay) setup() error {
 		}
 	}
 	r.planned = shardSizes(info.ord, n)
+	// Raised here, before any worker exists; each worker raises its own too.
+	soft, hard, _ := raiseFileLimit()
+	if err := checkFileLimit(m.Concurrency, n, info.sessions < r.plan.Len(), soft, hard); err != nil {
+		return err
+	}
 	if len(o.WorkerCommand) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
@@ -142,6 +175,8 @@ func (r *Replay) setup() error {
 
 func (r *Replay) notice(s string) {
 	if r.opts.Notice != nil {
+		r.noticeMu.Lock()
+		defer r.noticeMu.Unlock()
 		fmt.Fprintln(r.opts.Notice, s)
 	}
 }
@@ -178,18 +213,28 @@ func (p *proc) send(s string) {
 
 // Run starts the workers, replays the plan and returns the final manifest (also written to
 // run.json). The error is non-nil when the run failed; an interrupted run returns its
-// manifest and a nil error.
+// manifest and a nil error. A nil manifest means nothing was run and no run directory was
+// left (the output directory could not be prepared).
 func (r *Replay) Run() (*rawlog.Manifest, error) {
 	defer r.plan.Close()
 	o := &r.opts
-	if err := r.prepareDir(); err != nil {
+	created, err := r.prepareDir()
+	if err != nil {
 		return nil, err
 	}
 	m := &r.manifest
 	r.initManifest()
 	if err := r.writeManifest(); err != nil {
+		os.Remove(filepath.Join(r.dir, rawlog.ManifestName+".tmp"))
+		if created {
+			os.Remove(r.dir)
+		}
 		return nil, err
 	}
+	// Room for the final run.json, released just before it is written, so that a disk the
+	// run fills still gets the run's outcome.
+	r.reserveSpace()
+	defer os.Remove(filepath.Join(r.dir, reserveName))
 	// Keep the coordinator (progress, telemetry) off the workers' CPUs when others exist,
 	// and give the process its CPUs back afterwards (it may run again, as in tests).
 	if !o.NoPin {
@@ -218,7 +263,8 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			URLs: o.URLs, Headers: headers, RequestTimeoutNs: int64(o.RequestTimeout), GraceNs: int64(o.GracePeriod),
 			ConnReuse: o.ConnectionReuse, SessionHeader: o.SessionHeader, UserAgent: "llmbench-replay/" + o.ToolVersion,
 			TLSCAFile: o.TLSCAFile, TLSInsecure: o.TLSInsecureSkipVerify,
-			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin)}
+			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin),
+			MaxResponseBytes: o.MaxResponseBytes}
 		p, err := r.startWorker(cfg, readyCh, exitCh)
 		if err != nil {
 			for _, q := range procs[:i] {
@@ -262,7 +308,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	m.StartTime = start.UTC().Format(time.RFC3339Nano)
 	if err := r.writeManifest(); err != nil {
 		r.abortProcs(procs)
-		return nil, err
+		return r.finish(procs, false, err)
 	}
 
 	// GPU telemetry, in this process, off the workers' CPUs.
@@ -358,8 +404,9 @@ func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.
 	if len(failures) > 0 {
 		m.Error = strings.Join(failures, "; ")
 	}
+	os.Remove(filepath.Join(r.dir, reserveName))
 	if err := r.writeManifest(); err != nil {
-		return m, err
+		return m, fmt.Errorf("%w (the counts of this run are only in this message and on stderr)", err)
 	}
 	if m.Status == rawlog.StatusFailed {
 		return m, fmt.Errorf("replay: %s", m.Error)
@@ -395,6 +442,14 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 			if c.Planned != wi.Planned || c.Accounted() != c.Planned {
 				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its shard has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
 			}
+			if f[1] == rawlog.StatusFailed {
+				// The worker ended the run itself (its log failed, the plan changed) and
+				// said why on its "error" line; its counts are still exact.
+				if errMsg == "" {
+					errMsg = fmt.Sprintf("worker %d failed", p.id)
+				}
+				return f[1], c, errMsg
+			}
 			return f[1], c, ""
 		}
 	}
@@ -426,10 +481,9 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 	}
 	if len(rec.notSent) > 0 {
 		if err := r.writeRecoveryLog(wi.ID, rec.notSent, notSentWhy); err != nil {
-			// Without a record anywhere, readers can only count them lost: say so here too.
-			c.NotSent -= len(rec.notSent)
-			c.Lost += len(rec.notSent)
-			logNote += "; could not write the recovery log, never-sent requests counted lost: " + err.Error()
+			// They were still never sent (no Sent record), which is how readers of the
+			// worker's log tell them from the lost ones.
+			logNote += fmt.Sprintf("; could not write the recovery log, so its %d never-sent requests are in no log: %v", len(rec.notSent), err)
 		} else {
 			wi.RecoveryLog, wi.Recovered = RecoveryLogName(wi.ID), len(rec.notSent)
 		}
@@ -545,17 +599,70 @@ func (r *Replay) absPlan() string {
 	return r.opts.Plan
 }
 
-// prepareDir creates the run directory; a directory that already holds a run is refused,
-// so an earlier run's logs are never mixed with or overwritten by this one's.
-func (r *Replay) prepareDir() error {
+// prepareDir creates the run directory and reports whether it did; New checked it, and the
+// check is repeated in case another run took the directory since.
+func (r *Replay) prepareDir() (created bool, err error) {
 	r.dir = r.opts.OutputDir
+	if err := checkOutputDir(r.dir); err != nil {
+		return false, fmt.Errorf("replay: %w", err)
+	}
+	_, err = os.Stat(r.dir)
+	created = err != nil
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return fmt.Errorf("replay: output-dir: %w", err)
+		return false, fmt.Errorf("replay: output-dir: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(r.dir, rawlog.ManifestName)); err == nil {
-		return fmt.Errorf("replay: output-dir %s already holds a run (%s); choose another directory", r.dir, rawlog.ManifestName)
+	return created, nil
+}
+
+// checkOutputDir checks, creating nothing that outlives it, that dir can take a new run: it
+// does not hold a run already (an earlier run's logs are never mixed with or overwritten by
+// this one's), and it, or the nearest existing folder above it, is a folder this process can
+// create files in.
+func checkOutputDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, rawlog.ManifestName)); err == nil {
+		return fmt.Errorf("output-dir %s already holds a run (%s); choose another directory", dir, rawlog.ManifestName)
 	}
+	probe := filepath.Clean(dir)
+	for {
+		st, err := os.Stat(probe)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("output-dir %s: %s is not a directory", dir, probe)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("output-dir %s: %w", dir, err)
+		}
+		up := filepath.Dir(probe)
+		if up == probe {
+			return fmt.Errorf("output-dir %s: %w", dir, err)
+		}
+		probe = up
+	}
+	// Permission bits do not tell (root ignores them, a read-only mount overrides them):
+	// try it.
+	d, err := os.MkdirTemp(probe, ".replay-check-")
+	if err != nil {
+		return fmt.Errorf("output-dir %s: cannot create files in %s: %w", dir, probe, errors.Unwrap(err))
+	}
+	os.Remove(d)
 	return nil
+}
+
+// reserveName is a file of reserveSize bytes that Run keeps in the run directory during the
+// run and removes just before it writes the final run.json.
+const (
+	reserveName = ".run.json.reserve"
+	reserveSize = 256 << 10
+)
+
+// reserveSpace writes the reserve file; without it (no room even for that) the run goes on.
+func (r *Replay) reserveSpace() {
+	path := filepath.Join(r.dir, reserveName)
+	if err := os.WriteFile(path, make([]byte, reserveSize), 0o644); err != nil {
+		os.Remove(path)
+	}
 }
 
 func (r *Replay) initManifest() {
@@ -592,6 +699,7 @@ func (r *Replay) initManifest() {
 		"session_header":                 o.SessionHeader,
 		"gpu_sample_interval_ms":         float64(o.GPUSampleInterval) / 1e6,
 		"spin_us":                        float64(o.Spin) / 1e3,
+		"max_response_bytes":             o.MaxResponseBytes,
 		"concurrency":                    r.plan.Meta().Concurrency,
 	}
 }

@@ -63,4 +63,14 @@
 // load, the closed loop's per-worker concurrency and the planned schedule mid-run of a run
 // that is reported failed anyway. Workers that never start are recovered the same way, so
 // run.json's counts always add up to the plan.
+//
+// # Coordinators that die, logs that fail, plans that change
+//
+// A worker whose coordinator is gone (EOF on stdin after the start, or a failed progress
+// write; workers ignore SIGPIPE) ends the run itself as an interruption would: nothing new
+// is sent, in-flight requests get the grace period, the rest are logged not_sent and the log
+// gets its footer, with status failed. A worker whose log cannot be written (disk full)
+// stops at the first failed write, reports it once and keeps its counts exact. A worker
+// whose read of the mapped plan faults (the file truncated in place) fails the run instead
+// of dying of SIGBUS: the goroutines that read the mapping run with debug.SetPanicOnFault.
 package replay

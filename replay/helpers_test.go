@@ -200,10 +200,18 @@ func singleTurn(n int, j job, offsets func(i int) int64) *planSpec {
 }
 
 // inproc runs a worker in this process.
-type inproc struct{ start int64 }
+type inproc struct {
+	start int64
+	fails *[]string // the failed reports, when not nil
+}
 
-func (inproc) ready()                          {}
-func (inproc) progress(sent, done, errs int64) {}
+func (inproc) ready()                                {}
+func (inproc) progress(sent, done, errs int64) error { return nil }
+func (p inproc) failed(msg string) {
+	if p.fails != nil {
+		*p.fails = append(*p.fails, msg)
+	}
+}
 func (p inproc) waitStart(<-chan string) (int64, bool) {
 	return p.start, true
 }

@@ -17,6 +17,8 @@ const (
 	DefaultGracePeriod = 30 * time.Second
 	// DefaultGPUSampleInterval is the NVML sampling period.
 	DefaultGPUSampleInterval = 100 * time.Millisecond
+	// DefaultProgressEvery is the period of the progress log off a terminal (ProgressEvery).
+	DefaultProgressEvery = 10 * time.Second
 	// DefaultStartDelay is how far ahead of "now" the coordinator puts the shared start
 	// instant once every worker is ready: time for the start message to reach them all.
 	DefaultStartDelay = 200 * time.Millisecond
@@ -27,6 +29,12 @@ const (
 	URLRoundRobin = "round_robin"
 	// InfiniteGrace as GracePeriod waits for in-flight requests without limit.
 	InfiniteGrace time.Duration = -1
+	// DefaultMaxResponseBytes bounds what one request stores of its response (64 MiB).
+	DefaultMaxResponseBytes = 64 << 20
+	// MaxResponseBytesLimit is the largest MaxResponseBytes accepted (1 GiB): a log record
+	// addresses its body with 32-bit offsets, and analyze holds one body in memory at a time
+	// per goroutine.
+	MaxResponseBytesLimit = 1 << 30
 )
 
 // Options configure a replay run. Zero values take the defaults noted on each field.
@@ -78,6 +86,12 @@ type Options struct {
 	// StartDelay is the lead of the shared start instant over the moment all workers are
 	// ready (0: DefaultStartDelay).
 	StartDelay time.Duration
+	// MaxResponseBytes bounds what one request stores of its response: its body, and its
+	// reads at 12 bytes each (at least 1,024 reads). A response past either limit ends the
+	// request as failed, err "response too large: ...", with the body kept up to the limit;
+	// so a response that never ends costs bounded memory. 0 means DefaultMaxResponseBytes;
+	// at most MaxResponseBytesLimit.
+	MaxResponseBytes int64
 
 	// CommandLine is recorded in run.json after redaction (RedactArgs).
 	CommandLine []string
@@ -85,6 +99,9 @@ type Options struct {
 	ToolVersion string
 	// Progress receives a one-line progress display, rewritten in place; nil for none.
 	Progress io.Writer
+	// ProgressEvery, when positive, makes Progress a log instead: one whole line per period
+	// (for a file or pipe, where a line rewritten in place would pile up).
+	ProgressEvery time.Duration
 	// Notice receives one-line notices (no GPU telemetry, worker count lowered); nil discards.
 	Notice io.Writer
 	// WorkerStderr receives the workers' stderr; nil means os.Stderr.
@@ -157,6 +174,12 @@ func (o *Options) normalize() error {
 	}
 	if o.StartDelay <= 0 {
 		o.StartDelay = DefaultStartDelay
+	}
+	if o.MaxResponseBytes == 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.MaxResponseBytes < 0 || o.MaxResponseBytes > MaxResponseBytesLimit {
+		return fmt.Errorf("max-response-bytes %d: must be between 1 and %d (1 GiB)", o.MaxResponseBytes, MaxResponseBytesLimit)
 	}
 	if o.Spin < 0 || o.Spin > 10*time.Millisecond {
 		return fmt.Errorf("spin %v: must be between 0 and 10ms", o.Spin)

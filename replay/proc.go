@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/llmbench/llmbench/rawlog"
 )
 
 // WorkerArg is the hidden subcommand that makes a replay binary run as a worker process:
@@ -23,17 +27,25 @@ const WorkerArg = "__worker"
 //	coordinator -> worker (stdin):  <workerConfig JSON>   first line
 //	                                start <unix ns>       begin; the run's clock zero
 //	                                stop                  interruption: send nothing new, grace period
-//	                                abort                 cut in-flight requests now (also on EOF)
+//	                                abort                 cut in-flight requests now
 //	worker -> coordinator (stdout): ready
 //	                                progress <sent> <done> <errors>
+//	                                error <message>       why the worker failed, once, as it happens
 //	                                done <status> <planned> <completed> <failed> <cancelled> <aborted> <not_sent>
-//	                                error <message>
 //
-// Worker diagnostics go to stderr, which the coordinator passes through.
+// done is the worker's last line: status is complete, interrupted or failed, and the counts
+// are exact even when the log could not be written. EOF on stdin before the start means
+// "abort"; after it, or a failed write to stdout, means the coordinator is gone: the worker
+// stops as if interrupted (nothing new, grace period, then abort), writes its not_sent
+// records and footer, and ends failed. Worker diagnostics go to stderr, which the
+// coordinator passes through.
 
 // WorkerMain runs a worker process: it reads its configuration and commands from stdin and
 // reports on stdout. It returns the process exit code.
 func WorkerMain(stdin io.Reader, stdout io.Writer) int {
+	// A coordinator that dies closes the progress pipe: the next write must fail with EPIPE,
+	// which the worker handles, rather than kill it mid-run with SIGPIPE.
+	signal.Ignore(syscall.SIGPIPE)
 	out := &lineWriter{w: stdout}
 	br := bufio.NewReaderSize(stdin, 64<<10)
 	line, err := br.ReadString('\n')
@@ -72,6 +84,9 @@ func WorkerMain(stdin io.Reader, stdout io.Writer) int {
 // runWorkerProcess pins the process, prepares the worker, reports ready, waits for the start
 // instant and runs.
 func runWorkerProcess(cfg workerConfig, cmds <-chan string, out *lineWriter) (workerResult, error) {
+	// A socket per in-flight request: take every file descriptor the hard limit allows
+	// (the coordinator checked that it is enough).
+	raiseFileLimit()
 	if cfg.CPU >= 0 {
 		// One CPU, one P: the worker's goroutines never migrate and never run in parallel
 		// with each other, so nothing but the kernel competes with a read's timestamp.
@@ -107,13 +122,14 @@ func runWorker(cfg workerConfig, cmds <-chan string, rep interface {
 		start = time.Now().UnixNano()
 		w.stop("run interrupted before the start")
 		w.abort("run aborted")
-		ch := make(chan string)
-		close(ch)
+		ch := make(chan string, 1)
+		ch <- "abort"
 		cmds = ch
 	}
 	res, err := w.run(start, cmds, rep)
-	if cerr := w.close(); err == nil {
-		err = cerr
+	if cerr := w.close(); cerr != nil && err == nil && res.Status != rawlog.StatusFailed {
+		res.Status, res.Err = rawlog.StatusFailed, fmt.Sprintf("worker %d: log %s: %v", cfg.ID, cfg.Log, cerr)
+		rep.failed(res.Err)
 	}
 	if err != nil {
 		return res, fmt.Errorf("worker %d: %w", cfg.ID, err)
@@ -126,9 +142,11 @@ type procReport struct{ out *lineWriter }
 
 func (p procReport) ready() { p.out.line("ready") }
 
-func (p procReport) progress(sent, done, errs int64) {
-	p.out.line("progress " + strconv.FormatInt(sent, 10) + " " + strconv.FormatInt(done, 10) + " " + strconv.FormatInt(errs, 10))
+func (p procReport) progress(sent, done, errs int64) error {
+	return p.out.line("progress " + strconv.FormatInt(sent, 10) + " " + strconv.FormatInt(done, 10) + " " + strconv.FormatInt(errs, 10))
 }
+
+func (p procReport) failed(msg string) { p.out.line("error " + oneLine(msg)) }
 
 func (p procReport) waitStart(cmds <-chan string) (int64, bool) {
 	for c := range cmds {
@@ -151,10 +169,11 @@ type lineWriter struct {
 	w  io.Writer
 }
 
-func (l *lineWriter) line(s string) {
+func (l *lineWriter) line(s string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	io.WriteString(l.w, s+"\n")
+	_, err := io.WriteString(l.w, s+"\n")
+	return err
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

@@ -14,13 +14,17 @@ func (r *Replay) progressLoop(procs []*proc, start time.Time, stop <-chan struct
 		return
 	}
 	total := int64(r.plan.Len())
-	t := time.NewTicker(250 * time.Millisecond)
+	period, inPlace := 250*time.Millisecond, r.opts.ProgressEvery <= 0
+	if !inPlace {
+		period = r.opts.ProgressEvery
+	}
+	t := time.NewTicker(period)
 	defer t.Stop()
 	last := ""
 	for {
 		select {
 		case <-stop:
-			if last != "" {
+			if last != "" && inPlace {
 				fmt.Fprint(out, "\r\033[K")
 			}
 			return
@@ -33,7 +37,11 @@ func (r *Replay) progressLoop(procs []*proc, start time.Time, stop <-chan struct
 			errs += p.errs.Load()
 		}
 		last = progressLine(sent, dn, errs, total, time.Since(start))
-		fmt.Fprint(out, "\r"+last+"\033[K")
+		if inPlace {
+			fmt.Fprint(out, "\r"+last+"\033[K")
+		} else {
+			fmt.Fprintln(out, last)
+		}
 	}
 }
 

@@ -61,7 +61,7 @@ func (r *Replay) recoverShard(id int, logName string) *recovery {
 				return nil
 			}
 			logged[q.Index] = true
-			switch q.Outcome {
+			switch countedOutcome(q) {
 			case rawlog.OutcomeCompleted:
 				rec.counts.Completed++
 			case rawlog.OutcomeFailed:
@@ -127,7 +127,9 @@ func readWorkerLog(path string, fn func(*rawlog.Reader, rawlog.Kind) error, torn
 
 // writeRecoveryLog writes worker id's recovery log: a not_sent Request record, whose Err is
 // why, for each plan index in idx. The coordinator writes it, so its header has the
-// coordinator's pid and no CPU.
+// coordinator's pid and no CPU. It reads nothing from the plan's mapping (the file may have
+// been truncated: that may be why the worker died), and a log it could not finish is
+// removed, not left half written.
 func (r *Replay) writeRecoveryLog(id int, idx []int, why string) (err error) {
 	path := filepath.Join(r.dir, RecoveryLogName(id))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -138,25 +140,20 @@ func (r *Replay) writeRecoveryLog(id int, idx []int, why string) (err error) {
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err != nil {
+			os.Remove(path)
+		}
 	}()
 	bw := bufio.NewWriterSize(f, 256<<10)
 	lw, err := rawlog.NewWriter(bw, rawlog.Header{Worker: id, PID: os.Getpid(), CPU: -1,
-		PlanHash: r.plan.HashHex(), StartUnixNs: r.manifest.StartUnixNs})
+		PlanHash: r.plan.HashHex(), StartUnixNs: r.manifest.StartUnixNs,
+		PlanPath: r.absPlan(), Planned: r.planned[id], Workers: len(r.cpus)})
 	if err != nil {
 		return err
 	}
 	urls := len(r.opts.URLs)
 	for _, i := range idx {
-		rec, _, err := r.plan.Record(i)
-		if err != nil {
-			return err
-		}
-		q := rawlog.Request{Index: uint32(i), Outcome: rawlog.OutcomeNotSent, IntendedNs: rec.SendOffsetNs,
-			ReadyNs: -1, WriteStartNs: -1, WriteEndNs: -1, HeaderNs: -1, EndNs: -1, Err: why,
-			URLIndex: int(r.info.ord[i]) % urls, ConnectStartNs: -1, ConnectEndNs: -1}
-		if q.IntendedNs < 0 {
-			q.IntendedNs = -1
-		}
+		q := notSentRecord(uint32(i), r.info.offsets[i], int(r.info.ord[i])%urls, why)
 		if err := lw.WriteRequest(&q); err != nil {
 			return err
 		}

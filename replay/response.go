@@ -127,14 +127,32 @@ type bodyDecoder struct {
 	state     uint8
 	digits    int  // hex digits seen in the current size line
 	excess    bool // bytes arrived after the end of the body
+	limit     int  // most body bytes kept
+	over      bool // the body outgrew limit: what fits was kept, the rest dropped
 }
 
-// reset prepares d for a body framed as h says.
-func (d *bodyDecoder) reset(h *respHead) {
-	*d = bodyDecoder{framing: h.framing, remaining: h.length}
+// reset prepares d for a body framed as h says, keeping at most limit bytes of it.
+func (d *bodyDecoder) reset(h *respHead, limit int) {
+	*d = bodyDecoder{framing: h.framing, remaining: h.length, limit: limit}
 	if h.framing == frameChunked {
 		d.remaining = 0
 	}
+}
+
+// put appends p to dst, the body so far, up to d.limit bytes; past it, it keeps what fits and
+// sets d.over. The body's buffer grows to the limit at most, never beyond, so a response
+// that never ends costs no more memory than the limit.
+func (d *bodyDecoder) put(dst, p []byte) []byte {
+	if room := d.limit - len(dst); len(p) > room {
+		p = p[:max(room, 0)]
+		d.over = true
+	}
+	if need := len(dst) + len(p); need > cap(dst) {
+		grown := make([]byte, len(dst), min(max(2*cap(dst), need), d.limit))
+		copy(grown, dst)
+		dst = grown
+	}
+	return append(dst, p...)
 }
 
 // done reports whether the body is complete (a close-delimited body completes only at EOF).
@@ -150,8 +168,8 @@ func (d *bodyDecoder) done() bool {
 	return false
 }
 
-// feed decodes p and appends the body bytes to dst. Bytes after the end of the body are
-// dropped and set d.excess (the connection is then not reused).
+// feed decodes p and appends the body bytes to dst, up to d.limit (see put). Bytes after the
+// end of the body are dropped and set d.excess (the connection is then not reused).
 func (d *bodyDecoder) feed(dst, p []byte) ([]byte, error) {
 	switch d.framing {
 	case frameNone:
@@ -166,9 +184,9 @@ func (d *bodyDecoder) feed(dst, p []byte) ([]byte, error) {
 			d.excess = true
 		}
 		d.remaining -= n
-		return append(dst, p[:n]...), nil
+		return d.put(dst, p[:n]), nil
 	case frameClose:
-		return append(dst, p...), nil
+		return d.put(dst, p), nil
 	}
 	for i := 0; i < len(p); {
 		c := p[i]
@@ -212,7 +230,7 @@ func (d *bodyDecoder) feed(dst, p []byte) ([]byte, error) {
 			if n > d.remaining {
 				n = d.remaining
 			}
-			dst = append(dst, p[i:i+int(n)]...)
+			dst = d.put(dst, p[i:i+int(n)])
 			d.remaining -= n
 			i += int(n)
 			if d.remaining == 0 {

@@ -103,7 +103,7 @@ func TestChunkedEverySplit(t *testing.T) {
 			wire := chunkEncode(body, size, opt[0], opt[1])
 			for split := 1; split <= len(wire); split += 1 + split/7 {
 				var d bodyDecoder
-				d.reset(&respHead{framing: frameChunked})
+				d.reset(&respHead{framing: frameChunked}, DefaultMaxResponseBytes)
 				var out []byte
 				var err error
 				for i := 0; i < len(wire) && err == nil; i += split {
@@ -127,7 +127,7 @@ func TestChunkedErrors(t *testing.T) {
 		{"0\r\n\rX", "bad end"},
 	} {
 		var d bodyDecoder
-		d.reset(&respHead{framing: frameChunked})
+		d.reset(&respHead{framing: frameChunked}, DefaultMaxResponseBytes)
 		_, err := d.feed(nil, []byte(c.wire))
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%q: err %v, want %q", c.wire, err, c.err)
@@ -135,7 +135,7 @@ func TestChunkedErrors(t *testing.T) {
 	}
 	// Bytes after the last chunk are noticed (the connection is then not reused).
 	var d bodyDecoder
-	d.reset(&respHead{framing: frameChunked})
+	d.reset(&respHead{framing: frameChunked}, DefaultMaxResponseBytes)
 	out, err := d.feed(nil, []byte("1\r\na\r\n0\r\n\r\nHTTP/1.1"))
 	if err != nil || !d.done() || !d.excess || string(out) != "a" {
 		t.Fatalf("excess: %q %v %v %v", out, err, d.done(), d.excess)
@@ -144,7 +144,7 @@ func TestChunkedErrors(t *testing.T) {
 
 func TestLengthAndCloseFraming(t *testing.T) {
 	var d bodyDecoder
-	d.reset(&respHead{framing: frameLength, length: 5})
+	d.reset(&respHead{framing: frameLength, length: 5}, DefaultMaxResponseBytes)
 	out, _ := d.feed(nil, []byte("ab"))
 	if d.done() {
 		t.Fatal("done early")
@@ -153,12 +153,12 @@ func TestLengthAndCloseFraming(t *testing.T) {
 	if !d.done() || !d.excess || string(out) != "abcde" {
 		t.Fatalf("length: %q done %v excess %v", out, d.done(), d.excess)
 	}
-	d.reset(&respHead{framing: frameClose})
+	d.reset(&respHead{framing: frameClose}, DefaultMaxResponseBytes)
 	out, _ = d.feed(nil, []byte("xyz"))
 	if d.done() || string(out) != "xyz" {
 		t.Fatal("close-delimited body ended early")
 	}
-	d.reset(&respHead{framing: frameNone})
+	d.reset(&respHead{framing: frameNone}, DefaultMaxResponseBytes)
 	if !d.done() {
 		t.Fatal("204 not done at once")
 	}
@@ -180,7 +180,7 @@ func FuzzResponse(f *testing.F) {
 		if end >= 0 {
 			if parseHead(wire[:end], &h) == nil {
 				var d bodyDecoder
-				d.reset(&h)
+				d.reset(&h, DefaultMaxResponseBytes)
 				rest := wire[end+n:]
 				var out []byte
 				for i := 0; i < len(rest); i += split {
@@ -193,7 +193,7 @@ func FuzzResponse(f *testing.F) {
 		}
 		enc := chunkEncode(data, split%64+1, split%2 == 0, split%3 == 0)
 		var d bodyDecoder
-		d.reset(&respHead{framing: frameChunked})
+		d.reset(&respHead{framing: frameChunked}, DefaultMaxResponseBytes)
 		var out []byte
 		for i := 0; i < len(enc); i += split {
 			var err error

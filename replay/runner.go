@@ -1,7 +1,11 @@
 package replay
 
 import (
+	"errors"
+	"fmt"
+	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/llmbench/llmbench/mmapds"
@@ -28,6 +32,8 @@ type runner struct {
 
 	sticky *conn // sticky-user-sessions: the unit's connection
 
+	inRequest bool // between do's start and the request's record: recoverFault logs it
+
 	lv   live     // live history state (only for live-history plans)
 	body []byte   // spliced body
 	hist [][]byte // the unit's response texts so far, from its first turn on
@@ -36,9 +42,8 @@ type runner struct {
 func newRunner(w *worker) (*runner, error) {
 	r := &runner{w: w}
 	r.eb.rbuf = make([]byte, readBufSize)
-	r.q.ReadNs = make([]int64, 0, 256)
-	r.q.ReadEnd = make([]uint32, 0, 256)
-	r.q.Body = make([]byte, 0, 16<<10)
+	r.eb.maxBody = int(w.cfg.MaxResponseBytes)
+	r.resetResponse()
 	r.after = r.afterWrite
 	if w.lr.enabled() {
 		if err := r.lv.init(w.meta); err != nil {
@@ -64,10 +69,41 @@ func (r *runner) sleeper() (*sleeper, error) {
 }
 
 func (r *runner) loop() {
+	// Runners are the goroutines that read the plan's mapping (records, and bodies for TLS
+	// and live history): a plan truncated mid-run must fail the run, not kill the worker
+	// with SIGBUS. recoverFault turns the fault into that failure.
+	debug.SetPanicOnFault(true)
 	for d := range r.w.work {
 		r.runUnit(d)
 		r.w.units.Done()
 	}
+}
+
+// recoverFault, deferred by runUnit, handles a fault on the plan's mapping: the request in
+// progress ends failed, its connection is closed, and the worker fails. Other panics go on.
+func (r *runner) recoverFault() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	err := r.w.plan.FaultError(v)
+	if err == nil {
+		panic(v)
+	}
+	r.mu.Lock()
+	c := r.active
+	r.mu.Unlock()
+	if c != nil {
+		c.nc.Close()
+	}
+	if r.sticky != nil {
+		r.sticky.nc.Close()
+		r.sticky = nil
+	}
+	if r.inRequest {
+		r.finish(nil, exNetError, err, "")
+	}
+	r.w.fail(err)
 }
 
 // runUnit sends a unit's records in order. A later turn goes out at the later of its planned
@@ -75,6 +111,7 @@ func (r *runner) loop() {
 func (r *runner) runUnit(d dispatch) {
 	w := r.w
 	u := &w.sh.units[d.unit]
+	defer r.recoverFault()
 	defer w.release()
 	if u.phase == mmapds.PhaseWarmup && u.offset < 0 {
 		defer func() {
@@ -89,7 +126,7 @@ func (r *runner) runUnit(d dispatch) {
 	for idx := u.first; idx >= 0; idx = w.sh.nextOf(idx) {
 		rec, body, err := w.plan.Record(int(idx))
 		if err != nil {
-			w.fatal(err)
+			w.fail(err)
 			break
 		}
 		if idx == u.first {
@@ -101,7 +138,7 @@ func (r *runner) runUnit(d dispatch) {
 			}
 			sl, err := r.sleeper()
 			if err != nil {
-				w.fatal(err)
+				w.fail(err)
 				break
 			}
 			if !w.sleepUntil(sl, at, 0) {
@@ -144,9 +181,10 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 	q.ReadyNs = ready
 	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
 	q.ConnectStartNs, q.ConnectEndNs = -1, -1
-	q.ReadNs, q.ReadEnd, q.Body = q.ReadNs[:0], q.ReadEnd[:0], q.Body[:0]
+	r.resetResponse()
 	q.Err = ""
 	q.URLIndex = url
+	r.inRequest = true
 	r.cancelNs = rec.CancelAfterNs
 	r.cancelAt = maxInt64
 	r.deadline = time.Now().Add(w.timeout)
@@ -161,6 +199,11 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 			q.ConnectStartNs = w.nowNs()
 			nc, err := dial(w.ctx, &w.dialer, t, url, r.deadline)
 			q.ConnectEndNs = w.nowNs()
+			if err != nil && !marked && w.aborting.Load() {
+				// The abort cut the dial: nothing reached the server.
+				r.notSent(url, "not sent: "+*w.abortWhy.Load())
+				return
+			}
 			if err != nil {
 				r.finish(nil, exNetError, err, "connect: ")
 				return
@@ -173,8 +216,10 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 			// not_sent. A retry on a fresh connection is the same request.
 			marked = true
 			if err := w.logSent(q.Index); err != nil {
+				// Without its Sent record the request must not reach the server: a crash
+				// would count it never sent. It is not sent, and the run fails.
 				c.nc.Close()
-				r.finish(nil, exNetError, err, "log: ")
+				r.notSent(url, "not sent: "+err.Error())
 				return
 			}
 		}
@@ -190,7 +235,7 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 				r.sticky = nil
 			}
 			q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
-			q.ReadNs, q.ReadEnd, q.Body = q.ReadNs[:0], q.ReadEnd[:0], q.Body[:0]
+			r.resetResponse()
 			r.cancelAt = maxInt64
 			c = nil
 			if !r.prepareRetry() {
@@ -202,6 +247,17 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 		r.finish(c, res, err, "")
 		return
 	}
+}
+
+// notSent logs the current request as never sent, with why, instead of its exchange.
+func (r *runner) notSent(url int, why string) {
+	q := &r.q
+	r.w.sent.Add(-1)
+	r.inRequest = false
+	rn, re, rb := q.ReadNs[:0], q.ReadEnd[:0], q.Body[:0] // keep the buffers
+	*q = notSentRecord(q.Index, q.IntendedNs, url, why)
+	q.ReadNs, q.ReadEnd, q.Body = rn, re, rb
+	r.w.logRequest(q)
 }
 
 // prepareRetry makes the next attempt dial: pooled idle connections are as stale as the one
@@ -260,7 +316,12 @@ func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
 	w := r.w
 	q := &r.q
 	q.EndNs = w.nowNs()
+	r.inRequest = false
 	r.setActive(nil)
+	if errors.Is(err, syscall.EFAULT) {
+		// writev from the plan's mapping faulted in the kernel: the plan file was truncated.
+		w.fail(fmt.Errorf("plan %s: %w: writing request %d's body from it failed: %v", w.cfg.Plan, mmapds.ErrChanged, q.Index, err))
+	}
 	switch res {
 	case exOK:
 		q.Outcome = rawlog.OutcomeCompleted
@@ -282,7 +343,7 @@ func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
 			q.Err = *w.abortWhy.Load()
 		} else {
 			q.Outcome = rawlog.OutcomeFailed
-			q.Err = prefix + errText(err)
+			q.Err = failText(res, err, prefix, len(q.Body), &r.eb)
 		}
 	}
 	if c != nil {
@@ -300,8 +361,28 @@ func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
 		}
 	}
 	w.done.Add(1)
-	if q.Outcome != rawlog.OutcomeCompleted || q.Status >= 400 {
+	if countedOutcome(q) != rawlog.OutcomeCompleted {
 		w.errs.Add(1)
 	}
 	w.logRequest(q)
+}
+
+// retainBody and retainReads bound the response buffers a runner keeps between requests: one
+// huge response must not pin its memory for the rest of the run.
+const (
+	retainBody  = 1 << 20
+	retainReads = 1 << 16
+)
+
+// resetResponse empties the response fields of the runner's record, keeping their buffers
+// unless there are none yet or a large response grew them past what is worth keeping.
+func (r *runner) resetResponse() {
+	q := &r.q
+	q.ReadNs, q.ReadEnd, q.Body = q.ReadNs[:0], q.ReadEnd[:0], q.Body[:0]
+	if cap(q.Body) == 0 || cap(q.Body) > retainBody {
+		q.Body = make([]byte, 0, 16<<10)
+	}
+	if cap(q.ReadNs) == 0 || cap(q.ReadNs) > retainReads || cap(q.ReadEnd) > retainReads {
+		q.ReadNs, q.ReadEnd = make([]int64, 0, 256), make([]uint32, 0, 256)
+	}
 }

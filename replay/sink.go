@@ -1,9 +1,6 @@
 package replay
 
-import (
-	"os"
-	"sync"
-)
+import "sync"
 
 // logSink hands encoded log frames from the request goroutines to one writer goroutine. A
 // request goroutine only copies its frame into the active buffer and signals; the writer
@@ -13,7 +10,7 @@ import (
 // the one record that must be in the kernel before the caller goes on (Sent, before the
 // request's bytes reach the socket).
 type logSink struct {
-	f      *os.File
+	f      logFile
 	mu     sync.Mutex
 	cond   *sync.Cond
 	active []byte
@@ -34,7 +31,7 @@ type logSink struct {
 // without limit (a disk slower than the network).
 const maxPending = 64 << 20
 
-func newLogSink(f *os.File) *logSink {
+func newLogSink(f logFile) *logSink {
 	s := &logSink{f: f, active: make([]byte, 0, 1<<20), spare: make([]byte, 0, 1<<20),
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
@@ -43,7 +40,7 @@ func newLogSink(f *os.File) *logSink {
 }
 
 // Write queues one frame; it never returns a partial write. It implements io.Writer for
-// rawlog.Writer, which calls it once per record.
+// rawlog.Writer, which calls it once per frame (a record over 1 MiB is several frames).
 func (s *logSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	for len(s.active)+len(p) > maxPending && len(s.active) > 0 && s.err == nil && !s.closed {
@@ -62,6 +59,13 @@ func (s *logSink) Write(p []byte) (int, error) {
 	default:
 	}
 	return len(p), nil
+}
+
+// failed reports whether a write to the file has failed; nothing reaches it after that.
+func (s *logSink) failed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err != nil
 }
 
 // flush returns once every frame queued before the call is in the kernel. It writes them

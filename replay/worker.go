@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -37,18 +38,35 @@ type workerConfig struct {
 	Log              string      `json:"log"`
 	// SpinNs makes open-loop sends wake this long before their instant and spin the rest.
 	SpinNs int64 `json:"spin_ns"`
+	// MaxResponseBytes bounds what one request stores (Options.MaxResponseBytes).
+	MaxResponseBytes int64 `json:"max_response_bytes"`
+
+	// openLog opens the log file; nil means os.OpenFile. Tests put a failing file here.
+	openLog func(path string) (logFile, error)
 }
 
-// workerReport is what a worker tells the coordinator as it runs.
+// logFile is what a worker writes its log to.
+type logFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// workerReport is what a worker tells the coordinator as it runs. An error from progress
+// means the coordinator can no longer hear the worker.
 type workerReport interface {
 	ready()
-	progress(sent, done, errs int64)
+	progress(sent, done, errs int64) error
+	// failed says, once, why the run failed (StatusFailed), as it happens.
+	failed(msg string)
 }
 
 // workerResult is how a worker ended.
 type workerResult struct {
-	Status string
+	Status string // complete, interrupted or failed
 	Counts rawlog.Counts
+	// Err says why the run failed (Status failed).
+	Err string
 }
 
 // dispatch hands a unit to a runner.
@@ -72,9 +90,12 @@ type worker struct {
 	start time.Time
 	nowFn func() int64
 
+	info *planInfo
+	rep  workerReport
+
 	lw   *rawlog.Writer
 	sink *logSink
-	file *os.File
+	file logFile
 
 	stopping   atomic.Bool // no new sends
 	aborting   atomic.Bool // cut in-flight requests
@@ -85,6 +106,9 @@ type worker struct {
 	cancel     context.CancelFunc
 	abortWhy   atomic.Pointer[string]
 	notSentWhy atomic.Pointer[string]
+	// failure is the first error that failed the run (the log cannot be written, the plan
+	// changed, the coordinator is gone); later ones are consequences and are not reported.
+	failure atomic.Pointer[error]
 
 	slots       chan struct{} // nil: unbounded
 	work        chan dispatch
@@ -100,7 +124,7 @@ type worker struct {
 	logged []atomic.Uint64 // bit per plan index: a record was written
 
 	sent, done, errs atomic.Int64
-	counts           [6]atomic.Int64 // by rawlog.Outcome
+	counts           [6]atomic.Int64 // by countedOutcome
 
 	// sendUntil is the last instant (run clock) a request may start: profile start plus the
 	// plan's duration, or MaxInt64 (no duration, or the profile start not known yet).
@@ -132,7 +156,13 @@ func newWorker(cfg workerConfig) (*worker, error) {
 		return nil, err
 	}
 	if cfg.PlanHash != "" && p.HashHex() != cfg.PlanHash {
-		return fail(fmt.Errorf("plan %s changed since the coordinator opened it (hash %.12s, want %.12s)", cfg.Plan, p.HashHex(), cfg.PlanHash))
+		got, want := rawlog.HashPrefixes(p.HashHex(), cfg.PlanHash)
+		return fail(fmt.Errorf("plan %s changed since the coordinator opened it (hash %s, want %s)", cfg.Plan, got, want))
+	}
+	// The coordinator validated the plan; a worker run without one (tests) relies on it too:
+	// per-request state is indexed by Record.Index.
+	if err := p.Validate(); err != nil {
+		return fail(err)
 	}
 	if w.timeout <= 0 {
 		w.timeout = 6 * time.Hour
@@ -148,6 +178,7 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if err != nil {
 		return fail(err)
 	}
+	w.info = info
 	if len(cfg.URLs) == 0 {
 		return fail(errors.New("no URL"))
 	}
@@ -199,7 +230,10 @@ func newWorker(cfg workerConfig) (*worker, error) {
 
 // planInfo is what a pass over the whole plan tells every worker alike.
 type planInfo struct {
-	ord          []uint32
+	ord []uint32
+	// offsets are the records' send offsets (-1: none), for the not_sent records written
+	// at the end of a run without reading the mapping again: the plan may be gone by then.
+	offsets      []int64
 	sessions     int
 	profileStart int64 // smallest profile send offset, 0 when none is planned
 	profileOpen  bool  // some profile record has a send offset
@@ -210,9 +244,10 @@ func scanPlan(p *mmapds.Plan) (*planInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := &planInfo{ord: ord, sessions: n, profileStart: -1}
+	info := &planInfo{ord: ord, offsets: make([]int64, p.Len()), sessions: n, profileStart: -1}
 	for i := 0; i < p.Len(); i++ {
 		r, _, _ := p.Record(i)
+		info.offsets[i] = max(r.SendOffsetNs, -1)
 		if r.Phase == mmapds.PhaseProfile && r.SendOffsetNs >= 0 && (info.profileStart < 0 || r.SendOffsetNs < info.profileStart) {
 			info.profileStart = r.SendOffsetNs
 		}
@@ -228,7 +263,13 @@ func (w *worker) nowNs() int64 { return int64(time.Since(w.start)) }
 
 // openLog creates the log file and its sink; the header is written once start is known.
 func (w *worker) openLog() error {
-	f, err := os.OpenFile(w.cfg.Log, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	open := w.cfg.openLog
+	if open == nil {
+		open = func(path string) (logFile, error) {
+			return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		}
+	}
+	f, err := open(w.cfg.Log)
 	if err != nil {
 		return err
 	}
@@ -238,15 +279,20 @@ func (w *worker) openLog() error {
 }
 
 // run replays the shard from startUnixNs until done, stopped or aborted; cmds delivers
-// "stop" and "abort" (a closed channel aborts).
+// "stop" and "abort". A closed cmds, or a failed progress report, means the coordinator is
+// gone: the worker then stops as if interrupted (grace period, then abort) and its run fails.
+// The result's counts are exact even when the log could not be written; the error is only
+// for a log that could not be started.
 func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (workerResult, error) {
+	w.rep = rep
 	// Anchor the run's clock: the start instant is a wall-clock time shared by all workers;
 	// from here on every timestamp is monotonic time since that instant.
 	now := time.Now()
 	w.start = now.Add(time.Duration(startUnixNs - now.UnixNano()))
 	w.nowFn = w.nowNs
 	lw, err := rawlog.NewWriter(w.sink, rawlog.Header{Worker: w.cfg.ID, PID: os.Getpid(), CPU: w.cfg.CPU,
-		PlanHash: w.plan.HashHex(), StartUnixNs: startUnixNs})
+		PlanHash: w.plan.HashHex(), StartUnixNs: startUnixNs,
+		PlanPath: w.cfg.Plan, Planned: len(w.sh.records), Workers: w.cfg.Workers})
 	if err != nil {
 		return workerResult{}, err
 	}
@@ -269,8 +315,30 @@ func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (w
 		close(allDone)
 	}()
 
-	interrupted := false
+	interrupted, orphaned := false, false
 	var graceC <-chan time.Time
+	// interrupt stops sending and gives in-flight requests the grace period (once).
+	interrupt := func(why string) {
+		if !interrupted {
+			interrupted = true
+			w.stop(why)
+			if w.cfg.GraceNs >= 0 {
+				graceC = time.After(time.Duration(w.cfg.GraceNs))
+			}
+		}
+	}
+	// orphan handles the loss of the coordinator: nobody will send stop or abort any more,
+	// so the worker ends the run itself, leaving a complete log.
+	orphan := func(how string) {
+		if orphaned {
+			return
+		}
+		orphaned, cmds = true, nil
+		err := fmt.Errorf("coordinator gone (%s)", how)
+		fmt.Fprintf(os.Stderr, "replay worker %d: %v: sending nothing new; in-flight requests get the grace period\n", w.cfg.ID, err)
+		w.setFailure(err)
+		interrupt("coordinator gone before it was sent")
+	}
 	if w.meta.DurationNs > 0 {
 		go w.durationLimit(allDone)
 	}
@@ -283,24 +351,24 @@ loop:
 			break loop
 		case c, ok := <-cmds:
 			switch {
-			case !ok || c == "abort":
+			case !ok:
+				orphan("its end of the worker's stdin closed")
+			case c == "abort":
 				cmds = nil
 				interrupted = true
 				w.stop("run interrupted")
 				w.abort("run aborted")
 			case c == "stop":
-				if !interrupted {
-					interrupted = true
-					w.stop("run interrupted")
-					if w.cfg.GraceNs >= 0 {
-						graceC = time.After(time.Duration(w.cfg.GraceNs))
-					}
-				}
+				interrupt("run interrupted")
 			}
 		case <-graceC:
 			w.abort("grace period over after interruption")
 		case <-tick.C:
-			rep.progress(w.sent.Load(), w.done.Load(), w.errs.Load())
+			if !orphaned {
+				if err := rep.progress(w.sent.Load(), w.done.Load(), w.errs.Load()); err != nil {
+					orphan("progress report: " + err.Error())
+				}
+			}
 		}
 	}
 	close(w.work)
@@ -315,13 +383,7 @@ loop:
 		if w.isLogged(idx) {
 			continue
 		}
-		r, _, _ := w.plan.Record(int(idx))
-		q := rawlog.Request{Index: uint32(idx), Outcome: rawlog.OutcomeNotSent, IntendedNs: r.SendOffsetNs,
-			ReadyNs: -1, WriteStartNs: -1, WriteEndNs: -1, HeaderNs: -1, EndNs: -1, Err: why,
-			URLIndex: int(w.sh.units[w.sh.recUnit[i]].url), ConnectStartNs: -1, ConnectEndNs: -1}
-		if q.IntendedNs < 0 {
-			q.IntendedNs = -1
-		}
+		q := notSentRecord(uint32(idx), w.info.offsets[idx], int(w.sh.units[w.sh.recUnit[i]].url), why)
 		w.logRequest(&q)
 	}
 	w.sampleCPU()
@@ -329,16 +391,39 @@ loop:
 	if interrupted {
 		status = rawlog.StatusInterrupted
 	}
+	if w.failure.Load() != nil {
+		status = rawlog.StatusFailed
+	}
+	if !orphaned {
+		rep.progress(w.sent.Load(), w.done.Load(), w.errs.Load())
+	}
+	if err := w.lw.Close(rawlog.Footer{TimeNs: w.nowNs(), Status: status}); err != nil {
+		w.fail(err)
+	}
+	// Everything is in the kernel and synced before the outcome is reported.
+	if err := w.sink.close(); err != nil {
+		w.fail(err) // the error names the file
+	}
+	w.sink = nil // closed: close has nothing left to flush
 	res := workerResult{Status: status}
+	if p := w.failure.Load(); p != nil {
+		res.Status, res.Err = rawlog.StatusFailed, w.failureText(*p)
+	}
 	res.Counts.Planned = len(w.sh.records)
 	res.Counts.Completed = int(w.counts[rawlog.OutcomeCompleted].Load())
 	res.Counts.Failed = int(w.counts[rawlog.OutcomeFailed].Load())
 	res.Counts.Cancelled = int(w.counts[rawlog.OutcomeCancelled].Load())
 	res.Counts.Aborted = int(w.counts[rawlog.OutcomeAborted].Load())
 	res.Counts.NotSent = int(w.counts[rawlog.OutcomeNotSent].Load())
-	rep.progress(w.sent.Load(), w.done.Load(), w.errs.Load())
-	err = w.lw.Close(rawlog.Footer{TimeNs: w.nowNs(), Status: status})
-	return res, err
+	return res, nil
+}
+
+// notSentRecord is the record of a request that was never sent: every time -1 but the
+// planned instant (offset, -1 for none).
+func notSentRecord(idx uint32, offset int64, url int, why string) rawlog.Request {
+	return rawlog.Request{Index: idx, Outcome: rawlog.OutcomeNotSent, IntendedNs: max(offset, -1),
+		ReadyNs: -1, WriteStartNs: -1, WriteEndNs: -1, HeaderNs: -1, EndNs: -1, Err: why,
+		URLIndex: url, ConnectStartNs: -1, ConnectEndNs: -1}
 }
 
 // durationLimit enforces a duration-sized plan: no request starts after the profile start
@@ -404,13 +489,26 @@ func (w *worker) isLogged(idx int32) bool {
 	return w.logged[idx/64].Load()&(1<<(uint(idx)%64)) != 0
 }
 
-// logRequest writes q and counts it. It is the only way a request record is written.
+// logRequest writes q and counts it. It is the only way a request record is written. The
+// count is kept even when the write fails, so the worker's report stays exact.
 func (w *worker) logRequest(q *rawlog.Request) {
 	w.logged[q.Index/64].Or(1 << (q.Index % 64))
-	w.counts[q.Outcome].Add(1)
-	if err := w.lw.WriteRequest(q); err != nil {
-		w.fatal(err)
+	w.counts[countedOutcome(q)].Add(1)
+	if w.sink.failed() {
+		return // the first failed write was reported; nothing more reaches the file
 	}
+	if err := w.lw.WriteRequest(q); err != nil {
+		w.fail(err) // the error names the file
+	}
+}
+
+// countedOutcome is the outcome under which run.json's counts tally q: a response read to
+// its end with a status other than 2xx counts as failed, as analyze counts it.
+func countedOutcome(q *rawlog.Request) rawlog.Outcome {
+	if q.Outcome == rawlog.OutcomeCompleted && (q.Status < 200 || q.Status > 299) {
+		return rawlog.OutcomeFailed
+	}
+	return q.Outcome
 }
 
 // logSent writes a Sent record for plan index idx and returns once it is in the kernel, so it
@@ -421,17 +519,37 @@ func (w *worker) logSent(idx uint32) error {
 		err = w.sink.flush()
 	}
 	if err != nil {
-		w.fatal(err)
+		w.fail(err) // the error names the file
 	}
 	return err
 }
 
-// fatal reports an unrecoverable error (the log cannot be written) and stops the run.
-func (w *worker) fatal(err error) {
-	fmt.Fprintf(os.Stderr, "replay worker %d: %v\n", w.cfg.ID, err)
-	w.stop("log write failed")
-	w.abort("log write failed")
+// fail ends the run on an unrecoverable error (the log cannot be written, the plan file
+// changed): nothing new is sent, in-flight requests are cut, and the run fails. Only the
+// first error is reported, once; the rest follow from it.
+func (w *worker) fail(err error) {
+	if !w.setFailure(err) {
+		return
+	}
+	why := "not sent: the worker failed: " + err.Error()
+	w.stop(why)
+	w.abort("cut: the worker failed: " + err.Error())
 }
+
+// setFailure records err as why the run failed and reports it, unless a failure is already
+// recorded; it says whether err was the first.
+func (w *worker) setFailure(err error) bool {
+	if !w.failure.CompareAndSwap(nil, &err) {
+		return false
+	}
+	if w.rep != nil {
+		w.rep.failed(w.failureText(err))
+	}
+	return true
+}
+
+// failureText is how the worker reports the error that failed its run.
+func (w *worker) failureText(err error) string { return fmt.Sprintf("worker %d: %v", w.cfg.ID, err) }
 
 // stop ends sending: dispatchers and runners start nothing new. why becomes the Err of the
 // records that were never sent.
@@ -490,8 +608,11 @@ func (w *worker) register(r *runner, s *sleeper) {
 
 func (w *worker) sampleCPU() {
 	u, s := cpuTime()
+	if w.sink.failed() {
+		return
+	}
 	if err := w.lw.WriteCPU(rawlog.CPUSample{TimeNs: w.nowNs(), UserNs: u, SysNs: s}); err != nil {
-		w.fatal(err)
+		w.fail(err) // the error names the file
 	}
 }
 
@@ -595,7 +716,7 @@ func (w *worker) hand(d dispatch) {
 	r, err := newRunner(w)
 	if err != nil {
 		w.units.Done()
-		w.fatal(err)
+		w.fail(err)
 		return
 	}
 	go r.loop()
@@ -611,7 +732,7 @@ func (w *worker) dispatchOpen() {
 	}
 	sl, err := newSleeper(&w.stopping)
 	if err != nil {
-		w.fatal(err)
+		w.fail(err)
 		return
 	}
 	w.register(nil, sl)
@@ -644,7 +765,7 @@ func (w *worker) dispatchClosed() {
 	}
 	sl, err := newSleeper(&w.stopping)
 	if err != nil {
-		w.fatal(err)
+		w.fail(err)
 		return
 	}
 	w.register(nil, sl)

@@ -6,6 +6,7 @@ import (
 	_ "embed" // the built-in tokenizer.json
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 )
 
@@ -50,4 +51,34 @@ func parseBuiltin() (*Tokenizer, error) {
 	}
 	t.name = BuiltinName
 	return t, nil
+}
+
+// builtinSHA256 is the SHA-256 of the builtin tokenizer.json (uncompressed): the file the
+// Qwen3 repositories publish, and the X-Linked-Etag the Hub answers for it.
+const builtinSHA256 = "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"
+
+// builtinModels are the HuggingFace model ids whose tokenizer.json is the builtin one byte
+// for byte, by SHA-256 (docs/tokenizers.md says where each hash was read). Resolving one
+// of these needs neither the cache nor the network.
+var builtinModels = []string{
+	"Qwen/Qwen3-0.6B",
+	"Qwen/Qwen3-1.7B",
+	"Qwen/Qwen3-8B",
+	"Qwen/Qwen3-14B",
+	"Qwen/Qwen3-4B-Instruct-2507",
+	"Qwen/Qwen3-4B-Thinking-2507",
+}
+
+// BuiltinModels returns the model ids known to ship the builtin tokenizer.
+func BuiltinModels() []string { return append([]string(nil), builtinModels...) }
+
+// IsBuiltinModel reports whether id is one of BuiltinModels (the Hub's ids are not case
+// sensitive).
+func IsBuiltinModel(id string) bool {
+	for _, m := range builtinModels {
+		if strings.EqualFold(m, id) {
+			return true
+		}
+	}
+	return false
 }

@@ -10,14 +10,19 @@
 //
 // # Loading
 //
-// Load takes "builtin" (Qwen3, embedded gzip-compressed, parsed once on first use), the
-// path of a tokenizer.json or of a folder holding one, or a HuggingFace model id such as
-// "Qwen/Qwen3-8B", found in the local hub cache
-// (<hub>/models--Qwen--Qwen3-8B/snapshots/<revision>/tokenizer.json, the revision named
-// by refs/main, else the newest). The network is never used. The package reads no
-// environment variables: Load uses ~/.cache/huggingface, and commands pass
-// LoadWithOptions the result of EnvLoadOptions(os.Getenv) to honour HF_HOME and
-// HF_HUB_CACHE.
+// Load and LoadWithOptions take "builtin" (Qwen3, embedded gzip-compressed, parsed once on
+// first use), the path of a tokenizer.json or of a folder holding one, or a HuggingFace
+// model id such as "Qwen/Qwen3-8B" (optionally "id@revision"), resolved in this order: the
+// local hub cache (<hub>/models--Qwen--Qwen3-8B/snapshots/<commit>/tokenizer.json, the
+// commit refs/<revision> names); the table of model ids that ship the builtin
+// tokenizer.json byte for byte (BuiltinModels, checked by SHA-256), with one notice line;
+// else a download of tokenizer.json and tokenizer_config.json from the Hub into that cache,
+// in huggingface_hub's own layout (hub.go), checked against the hash the Hub announces. A
+// tokenizer.json whose announced SHA-256 is the builtin's is not downloaded at all. Load
+// never uses the network. The package reads no environment variables: commands pass
+// LoadWithOptions the result of EnvLoadOptions(os.Getenv) (HF_HOME, HF_HUB_CACHE,
+// HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE) with their flags applied (Revision,
+// TrustRemoteCode, Progress). docs/tokenizers.md is the user's guide.
 //
 // # What is supported
 //

@@ -80,7 +80,7 @@ func TestLoadHuggingFaceCache(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(repo, "snapshots", "bbb222", "tokenizer.json"), old, old); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := LoadWithOptions("Org/Model-7B", LoadOptions{HFHome: home})
+	tok, err := LoadWithOptions("Org/Model-7B", LoadOptions{HFHome: home, Offline: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,23 +89,23 @@ func TestLoadHuggingFaceCache(t *testing.T) {
 	}
 	// refs/main names the revision to use.
 	writeFile(t, filepath.Join(repo, "refs", "main"), []byte("bbb222\n"))
-	if tok, err = LoadWithOptions("Org/Model-7B", LoadOptions{HFHome: home}); err != nil || xID(t, tok) != 301 {
+	if tok, err = LoadWithOptions("Org/Model-7B", LoadOptions{HFHome: home, Offline: true}); err != nil || xID(t, tok) != 301 {
 		t.Errorf("refs/main: %v", err)
 	}
 	// HubCache points at the hub folder itself.
-	if tok, err = LoadWithOptions("Org/Model-7B", LoadOptions{HubCache: filepath.Join(home, "hub"), HFHome: "/nonexistent"}); err != nil || xID(t, tok) != 301 {
+	if tok, err = LoadWithOptions("Org/Model-7B", LoadOptions{HubCache: filepath.Join(home, "hub"), HFHome: "/nonexistent", Offline: true}); err != nil || xID(t, tok) != 301 {
 		t.Errorf("HubCache: %v", err)
 	}
 	// A model that is not there names the folder it looked in.
-	_, err = LoadWithOptions("Org/Other", LoadOptions{HFHome: home})
+	_, err = LoadWithOptions("Org/Other", LoadOptions{HFHome: home, Offline: true})
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(home, "hub", "models--Org--Other")) {
 		t.Errorf("missing model: %v", err)
 	}
 	writeFile(t, filepath.Join(home, "hub", "models--Org--Empty", "snapshots", "c", "config.json"), []byte("{}"))
-	if _, err = LoadWithOptions("Org/Empty", LoadOptions{HFHome: home}); err == nil || !strings.Contains(err.Error(), "no snapshot has a tokenizer.json") {
+	if _, err = LoadWithOptions("Org/Empty", LoadOptions{HFHome: home, Offline: true}); err == nil || !strings.Contains(err.Error(), "no snapshot has a tokenizer.json") {
 		t.Errorf("model without tokenizer.json: %v", err)
 	}
-	if _, err = LoadWithOptions("a/b/c", LoadOptions{HFHome: home}); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if _, err = LoadWithOptions("a/b/c", LoadOptions{HFHome: home, Offline: true}); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("a path-like spec that does not exist: %v", err)
 	}
 }
@@ -121,6 +121,11 @@ func TestEnvLoadOptions(t *testing.T) {
 		{map[string]string{"HF_HOME": "/h", "HF_HUB_CACHE": "/c"}, LoadOptions{HFHome: "/h", HubCache: "/c"}, "/c"},
 		{map[string]string{"HUGGINGFACE_HUB_CACHE": "/old"}, LoadOptions{HubCache: "/old"}, "/old"},
 		{map[string]string{"XDG_CACHE_HOME": "/x"}, LoadOptions{HFHome: "/x/huggingface"}, "/x/huggingface/hub"},
+		{map[string]string{"HF_HOME": "/h", "HF_ENDPOINT": "http://mirror", "HF_TOKEN": "t", "HF_HUB_OFFLINE": "1"},
+			LoadOptions{HFHome: "/h", Endpoint: "http://mirror", Token: "t", Offline: true}, "/h/hub"},
+		{map[string]string{"HF_HOME": "/h", "HUGGING_FACE_HUB_TOKEN": "old", "HF_HUB_OFFLINE": "True"},
+			LoadOptions{HFHome: "/h", Token: "old", Offline: true}, "/h/hub"},
+		{map[string]string{"HF_HOME": "/h", "HF_HUB_OFFLINE": "0"}, LoadOptions{HFHome: "/h"}, "/h/hub"},
 	}
 	for _, tt := range tests {
 		got := EnvLoadOptions(env(tt.env))

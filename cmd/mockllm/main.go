@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmbench/llmbench/cmd/internal/cli"
 	"github.com/llmbench/llmbench/mockllm"
 	"github.com/llmbench/llmbench/tokenizer"
 	"github.com/spf13/pflag"
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs.Float64Var(&o.ToolCallRate, "tool-call-rate", d.ToolCallRate, "fraction of chat/responses/messages requests answered with a tool call")
 	fs.StringVar(&o.APIKey, "api-key", d.APIKey, "require this key (Authorization: Bearer, or x-api-key on /v1/messages)")
 	fs.IntVar(&o.EmbeddingDim, "embedding-dim", d.EmbeddingDim, "embedding length when a request sets no dimensions")
+	ver := cli.AddVersion(fs)
+	schedPath := fs.String("schedule-log", "", "write one JSON line per request: when its events were due and when each was sent (docs/mockllm.md)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mockllm [flags]\n\nReference LLM server with known timing (docs/mockllm.md).\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -76,6 +79,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		}
 		fmt.Fprintf(stderr, "mockllm: %v\n", err)
 		return 2
+	}
+	if *ver {
+		cli.PrintVersion(os.Stdout, "mockllm")
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mockllm: unexpected argument %q (all settings are flags)\n", fs.Arg(0))
@@ -96,19 +103,36 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		return 2
 	}
 	o.Tokenizer = tok
+	var sched *errWriter
+	if *schedPath != "" {
+		f, err := os.Create(*schedPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "mockllm: --schedule-log %s: %v\n", *schedPath, err)
+			return 2
+		}
+		sched = &errWriter{w: f}
+		o.ScheduleLog = sched
+		defer f.Close()
+	}
 	srv, err := mockllm.New(o)
 	if err != nil {
 		fmt.Fprintf(stderr, "mockllm: --tokenizer %s: %v\n", *tokSpec, err)
 		return 2
+	}
+	// Each stream holds a file descriptor: take every one the hard limit allows.
+	fdLimit, err := mockllm.RaiseFileLimit()
+	if err != nil {
+		fmt.Fprintf(stderr, "%v (serving with the lower limit)\n", err)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "mockllm: --addr %s: %v\n", *addr, err)
 		return 2
 	}
+	ln = mockllm.GuardAccept(ln, stderr)
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "mockllm: serving on http://%s (tokenizer %s, ttft %v, itl %v, seed %d)\n",
-		ln.Addr(), tok.Name(), o.TTFT, o.ITL, o.Seed)
+	fmt.Fprintf(stderr, "mockllm: serving on http://%s (tokenizer %s, ttft %v, itl %v, seed %d, open-file limit %d)\n",
+		ln.Addr(), tok.Name(), o.TTFT, o.ITL, o.Seed, fdLimit)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -127,6 +151,25 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
 	}
+	if sched != nil && sched.err != nil {
+		fmt.Fprintf(stderr, "mockllm: --schedule-log %s: %v\n", *schedPath, sched.err)
+		return 1
+	}
 	fmt.Fprintln(stderr, "mockllm: stopped")
 	return 0
+}
+
+// errWriter keeps the first write error of the schedule log, reported at exit.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
 }

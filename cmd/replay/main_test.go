@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,6 +63,8 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "--benchmark-grace-period", "soon"}, "--benchmark-grace-period"},
 		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "--gpu-sample-interval", "0s"}, "--gpu-sample-interval"},
 		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "--workers", "-1"}, "--workers"},
+		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "--max-response-bytes", "0"}, "--max-response-bytes 0: must be between 1 and 1073741824"},
+		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "--max-response-bytes", "2147483648"}, "--max-response-bytes 2147483648"},
 		{[]string{"--plan", plan, "--url", "u", "--output-dir", "d", "extra"}, "unexpected argument"},
 		{[]string{"--bogus"}, "unknown flag"},
 	} {
@@ -133,11 +136,27 @@ func TestParseOptions(t *testing.T) {
 	if o.APIKey != "sk-flag" || o.GracePeriod != replay.DefaultGracePeriod {
 		t.Fatalf("flag key %q grace %v", o.APIKey, o.GracePeriod)
 	}
+	o, _ = parse([]string{"replay", "--plan", "p", "-u", "a", "--output-dir", "d", "--max-response-bytes", "1048576"}, io.Discard, func(string) string { return "" })
+	if o.MaxResponseBytes != 1<<20 {
+		t.Fatalf("--max-response-bytes: %d", o.MaxResponseBytes)
+	}
+	if o, _ = parse([]string{"replay", "--plan", "p", "-u", "a", "--output-dir", "d"}, io.Discard, func(string) string { return "" }); o.MaxResponseBytes != replay.DefaultMaxResponseBytes {
+		t.Fatalf("default max response bytes %d", o.MaxResponseBytes)
+	}
 }
 
 // Done-when: a run killed with SIGINT leaves a readable log and a run.json marked
-// interrupted; the command exits 130.
+// interrupted; the command exits 130, with some requests completed and some not sent.
+//
+// Nothing here depends on how fast the machine is: the signal goes out once the server has
+// finished a response (not after a wall-clock offset, which a loaded machine can outlast
+// before the first request is even sent), the plan's schedule runs 20 s past that, and the
+// grace period lets the in-flight requests, which take 100 ms, end on their own. So at least
+// the finished response is completed and nearly all of the plan is not sent, however late
+// the run started.
 func TestSIGINT(t *testing.T) {
+	const planned = 2000
+	finished := make(chan struct{}, planned)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -146,30 +165,39 @@ func TestSIGINT(t *testing.T) {
 			w.(http.Flusher).Flush()
 			time.Sleep(20 * time.Millisecond)
 		}
+		finished <- struct{}{}
 	}))
 	defer srv.Close()
-	plan := writePlan(t, 500, 10*time.Millisecond)
+	plan := writePlan(t, planned, 10*time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(os.Args[0], "--plan", plan, "--url", srv.URL, "--output-dir", dir, "--workers", "1",
-		"--benchmark-grace-period", "0.2", "--api-key", "sk-never-written")
+		"--benchmark-grace-period", "60", "--api-key", "sk-never-written")
 	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; ; i++ {
-		if m, err := rawlog.ReadManifest(dir); err == nil && m.StartUnixNs != 0 && time.Now().UnixNano() > m.StartUnixNs+int64(300*time.Millisecond) {
-			break
-		}
-		if i > 1000 {
-			cmd.Process.Kill()
-			t.Fatalf("run did not start: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-finished:
+	case err := <-exited:
+		t.Fatalf("replay exited (%v) before the server finished a response: %s", err, stderr.String())
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("the server finished no response within 60 s: %s", stderr.String())
 	}
 	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("replay still running 60 s after SIGINT: %s", stderr.String())
+	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
 		t.Fatalf("exit %v, stderr %s", err, stderr.String())
 	}
@@ -178,18 +206,36 @@ func TestSIGINT(t *testing.T) {
 		t.Fatalf("run.json %+v %v", m, err)
 	}
 	c := m.Counts
-	if c.Completed == 0 || c.NotSent == 0 || c.Completed+c.Aborted+c.NotSent+c.Failed != 500 {
+	if c.Completed == 0 || c.NotSent == 0 || c.Completed+c.Aborted+c.NotSent+c.Failed != planned {
 		t.Fatalf("counts %+v", c)
 	}
 	s, err := rawlog.Summarize(filepath.Join(dir, m.Workers[0].Log))
-	if err != nil || s.Requests != 500 || s.Footer == nil || s.Footer.Status != rawlog.StatusInterrupted {
+	if err != nil || s.Requests != planned || s.Footer == nil || s.Footer.Status != rawlog.StatusInterrupted {
 		t.Fatalf("log summary %+v %v", s, err)
 	}
-	if !strings.Contains(stderr.String(), "stopping") || !strings.Contains(stderr.String(), "interrupted: 500 planned") {
+	if !strings.Contains(stderr.String(), "stopping") || !strings.Contains(stderr.String(), fmt.Sprintf("interrupted: %d planned", planned)) {
 		t.Fatalf("stderr %q", stderr.String())
 	}
 	raw, _ := os.ReadFile(filepath.Join(dir, "run.json"))
 	if bytes.Contains(raw, []byte("sk-never-written")) || !bytes.Contains(raw, []byte("REDACTED")) {
 		t.Fatalf("run.json leaks or lacks redaction: %s", raw)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a child process writes into it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -1,0 +1,172 @@
+package analyze
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/mockllm"
+	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/tokenizer"
+)
+
+// mockStream asks mockllm for a streamed response of endpoint type typ and returns its body.
+func mockStream(t *testing.T, url, typ string) []byte {
+	t.Helper()
+	ep, err := endpoint.Lookup(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &endpoint.Request{Model: "mock-llm", Prompt: "Tell me a story about a lighthouse.",
+		Messages:  []endpoint.Message{{Role: "user", Content: "Tell me a story about a lighthouse."}},
+		MaxTokens: 6, Streaming: true, IncludeUsage: true}
+	if typ == "image_generation" {
+		// A partial image first, so the stream has events before its end marker.
+		r.MaxTokens, r.Extra = 0, map[string]any{"partial_images": 1}
+	}
+	body, err := ep.Render(nil, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest("POST", url+ep.RequestPath(true), bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range ep.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s: status %d, %v: %s", typ, resp.StatusCode, err, out)
+	}
+	return out
+}
+
+// lastEventStart is where the stream's last event begins.
+func lastEventStart(b []byte) int {
+	b = bytes.TrimRight(b, "\r\n")
+	return bytes.LastIndex(b, []byte("\n\n")) + 2
+}
+
+// A stream that closes before its protocol's end marker is an error of its own kind,
+// truncated_stream, for every endpoint type whose protocol has one; the same stream with
+// its marker is valid. The streams are mockllm's, so this also checks that the reference
+// server ends each of them with its marker. Types without an end marker are not affected.
+func TestTruncatedStream(t *testing.T) {
+	tok, err := tokenizer.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := mockllm.DefaultOptions()
+	o.Tokenizer, o.TTFT, o.ITL = tok, time.Millisecond, 0
+	url, stop, err := mockllm.Start("127.0.0.1:0", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	cases := []struct {
+		typ    string // endpoint type analysed
+		server string // type whose mockllm stream is used (raw and template: chat's)
+		field  string // raw ResponseField
+		marker string // in the error message; "" = no end marker: the cut stream stays valid
+	}{
+		{typ: "chat", marker: "data: [DONE]"},
+		{typ: "completions", marker: "data: [DONE]"},
+		{typ: "responses", marker: "response.completed"},
+		{typ: "anthropic_messages", marker: "message_stop"},
+		{typ: "huggingface_generate", marker: "generated_text"},
+		{typ: "image_generation", marker: "image_generation.completed"},
+		{typ: "raw", server: "chat", marker: "data: [DONE]"},
+		{typ: "raw", server: "anthropic_messages", marker: "message_stop"},
+		{typ: "template", server: "responses", marker: "response.completed"},
+		{typ: "raw", server: "chat", field: "choices.0.delta.content"},
+	}
+	for _, c := range cases {
+		server := c.server
+		if server == "" {
+			server = c.typ
+		}
+		name := c.typ + "/" + server + "/" + c.field
+		full := mockStream(t, url, server)
+		ep, err := endpoint.Lookup(c.typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep.ResponseField = c.field
+		p := newProcessor(requestConfig{ep: ep, tokens: ep.ProducesTokens, tok: wordCounter{}})
+		rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 8, OSL: 6, DelayNs: -1}
+		analyse := func(body []byte) *requestMetrics {
+			// Replay's view: the body over a few reads, each 1 ms after the previous.
+			var reads []read
+			for i, at := 0, int64(0); i < len(body); i, at = i+97, at+ms {
+				reads = append(reads, read{1000*ms + at + ms, string(body[i:min(i+97, len(body))])})
+			}
+			return p.compute(request(0, 1000*ms, reads...), &rec, 10)
+		}
+		if m := analyse(full); !m.Valid {
+			t.Errorf("%s: the whole mockllm stream is invalid: %+v\n%s", name, m.Err, full)
+			continue
+		}
+		for _, cut := range []int{lastEventStart(full), len(full) - 3} {
+			m := analyse(full[:cut])
+			if c.marker == "" {
+				// Cut between events it is as valid as ever (cut inside one, that event's
+				// JSON is broken: invalid_response, as before).
+				if cut == lastEventStart(full) && !m.Valid {
+					t.Errorf("%s cut at %d of %d: %+v; a stream without an end marker is not truncated", name, cut, len(full), m.Err)
+				}
+				continue
+			}
+			if m.Valid || m.Err.Kind != "truncated_stream" || m.Err.Code != 0 ||
+				!strings.Contains(m.Err.Message, "endpoint "+c.typ+": the event stream ended without its end marker") ||
+				!strings.Contains(m.Err.Message, c.marker) {
+				t.Errorf("%s cut at %d of %d: valid %v, error %+v", name, cut, len(full), m.Valid, m.Err)
+			}
+		}
+	}
+	// Non-streamed bodies have nothing to truncate this way.
+	p := newTestProcessor(t, "embeddings", false)
+	rec := mmapds.Record{Phase: mmapds.PhaseProfile, DelayNs: -1}
+	body := `{"object":"list","data":[{"index":0,"embedding":[0.1]}],"usage":{"prompt_tokens":3,"total_tokens":3}}`
+	if m := p.compute(request(0, 1000*ms, read{1001 * ms, body}), &rec, 10); !m.Valid {
+		t.Errorf("embeddings body: %+v", m.Err)
+	}
+}
+
+// Failed requests are classified from replay's error text: the client's own resource
+// failures and over-large responses have kinds of their own, never a server transport error,
+// including for logs written before replay marked client failures.
+func TestClientAndSizeErrorKinds(t *testing.T) {
+	for _, c := range []struct{ err, want string }{
+		{"client error: connect: too many open files (this process is out of file descriptors: raise the open-file limit, e.g. ulimit -n 65536)", "client_error"},
+		{"connect: too many open files", "client_error"},
+		{"connect: too many open files in system", "client_error"},
+		{"connect: cannot assign requested address", "client_error"},
+		{"client error: connect: no buffer space available (the kernel is out of socket buffer memory)", "client_error"},
+		{"response too large: body over max-response-bytes (1048576 bytes); the first 1048576 bytes are kept", "response_too_large"},
+		{"response too large: more than 2048 reads (max-response-bytes 24576 allows one per 12 bytes); the first 10 body bytes are kept", "response_too_large"},
+		{"connect: connection refused", "connection_refused"},
+	} {
+		if got := transportKind(c.err); got != c.want {
+			t.Errorf("transportKind(%q) = %s; want %s", c.err, got, c.want)
+		}
+	}
+	q := &rawlog.Request{Outcome: rawlog.OutcomeFailed, Status: 200, IntendedNs: -1, ReadyNs: 1, WriteStartNs: 2, WriteEndNs: 3,
+		HeaderNs: 4, EndNs: 5, ConnectStartNs: -1, ConnectEndNs: -1, Body: []byte("data: {"), ReadNs: []int64{4}, ReadEnd: []uint32{7},
+		Err: "response too large: body over max-response-bytes (7 bytes); the first 7 bytes are kept"}
+	m := newTestProcessor(t, "chat", false).compute(q, &mmapds.Record{Phase: mmapds.PhaseProfile, DelayNs: -1}, 10)
+	if m.Valid || m.Err.Kind != "response_too_large" || m.Err.Message != q.Err {
+		t.Fatalf("over-large response: %+v", m.Err)
+	}
+}

@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/tokenizer"
+)
+
+// Export file names are AIPerf's: the prefix (--profile-export-prefix) and these endings.
+const (
+	DefaultExportPrefix = "profile_export"
+	SuffixJSON          = "_aiperf.json"
+	SuffixCSV           = "_aiperf.csv"
+	SuffixRecords       = ".jsonl"
+	SuffixSlicesJSON    = "_aiperf_timeslices.json"
+	SuffixSlicesCSV     = "_aiperf_timeslices.csv"
+	exitOK, exitGate    = 0, 1
+	exitBadInput        = 2
+	defaultMaxErrRate   = 0.0
+)
+
+// secondsFlag is a duration flag that also takes a bare number of seconds, as AIPerf's
+// --slice-duration does.
+type secondsFlag struct{ d *time.Duration }
+
+func (s secondsFlag) String() string {
+	if s.d == nil || *s.d == 0 {
+		return ""
+	}
+	return s.d.String()
+}
+
+func (s secondsFlag) Set(v string) error {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if f <= 0 {
+			return errors.New("must be positive")
+		}
+		*s.d = time.Duration(f * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%q is neither secondsFlag nor a duration such as 10s", v)
+	}
+	if d <= 0 {
+		return errors.New("must be positive")
+	}
+	*s.d = d
+	return nil
+}
+
+func (secondsFlag) Type() string { return "duration" }
+
+type config struct {
+	outputDir       string
+	plan            string
+	serverTokens    bool
+	goodput         string
+	gates           []string
+	maxErrorRate    float64
+	maxScheduleLag  time.Duration
+	sliceDuration   time.Duration
+	tokenizer       string
+	quiet           bool
+	parallelism     int
+	maxWorkerCPUPct float64
+	exportPrefix    string
+	exportLevel     string
+}
+
+// Analyze is the flag set of `analyze`: what to compute from a run and what to export.
+type Analyze struct {
+	// FS holds the flags; compose it into a larger set with AddFlagSet.
+	FS *pflag.FlagSet
+	c  config
+}
+
+// NewAnalyze defines the analyze flags on a new set.
+func NewAnalyze() *Analyze {
+	a := &Analyze{FS: NewFlagSet("analyze")}
+	fs, c := a.FS, &a.c
+	fs.StringVar(&c.outputDir, "output-dir", "", "write exports here instead of the first RUN_DIR")
+	fs.StringVar(&c.plan, "plan", "", "plan file (default: the one run.json names)")
+	fs.BoolVar(&c.serverTokens, "use-server-token-count", false, "take ISL and OSL from the server's usage fields instead of the plan and tokenizer")
+	fs.StringVar(&c.goodput, "goodput", "", `SLOs for goodput, e.g. "time_to_first_token:400 inter_token_latency:20" (display units)`)
+	fs.StringArrayVar(&c.gates, "gate", nil, "release gate metric.stat<value, e.g. 'time_to_first_token.p99<400' (repeatable; < <= > >= ==)")
+	fs.Float64Var(&c.maxErrorRate, "max-error-rate", defaultMaxErrRate, "largest fraction of failed profile requests that passes (0: any failure fails the run)")
+	fs.DurationVar(&c.maxScheduleLag, "max-schedule-lag", time.Millisecond, "verdict bound on the p99 dispatch lag")
+	fs.Var(secondsFlag{&c.sliceDuration}, "slice-duration", "also summarise per time slice of this length (seconds or a duration)")
+	fs.StringVar(&c.tokenizer, "tokenizer", "", "tokenizer for output lengths (default: the plan's)")
+	fs.BoolVarP(&c.quiet, "quiet", "q", false, "print only gate failures and errors")
+	fs.IntVar(&c.parallelism, "parallelism", 0, "logs read at once (default: all CPUs)")
+	fs.Float64Var(&c.maxWorkerCPUPct, "max-worker-cpu", 90, "verdict bound on a worker's CPU use, percent of one core")
+	fs.StringVar(&c.exportPrefix, "profile-export-prefix", DefaultExportPrefix, "name every export PREFIX_aiperf.json, PREFIX_aiperf.csv, PREFIX.jsonl, ... (AIPerf's)")
+	fs.StringVar(&c.exportLevel, "export-level", "records", "summary (JSON and CSV only), records (also the per-request JSONL) or raw (as records: the run directory's raw logs hold every byte)")
+	return a
+}
+
+// Run analyses the run directories dirs, writes the exports and prints the console table
+// and the gates on stdout. Exit status: 0 every gate holds, 1 a gate fails or a log is
+// damaged, 2 bad input (one line "analyze: ..." on stderr).
+func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
+	c := a.c
+	bad := func(format string, args ...any) int {
+		msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " ")
+		fmt.Fprintln(stderr, "analyze: "+msg)
+		return exitBadInput
+	}
+	switch c.exportLevel {
+	case "summary", "records", "raw":
+	default:
+		return bad("--export-level %q: want summary, records or raw", c.exportLevel)
+	}
+	if c.exportPrefix == "" || strings.ContainsAny(c.exportPrefix, "/\\") {
+		return bad("--profile-export-prefix %q: want a file name prefix without a path", c.exportPrefix)
+	}
+	fileJSON, fileCSV, fileRecords := c.exportPrefix+SuffixJSON, c.exportPrefix+SuffixCSV, c.exportPrefix+SuffixRecords
+	fileSlicesJSON, fileSlicesCSV := c.exportPrefix+SuffixSlicesJSON, c.exportPrefix+SuffixSlicesCSV
+	if c.maxErrorRate < 0 || c.maxErrorRate > 1 {
+		return bad("--max-error-rate %v: want a fraction between 0 and 1", c.maxErrorRate)
+	}
+	if c.maxScheduleLag <= 0 {
+		return bad("--max-schedule-lag %v: must be positive", c.maxScheduleLag)
+	}
+	if c.maxWorkerCPUPct <= 0 {
+		return bad("--max-worker-cpu %v: must be positive", c.maxWorkerCPUPct)
+	}
+	opts := analyze.Options{
+		RunDirs: dirs, PlanPath: c.plan, UseServerTokenCount: c.serverTokens,
+		TokenizerSpec: c.tokenizer, SliceDuration: c.sliceDuration, MaxScheduleLag: c.maxScheduleLag,
+		MaxWorkerCPU: c.maxWorkerCPUPct / 100, Parallelism: c.parallelism,
+		LoadTokenizer: func(spec string) (analyze.TokenCounter, error) {
+			t, err := tokenizer.LoadWithOptions(spec, tokenizer.EnvLoadOptions(os.Getenv))
+			if err != nil {
+				return nil, err
+			}
+			return t, nil
+		},
+	}
+	if Changed(a.FS, "goodput") {
+		slos, err := analyze.ParseGoodput(c.goodput)
+		if err != nil {
+			return bad("%v", err)
+		}
+		opts.Goodput = slos
+	}
+	var gates []analyze.Gate
+	for _, g := range c.gates {
+		gate, err := analyze.ParseGate(g)
+		if err != nil {
+			return bad("%v", err)
+		}
+		gates = append(gates, gate)
+	}
+	out := c.outputDir
+	if out == "" {
+		out = dirs[0]
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return bad("--output-dir: %v", err)
+	}
+	opts.TempDir = out
+
+	var s *analyze.Summary
+	var err error
+	written := []string{fileJSON, fileCSV}
+	if c.exportLevel == "summary" {
+		s, err = analyze.Analyze(opts, io.Discard)
+	} else {
+		err = writeFile(filepath.Join(out, fileRecords), func(w io.Writer) error {
+			var err error
+			s, err = analyze.Analyze(opts, w)
+			return err
+		})
+		written = append(written, fileRecords)
+	}
+	if err != nil {
+		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
+	}
+	exports := []export{{fileJSON, analyze.WriteAIPerfJSON}, {fileCSV, analyze.WriteAIPerfCSV}}
+	if c.sliceDuration > 0 {
+		exports = append(exports, export{fileSlicesJSON, analyze.WriteTimeslicesJSON}, export{fileSlicesCSV, analyze.WriteTimeslicesCSV})
+		written = append(written, fileSlicesJSON, fileSlicesCSV)
+	}
+	for _, e := range exports {
+		if err := writeFile(filepath.Join(out, e.name), func(w io.Writer) error { return e.write(w, s) }); err != nil {
+			return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
+		}
+	}
+
+	if !c.quiet {
+		if err := analyze.WriteConsole(stdout, s); err != nil {
+			return bad("%v", err)
+		}
+		fmt.Fprintf(stdout, "Exports in %s: %s\n", out, strings.Join(written, ", "))
+	}
+	code := exitOK
+	report := func(ok bool, line string) {
+		if !ok {
+			code = exitGate
+		}
+		switch {
+		case !ok && c.quiet:
+			fmt.Fprintln(stderr, line)
+		case !c.quiet:
+			fmt.Fprintln(stdout, line)
+		}
+	}
+	er := analyze.CheckErrorRate(s, c.maxErrorRate)
+	report(er.OK, fmt.Sprintf("Gate error rate <= %s: %s (%d of %d profile requests failed, %s)",
+		strconv.FormatFloat(c.maxErrorRate, 'g', -1, 64), passFail(er.OK), er.Errors, er.Total, pct(er.Rate)))
+	for _, r := range analyze.EvaluateGates(s, gates) {
+		if r.Missing {
+			report(false, fmt.Sprintf("Gate %s: FAIL (the run has no %s values)", r.Gate, r.Gate.Metric.Tag))
+			continue
+		}
+		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s %s)", r.Gate, passFail(r.OK), r.Gate.Stat,
+			strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64), r.Gate.Metric.Unit))
+	}
+	// Damaged logs fail the run even when every gate holds: the results leave out what
+	// the damaged logs held. Said on stderr, whatever --quiet, naming the files.
+	if len(s.Damaged) > 0 {
+		fmt.Fprintf(stderr, "analyze: DAMAGED INPUT: %s could not be read whole; the results leave out what they held (see the notes)\n",
+			strings.Join(s.Damaged, ", "))
+		code = exitGate
+	}
+	return code
+}
+
+// export is one summary file and the reporter that writes it.
+type export struct {
+	name  string
+	write func(io.Writer, *analyze.Summary) error
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 2, 64) + "%" }
+
+// writeFile writes path atomically: a temporary file beside it, renamed into place, so a
+// reader never sees half a file and a failed analysis leaves the previous one.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("analyze: %w", err)
+	}
+	tmp := f.Name()
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("analyze: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("analyze: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("analyze: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+// Package cli holds the flags of plan, replay and analyze, each defined once, with the
+// conversion of each set into its package's options; the commands plan, replay, analyze and
+// profile compose these sets, so the same name has the same default and help everywhere.
+// AIPerf's other names for a flag are added in one place, Aliases.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmbench/llmbench/internal/version"
+)
+
+// Aliases maps AIPerf's alternative flag names to the canonical ones, for every command.
+var Aliases = map[string]string{
+	"model-names":                       "model",
+	"endpoint":                          "custom-endpoint",
+	"isl":                               "synthetic-input-tokens-mean",
+	"prompt-input-tokens-mean":          "synthetic-input-tokens-mean",
+	"isl-stddev":                        "synthetic-input-tokens-stddev",
+	"prompt-input-tokens-stddev":        "synthetic-input-tokens-stddev",
+	"synthetic-input-tokens-stdev":      "synthetic-input-tokens-stddev",
+	"prompt-input-tokens-block-size":    "isl-block-size",
+	"synthetic-input-tokens-block-size": "isl-block-size",
+	"osl":                               "output-tokens-mean",
+	"prompt-output-tokens-mean":         "output-tokens-mean",
+	"osl-stddev":                        "output-tokens-stddev",
+	"prompt-output-tokens-stddev":       "output-tokens-stddev",
+	"sequence-distribution":             "seq-dist",
+	"num-prompts":                       "num-dataset-entries",
+	"num-prefix-prompts":                "prompt-prefix-pool-size",
+	"prefix-prompt-pool-size":           "prompt-prefix-pool-size",
+	"prefix-prompt-length":              "prompt-prefix-length",
+	"num-conversations":                 "num-sessions",
+	"conversation-num":                  "num-sessions",
+	"request-rate-mode":                 "arrival-pattern",
+	"vllm-burstiness":                   "arrival-smoothness",
+	"num-requests":                      "request-count",
+	"num-warmup-requests":               "warmup-request-count",
+	"output-file":                       "output",
+	"conversation-turn-delay-stdev":     "conversation-turn-delay-stddev",
+	"output-artifact-dir":               "artifact-dir",
+	"ui":                                "ui-type",
+}
+
+// NewFlagSet returns an empty flag set named name that resolves Aliases, reports errors
+// to its caller only, and lists flags in definition order.
+func NewFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, n string) pflag.NormalizedName {
+		if c, ok := Aliases[n]; ok {
+			return pflag.NormalizedName(c)
+		}
+		return pflag.NormalizedName(n)
+	})
+	return fs
+}
+
+// AliasUsage lists the aliases of the flags fs defines, one "  --alias = --flag" a line.
+func AliasUsage(fs *pflag.FlagSet) string {
+	keys := make([]string, 0, len(Aliases))
+	for k, v := range Aliases {
+		if fs.Lookup(v) != nil {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  --%s = --%s\n", k, Aliases[k])
+	}
+	return b.String()
+}
+
+// Changed reports whether the flag name was set on the command line. Unlike
+// FlagSet.Changed it also holds when the flag was parsed as part of a larger set that
+// composes fs (profile).
+func Changed(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Changed
+}
+
+// AddVersion defines --version on fs; the returned flag is true when it was given.
+func AddVersion(fs *pflag.FlagSet) *bool {
+	return fs.Bool("version", false, "print the version and exit")
+}
+
+// PrintVersion writes "name VERSION" on w.
+func PrintVersion(w io.Writer, name string) {
+	fmt.Fprintf(w, "%s %s\n", name, version.String())
+}
+
+// ParseError adds to a parse error of fs the nearest flag name when the flag is unknown:
+// "unknown flag: --request-rat (did you mean --request-rate?)".
+func ParseError(fs *pflag.FlagSet, err error) error {
+	const prefix = "unknown flag: --"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	name, _, _ := strings.Cut(strings.TrimPrefix(msg, prefix), "=")
+	if s := Suggest(fs, name); s != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, s)
+	}
+	return err
+}
+
+// Suggest returns the flag or alias of fs nearest to name by edit distance, or "" when
+// none is near (more than a third of the name's letters, at least 2, would change).
+func Suggest(fs *pflag.FlagSet, name string) string {
+	names := []string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	for a, c := range Aliases {
+		if fs.Lookup(c) != nil {
+			names = append(names, a)
+		}
+	}
+	sort.Strings(names) // ties go to the first name in order: stable output
+	best, bestD := "", max(2, len(name)/3)+1
+	for _, n := range names {
+		if d := editDistance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// OneLine formats err as the single line "name: message", without a repeated prefix.
+func OneLine(name string, err error) string {
+	msg := strings.TrimPrefix(err.Error(), name+": ")
+	return name + ": " + strings.ReplaceAll(msg, "\n", " ")
+}

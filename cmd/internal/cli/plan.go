@@ -1,0 +1,399 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/plan"
+	"github.com/llmbench/llmbench/plan/dataset"
+	"github.com/llmbench/llmbench/tokenizer"
+)
+
+// notInSpec are flags that say where to write or how to fetch, not what to plan: leaving
+// them out of the recorded spec keeps two compiles to different paths byte-identical.
+var notInSpec = map[string]bool{"output": true, "help": true, "version": true, "tokenizer-revision": true, "tokenizer-trust-remote-code": true}
+
+// Plan is the flag set of the plan compiler (`plan [flags] -o FILE`) and the options it fills.
+type Plan struct {
+	// FS holds the flags; compose it into a larger set with AddFlagSet.
+	FS *pflag.FlagSet
+	// O receives the flags that map one to one onto plan.Options.
+	O  plan.Options
+	cf planFlags
+}
+
+// planFlags holds the flags that do not map one to one onto plan.Options.
+type planFlags struct {
+	extraInputs       []string
+	payloadTemplate   string
+	tokenizer         string
+	tokenizerRevision string
+	trustRemoteCode   bool
+	inputFile         string
+	datasetType       string
+	publicDataset     string
+	blockSize         int
+	seed              uint64
+	startOffset       int64
+	endOffset         int64
+	help              bool
+}
+
+// NewPlan defines the plan flags, with AIPerf's names and defaults, on a new set.
+func NewPlan() *Plan {
+	p := &Plan{FS: NewFlagSet("plan"), O: plan.DefaultOptions()}
+	fs, o, cf := p.FS, &p.O, &p.cf
+	d := plan.DefaultOptions()
+
+	fs.StringVarP(&o.Output, "output", "o", "", "plan file to write (required)")
+	fs.BoolVarP(&cf.help, "help", "h", false, "print this help")
+
+	// Endpoint
+	fs.StringVarP(&o.Model, "model", "m", "", "model name put in every request body (required)")
+	fs.StringVar(&o.EndpointType, "endpoint-type", d.EndpointType, "API type: "+strings.Join(endpoint.Names(), "|"))
+	fs.StringVar(&o.CustomEndpoint, "custom-endpoint", "", "URL path overriding the endpoint type's default")
+	fs.BoolVar(&o.Streaming, "streaming", false, "ask for streamed (SSE) responses")
+	fs.BoolVar(&o.UseLegacyMaxTokens, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
+	fs.BoolVar(&o.UseServerTokenCount, "use-server-token-count", false, "ask streaming responses for usage (stream_options.include_usage)")
+	fs.StringArrayVar(&cf.extraInputs, "extra-inputs", nil, "k:v merged into every body, v typed as JSON (ignore_eos:true); repeatable, or a JSON object")
+	fs.StringVar(&cf.payloadTemplate, "payload-template", "", "template endpoint: Go text/template of each body (sees .Model .Prompt .Messages .MaxTokens .Streaming .Query .Passages .Texts .Extra and func json), or @FILE; also --extra-inputs payload_template:...")
+	fs.StringVar(&o.ResponseField, "response-field", "", "raw/template: dotted path to the output text in each response event or body, e.g. choices.0.delta.content (default: detect the shape); also --extra-inputs response_field:...")
+	fs.StringVar(&cf.tokenizer, "tokenizer", "", `"builtin", a tokenizer.json path or folder, or a HuggingFace model id (cached, else downloaded; default: the model id if it has a "/", else builtin)`)
+	fs.StringVar(&cf.tokenizerRevision, "tokenizer-revision", "", `branch, tag or commit of a HuggingFace tokenizer ("": main)`)
+	fs.BoolVar(&cf.trustRemoteCode, "tokenizer-trust-remote-code", false, "accepted for AIPerf command lines; only tokenizer.json is ever read, no code runs")
+
+	// Input
+	fs.StringVar(&cf.inputFile, "input-file", "", "dataset or trace file (folder for random_pool/raw_payload)")
+	fs.StringVar(&cf.datasetType, "custom-dataset-type", "", "input format: "+strings.Join(dataset.FileTypes(), "|")+` ("" detects it)`)
+	fs.StringVar(&cf.publicDataset, "public-dataset", "", "a public dataset by name (needs network: not supported, use --input-file)")
+	fs.IntVar(&cf.blockSize, "isl-block-size", 0, "tokens per hash_id block of traces (0: the format's default, 512 or 16)")
+	fs.StringVar(&o.SamplingStrategy, "dataset-sampling-strategy", "", `sequential|random|shuffle ("": shuffle for synthetic, sequential for files)`)
+	fs.Uint64Var(&cf.seed, "random-seed", 0, "root of every random stream (fixed: the same flags give the same plan)")
+
+	// Fixed schedule
+	fs.BoolVar(&o.FixedSchedule, "fixed-schedule", false, "replay the input's timestamps (automatic for timed inputs without --request-rate)")
+	fs.BoolVar(&o.FixedScheduleAutoOffset, "fixed-schedule-auto-offset", false, "shift the first timestamp to 0")
+	fs.Int64Var(&cf.startOffset, "fixed-schedule-start-offset", 0, "replay from this input timestamp (ms)")
+	fs.Int64Var(&cf.endOffset, "fixed-schedule-end-offset", 0, "replay up to this input timestamp (ms)")
+	fs.Float64Var(&o.SynthesisSpeedupRatio, "synthesis-speedup-ratio", d.SynthesisSpeedupRatio, "divide input timestamps and delays by this")
+
+	// Conversations
+	fs.IntVar(&o.NumSessions, "num-sessions", 0, "number of sessions to send (excludes --request-count)")
+	fs.IntVar(&o.NumDatasetEntries, "num-dataset-entries", d.NumDatasetEntries, "distinct synthetic conversations the requests sample from")
+	fs.IntVar(&o.ConversationTurnMean, "conversation-turn-mean", d.ConversationTurnMean, "turns per synthetic session (mean)")
+	fs.Float64Var(&o.ConversationTurnStddev, "conversation-turn-stddev", 0, "turns per synthetic session (stddev)")
+	fs.Float64Var(&o.ConversationTurnDelayMean, "conversation-turn-delay-mean", 0, "think time before a later turn, ms (mean)")
+	fs.Float64Var(&o.ConversationTurnDelayStddev, "conversation-turn-delay-stddev", 0, "think time before a later turn, ms (stddev)")
+	fs.Float64Var(&o.ConversationTurnDelayRatio, "conversation-turn-delay-ratio", d.ConversationTurnDelayRatio, "scale of the think time")
+	fs.StringVar(&o.ConversationHistory, "conversation-history", d.ConversationHistory, "compiled (bodies hold the whole conversation) | live (replay splices real responses)")
+
+	// Prompts
+	fs.IntVar(&o.ISLMean, "synthetic-input-tokens-mean", d.ISLMean, "synthetic prompt tokens (mean)")
+	fs.Float64Var(&o.ISLStddev, "synthetic-input-tokens-stddev", 0, "synthetic prompt tokens (stddev)")
+	fs.IntVar(&o.OSLMean, "output-tokens-mean", 0, "requested output tokens (mean; 0 leaves max tokens unset)")
+	fs.Float64Var(&o.OSLStddev, "output-tokens-stddev", 0, "requested output tokens (stddev)")
+	fs.Float64Var(&o.RandomRangeRatio, "random-range-ratio", 0, "draw ISL and OSL uniformly within ±ratio of the means")
+	fs.StringVar(&o.RandomRangeRatioMode, "random-range-ratio-mode", d.RandomRangeRatioMode, "range bounds: vllm|sglang")
+	fs.StringVar(&o.SeqDist, "seq-dist", "", `ISL,OSL mixture, e.g. "128,64:25;512|20,128:75"`)
+	fs.IntVar(&o.SharedSystemPromptLength, "shared-system-prompt-length", 0, "tokens of one system prompt shared by all sessions")
+	fs.IntVar(&o.UserContextPromptLength, "user-context-prompt-length", 0, "tokens of a per-session user context")
+	fs.IntVar(&o.PromptPrefixPoolSize, "prompt-prefix-pool-size", 0, "number of random prefixes, one prepended per session")
+	fs.IntVar(&o.PromptPrefixLength, "prompt-prefix-length", 0, "tokens per prefix")
+
+	// Load
+	fs.IntVar(&o.Concurrency, "concurrency", 0, "sessions in flight: alone a closed loop (default 1), with a rate a ceiling")
+	fs.Float64Var(&o.RequestRate, "request-rate", 0, "requests per second")
+	fs.StringVar(&o.ArrivalPattern, "arrival-pattern", d.ArrivalPattern, "constant|poisson|gamma")
+	fs.Float64Var(&o.ArrivalSmoothness, "arrival-smoothness", d.ArrivalSmoothness, "gamma shape: 1 Poisson, <1 burstier, >1 smoother")
+	fs.Float64Var(&o.RequestRateRampDuration, "request-rate-ramp-duration", 0, "seconds to ramp the rate up linearly")
+	fs.Float64Var(&o.ConcurrencyRampDuration, "concurrency-ramp-duration", 0, "seconds to ramp concurrency up one slot at a time")
+	fs.IntVar(&o.RequestCount, "request-count", 0, "profile requests (default max(10, 2·concurrency) for synthetic data)")
+	fs.Float64Var(&o.BenchmarkDuration, "benchmark-duration", 0, "seconds of planned instants")
+	fs.IntVar(&o.WarmupRequestCount, "warmup-request-count", 0, "unmeasured requests sent first")
+	fs.Float64Var(&o.RequestCancellationRate, "request-cancellation-rate", 0, "percent of requests to cancel")
+	fs.Float64Var(&o.RequestCancellationDelay, "request-cancellation-delay", 0, "seconds after sending before cancelling")
+	fs.Float64Var(&o.UserCentricRate, "user-centric-rate", 0, "requests per second over --num-users users, each on a fixed per-user gap")
+	fs.IntVar(&o.NumUsers, "num-users", 0, "simulated users for --user-centric-rate")
+	return p
+}
+
+// Help reports whether --help was given.
+func (p *Plan) Help() bool { return p.cf.help }
+
+// Seed is the --random-seed in effect.
+func (p *Plan) Seed() uint64 { return p.cf.seed }
+
+// TokenizerSpec is the tokenizer the plan is compiled with (--tokenizer, else the model id).
+func (p *Plan) TokenizerSpec() string { return p.cf.tokenizerSpec(p.O.Model) }
+
+// Validate checks the flags on their own (no tokenizer, no input read), so a typo fails at
+// once; the input-dependent checks follow in Compile.
+func (p *Plan) Validate() error {
+	o := p.O
+	if err := p.cf.apply(p.FS, &o); err != nil {
+		return err
+	}
+	if p.cf.inputFile != "" {
+		o.Dataset = &dataset.Dataset{} // stands for the input until it is loaded: skips the synthetic-only checks
+	}
+	return o.Validate()
+}
+
+// Compile loads the tokenizer and the input, compiles the plan to p.O.Output and prints the
+// one-line summary on stdout; notices (the builtin tokenizer standing in for a model id,
+// downloads) go to stderr. It returns the exit status: 0, 1 failed, 2 bad input (said on
+// stderr in one line "plan: ...").
+func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int {
+	o := p.O
+	cf := &p.cf
+	if err := cf.apply(p.FS, &o); err != nil {
+		return fail(stderr, 2, err)
+	}
+	tokSpec := cf.tokenizerSpec(o.Model)
+	if cf.inputFile != "" {
+		o.Dataset = &dataset.Dataset{}
+	}
+	if err := o.Validate(); err != nil {
+		return fail(stderr, 2, err)
+	}
+	o.Dataset = nil
+
+	lo := tokenizer.EnvLoadOptions(getenv)
+	lo.Revision, lo.TrustRemoteCode, lo.Progress = cf.tokenizerRevision, cf.trustRemoteCode, stderr
+	tok, err := tokenizer.LoadWithOptions(tokSpec, lo)
+	if err != nil {
+		return fail(stderr, 2, fmt.Errorf("--tokenizer: %w", err))
+	}
+	o.Tokenizer = tok
+	if o.Corpus, err = dataset.LoadCorpus(tok); err != nil {
+		return fail(stderr, 1, err)
+	}
+	if cf.inputFile != "" {
+		o.Dataset, err = dataset.LoadFile(dataset.FileOptions{
+			Path: cf.inputFile, Type: cf.datasetType, BlockSize: cf.blockSize,
+			Tokenizer: tok, Corpus: o.Corpus, Seed: o.Seed,
+			SamplingStrategy: o.SamplingStrategy, NumConversations: o.NumSessions,
+		})
+		if err != nil {
+			return fail(stderr, 2, err)
+		}
+	}
+	o.Spec = spec(p.FS)
+	res, err := plan.Compile(o)
+	if err != nil {
+		code := 1
+		if errors.Is(err, plan.ErrUsage) {
+			code = 2
+		}
+		return fail(stderr, code, err)
+	}
+	fmt.Fprintf(stdout, "plan: wrote %s: %d requests (%d warmup, %d profile), %d sessions, %d distinct bodies, %s, seed %d; sha256 %s\n",
+		o.Output, res.Warmup+res.Profile, res.Warmup, res.Profile, res.Sessions, res.Bodies, res.Mode, o.Seed, hex.EncodeToString(res.Hash[:]))
+	return 0
+}
+
+// apply maps the flags that need conversion onto o.
+func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
+	o.Seed = cf.seed
+	if Changed(fs, "fixed-schedule-start-offset") {
+		o.FixedScheduleStartOffset = &cf.startOffset
+	}
+	if Changed(fs, "fixed-schedule-end-offset") {
+		o.FixedScheduleEndOffset = &cf.endOffset
+	}
+	if cf.publicDataset != "" {
+		return fmt.Errorf("--public-dataset %s: downloading is not supported (plan never uses the network); fetch the file and pass --input-file with --custom-dataset-type", cf.publicDataset)
+	}
+	if cf.inputFile == "" {
+		for _, name := range []string{"custom-dataset-type", "isl-block-size"} {
+			if Changed(fs, name) {
+				return fmt.Errorf("--%s needs --input-file", name)
+			}
+		}
+	}
+	extra, err := parseExtraInputs(cf.extraInputs)
+	if err != nil {
+		return err
+	}
+	// AIPerf passes the template and the response field as extra inputs; they configure the
+	// plan and are not body members. Moving them onto the flags also records them in the spec
+	// under the flag names, where analyze looks for the response field.
+	lift := []struct{ key, flag string }{{"payload_template", "payload-template"}, {"response_field", "response-field"}}
+	for _, l := range lift {
+		v, ok := extra[l.key]
+		if !ok || (l.key == "payload_template" && o.EndpointType != "template") ||
+			(l.key == "response_field" && o.EndpointType != "raw" && o.EndpointType != "template") {
+			continue
+		}
+		str, isStr := v.(string)
+		if !isStr && l.key == "payload_template" {
+			// A template without actions can be valid JSON, which parseExtraInputs decoded:
+			// take it back as text.
+			b, err := json.Marshal(v)
+			if err != nil {
+				return fmt.Errorf("--extra-inputs %s: %w", l.key, err)
+			}
+			str, isStr = string(b), true
+		}
+		if !isStr {
+			return fmt.Errorf("--extra-inputs %s: want a string", l.key)
+		}
+		if Changed(fs, l.flag) {
+			return fmt.Errorf("--%s and --extra-inputs %s are both given", l.flag, l.key)
+		}
+		if err := fs.Set(l.flag, str); err != nil {
+			return fmt.Errorf("--extra-inputs %s: %w", l.key, err)
+		}
+		delete(extra, l.key)
+	}
+	if len(extra) == 0 {
+		extra = nil
+	}
+	o.ExtraInputs = extra
+	o.PayloadTemplate, err = readTemplate(cf.payloadTemplate)
+	return err
+}
+
+// readTemplate resolves --payload-template: "@FILE", or a value that names an existing file
+// and holds no "{" (AIPerf takes a path there too), is read from that file; anything else is
+// the template source itself.
+func readTemplate(v string) (string, error) {
+	path, fromFile := strings.CutPrefix(v, "@")
+	if !fromFile && v != "" && !strings.Contains(v, "{") {
+		if st, err := os.Stat(v); err == nil && st.Mode().IsRegular() {
+			fromFile = true
+		}
+	}
+	if !fromFile {
+		return v, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--payload-template: %w", err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return "", fmt.Errorf("--payload-template %s: the file is empty", path)
+	}
+	return string(b), nil
+}
+
+// tokenizerSpec resolves --tokenizer: as given, else the model id when it looks like a
+// HuggingFace one (org/name), else the builtin tokenizer (AIPerf also falls back to its
+// builtin for placeholder model names).
+func (cf *planFlags) tokenizerSpec(model string) string {
+	switch {
+	case cf.tokenizer != "":
+		return cf.tokenizer
+	case strings.Contains(model, "/"):
+		return model
+	}
+	return "builtin"
+}
+
+// parseExtraInputs parses --extra-inputs values: "key:value" with the value read as JSON
+// when it is JSON (true, 128, 0.5, "s", [..], {..}) and as a plain string otherwise, or a
+// whole JSON object. Later values win.
+func parseExtraInputs(vals []string) (map[string]any, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]any)
+	for _, v := range vals {
+		if strings.HasPrefix(strings.TrimSpace(v), "{") {
+			var m map[string]any
+			if err := decodeJSON(v, &m); err != nil {
+				return nil, fmt.Errorf("--extra-inputs %q: invalid JSON object: %v", v, err)
+			}
+			for k, x := range m {
+				out[k] = x
+			}
+			continue
+		}
+		k, raw, ok := strings.Cut(v, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--extra-inputs %q: want key:value or a JSON object", v)
+		}
+		var x any
+		if err := decodeJSON(raw, &x); err != nil {
+			x = raw
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+// decodeJSON decodes exactly one JSON value, keeping numbers as written (json.Number), so
+// "min_tokens:128" stays 128 rather than 128.0.
+func decodeJSON(s string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
+	}
+	var rest bytes.Buffer
+	if _, err := rest.ReadFrom(dec.Buffered()); err == nil && strings.TrimSpace(rest.String()) != "" {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+// spec records every flag after defaults by canonical name, typed; offsets that were not
+// given are nil.
+func spec(fs *pflag.FlagSet) map[string]any {
+	m := make(map[string]any)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if notInSpec[f.Name] {
+			return
+		}
+		var v any
+		var err error
+		switch f.Value.Type() {
+		case "bool":
+			v, err = fs.GetBool(f.Name)
+		case "int":
+			v, err = fs.GetInt(f.Name)
+		case "int64":
+			v, err = fs.GetInt64(f.Name)
+		case "uint64":
+			v, err = fs.GetUint64(f.Name)
+		case "float64":
+			v, err = fs.GetFloat64(f.Name)
+		case "stringArray":
+			var a []string
+			a, err = fs.GetStringArray(f.Name)
+			if a == nil {
+				a = []string{}
+			}
+			v = a
+		default:
+			v = f.Value.String()
+		}
+		if err != nil {
+			v = f.Value.String()
+		}
+		if (f.Name == "fixed-schedule-start-offset" || f.Name == "fixed-schedule-end-offset") && !f.Changed {
+			v = nil
+		}
+		m[f.Name] = v
+	})
+	return m
+}
+
+// fail prints err as the one line "plan: ..." and returns code.
+func fail(w io.Writer, code int, err error) int {
+	fmt.Fprintln(w, OneLine("plan", err))
+	return code
+}

@@ -1,0 +1,226 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmbench/llmbench/internal/version"
+	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay"
+)
+
+// Replay is the flag set of `replay`: what to send where, and how.
+type Replay struct {
+	// FS holds the flags; compose it into a larger set with AddFlagSet.
+	FS            *pflag.FlagSet
+	plan          *string
+	urls          *[]string
+	urlStrategy   *string
+	out           *string
+	workers       *int
+	cpus          *string
+	noPin         *bool
+	apiKey        *string
+	apiKeyFile    *string
+	headers       *[]string
+	timeout       *float64
+	grace         *string
+	reuse         *string
+	sessionHeader *string
+	gpuInterval   *time.Duration
+	noGPU         *bool
+	caFile        *string
+	insecure      *bool
+	spin          *time.Duration
+	maxResponse   *int64
+}
+
+// NewReplay defines the replay flags on a new set.
+func NewReplay() *Replay {
+	r := &Replay{FS: NewFlagSet("replay")}
+	fs := r.FS
+	r.plan = fs.String("plan", "", "plan file to replay (written by `plan`)")
+	r.urls = fs.StringArrayP("url", "u", nil, "base URL (http:// or https://); repeat to spread sessions over several servers")
+	r.urlStrategy = fs.String("url-strategy", replay.URLRoundRobin, "how sessions are spread over several --url: round_robin")
+	r.out = fs.String("output-dir", "", "run directory to create (must not hold a run already)")
+	r.workers = fs.Int("workers", 0, "worker processes (default: one per CPU in --cpus)")
+	r.cpus = fs.String("cpus", "", "CPUs to pin workers to, one each, e.g. 0-3,6 (default: every CPU this process may use)")
+	r.noPin = fs.Bool("no-pin", false, "do not pin workers to CPUs")
+	r.apiKey = fs.String("api-key", "", "API key sent as 'Authorization: Bearer KEY', or 'x-api-key: KEY' to the Anthropic Messages API (default $OPENAI_API_KEY); never written anywhere, but other local users can read it in the process list (ps): prefer --api-key-file or $OPENAI_API_KEY")
+	r.apiKeyFile = fs.String("api-key-file", "", "read the API key from this file (trailing newline trimmed); keeps it out of the process list")
+	r.headers = fs.StringArrayP("header", "H", nil, "extra request header 'Name: value' (repeatable)")
+	r.timeout = fs.Float64("request-timeout-seconds", replay.DefaultRequestTimeout.Seconds(), "per-request timeout, connect to last byte")
+	r.grace = fs.String("benchmark-grace-period", strconv.FormatFloat(replay.DefaultGracePeriod.Seconds(), 'f', -1, 64),
+		"seconds in-flight requests may run after Ctrl-C or after a duration-sized plan's duration; inf to wait for them")
+	r.reuse = fs.String("connection-reuse-strategy", replay.ReusePooled, "pooled, never (new connection per request) or sticky-user-sessions (one per session)")
+	r.sessionHeader = fs.String("session-header", replay.DefaultSessionHeader, "header carrying the session id; empty for none")
+	r.gpuInterval = fs.Duration("gpu-sample-interval", replay.DefaultGPUSampleInterval, "NVML GPU sampling period")
+	r.noGPU = fs.Bool("no-gpu-telemetry", false, "do not sample GPUs")
+	r.caFile = fs.String("tls-ca-cert", "", "PEM file of CAs to trust for https URLs")
+	r.insecure = fs.Bool("tls-insecure-skip-verify", false, "accept any server certificate")
+	r.spin = fs.Duration("spin", 0, "wake this long before each open-loop send and busy-wait the rest (trades worker CPU for lower schedule lag)")
+	r.maxResponse = fs.Int64("max-response-bytes", replay.DefaultMaxResponseBytes,
+		"most bytes of one response stored; a longer one ends its request as response_too_large, keeping the bytes up to the limit")
+	return r
+}
+
+// Plan is --plan, the plan file to replay.
+func (r *Replay) Plan() string { return *r.plan }
+
+// URLs are the --url values.
+func (r *Replay) URLs() []string { return *r.urls }
+
+// OutputDir is --output-dir, the run directory to create.
+func (r *Replay) OutputDir() string { return *r.out }
+
+// Options converts the flags into replay.Options, checking each; argv is recorded in
+// run.json (the API key never is). The key comes from --api-key, --api-key-file or
+// OPENAI_API_KEY, in that order. On a terminal stderr gets the live progress line.
+func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) string) (*replay.Options, error) {
+	plan, urls, urlStrategy, out, workers, cpus, noPin, apiKey, apiKeyFile, headers, timeout, grace, reuse, sessionHeader, gpuInterval, noGPU, caFile, insecure, spin, maxResponse := r.plan, r.urls, r.urlStrategy, r.out, r.workers, r.cpus, r.noPin, r.apiKey, r.apiKeyFile, r.headers, r.timeout, r.grace, r.reuse, r.sessionHeader, r.gpuInterval, r.noGPU, r.caFile, r.insecure, r.spin, r.maxResponse
+	o := &replay.Options{Plan: *plan, URLs: *urls, URLStrategy: *urlStrategy, OutputDir: *out,
+		Workers: *workers, NoPin: *noPin, APIKey: *apiKey, Headers: *headers, ConnectionReuse: *reuse,
+		SessionHeader: *sessionHeader, GPUSampleInterval: *gpuInterval, TLSCAFile: *caFile,
+		TLSInsecureSkipVerify: *insecure, Spin: *spin, MaxResponseBytes: *maxResponse, CommandLine: argv, ToolVersion: version.String(),
+		Notice: stderr}
+	if *apiKeyFile != "" {
+		if Changed(r.FS, "api-key") {
+			return nil, errors.New("--api-key and --api-key-file are mutually exclusive")
+		}
+		k, err := readAPIKey(*apiKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		o.APIKey = k
+	}
+	if o.APIKey == "" {
+		o.APIKey = getenv("OPENAI_API_KEY")
+	}
+	if *workers < 0 {
+		return nil, fmt.Errorf("--workers %d: must be positive", *workers)
+	}
+	if *cpus != "" {
+		c, err := replay.ParseCPUList(*cpus)
+		if err != nil {
+			return nil, fmt.Errorf("--%w", err)
+		}
+		if !*noPin {
+			if err := replay.CheckCPUs(c); err != nil {
+				return nil, fmt.Errorf("--cpus %q: %w", *cpus, err)
+			}
+		}
+		o.CPUs = c
+	}
+	if *timeout <= 0 || math.IsNaN(*timeout) || math.IsInf(*timeout, 0) {
+		return nil, fmt.Errorf("--request-timeout-seconds %v: must be a positive number", *timeout)
+	}
+	o.RequestTimeout = seconds(*timeout)
+	if *maxResponse <= 0 || *maxResponse > replay.MaxResponseBytesLimit {
+		return nil, fmt.Errorf("--max-response-bytes %d: must be between 1 and %d (1 GiB)", *maxResponse, replay.MaxResponseBytesLimit)
+	}
+	g, err := parseGrace(*grace)
+	if err != nil {
+		return nil, err
+	}
+	o.GracePeriod = g
+	if *noGPU {
+		o.GPUSampleInterval = -1
+	} else if *gpuInterval <= 0 {
+		return nil, fmt.Errorf("--gpu-sample-interval %v: must be positive (use --no-gpu-telemetry to turn sampling off)", *gpuInterval)
+	}
+	// The progress line only makes sense on a terminal; logs and pipes stay clean.
+	if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && stderr == io.Writer(os.Stderr) {
+		o.Progress = os.Stderr
+	}
+	return o, nil
+}
+
+// RunReplay replays o until done, Ctrl-C (SIGINT, SIGTERM: stop sending, grace period) or a
+// second Ctrl-C (abort in-flight requests), and says the outcome on stderr. Exit status: 0
+// complete, 1 failed, 2 bad input, 130 interrupted.
+func RunReplay(o *replay.Options, stderr io.Writer) int {
+	r, err := replay.New(*o)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		n := 0
+		for s := range sig {
+			n++
+			if n == 1 {
+				fmt.Fprintf(stderr, "\nreplay: %v: stopping; in-flight requests get the grace period (again to abort)\n", s)
+				r.Stop()
+			} else {
+				fmt.Fprintf(stderr, "\nreplay: %v: aborting in-flight requests\n", s)
+				r.Abort()
+			}
+		}
+	}()
+	m, err := r.Run()
+	if m == nil {
+		// Nothing was run and no run directory left: the output directory was unusable.
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	// The counts of run.json: a response with a status other than 2xx is failed.
+	c := m.Counts
+	fmt.Fprintf(stderr, "replay: %s: %d planned, %d completed, %d failed, %d cancelled, %d aborted, %d not sent, %d lost; run in %s\n",
+		m.Status, c.Planned, c.Completed, c.Failed, c.Cancelled, c.Aborted, c.NotSent, c.Lost, o.OutputDir)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if m.Status == rawlog.StatusInterrupted {
+		return 130
+	}
+	return 0
+}
+
+// readAPIKey reads --api-key-file: the key is the file's content without its trailing
+// newline ("\n" or "\r\n"). The error never holds the file's content.
+func readAPIKey(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--api-key-file: %w", err)
+	}
+	k := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if k == "" {
+		return "", fmt.Errorf("--api-key-file %s: the file is empty", path)
+	}
+	if strings.ContainsAny(k, "\r\n") {
+		return "", fmt.Errorf("--api-key-file %s: the key spans several lines; want one line", path)
+	}
+	return k, nil
+}
+
+func parseGrace(s string) (time.Duration, error) {
+	if strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinite") {
+		return replay.InfiniteGrace, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("--benchmark-grace-period %q: want seconds (>= 0) or inf", s)
+	}
+	return seconds(v), nil
+}
+
+func seconds(v float64) time.Duration {
+	if v*1e9 > math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(v * float64(time.Second))
+}

@@ -1,0 +1,380 @@
+// Command profile is AIPerf's `aiperf profile` in one command: it compiles a plan from
+// AIPerf's flags, replays it against the server and analyses the run, writing everything
+// into a new artifact directory, artifacts/<model>-openai-<endpoint>-<stimulus>/:
+//
+//	profile --model M [plan, replay and analyze flags]   plan -> replay -> analyze
+//	profile --plan FILE [replay and analyze flags]      replay and analyse a shared plan
+//
+// The directory holds the plan (plan.llmplan), the run (raw logs, run.json) and the exports,
+// so the run can be replayed or analysed again elsewhere. An existing directory is never
+// reused: the new one gets a suffix (-2, -3, ...). Every flag is the one plan, replay or
+// analyze defines (cmd/internal/cli). Exit status: 0 complete and every gate holds, 1 the
+// run or a gate failed, 2 bad input, 130 interrupted.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmbench/llmbench/cmd/internal/cli"
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/replay"
+)
+
+// planFile is the plan's name inside the artifact directory.
+const planFile = "plan.llmplan"
+
+// defaultURL is AIPerf's --url default.
+const defaultURL = "localhost:8000"
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == replay.WorkerArg {
+		os.Exit(replay.WorkerMain(os.Stdin, os.Stdout))
+	}
+	os.Exit(run(os.Args, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// command is profile's composed flag set: the plan, replay and analyze sets, profile's own
+// flags, and AIPerf's flags that have no work here.
+type command struct {
+	fs          *pflag.FlagSet
+	plan        *cli.Plan
+	replay      *cli.Replay
+	analyze     *cli.Analyze
+	artifactDir string
+	uiType      string
+	version     bool
+}
+
+func newCommand() *command {
+	c := &command{fs: cli.NewFlagSet("profile"), plan: cli.NewPlan(), replay: cli.NewReplay(), analyze: cli.NewAnalyze()}
+	for _, s := range []*pflag.FlagSet{c.plan.FS, c.replay.FS, c.analyze.FS} {
+		c.fs.AddFlagSet(s) // a name two sets define (--tokenizer, --plan, ...) is added once: see share
+	}
+	c.fs.StringVar(&c.artifactDir, "artifact-dir", "artifacts", "folder of the artifact directories: each run gets a new <model>-openai-<endpoint>-<stimulus> inside (--output-dir names the directory itself)")
+	c.fs.StringVar(&c.uiType, "ui-type", "simple", "progress: simple (live line on a terminal, else a line every 10 s on stderr), dashboard (same as simple here) or none")
+	c.fs.BoolVar(&c.version, "version", false, "print the version and exit")
+	for _, n := range noted {
+		if n.isBool {
+			c.fs.Bool(n.name, false, "accepted: "+n.note)
+		} else {
+			c.fs.String(n.name, "", "accepted: "+n.note)
+		}
+		if n.optional != "" {
+			c.fs.Lookup(n.name).NoOptDefVal = n.optional
+		}
+	}
+	c.fs.CountP("verbose", "v", "accepted: more detail is in the run directory (raw logs, run.json); the output is the same")
+	for _, n := range multimodal {
+		c.fs.String(n, "", "not supported yet")
+		c.fs.Lookup(n).Hidden = true
+	}
+	c.fs.Bool("download-video-content", false, "not supported yet")
+	c.fs.Lookup("download-video-content").Hidden = true
+	return c
+}
+
+// noted are AIPerf's flags that configure its own processes or collectors: accepted, so
+// command lines carry over, with one line saying what happens here instead.
+var noted = []struct {
+	name, note, optional string
+	isBool               bool
+}{
+	{name: "workers-max", note: "replay runs one worker process per CPU instead (--workers, --cpus)"},
+	{name: "record-processors", note: "analyze reads the raw logs after the run instead (--parallelism)"},
+	{name: "zmq-host", note: "workers talk to the coordinator over pipes, not ZMQ"},
+	{name: "zmq-ipc-path", note: "workers talk to the coordinator over pipes, not ZMQ"},
+	{name: "zmq-dual-bind", note: "workers talk to the coordinator over pipes, not ZMQ", isBool: true},
+	{name: "api-host", note: "there is no live API; progress is on stderr"},
+	{name: "api-port", note: "there is no live API; progress is on stderr"},
+	{name: "log-level", note: "messages are fixed one-liners on stderr; the run directory keeps the detail"},
+	{name: "gpu-telemetry", note: "replay samples local GPUs through NVML by default (--no-gpu-telemetry, --gpu-sample-interval)", optional: "pynvml"},
+	{name: "no-server-metrics", note: "server /metrics are not scraped", isBool: true},
+	{name: "server-metrics", note: "server /metrics are not scraped", optional: "default"},
+}
+
+// multimodal are AIPerf's image, audio and video flags.
+var multimodal = []string{
+	"audio-batch-size", "audio-length-mean", "audio-length-stddev", "audio-format", "audio-depths",
+	"audio-sample-rates", "audio-num-channels",
+	"image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev",
+	"image-batch-size", "image-format", "image-source", "image-source-sampling",
+	"video-batch-size", "video-duration", "video-fps", "video-width", "video-height",
+	"video-synth-type", "video-format", "video-codec", "video-audio-sample-rate",
+	"video-audio-num-channels", "video-audio-codec", "video-audio-depth",
+}
+
+// share copies a flag given on the command line into the sets that define the same name
+// but were not added to c.fs (AddFlagSet keeps the first): --tokenizer and
+// --use-server-token-count then reach analyze as well as plan.
+func (c *command) share() error {
+	for _, s := range []*pflag.FlagSet{c.replay.FS, c.analyze.FS} {
+		var err error
+		s.VisitAll(func(f *pflag.Flag) {
+			top := c.fs.Lookup(f.Name)
+			if err != nil || top == nil || top == f || !top.Changed {
+				return
+			}
+			err = s.Set(f.Name, top.Value.String())
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	c := newCommand()
+	bad := func(err error) int {
+		fmt.Fprintln(stderr, cli.OneLine("profile", err))
+		return 2
+	}
+	if err := c.fs.Parse(argv[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			c.usage(stdout)
+			return 0
+		}
+		return bad(cli.ParseError(c.fs, err))
+	}
+	switch {
+	case c.version:
+		cli.PrintVersion(stdout, "profile")
+		return 0
+	case c.plan.Help():
+		c.usage(stdout)
+		return 0
+	case c.fs.NArg() > 0:
+		return bad(fmt.Errorf("unexpected argument %q (flags only; see profile --help)", c.fs.Arg(0)))
+	}
+	if err := c.check(stderr); err != nil {
+		return bad(err)
+	}
+	if err := c.share(); err != nil {
+		return bad(err)
+	}
+	planMode := c.replay.Plan() != ""
+	var name string
+	if planMode {
+		n, err := planArtifactName(c.replay.Plan())
+		if err != nil {
+			return bad(err)
+		}
+		name = n
+	} else {
+		c.plan.O.Output = planFile // stands for the artifact directory's, made below
+		if err := c.plan.Validate(); err != nil {
+			return bad(err)
+		}
+		o := c.plan.O
+		name = artifactName(o.Model, o.EndpointType, stimulus{o.Concurrency, o.RequestRate, o.FixedSchedule, o.UserCentricRate, o.NumUsers})
+	}
+	base := filepath.Join(c.artifactDir, name)
+	if cli.Changed(c.fs, "output-dir") {
+		base = c.replay.OutputDir()
+	}
+	dir, err := newDir(base)
+	if err != nil {
+		return bad(err)
+	}
+	fmt.Fprintf(stderr, "profile: artifact directory %s\n", dir)
+	planPath := filepath.Join(dir, planFile)
+	if planMode {
+		if err := copyFile(c.replay.Plan(), planPath); err != nil {
+			return bad(err)
+		}
+	} else {
+		c.plan.O.Output = planPath
+		if code := c.plan.Compile(getenv, stdout, stderr); code != 0 {
+			return code
+		}
+	}
+
+	if len(c.replay.URLs()) == 0 {
+		if err := c.replay.FS.Set("url", defaultURL); err != nil {
+			return bad(err)
+		}
+	}
+	for _, kv := range [][2]string{{"plan", planPath}, {"output-dir", dir}} {
+		if err := c.replay.FS.Set(kv[0], kv[1]); err != nil {
+			return bad(err)
+		}
+		if err := c.analyze.FS.Set(kv[0], kv[1]); err != nil {
+			return bad(err)
+		}
+	}
+	o, err := c.replay.Options(argv, stderr, getenv)
+	if err != nil {
+		return bad(err)
+	}
+	switch c.uiType {
+	case "none":
+		o.Progress = nil
+	default:
+		if o.Progress == nil {
+			o.Progress, o.ProgressEvery = stderr, replay.DefaultProgressEvery
+		}
+	}
+	code := cli.RunReplay(o, stderr)
+	if code == 2 {
+		return code
+	}
+	acode := c.analyze.Run([]string{dir}, stdout, stderr)
+	fmt.Fprintf(stderr, "profile: artifacts in %s (replay again: replay --plan %s --url URL --output-dir DIR)\n", dir, planPath)
+	if code != 0 {
+		return code
+	}
+	return acode
+}
+
+// check refuses what profile cannot do and notes the AIPerf flags that have no work here.
+func (c *command) check(stderr io.Writer) error {
+	var err error
+	c.fs.Visit(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		switch {
+		case f.Hidden:
+			err = fmt.Errorf("--%s: image, audio and video inputs are not supported yet", f.Name)
+		case f.Name == "output":
+			err = fmt.Errorf("--output: profile keeps the plan in the artifact directory as %s (to compile one elsewhere, use plan -o)", planFile)
+		case f.Name == "ui-type" && c.uiType != "simple" && c.uiType != "dashboard" && c.uiType != "none":
+			err = fmt.Errorf("--ui-type %q: want none, simple or dashboard", c.uiType)
+		case f.Name == "ui-type" && c.uiType == "dashboard":
+			fmt.Fprintln(stderr, "profile: --ui-type dashboard: there is no dashboard here; showing the simple progress")
+		case strings.HasPrefix(f.Usage, "accepted: "):
+			fmt.Fprintf(stderr, "profile: --%s accepted: %s\n", f.Name, strings.TrimPrefix(f.Usage, "accepted: "))
+		}
+	})
+	if err != nil || c.replay.Plan() == "" {
+		return err
+	}
+	// --plan FILE: the plan is given, so the flags that shape one have nothing to do.
+	c.plan.FS.VisitAll(func(f *pflag.Flag) {
+		if err == nil && f.Changed && !sharedWithAnalyze[f.Name] {
+			err = fmt.Errorf("--%s shapes a plan, but --plan %s gives one: drop one of them", f.Name, c.replay.Plan())
+		}
+	})
+	return err
+}
+
+// sharedWithAnalyze are plan flags analyze defines too: they stay meaningful with --plan.
+var sharedWithAnalyze = map[string]bool{"tokenizer": true, "use-server-token-count": true}
+
+func (c *command) usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: profile --model M [flags]        plan -> replay -> analyze (AIPerf's aiperf profile)\n"+
+		"       profile --plan FILE [flags]      replay and analyse a shared plan\n\nflags:\n%s\naliases (AIPerf's other names):\n%s",
+		c.fs.FlagUsages(), cli.AliasUsage(c.fs))
+}
+
+// stimulus is what AIPerf names a run's load by.
+type stimulus struct {
+	concurrency int
+	rate        float64
+	fixed       bool
+	userRate    float64
+	users       int
+}
+
+// artifactName is AIPerf's artifact directory name <model>-<service kind>-<endpoint>-<stimulus>,
+// e.g. Qwen_Qwen3-0.6B-openai-chat-concurrency1 or ...-request_rate10.
+func artifactName(model, endpoint string, s stimulus) string {
+	var parts []string
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	switch {
+	case s.fixed:
+		parts = append(parts, "fixed_schedule")
+	case s.userRate > 0:
+		parts = append(parts, fmt.Sprintf("user_centric-users%d-qps%s", s.users, strconv.FormatFloat(s.userRate, 'f', 1, 64)))
+	default:
+		if s.concurrency > 0 {
+			parts = append(parts, "concurrency"+strconv.Itoa(s.concurrency))
+		}
+		if s.rate > 0 {
+			parts = append(parts, "request_rate"+num(s.rate))
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "concurrency1")
+		}
+	}
+	if model == "" {
+		model = "model"
+	}
+	model = strings.NewReplacer("/", "_", "\\", "_", ":", "_").Replace(model)
+	return model + "-openai-" + endpoint + "-" + strings.Join(parts, "-")
+}
+
+// planArtifactName names the artifact directory of a shared plan from the flags it was
+// compiled with.
+func planArtifactName(path string) (string, error) {
+	p, err := mmapds.Open(path, mmapds.Options{SkipHash: true})
+	if err != nil {
+		return "", fmt.Errorf("--plan: %w", err)
+	}
+	defer p.Close()
+	m := p.Meta()
+	num := func(k string) float64 {
+		switch v := m.Spec[k].(type) {
+		case float64:
+			return v
+		case int64:
+			return float64(v)
+		case uint64:
+			return float64(v)
+		case int:
+			return float64(v)
+		}
+		return 0
+	}
+	fixed, _ := m.Spec["fixed-schedule"].(bool)
+	return artifactName(m.Model, m.Endpoint, stimulus{int(num("concurrency")), num("request-rate"), fixed, num("user-centric-rate"), int(num("num-users"))}), nil
+}
+
+// newDir creates base, or base-2, base-3, ... when it exists: an artifact directory is
+// never reused.
+func newDir(base string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return "", fmt.Errorf("--artifact-dir: %w", err)
+	}
+	for i := 1; i < math.MaxInt16; i++ {
+		dir := base
+		if i > 1 {
+			dir = base + "-" + strconv.Itoa(i)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("artifact directory: %w", err)
+		}
+	}
+	return "", fmt.Errorf("artifact directory %s: every suffix up to -%d is taken", base, math.MaxInt16-1)
+}
+
+// copyFile copies the shared plan into the artifact directory.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("--plan: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("artifact directory: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copying --plan %s: %w", src, err)
+	}
+	return out.Close()
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestArtifactName(t *testing.T) {
+	cases := []struct {
+		model, endpoint string
+		s               stimulus
+		want            string
+	}{
+		{"Qwen/Qwen3-0.6B", "chat", stimulus{}, "Qwen_Qwen3-0.6B-openai-chat-concurrency1"},
+		{"Qwen/Qwen3-0.6B", "chat", stimulus{concurrency: 10}, "Qwen_Qwen3-0.6B-openai-chat-concurrency10"},
+		{"m", "completions", stimulus{rate: 10}, "m-openai-completions-request_rate10"},
+		{"m", "chat", stimulus{rate: 2.5, concurrency: 4}, "m-openai-chat-concurrency4-request_rate2.5"},
+		{"m", "chat", stimulus{fixed: true, rate: 3}, "m-openai-chat-fixed_schedule"},
+		{"m", "chat", stimulus{userRate: 1, users: 15}, "m-openai-chat-user_centric-users15-qps1.0"},
+	}
+	for _, c := range cases {
+		if got := artifactName(c.model, c.endpoint, c.s); got != c.want {
+			t.Errorf("artifactName(%q, %q, %+v) = %q, want %q", c.model, c.endpoint, c.s, got, c.want)
+		}
+	}
+}
+
+func TestNewDirSuffixes(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "artifacts", "m-openai-chat-concurrency1")
+	for _, want := range []string{base, base + "-2", base + "-3"} {
+		got, err := newDir(base)
+		if err != nil || got != want {
+			t.Fatalf("newDir = %q, %v; want %q", got, err, want)
+		}
+	}
+}
+
+// TestFlags covers the command lines that end before any request is sent.
+func TestFlags(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "shared.llmplan")
+	if err := os.WriteFile(plan, []byte("not a plan"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{"version", []string{"--version"}, 0, "profile ", ""},
+		{"help", []string{"--help"}, 0, "--request-rate", ""},
+		{"help lists aliases", []string{"-h"}, 0, "--output-artifact-dir = --artifact-dir", ""},
+		{"unknown flag suggests", []string{"--model", "m", "--request-rat", "3"}, 2, "", "unknown flag: --request-rat (did you mean --request-rate?)"},
+		{"unknown flag suggests an alias", []string{"--model", "m", "--num-request", "3"}, 2, "", "(did you mean --num-requests?)"},
+		{"unknown flag far from all", []string{"--zzzzzzzzzzzz"}, 2, "", "unknown flag: --zzzzzzzzzzzz\n"},
+		{"multimodal", []string{"--model", "m", "--image-width-mean", "64"}, 2, "", "profile: --image-width-mean: image, audio and video inputs are not supported yet\n"},
+		{"multimodal bool", []string{"--model", "m", "--download-video-content"}, 2, "", "not supported yet"},
+		{"plan mode refuses plan flags", []string{"--plan", plan, "--concurrency", "4"}, 2, "", "profile: --concurrency shapes a plan, but --plan " + plan + " gives one: drop one of them\n"},
+		{"plan mode refuses aliases by canonical name", []string{"--plan", plan, "--isl", "4"}, 2, "", "--synthetic-input-tokens-mean shapes a plan"},
+		{"plan mode bad file", []string{"--plan", plan}, 2, "", "profile: --plan: "},
+		{"output refused", []string{"--model", "m", "-o", "x"}, 2, "", "--output: profile keeps the plan"},
+		{"ui-type", []string{"--model", "m", "--ui-type", "tui"}, 2, "", `--ui-type "tui": want none, simple or dashboard`},
+		{"plan validation first", []string{"--concurrency", "-1", "--model", "m"}, 2, "", "profile: "},
+		{"noted flag", []string{"--workers-max", "8", "--zzzzzzzzzzzz"}, 2, "", "unknown flag"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			var out, errb bytes.Buffer
+			code := run(append([]string{"profile"}, c.args...), &out, &errb, func(string) string { return "" })
+			if code != c.code || !strings.Contains(out.String(), c.stdout) || !strings.Contains(errb.String(), c.stderr) {
+				t.Fatalf("code %d (want %d)\nstdout: %s\nstderr: %s\nwant stdout ~ %q, stderr ~ %q", code, c.code, out.String(), errb.String(), c.stdout, c.stderr)
+			}
+			if c.code == 2 && strings.Count(errb.String(), "\n") > 1 && !strings.Contains(c.name, "noted") {
+				t.Errorf("want one line on stderr, got:\n%s", errb.String())
+			}
+			if _, err := os.Stat("artifacts"); c.code == 2 && c.name != "plan mode bad file" && err == nil {
+				t.Errorf("bad input left an artifact directory")
+			}
+		})
+	}
+}
+
+func TestNotedFlagsSayWhat(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var out, errb bytes.Buffer
+	run([]string{"profile", "--workers-max", "8", "--record-processors", "2", "-v", "--zmq-dual-bind", "--image-format", "png"}, &out, &errb, func(string) string { return "" })
+	for _, want := range []string{"--workers-max accepted: replay runs one worker process per CPU", "--record-processors accepted", "--verbose accepted", "--zmq-dual-bind accepted"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+}

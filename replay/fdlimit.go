@@ -1,0 +1,42 @@
+package replay
+
+import "fmt"
+
+// Every in-flight request holds a socket, and with multi-turn sessions a timer descriptor
+// too, so a worker at concurrency N needs N or 2N open files on top of a fixed few. Run out,
+// and connects fail with EMFILE: the client's fault, which must never pass for the server's.
+// So replay raises its soft RLIMIT_NOFILE to the hard limit (coordinator and workers alike)
+// and refuses up front a plan whose concurrency the limit cannot carry.
+
+// fdOverhead is what a worker holds besides its requests' sockets and timers: stdio, the
+// log, the plan, the poller, the dispatchers' timers, idle pooled connections, with margin.
+const fdOverhead = 64
+
+// fileLimitNeed is the open files the busiest worker of workers needs at plan concurrency
+// n (0: no bound, nothing can be said), with a timer per runner when sessions have several
+// turns.
+func fileLimitNeed(n, workers int, multiTurn bool) int {
+	if n <= 0 || workers <= 0 {
+		return 0
+	}
+	per := slotShare(n, workers, 0)
+	if multiTurn {
+		per *= 2
+	}
+	return per + fdOverhead
+}
+
+// checkFileLimit refuses a run whose busiest worker needs more open files than the limit
+// (soft, after raising it to hard) allows; the error says how to raise it.
+func checkFileLimit(n, workers int, multiTurn bool, soft, hard uint64) error {
+	need := fileLimitNeed(n, workers, multiTurn)
+	if need == 0 || soft == 0 || uint64(need) <= soft {
+		return nil
+	}
+	how := fmt.Sprintf("raise it first (ulimit -n %d)", need)
+	if uint64(need) > hard {
+		how = fmt.Sprintf("raise the hard limit first (as root: ulimit -Hn %d; or nofile in /etc/security/limits.conf, LimitNOFILE= for a systemd unit)", need)
+	}
+	return fmt.Errorf("open-file limit: concurrency %d over %d workers needs about %d open files per worker, and the limit is %d (hard limit %d): %s, or spread the load over more workers (--workers)",
+		n, workers, need, soft, hard, how)
+}
