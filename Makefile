@@ -12,9 +12,10 @@ DEMO_PORT ?= 18431
 
 all: build
 
+# -buildvcs=auto stamps the commit into --version even where GOFLAGS turns stamping off.
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ $(addprefix ./cmd/,$(CMDS))
+	$(GO) build -buildvcs=auto -o $(BIN)/ $(addprefix ./cmd/,$(CMDS))
 
 test:
 	$(GO) vet ./...

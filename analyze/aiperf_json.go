@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -88,7 +89,7 @@ func (s *Summary) BenchmarkID() string {
 // concepts match, plus the plan.
 func inputConfig(s *Summary) *ordered {
 	ep := &ordered{}
-	ep.add("model_names", []string{s.Model})
+	ep.add("model_names", strings.Split(s.Model, ",")) // a plan may name a list: --model a,b
 	ep.add("type", s.Endpoint)
 	ep.add("streaming", s.Streaming)
 	if len(s.URLs) > 0 {

@@ -540,3 +540,31 @@ func TestAIPerfSchemaRejects(t *testing.T) {
 		t.Errorf("malformed record: %v", errs)
 	}
 }
+
+// A plan that names a model list (--model a,b) exports each model as its own name, as
+// AIPerf's model_names does.
+func TestModelNamesList(t *testing.T) {
+	gc := goldenCases[0]
+	s, _ := analyseDir(t, gc.opts(), gc.sc.build(t, t.TempDir()))
+	s.Model = "org/a,org/b"
+	var out bytes.Buffer
+	if err := WriteAIPerfJSON(&out, s); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out.Bytes(), []byte(`"model_names": [`)) && !bytes.Contains(out.Bytes(), []byte(`"model_names":[`)) {
+		t.Fatalf("no model_names in %s", out.String())
+	}
+	var doc struct {
+		InputConfig struct {
+			Endpoint struct {
+				ModelNames []string `json:"model_names"`
+			} `json:"endpoint"`
+		} `json:"input_config"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.InputConfig.Endpoint.ModelNames; len(got) != 2 || got[0] != "org/a" || got[1] != "org/b" {
+		t.Fatalf("model_names %q, want [org/a org/b]", got)
+	}
+}

@@ -49,6 +49,12 @@ type Options struct {
 	Parallelism int
 	// TempDir holds per-log record files while logs are read in parallel (default os.TempDir).
 	TempDir string
+	// ExportHTTPTrace adds each request's trace_data to the records (AIPerf's
+	// --export-http-trace): send, header, first and last read, connect times, every read.
+	ExportHTTPTrace bool
+	// ExportPerChunkData adds trace_data with the response chunks only (every read's time
+	// and size) to the records; ExportHTTPTrace includes them.
+	ExportPerChunkData bool
 }
 
 func (o *Options) defaults() {

@@ -13,7 +13,11 @@ import (
 // AIPerf's record model accepts as extras. correlated says the run sent the session id in
 // a header (sessionHeaderSent): it is then the record's x_correlation_id. replay sends no
 // X-Request-ID, so x_request_id is null.
-func appendRecord(b []byte, m *requestMetrics, correlated bool) []byte {
+//
+// o adds trace_data (AIPerf's TraceDataExport names, from q, the raw record; nil when no
+// log holds the request).
+func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) []byte {
+	correlated := o.correlated
 	wall := m.StartUnixNs
 	at := func(b []byte, t int64) []byte {
 		if t < 0 {
@@ -138,7 +142,11 @@ func appendRecord(b []byte, m *requestMetrics, correlated bool) []byte {
 		}
 		b = append(b, jsonKeys[id].close...)
 	}
-	b = append(b, `},"error":`...)
+	b = append(b, '}')
+	if q != nil && (o.trace || o.chunks) {
+		b = appendTrace(b, wall, q, o.trace)
+	}
+	b = append(b, `,"error":`...)
 	if m.Err == nil {
 		b = append(b, "null"...)
 	} else {
@@ -155,6 +163,101 @@ func appendRecord(b []byte, m *requestMetrics, correlated bool) []byte {
 		b = append(b, '}')
 	}
 	return append(b, '}', '\n')
+}
+
+// recordOpts says what goes into each profile_export.jsonl line.
+type recordOpts struct {
+	correlated bool // the session id was sent in a header: it is the x_correlation_id
+	trace      bool // trace_data with every timestamp (Options.ExportHTTPTrace)
+	chunks     bool // trace_data with the response chunks only (Options.ExportPerChunkData)
+}
+
+// appendTrace appends `,"trace_data":{...}` for q: AIPerf's TraceDataExport fields in
+// wall-clock ns (wall is the run's zero) that the raw log has, and its computed durations.
+// The response chunks are the socket reads that delivered body bytes, [ns, bytes] each, as
+// AIPerf's (timestamp_ns, size_bytes) pairs; full adds the request and connection times.
+func appendTrace(b []byte, wall int64, q *rawlog.Request, full bool) []byte {
+	field := func(b []byte, name string, t int64) []byte {
+		if t < 0 {
+			return b
+		}
+		b = append(b, `,"`...)
+		b = append(b, name...)
+		b = append(b, `":`...)
+		return strconv.AppendInt(b, wall+t, 10)
+	}
+	dur := func(b []byte, name string, from, to int64) []byte {
+		if from < 0 || to < from {
+			return b
+		}
+		b = append(b, `,"`...)
+		b = append(b, name...)
+		b = append(b, `":`...)
+		return strconv.AppendInt(b, to-from, 10)
+	}
+	b = append(b, `,"trace_data":{"trace_type":"llmbench"`...)
+	first, last := int64(-1), int64(-1)
+	if n := len(q.ReadNs); n > 0 {
+		first, last = q.ReadNs[0], q.ReadNs[n-1]
+	}
+	if full {
+		b = field(b, "request_send_start_ns", q.WriteStartNs)
+		b = field(b, "request_send_end_ns", q.WriteEndNs)
+		if q.Status > 0 {
+			b = append(b, `,"response_status_code":`...)
+			b = strconv.AppendInt(b, int64(q.Status), 10)
+		}
+		b = field(b, "response_headers_received_ns", q.HeaderNs)
+		b = field(b, "response_receive_start_ns", first)
+		b = field(b, "response_receive_end_ns", last)
+		if q.ConnReused {
+			b = field(b, "connection_reused_ns", q.WriteStartNs)
+		} else {
+			b = field(b, "tcp_connect_start_ns", q.ConnectStartNs)
+			b = field(b, "tcp_connect_end_ns", q.ConnectEndNs)
+		}
+		if q.Outcome != rawlog.OutcomeCompleted {
+			b = field(b, "error_timestamp_ns", q.EndNs)
+		}
+	}
+	b = append(b, `,"response_chunks":[`...)
+	prev := uint32(0)
+	for i, t := range q.ReadNs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		end := prev
+		if i < len(q.ReadEnd) && q.ReadEnd[i] >= prev {
+			end = q.ReadEnd[i]
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, wall+t, 10)
+		b = append(b, ',')
+		b = strconv.AppendUint(b, uint64(end-prev), 10)
+		b = append(b, ']')
+		prev = end
+	}
+	b = append(b, `],"response_chunks_count":`...)
+	b = strconv.AppendInt(b, int64(len(q.ReadNs)), 10)
+	b = append(b, `,"response_bytes_total":`...)
+	b = strconv.AppendInt(b, int64(len(q.Body)), 10)
+	if full {
+		// AIPerf's computed durations, from the fields above.
+		b = dur(b, "sending_ns", q.WriteStartNs, q.WriteEndNs)
+		b = dur(b, "waiting_ns", q.WriteEndNs, first)
+		switch len(q.ReadNs) {
+		case 0:
+		case 1:
+			b = append(b, `,"receiving_ns":0`...)
+		default:
+			b = dur(b, "receiving_ns", first, last)
+		}
+		b = dur(b, "duration_ns", q.WriteStartNs, last)
+		if !q.ConnReused {
+			b = dur(b, "connecting_ns", q.ConnectStartNs, q.ConnectEndNs)
+		}
+	}
+	return append(b, '}')
 }
 
 // sessionHeaderSent reports whether replay sent every request's session id in a header

@@ -494,6 +494,10 @@ func nonEmpty(s, def string) string {
 	return def
 }
 
+// kindClientError is the error kind of a request the client itself could not make (out of
+// file descriptors, local ports, socket buffers): it measures the client, not the server.
+const kindClientError = "client_error"
+
 // transportKind classifies a failed request by its error text. The client's own failures
 // (replay's "client error: " texts, and the same system errors in logs written before replay
 // marked them) are client_error, never a server's transport error.
@@ -504,7 +508,7 @@ func transportKind(err string) string {
 		return "response_too_large"
 	case strings.HasPrefix(e, "client error: ") || strings.Contains(e, "too many open files") ||
 		strings.Contains(e, "cannot assign requested address") || strings.Contains(e, "no buffer space available"):
-		return "client_error"
+		return kindClientError
 	case strings.Contains(e, "timeout") || strings.Contains(e, "deadline exceeded") || strings.Contains(e, "timed out"):
 		return "timeout"
 	case strings.Contains(e, "connection reset"):

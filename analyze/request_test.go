@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"slices"
@@ -371,7 +372,11 @@ func FuzzRequestMetrics(f *testing.F) {
 		if int(n) != m.ContentEvents && m.Streamed {
 			t.Fatalf("events per read sum %d != content events %d", n, m.ContentEvents)
 		}
-		_ = appendRecord(nil, m, true)
+		for _, o := range []recordOpts{{correlated: true}, {trace: true}, {chunks: true}} {
+			if line := appendRecord(nil, m, q, o); !json.Valid(line) {
+				t.Fatalf("record %+v is not JSON: %s", o, line)
+			}
+		}
 	})
 }
 

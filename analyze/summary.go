@@ -314,7 +314,7 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 	proc := newProcessor(requestConfig{ep: a.in.ep, tokens: a.in.ep.ProducesTokens, tok: a.in.tok,
 		server: a.opts.UseServerTokenCount, slos: a.opts.Goodput})
 	wall := a.in.runs[job.run].m.StartUnixNs
-	correlated := sessionHeaderSent(a.in.runs[job.run].m)
+	ro := a.recordOpts(job.run)
 	var line []byte
 	for {
 		kind, err := r.Next()
@@ -370,7 +370,7 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 				c.add(m)
 			}
 			if bw != nil {
-				line = appendRecord(line[:0], m, correlated)
+				line = appendRecord(line[:0], m, q, ro)
 				if _, err := bw.Write(line); err != nil {
 					return fmt.Errorf("analyze: write records: %w", err)
 				}
@@ -647,6 +647,11 @@ type unseenRequest struct {
 	err *requestError // kind lost or not_sent
 }
 
+// recordOpts are the per-request record options for run number run.
+func (a *analysis) recordOpts(run int) recordOpts {
+	return recordOpts{correlated: sessionHeaderSent(a.in.runs[run].m), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData}
+}
+
 // writeRecords concatenates the per-log record files and appends the requests no log holds.
 func (a *analysis) writeRecords(parts []*partial, unseen []unseenRequest, w io.Writer) error {
 	for _, p := range parts {
@@ -668,7 +673,7 @@ func (a *analysis) writeRecords(parts []*partial, unseen []unseenRequest, w io.W
 			IntendedNs: rec.SendOffsetNs, ReadyNs: -1, SendNs: -1, HeaderNs: -1, EndNs: -1,
 			FirstContentNs: -1, LastContentNs: -1, StartUnixNs: a.in.runs[0].m.StartUnixNs,
 			Err: u.err}
-		line = appendRecord(line[:0], &m, sessionHeaderSent(a.in.runs[0].m))
+		line = appendRecord(line[:0], &m, nil, a.recordOpts(0))
 		if _, err := w.Write(line); err != nil {
 			return fmt.Errorf("analyze: write records: %w", err)
 		}
@@ -862,6 +867,16 @@ func notes(s *Summary, c *collector) []string {
 	}
 	if c.usageDiscrepancy > 0 {
 		out = append(out, fmt.Sprintf("%d requests have server usage counts more than 10%% away from the client's (usage_discrepancy_count): is the plan's tokenizer the model's?", c.usageDiscrepancy))
+	}
+	var clientErrs int64
+	for _, e := range s.Errors {
+		if e.Kind == kindClientError {
+			clientErrs += e.Count
+		}
+	}
+	if clientErrs > 0 {
+		out = append(out, fmt.Sprintf("%d requests failed with %s: the client, not the server, ran out of resources (file descriptors, local ports or socket buffers), so those requests measure the client: raise its limits (ulimit -n, net.ipv4.ip_local_port_range) or lower the concurrency (docs/metrics.md)",
+			clientErrs, kindClientError))
 	}
 	return out
 }

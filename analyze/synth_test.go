@@ -22,6 +22,7 @@ type scenario struct {
 	concurrency        int     // slots; with rate, a ceiling
 	lag                int64   // dispatch lag added to every send
 	errEvery           int     // every k-th profile request gets HTTP 500
+	clientErrEvery     int     // every k-th profile request fails to connect: out of file descriptors
 	packEvery          int     // every k-th request gets chunks 2 and 3 in one read
 	cancelEvery        int     // every k-th profile request is cancelled by the plan
 	cpuPct             float64 // worker CPU use; 0 = no CPU samples
@@ -114,6 +115,11 @@ func (sc scenario) build(t testing.TB, dir string) string {
 			q = request(i, send, read{send + 2*ms, `{"object":"error","message":"mock error injected","type":"InternalServerError","code":500}`})
 			q.Status = 500
 			q.IntendedNs, q.ReadyNs = intended, ready
+		case profile >= 0 && sc.clientErrEvery > 0 && profile%sc.clientErrEvery == sc.clientErrEvery-1:
+			// As replay logs it: the connect failed on this machine, nothing was sent.
+			q = &rawlog.Request{Index: uint32(i), Outcome: rawlog.OutcomeFailed, IntendedNs: intended, ReadyNs: ready,
+				WriteStartNs: -1, WriteEndNs: -1, HeaderNs: -1, EndNs: send + 50*us, ConnectStartNs: send, ConnectEndNs: -1,
+				Err: "client error: connect: too many open files (this process is out of file descriptors: raise the open-file limit, e.g. ulimit -n 65536)"}
 		case rec.CancelAfterNs > 0:
 			q.Outcome = rawlog.OutcomeCancelled
 			q.EndNs = send + rec.CancelAfterNs

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -168,5 +169,134 @@ func TestClientAndSizeErrorKinds(t *testing.T) {
 	m := newTestProcessor(t, "chat", false).compute(q, &mmapds.Record{Phase: mmapds.PhaseProfile, DelayNs: -1}, 10)
 	if m.Valid || m.Err.Kind != "response_too_large" || m.Err.Message != q.Err {
 		t.Fatalf("over-large response: %+v", m.Err)
+	}
+}
+
+// Requests the client could not make (client_error) get a note under the table saying that
+// the client, not the server, ran out of resources; server errors get none.
+func TestClientErrorNote(t *testing.T) {
+	for _, c := range []struct {
+		clientErrEvery, errEvery int
+		want                     string
+	}{
+		{4, 0, "Note: 2 requests failed with client_error: the client, not the server, ran out of resources"},
+		{0, 4, ""},
+		{0, 0, ""},
+	} {
+		sc := scenario{n: 8, ttft: 20 * ms, itl: 5 * ms, tokens: 4, concurrency: 2, streaming: true,
+			clientErrEvery: c.clientErrEvery, errEvery: c.errEvery}
+		s, _ := analyseDir(t, Options{}, sc.build(t, t.TempDir()))
+		var b strings.Builder
+		if err := WriteConsole(&b, s); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if c.want == "" {
+			if strings.Contains(out, "client_error") {
+				t.Errorf("client errors %d, server errors %d: console names client_error:\n%s", c.clientErrEvery, c.errEvery, out)
+			}
+			continue
+		}
+		if !strings.Contains(out, c.want) || !strings.Contains(out, "client_error ×2") || s.Counts.Errors != 2 {
+			t.Errorf("client errors every %d: errors %d, console:\n%s", c.clientErrEvery, s.Counts.Errors, out)
+		}
+	}
+}
+
+// --export-http-trace adds AIPerf's trace_data to every record: the raw log's timestamps in
+// wall-clock ns, one [ns, bytes] chunk per body read, and the computed durations, which agree
+// with the record's metadata and metrics; --export-per-chunk-data adds the chunks alone;
+// neither, no trace_data.
+func TestExportHTTPTrace(t *testing.T) {
+	type trace struct {
+		TraceType       string     `json:"trace_type"`
+		SendStart       *int64     `json:"request_send_start_ns"`
+		SendEnd         *int64     `json:"request_send_end_ns"`
+		Status          int        `json:"response_status_code"`
+		HeadersReceived *int64     `json:"response_headers_received_ns"`
+		ReceiveStart    *int64     `json:"response_receive_start_ns"`
+		ReceiveEnd      *int64     `json:"response_receive_end_ns"`
+		ConnectStart    *int64     `json:"tcp_connect_start_ns"`
+		ConnectEnd      *int64     `json:"tcp_connect_end_ns"`
+		Reused          *int64     `json:"connection_reused_ns"`
+		Chunks          [][2]int64 `json:"response_chunks"`
+		ChunksCount     int        `json:"response_chunks_count"`
+		BytesTotal      int64      `json:"response_bytes_total"`
+		SendingNs       *int64     `json:"sending_ns"`
+		DurationNs      *int64     `json:"duration_ns"`
+		ConnectingNs    *int64     `json:"connecting_ns"`
+	}
+	type record struct {
+		Metadata struct {
+			Start int64 `json:"request_start_ns"`
+			Ack   int64 `json:"request_ack_ns"`
+		} `json:"metadata"`
+		Metrics map[string]struct {
+			Value any `json:"value"` // a number, or a list (inter_chunk_latency)
+		} `json:"metrics"`
+		Trace *trace `json:"trace_data"`
+	}
+	num := func(r record, tag string) float64 { v, _ := r.Metrics[tag].Value.(float64); return v }
+	sc := scenario{n: 6, ttft: 20 * ms, itl: 5 * ms, tokens: 4, rate: 50, concurrency: 2, streaming: true}
+	dir := sc.build(t, t.TempDir())
+	for _, c := range []struct {
+		name         string
+		trace, chunk bool
+	}{{"none", false, false}, {"http trace", true, false}, {"per chunk", false, true}} {
+		_, out := analyseDir(t, Options{ExportHTTPTrace: c.trace, ExportPerChunkData: c.chunk}, dir)
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 6 {
+			t.Fatalf("%s: %d records", c.name, len(lines))
+		}
+		reused := 0
+		for _, l := range lines {
+			var r record
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatalf("%s: %v\n%s", c.name, err, l)
+			}
+			tr := r.Trace
+			if !c.trace && !c.chunk {
+				if tr != nil {
+					t.Fatalf("%s: trace_data without the flags: %s", c.name, l)
+				}
+				continue
+			}
+			if tr == nil || tr.TraceType != "llmbench" || tr.ChunksCount != len(tr.Chunks) || tr.ChunksCount != int(num(r, "http_req_chunks_received")) {
+				t.Fatalf("%s: trace %+v\n%s", c.name, tr, l)
+			}
+			var sum int64
+			for i, ch := range tr.Chunks {
+				if i > 0 && ch[0] < tr.Chunks[i-1][0] {
+					t.Fatalf("%s: chunks out of order: %v", c.name, tr.Chunks)
+				}
+				sum += ch[1]
+			}
+			if sum != tr.BytesTotal || float64(sum) != num(r, "http_req_data_received") {
+				t.Fatalf("%s: chunk bytes %d, total %d, data received %v", c.name, sum, tr.BytesTotal, num(r, "http_req_data_received"))
+			}
+			if c.chunk {
+				if tr.SendStart != nil || tr.DurationNs != nil {
+					t.Fatalf("%s: more than the chunks: %s", c.name, l)
+				}
+				continue
+			}
+			last := tr.Chunks[len(tr.Chunks)-1][0]
+			if *tr.SendStart != r.Metadata.Start || *tr.HeadersReceived != r.Metadata.Ack || tr.Status != 200 ||
+				*tr.ReceiveStart != tr.Chunks[0][0] || *tr.ReceiveEnd != last || *tr.DurationNs != last-*tr.SendStart ||
+				float64(*tr.SendingNs) != num(r, "http_req_sending")*1e6 {
+				t.Fatalf("%s: trace %+v disagrees with the record\n%s", c.name, tr, l)
+			}
+			if tr.Reused != nil {
+				reused++
+				if tr.ConnectStart != nil || tr.ConnectingNs != nil {
+					t.Fatalf("%s: a reused connection has connect times: %s", c.name, l)
+				}
+			} else if tr.ConnectStart == nil || *tr.ConnectEnd-*tr.ConnectStart != *tr.ConnectingNs || float64(*tr.ConnectingNs) != num(r, "http_req_connecting")*1e6 {
+				t.Fatalf("%s: connect times %s", c.name, l)
+			}
+		}
+		if c.trace && reused != 4 {
+			t.Fatalf("%s: %d reused connections, want 4 (2 slots, 6 requests)", c.name, reused)
+		}
 	}
 }

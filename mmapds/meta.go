@@ -25,7 +25,8 @@ type Meta struct {
 	Headers map[string]string `msgpack:"headers"`
 	// Streaming tells whether requests ask for a streamed response.
 	Streaming bool `msgpack:"streaming"`
-	// Model is the model name put in request bodies.
+	// Model is the model name put in request bodies, or a comma-separated list of them
+	// (--model a,b) that the plan picked from per dataset turn.
 	Model string `msgpack:"model"`
 	// TimingMode says how send instants were planned: "concurrency" (closed loop: every
 	// first turn waits for a free slot), "request_rate" (first turns at instants drawn from

@@ -84,6 +84,8 @@ func Compile(opts Options) (*Result, error) {
 			UserContextLength:  opts.UserContextPromptLength,
 			PrefixPoolSize:     opts.PromptPrefixPoolSize,
 			PrefixLength:       opts.PromptPrefixLength,
+			Rankings:           opts.rankingsShape(),
+			BatchSize:          opts.PromptBatchSize,
 			Stream:             streams,
 			Workers:            opts.Workers,
 		})
@@ -135,8 +137,9 @@ func Compile(opts Options) (*Result, error) {
 		name := phase.String()
 		return &scheduler{
 			ds: ds, mode: mode, speedup: opts.SynthesisSpeedupRatio, phase: phase, lim: lim, session: session,
-			smp:     &sampler{strategy: strategy, n: len(ds.Conversations), r: streams("plan.sampler." + name)},
-			arrival: arrival, arrRNG: streams("plan.arrival." + name),
+			delayCapNs: int64(math.Round(opts.InterTurnDelayCapSeconds * 1e9)),
+			smp:        &sampler{strategy: strategy, n: len(ds.Conversations), r: streams("plan.sampler." + name)},
+			arrival:    arrival, arrRNG: streams("plan.arrival." + name),
 			ramp:  NewRamp(opts.RequestRate, opts.RequestRateRampDuration),
 			users: opts.NumUsers, ucRate: opts.UserCentricRate, fixed: fixed,
 		}
@@ -146,8 +149,17 @@ func Compile(opts Options) (*Result, error) {
 	var reqs []planned
 	warm := 0
 	var origin int64
-	if opts.WarmupRequestCount > 0 {
-		w := newScheduler(mmapds.PhaseWarmup, limits{requests: opts.WarmupRequestCount}, 0)
+	if wl := opts.warmup(); wl != (limits{}) {
+		if mode == ModeConcurrency && wl.requests == 0 && wl.sessions == 0 {
+			return nil, usagef("--warmup-duration alone cannot size a closed-loop warmup (replay bounds only the profile by time): add --warmup-request-count or --num-warmup-sessions, or plan with --request-rate")
+		}
+		w := newScheduler(mmapds.PhaseWarmup, wl, 0)
+		if opts.WarmupRequestRate > 0 {
+			w.ramp = NewRamp(opts.WarmupRequestRate, 0)
+		}
+		if opts.WarmupArrivalPattern != "" {
+			w.arrival, _ = NewArrival(opts.WarmupArrivalPattern, opts.ArrivalSmoothness)
+		}
 		w.run()
 		reqs, warm, origin = w.out, len(w.out), w.end
 	}
@@ -199,10 +211,11 @@ func Compile(opts Options) (*Result, error) {
 }
 
 // timingMode picks the mode by AIPerf's priority: a fixed schedule (asked for, or a timed
-// input without an explicit rate), user-centric, request rate, then concurrency alone.
+// input without an explicit rate, unless --no-fixed-schedule), user-centric, request rate,
+// then concurrency alone.
 func timingMode(o *Options, ds *dataset.Dataset) string {
 	switch {
-	case o.FixedSchedule || (ds.Timed && o.RequestRate == 0 && o.UserCentricRate == 0):
+	case o.FixedSchedule || (ds.Timed && !o.NoFixedSchedule && o.RequestRate == 0 && o.UserCentricRate == 0):
 		return ModeFixedSchedule
 	case o.UserCentricRate > 0:
 		return ModeUserCentric

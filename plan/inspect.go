@@ -215,7 +215,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 		stream = ", streaming"
 	}
 	row("endpoint", "%s %s %s%s", s.Endpoint, s.Method, strings.Join(s.Paths, " "), stream)
-	row("model", "%s", s.Model)
+	if strings.Contains(s.Model, ",") {
+		row("model", "%s (one per dataset turn, %v)", s.Model, s.Spec["model-selection-strategy"])
+	} else {
+		row("model", "%s", s.Model)
+	}
 	row("tokenizer", "%s (sha256 %s)", s.Tokenizer, short(s.TokenizerSHA256))
 	row("dataset", "%s (corpus sha256 %s%s)", s.Dataset, short(s.CorpusSHA256), map[bool]string{true: ", input sha256 " + short(s.InputSHA256), false: ""}[s.InputSHA256 != ""])
 	row("seed", "%d", s.Seed)

@@ -44,8 +44,13 @@ type Options struct {
 	// Output is the plan file to write.
 	Output string
 
-	// Model is put in every body (--model).
+	// Model is put in every body (--model); a comma-separated list ("a,b") gives each
+	// dataset turn one of them, picked by ModelSelectionStrategy.
 	Model string
+	// ModelSelectionStrategy picks a turn's model from a Model list: "round_robin" (in
+	// dataset order, turn by turn) or "random" (from the seed), as AIPerf picks one per
+	// prompt (--model-selection-strategy); "" is round_robin.
+	ModelSelectionStrategy string
 	// EndpointType is an endpoint.Names() type (--endpoint-type).
 	EndpointType string
 	// CustomEndpoint overrides the endpoint's URL path (--custom-endpoint).
@@ -99,6 +104,18 @@ type Options struct {
 	UserContextPromptLength  int
 	PromptPrefixPoolSize     int
 	PromptPrefixLength       int
+	// RankingsPassagesMean/Stddev (passages per request), RankingsPassagesPromptTokenMean/
+	// Stddev (tokens per passage) and RankingsQueryPromptTokenMean/Stddev (tokens per query)
+	// shape synthetic requests of the *_rankings endpoint types (--rankings-*).
+	RankingsPassagesMean              int
+	RankingsPassagesStddev            float64
+	RankingsPassagesPromptTokenMean   int
+	RankingsPassagesPromptTokenStddev float64
+	RankingsQueryPromptTokenMean      int
+	RankingsQueryPromptTokenStddev    float64
+	// PromptBatchSize texts go in each synthetic embeddings request (-b/--prompt-batch-size;
+	// 0 or 1: one).
+	PromptBatchSize int
 	// ConversationTurnMean/Stddev: turns per synthetic session.
 	ConversationTurnMean   int
 	ConversationTurnStddev float64
@@ -126,19 +143,32 @@ type Options struct {
 	RequestCount      int
 	NumSessions       int
 	BenchmarkDuration float64
-	// WarmupRequestCount requests run first and are not measured.
-	WarmupRequestCount int
+	// WarmupRequestCount requests, NumWarmupSessions sessions or WarmupDuration seconds of
+	// planned instants (whichever bound comes first; any one starts a warmup) run first and
+	// are not measured. The warmup is planned in the profile's timing mode; in request_rate
+	// mode WarmupRequestRate and WarmupArrivalPattern ("" = the profile's) set its own
+	// arrivals. WarmupConcurrency must equal Concurrency or be 0: replay has one slot count.
+	WarmupRequestCount   int
+	NumWarmupSessions    int
+	WarmupDuration       float64
+	WarmupConcurrency    int
+	WarmupRequestRate    float64
+	WarmupArrivalPattern string
 	// RequestCancellationRate percent of profile requests are cancelled
 	// RequestCancellationDelay seconds after being sent.
 	RequestCancellationRate  float64
 	RequestCancellationDelay float64
 	// FixedSchedule replays the input's timestamps (automatic for timed inputs unless a rate
-	// is given). FixedScheduleAutoOffset shifts the first to 0; the start and end offsets
-	// (ms, nil = unset) keep a window of the input.
+	// is given; NoFixedSchedule turns that promotion off). FixedScheduleAutoOffset shifts the
+	// first to 0; the start and end offsets (ms, nil = unset) keep a window of the input.
 	FixedSchedule            bool
+	NoFixedSchedule          bool
 	FixedScheduleAutoOffset  bool
 	FixedScheduleStartOffset *int64
 	FixedScheduleEndOffset   *int64
+	// InterTurnDelayCapSeconds > 0 caps every later turn's delay (recorded or synthetic)
+	// at that many seconds, before SynthesisSpeedupRatio (--inter-turn-delay-cap-seconds).
+	InterTurnDelayCapSeconds float64
 	// SynthesisSpeedupRatio divides input timestamps and delays (2 replays twice as fast).
 	SynthesisSpeedupRatio float64
 	// UserCentricRate (requests per second over all users) with NumUsers gives each user a
@@ -158,16 +188,20 @@ type Options struct {
 // DefaultOptions returns AIPerf's defaults (aiperf.md Appendix A).
 func DefaultOptions() Options {
 	return Options{
-		EndpointType:               "chat",
-		ISLMean:                    550,
-		RandomRangeRatioMode:       "vllm",
-		NumDatasetEntries:          100,
-		ConversationTurnMean:       1,
-		ConversationTurnDelayRatio: 1,
-		ConversationHistory:        "compiled",
-		ArrivalPattern:             "poisson",
-		ArrivalSmoothness:          1,
-		SynthesisSpeedupRatio:      1,
+		EndpointType:                    "chat",
+		ModelSelectionStrategy:          "round_robin",
+		ISLMean:                         550,
+		RandomRangeRatioMode:            "vllm",
+		NumDatasetEntries:               100,
+		RankingsPassagesMean:            1,
+		RankingsPassagesPromptTokenMean: 550,
+		RankingsQueryPromptTokenMean:    550,
+		ConversationTurnMean:            1,
+		ConversationTurnDelayRatio:      1,
+		ConversationHistory:             "compiled",
+		ArrivalPattern:                  "poisson",
+		ArrivalSmoothness:               1,
+		SynthesisSpeedupRatio:           1,
 	}
 }
 
@@ -179,6 +213,7 @@ func (o *Options) Validate() error {
 		v    float64
 	}{
 		{"--synthetic-input-tokens-stddev", o.ISLStddev},
+		{"--inter-turn-delay-cap-seconds", o.InterTurnDelayCapSeconds},
 		{"--output-tokens-mean", float64(o.OSLMean)},
 		{"--output-tokens-stddev", o.OSLStddev},
 		{"--shared-system-prompt-length", float64(o.SharedSystemPromptLength)},
@@ -197,9 +232,16 @@ func (o *Options) Validate() error {
 		{"--num-sessions", float64(o.NumSessions)},
 		{"--benchmark-duration", o.BenchmarkDuration},
 		{"--warmup-request-count", float64(o.WarmupRequestCount)},
+		{"--num-warmup-sessions", float64(o.NumWarmupSessions)},
+		{"--warmup-duration", o.WarmupDuration},
+		{"--warmup-concurrency", float64(o.WarmupConcurrency)},
+		{"--warmup-request-rate", o.WarmupRequestRate},
 		{"--request-cancellation-delay", o.RequestCancellationDelay},
 		{"--user-centric-rate", o.UserCentricRate},
 		{"--num-users", float64(o.NumUsers)},
+		{"--rankings-passages-stddev", o.RankingsPassagesStddev},
+		{"--rankings-passages-prompt-token-stddev", o.RankingsPassagesPromptTokenStddev},
+		{"--rankings-query-prompt-token-stddev", o.RankingsQueryPromptTokenStddev},
 	}
 	for _, c := range nonNeg {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
@@ -220,6 +262,12 @@ func (o *Options) Validate() error {
 	if n := o.RequestCount + o.WarmupRequestCount; n > MaxRequests || o.RequestCount > MaxRequests || o.WarmupRequestCount > MaxRequests {
 		return usagef("--request-count plus --warmup-request-count must be <= %d (got %d and %d)", MaxRequests, o.RequestCount, o.WarmupRequestCount)
 	}
+	if o.NumWarmupSessions > MaxRequests {
+		return usagef("--num-warmup-sessions must be <= %d (got %d)", MaxRequests, o.NumWarmupSessions)
+	}
+	if n := o.WarmupRequestRate * o.WarmupDuration; o.WarmupRequestCount == 0 && n > MaxRequests {
+		return usagef("--warmup-request-rate %v over --warmup-duration %v plans %.0f requests, more than the maximum of %d", o.WarmupRequestRate, o.WarmupDuration, n, MaxRequests)
+	}
 	if o.NumSessions > MaxRequests {
 		return usagef("--num-sessions must be <= %d (got %d)", MaxRequests, o.NumSessions)
 	}
@@ -235,6 +283,16 @@ func (o *Options) Validate() error {
 	}
 	if o.Model == "" && ep.Name != "raw" && ep.Name != "template" {
 		return usagef("--model is required")
+	}
+	if slices.Contains(o.Models(), "") {
+		return usagef("--model %q: a model list is comma-separated names, none empty", o.Model)
+	}
+	switch o.ModelSelectionStrategy {
+	case "", "round_robin", "random":
+	case "weighted":
+		return usagef("--model-selection-strategy weighted is not supported (no way to give weights on the command line here): use round_robin or random")
+	default:
+		return usagef("--model-selection-strategy must be round_robin or random (got %q)", o.ModelSelectionStrategy)
 	}
 	if o.CustomEndpoint == "" && ep.RequestPath(o.Streaming) == "" {
 		return usagef("--custom-endpoint is required for --endpoint-type %s", ep.Name)
@@ -261,8 +319,19 @@ func (o *Options) Validate() error {
 	}
 
 	synthetic := o.Dataset == nil
-	if synthetic && strings.HasSuffix(ep.Name, "_rankings") {
-		return usagef("--endpoint-type %s needs an --input-file with queries and passages (synthetic rankings are not supported)", ep.Name)
+	if err := o.validateRankings(ep.Name, synthetic); err != nil {
+		return err
+	}
+	if o.PromptBatchSize < 0 || o.PromptBatchSize > maxPassages {
+		return usagef("--prompt-batch-size must be in [1,%d] (got %d)", maxPassages, o.PromptBatchSize)
+	}
+	if o.PromptBatchSize > 1 {
+		if ep.Name != "embeddings" && ep.Name != "nim_embeddings" && ep.Name != "template" {
+			return usagef("--prompt-batch-size %d applies to --endpoint-type embeddings, nim_embeddings and template (got %s)", o.PromptBatchSize, ep.Name)
+		}
+		if !synthetic {
+			return usagef("--prompt-batch-size shapes synthetic requests; an --input-file gives its own texts")
+		}
 	}
 	if synthetic && ep.Name == "anthropic_messages" && o.OSLMean <= 0 && o.SeqDist == "" {
 		return usagef("--endpoint-type anthropic_messages needs --output-tokens-mean: the Messages API requires max_tokens")
@@ -312,6 +381,9 @@ func (o *Options) Validate() error {
 	if _, err := NewArrival(o.ArrivalPattern, o.ArrivalSmoothness); err != nil {
 		return usagef("%v", err)
 	}
+	if err := o.validateWarmup(); err != nil {
+		return err
+	}
 	if o.RequestRateRampDuration > 0 && o.RequestRate == 0 {
 		return usagef("--request-rate-ramp-duration needs --request-rate")
 	}
@@ -326,6 +398,9 @@ func (o *Options) Validate() error {
 	}
 	if !(o.SynthesisSpeedupRatio > 0) || math.IsInf(o.SynthesisSpeedupRatio, 0) {
 		return usagef("--synthesis-speedup-ratio must be > 0 (got %v)", o.SynthesisSpeedupRatio)
+	}
+	if o.FixedSchedule && o.NoFixedSchedule {
+		return usagef("--fixed-schedule and --no-fixed-schedule are mutually exclusive")
 	}
 	if o.FixedSchedule && o.RequestRate > 0 {
 		return usagef("--request-rate and --fixed-schedule are mutually exclusive")
@@ -364,6 +439,106 @@ func (o *Options) Validate() error {
 		}
 	}
 	return nil
+}
+
+// warmup returns the bounds of the warmup phase; the zero limits when there is none.
+func (o *Options) warmup() limits {
+	return limits{requests: o.WarmupRequestCount, sessions: o.NumWarmupSessions, durationNs: int64(math.Round(o.WarmupDuration * 1e9))}
+}
+
+// validateWarmup checks the --warmup-* flags that shape the warmup's load: the plan has
+// one timing mode and one concurrency for both phases, so only what fits that is taken.
+func (o *Options) validateWarmup() error {
+	shaping := o.WarmupConcurrency > 0 || o.WarmupRequestRate > 0 || o.WarmupArrivalPattern != ""
+	switch {
+	case shaping && o.warmup() == (limits{}):
+		return usagef("--warmup-concurrency, --warmup-request-rate and --warmup-arrival-pattern need a warmup (--warmup-request-count, --num-warmup-sessions or --warmup-duration)")
+	case o.WarmupConcurrency > 0 && o.WarmupConcurrency != o.Concurrency:
+		return usagef("--warmup-concurrency %d differs from --concurrency %d: a plan has one concurrency for both phases", o.WarmupConcurrency, o.Concurrency)
+	case (o.WarmupRequestRate > 0 || o.WarmupArrivalPattern != "") && o.RequestRate == 0:
+		return usagef("--warmup-request-rate and --warmup-arrival-pattern need --request-rate: a plan has one timing mode for both phases")
+	}
+	if o.WarmupArrivalPattern != "" {
+		if !slices.Contains([]string{"constant", "poisson", "gamma"}, o.WarmupArrivalPattern) {
+			return usagef("--warmup-arrival-pattern must be constant, poisson or gamma (got %q)", o.WarmupArrivalPattern)
+		}
+		if _, err := NewArrival(o.WarmupArrivalPattern, o.ArrivalSmoothness); err != nil {
+			return usagef("--warmup-arrival-pattern %s: %v", o.WarmupArrivalPattern, err)
+		}
+	}
+	return nil
+}
+
+// Models returns the --model list: the names of a comma-separated Model, trimmed; nil when
+// Model is empty.
+func (o *Options) Models() []string {
+	if o.Model == "" {
+		return nil
+	}
+	names := strings.Split(o.Model, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	return names
+}
+
+// maxPassages bounds the passages of one synthetic ranking request.
+const maxPassages = 1 << 16
+
+// rankings reports whether the options plan synthetic ranking requests.
+func (o *Options) rankings() bool {
+	return o.Dataset == nil && strings.HasSuffix(o.EndpointType, "_rankings")
+}
+
+// validateRankings checks the --rankings-* flags: they shape synthetic ranking requests
+// and are refused elsewhere rather than ignored.
+func (o *Options) validateRankings(endpointType string, synthetic bool) error {
+	d := DefaultOptions()
+	given := o.RankingsPassagesMean != d.RankingsPassagesMean || o.RankingsPassagesStddev != 0 ||
+		o.RankingsPassagesPromptTokenMean != d.RankingsPassagesPromptTokenMean || o.RankingsPassagesPromptTokenStddev != 0 ||
+		o.RankingsQueryPromptTokenMean != d.RankingsQueryPromptTokenMean || o.RankingsQueryPromptTokenStddev != 0
+	ranking := strings.HasSuffix(endpointType, "_rankings")
+	switch {
+	case given && !ranking:
+		return usagef("--rankings-* apply to the *_rankings endpoint types only (got --endpoint-type %s)", endpointType)
+	case given && !synthetic:
+		return usagef("--rankings-* shape synthetic ranking requests; the --input-file gives the queries and passages")
+	case !ranking || !synthetic:
+		return nil
+	}
+	means := []struct {
+		flag  string
+		v, hi int
+	}{
+		{"--rankings-passages-mean", o.RankingsPassagesMean, maxPassages},
+		{"--rankings-passages-prompt-token-mean", o.RankingsPassagesPromptTokenMean, dataset.MaxPromptTokens},
+		{"--rankings-query-prompt-token-mean", o.RankingsQueryPromptTokenMean, dataset.MaxPromptTokens},
+	}
+	for _, m := range means {
+		if m.v < 1 || m.v > m.hi {
+			return usagef("%s must be in [1,%d] (got %d)", m.flag, m.hi, m.v)
+		}
+	}
+	if n := int64(o.RankingsPassagesMean) * int64(o.RankingsPassagesPromptTokenMean); n > dataset.MaxPromptTokens {
+		return usagef("--rankings-passages-mean %d × --rankings-passages-prompt-token-mean %d is %d tokens per request, more than %d", o.RankingsPassagesMean, o.RankingsPassagesPromptTokenMean, n, dataset.MaxPromptTokens)
+	}
+	if o.SharedSystemPromptLength > 0 || o.UserContextPromptLength > 0 || o.PromptPrefixPoolSize > 0 {
+		return usagef("--shared-system-prompt-length, --user-context-prompt-length and --prompt-prefix-pool-size do not apply to ranking requests (--endpoint-type %s)", endpointType)
+	}
+	return nil
+}
+
+// rankingsShape returns the synthetic ranking request shape, or nil when the options do not
+// plan synthetic ranking requests.
+func (o *Options) rankingsShape() *dataset.RankingsShape {
+	if !o.rankings() {
+		return nil
+	}
+	return &dataset.RankingsShape{
+		PassagesMean: o.RankingsPassagesMean, PassagesStddev: o.RankingsPassagesStddev,
+		PassageTokensMean: o.RankingsPassagesPromptTokenMean, PassageTokensStddev: o.RankingsPassagesPromptTokenStddev,
+		QueryTokensMean: o.RankingsQueryPromptTokenMean, QueryTokensStddev: o.RankingsQueryPromptTokenStddev,
+	}
 }
 
 // lengths returns the synthetic ISL/OSL sampler the options describe.

@@ -35,7 +35,8 @@ type renderer struct {
 	live   bool
 	path   string
 
-	base    []int // conversation → index of its turn 0 in refs/isl/done
+	base    []int    // conversation → index of its turn 0 in refs/isl/done/models
+	models  []string // the model of each dataset turn; nil: opts.Model for all
 	refs    []mmapds.BodyRef
 	isl     []uint32
 	done    []bool
@@ -68,8 +69,30 @@ func newRenderer(o *Options, ep *endpoint.Endpoint, ds *dataset.Dataset, corpus 
 	r.refs = make([]mmapds.BodyRef, n)
 	r.isl = make([]uint32, n)
 	r.done = make([]bool, n)
+	r.models = selectModels(o, n)
 	r.replies = make([][]string, len(ds.Conversations))
 	return r, nil
+}
+
+// selectModels gives each of the n dataset turns (in conversation, then turn order) its
+// model from the --model list, as AIPerf assigns one per prompt when it builds the dataset:
+// round_robin cycles through the list, random draws from the plan.model_selection stream.
+// It returns nil for a single model.
+func selectModels(o *Options, n int) []string {
+	names := o.Models()
+	if len(names) < 2 {
+		return nil
+	}
+	out := make([]string, n)
+	rng := Stream(o.Seed, "plan.model_selection")
+	for i := range out {
+		if o.ModelSelectionStrategy == "random" {
+			out[i] = names[rng.IntN(len(names))]
+		} else {
+			out[i] = names[i%len(names)]
+		}
+	}
+	return out
 }
 
 // write renders what reqs need and appends their records to w; cancel gives each record's
@@ -187,8 +210,12 @@ func (r *renderer) render(conv, turn int) ([]byte, int, error) {
 	c := &r.ds.Conversations[conv]
 	t := &c.Turns[turn]
 	o := r.opts
+	model := o.Model
+	if r.models != nil {
+		model = r.models[r.base[conv]+turn]
+	}
 	req := endpoint.Request{
-		Model:           o.Model,
+		Model:           model,
 		MaxTokens:       max(t.OSL, 0),
 		Streaming:       o.Streaming,
 		LegacyMaxTokens: o.UseLegacyMaxTokens,
@@ -196,6 +223,7 @@ func (r *renderer) render(conv, turn int) ([]byte, int, error) {
 		Extra:           o.ExtraInputs,
 		Query:           t.Query,
 		Passages:        t.Passages,
+		Texts:           t.Texts,
 		Template:        o.PayloadTemplate,
 	}
 	if len(t.Extra) > 0 { // the input's per-turn members win over --extra-inputs
@@ -246,8 +274,11 @@ func (r *renderer) render(conv, turn int) ([]byte, int, error) {
 			isl = r.countJoined(msgs, skip)
 		}
 	}
-	if len(t.Passages) > 0 || t.Query != "" {
+	switch {
+	case len(t.Passages) > 0 || t.Query != "":
 		isl = r.tok.Count(strings.Join(append([]string{t.Query}, t.Passages...), " "))
+	case len(t.Texts) > 0:
+		isl = r.tok.Count(strings.Join(t.Texts, " ")) // every text of the batch, joined as AIPerf joins them
 	}
 	body, err := r.ep.Render(nil, &req)
 	if err != nil {

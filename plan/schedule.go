@@ -72,9 +72,11 @@ type scheduler struct {
 	ds      *dataset.Dataset
 	mode    string
 	speedup float64
-	phase   mmapds.Phase
-	lim     limits
-	session uint32 // next session id
+	// delayCapNs > 0 caps input delays (before the speed-up).
+	delayCapNs int64
+	phase      mmapds.Phase
+	lim        limits
+	session    uint32 // next session id
 	// origin is added to every instant: the phase starts where the previous phase's schedule
 	// ended, so both phases share the run's timeline. end is where this phase's schedule
 	// ends (the instant its next request would have had).
@@ -104,7 +106,11 @@ func (s *scheduler) delayNs(t *dataset.Turn) int64 {
 	if t.DelayNs == dataset.NoTime || t.DelayNs < 0 {
 		return 0
 	}
-	return int64(math.Round(float64(t.DelayNs) / s.speedup))
+	d := t.DelayNs
+	if s.delayCapNs > 0 {
+		d = min(d, s.delayCapNs)
+	}
+	return int64(math.Round(float64(d) / s.speedup))
 }
 
 // emit plans the turns of conversation conv as one new session: the first at first (or

@@ -96,7 +96,7 @@ func newTarget(raw string, hc *headConfig, tcfg *tls.Config) (*target, error) {
 		b = append(b, hc.method...)
 		b = append(b, ' ')
 		b = append(b, base...)
-		b = append(b, p...)
+		b = append(b, joinQuery(p, u.RawQuery)...)
 		b = append(b, " HTTP/1.1\r\nHost: "...)
 		b = append(b, t.host...)
 		b = append(b, "\r\n"...)
@@ -118,6 +118,19 @@ func newTarget(raw string, hc *headConfig, tcfg *tls.Config) (*target, error) {
 		t.heads = append(t.heads, b)
 	}
 	return t, nil
+}
+
+// joinQuery is the request target for plan path p under a base URL whose query is query:
+// the base's query is kept on every request (as an HTTP client given that base URL keeps it,
+// e.g. http://h/openai?api-version=2024-06-01), after any query the path carries.
+func joinQuery(p, query string) string {
+	if query == "" {
+		return p
+	}
+	if strings.Contains(p, "?") {
+		return p + "&" + query
+	}
+	return p + "?" + query
 }
 
 // mergeHeaders builds the fixed header list: the plan's headers, then the user's (-H, which

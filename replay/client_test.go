@@ -471,3 +471,26 @@ func TestShardAssignment(t *testing.T) {
 		t.Fatal("slot shares")
 	}
 }
+
+// The request line keeps the base URL's path prefix and query on every request, after any
+// query the plan's path carries (a base like http://h/openai?api-version=x, as Azure wants).
+func TestTargetRequestLine(t *testing.T) {
+	for _, c := range []struct{ base, path, want string }{
+		{"http://h:8000", "/v1/chat/completions", "POST /v1/chat/completions HTTP/1.1"},
+		{"http://h:8000/", "v1/completions", "POST /v1/completions HTTP/1.1"},
+		{"http://h/openai/", "/v1/chat/completions", "POST /openai/v1/chat/completions HTTP/1.1"},
+		{"http://h/v1?api-version=2024-06-01", "/chat/completions", "POST /v1/chat/completions?api-version=2024-06-01 HTTP/1.1"},
+		{"https://h?a=1&b=%20x", "/v1/embeddings", "POST /v1/embeddings?a=1&b=%20x HTTP/1.1"},
+		{"http://h/v1?api-version=x", "/generate?stream=1", "POST /v1/generate?stream=1&api-version=x HTTP/1.1"},
+	} {
+		hc := &headConfig{method: "POST", paths: []string{c.path}}
+		tg, err := newTarget(c.base, hc, &tls.Config{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.base, err)
+		}
+		line, _, _ := strings.Cut(string(tg.heads[0]), "\r\n")
+		if line != c.want {
+			t.Errorf("base %q path %q: request line %q, want %q", c.base, c.path, line, c.want)
+		}
+	}
+}

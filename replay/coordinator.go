@@ -113,6 +113,11 @@ func (r *Replay) setup() error {
 	if err := checkOutputDir(o.OutputDir); err != nil {
 		return err
 	}
+	if o.WaitForModel > 0 {
+		if _, err := r.probes(); err != nil {
+			return err
+		}
+	}
 	info, err := scanPlan(r.plan)
 	if err != nil {
 		return err
@@ -214,10 +219,14 @@ func (p *proc) send(s string) {
 // Run starts the workers, replays the plan and returns the final manifest (also written to
 // run.json). The error is non-nil when the run failed; an interrupted run returns its
 // manifest and a nil error. A nil manifest means nothing was run and no run directory was
-// left (the output directory could not be prepared).
+// left (the model never answered the readiness probe, or the output directory could not be
+// prepared).
 func (r *Replay) Run() (*rawlog.Manifest, error) {
 	defer r.plan.Close()
 	o := &r.opts
+	if err := r.waitForModel(); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
 	created, err := r.prepareDir()
 	if err != nil {
 		return nil, err

@@ -97,9 +97,11 @@ func (f *failingFile) Write(p []byte) (int, error) {
 // A log that cannot be written (disk full): the first failed write stops sending and is
 // reported once; every planned request is still counted exactly once, never-sent ones as
 // not_sent; nothing counted not_sent reached the server; what reached the file is a readable
-// log up to a torn frame.
+// log up to a torn frame. writeThrough fails a write before the next frame is queued, as
+// when the writer goroutine wins the race under load (the header's two frames included).
 func TestLogWriteFails(t *testing.T) {
-	for _, limit := range []int{0, 3000} {
+	for i, limit := range []int{0, 3000, 0, 3000} {
+		writeThrough := i >= 2
 		srv := newTestServer(t)
 		const n = 60
 		ps := singleTurn(n, job{N: 3, ITLms: 1, Stream: true}, nil)
@@ -109,6 +111,7 @@ func TestLogWriteFails(t *testing.T) {
 		var ff *failingFile
 		path := filepath.Join(t.TempDir(), "w.rawlog")
 		cfg := workerConfig{Plan: plan, URLs: []string{srv.URL}, Workers: 1, CPU: -1, Log: path, RequestTimeoutNs: int64(10 * time.Second),
+			logWriteThrough: writeThrough,
 			openLog: func(path string) (logFile, error) {
 				f, err := os.Create(path)
 				ff = &failingFile{File: f, limit: limit}
@@ -116,18 +119,18 @@ func TestLogWriteFails(t *testing.T) {
 			}}
 		res, err := runWorker(cfg, make(chan string), inproc{start: time.Now().Add(20 * time.Millisecond).UnixNano(), fails: &fails})
 		if err != nil {
-			t.Fatalf("limit %d: %v", limit, err)
+			t.Fatalf("limit %d (write-through %v): %v", limit, writeThrough, err)
 		}
 		c := res.Counts
 		if res.Status != rawlog.StatusFailed || !strings.Contains(res.Err, "no space left on device") || c.Planned != n || c.Accounted() != n || c.Lost != 0 || c.NotSent == 0 {
-			t.Fatalf("limit %d: status %s err %q counts %+v", limit, res.Status, res.Err, c)
+			t.Fatalf("limit %d (write-through %v): status %s err %q counts %+v", limit, writeThrough, res.Status, res.Err, c)
 		}
 		if len(fails) != 1 || fails[0] != res.Err || ff.writes != 1 {
-			t.Fatalf("limit %d: reported %d times (%q), %d failed writes; want once", limit, len(fails), fails, ff.writes)
+			t.Fatalf("limit %d (write-through %v): reported %d times (%q), %d failed writes; want once", limit, writeThrough, len(fails), fails, ff.writes)
 		}
 		// Aborted or failed ones may have been cut while connecting; not_sent ones never left.
 		if got := int(srv.requests.Load()); got < c.Completed || got > c.Completed+c.Failed+c.Aborted {
-			t.Fatalf("limit %d: server saw %d requests, counts %+v", limit, got, c)
+			t.Fatalf("limit %d (write-through %v): server saw %d requests, counts %+v", limit, writeThrough, got, c)
 		}
 		if limit == 0 {
 			if c.NotSent != n {
@@ -137,7 +140,7 @@ func TestLogWriteFails(t *testing.T) {
 		}
 		s := summarize(t, path)
 		if s.Footer != nil || s.Requests > c.Completed || s.Requests == 0 {
-			t.Fatalf("limit %d: partial log %+v, counts %+v", limit, s, c)
+			t.Fatalf("limit %d (write-through %v): partial log %+v, counts %+v", limit, writeThrough, s, c)
 		}
 	}
 }

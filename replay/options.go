@@ -93,6 +93,15 @@ type Options struct {
 	// at most MaxResponseBytesLimit.
 	MaxResponseBytes int64
 
+	// WaitForModel, when positive, makes Run poll every URL first (WaitForModelMode, every
+	// WaitForModelInterval) until the model answers 2xx, for at most this long; nothing of
+	// the plan is sent before. If it never answers, Run fails with nothing left behind.
+	WaitForModel time.Duration
+	// WaitForModelMode is the probe: WaitModels (default), WaitInference or WaitBoth.
+	WaitForModelMode string
+	// WaitForModelInterval is the pause between probes; 0 means DefaultWaitForModelInterval.
+	WaitForModelInterval time.Duration
+
 	// CommandLine is recorded in run.json after redaction (RedactArgs).
 	CommandLine []string
 	// ToolVersion is recorded in run.json and sent as the User-Agent version.
@@ -186,6 +195,19 @@ func (o *Options) normalize() error {
 	}
 	if o.ToolVersion == "" {
 		o.ToolVersion = "devel"
+	}
+	switch o.WaitForModelMode {
+	case "":
+		o.WaitForModelMode = WaitModels
+	case WaitModels, WaitInference, WaitBoth:
+	default:
+		return fmt.Errorf("wait-for-model-mode %q: want %s, %s or %s", o.WaitForModelMode, WaitModels, WaitInference, WaitBoth)
+	}
+	if o.WaitForModelInterval == 0 {
+		o.WaitForModelInterval = DefaultWaitForModelInterval
+	}
+	if o.WaitForModel < 0 || o.WaitForModelInterval < 0 {
+		return fmt.Errorf("wait-for-model: timeout %v and interval %v must not be negative", o.WaitForModel, o.WaitForModelInterval)
 	}
 	return nil
 }

@@ -6,7 +6,9 @@ import (
 )
 
 // progressLoop rewrites one status line on opts.Progress four times a second: requests sent,
-// done and errored, the completion rate, elapsed time and an estimate of what is left.
+// done and errored, the completion rate, elapsed time and an estimate of what is left. With
+// opts.ProgressEvery it writes that line whole once per period instead (a log, off a
+// terminal). Its writes and the notices' never interleave (they may share a writer).
 func (r *Replay) progressLoop(procs []*proc, start time.Time, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	out := r.opts.Progress
@@ -25,7 +27,9 @@ func (r *Replay) progressLoop(procs []*proc, start time.Time, stop <-chan struct
 		select {
 		case <-stop:
 			if last != "" && inPlace {
+				r.noticeMu.Lock()
 				fmt.Fprint(out, "\r\033[K")
+				r.noticeMu.Unlock()
 			}
 			return
 		case <-t.C:
@@ -37,11 +41,13 @@ func (r *Replay) progressLoop(procs []*proc, start time.Time, stop <-chan struct
 			errs += p.errs.Load()
 		}
 		last = progressLine(sent, dn, errs, total, time.Since(start))
+		r.noticeMu.Lock()
 		if inPlace {
 			fmt.Fprint(out, "\r"+last+"\033[K")
 		} else {
 			fmt.Fprintln(out, last)
 		}
+		r.noticeMu.Unlock()
 	}
 }
 

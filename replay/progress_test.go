@@ -1,6 +1,10 @@
 package replay
 
 import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,6 +22,56 @@ func TestProgressLine(t *testing.T) {
 	} {
 		if got := progressLine(c.sent, c.done, c.errs, c.total, c.elapsed); got != c.want {
 			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
+}
+
+// progressLog matches one line of the progress log (off a terminal): whole lines only.
+var progressLog = regexp.MustCompile(`^replay: (starting in \S+|sent (\d+)/20  done \d+  errors 0  \d+\.\d req/s  \d\d:\d\d elapsed  ETA \S+)$`)
+
+// Off a terminal (ProgressEvery set) the progress is a log of whole lines, one per period,
+// with no carriage returns or escapes, sent never going back; on a terminal it is one line
+// rewritten in place and cleared at the end.
+func TestProgressOutput(t *testing.T) {
+	srv := newTestServer(t)
+	plan := singleTurn(20, job{N: 1, Stream: true}, func(i int) int64 { return int64(i) * 40e6 }).write(t, t.TempDir())
+	for _, every := range []time.Duration{20 * time.Millisecond, 0} {
+		o := testOptions(t, plan, srv.URL)
+		var out bytes.Buffer
+		o.Progress, o.ProgressEvery = &out, every
+		r, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, err := r.Run(); err != nil || m.Counts.Completed != 20 {
+			t.Fatalf("every %v: %v, counts %+v", every, err, m.Counts)
+		}
+		s := out.String()
+		if every == 0 {
+			// The 760 ms schedule spans at least one 250 ms tick.
+			if !strings.HasPrefix(s, "\rreplay: ") || !strings.HasSuffix(s, "\r\033[K") || strings.Contains(s, "\n") {
+				t.Fatalf("in place: %q", s)
+			}
+			continue
+		}
+		lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+		if s == "" || !strings.HasSuffix(s, "\n") || strings.ContainsAny(s, "\r\033") {
+			t.Fatalf("log: %q", s)
+		}
+		last := -1
+		for _, l := range lines {
+			m := progressLog.FindStringSubmatch(l)
+			if m == nil {
+				t.Fatalf("log line %q", l)
+			}
+			if m[2] == "" {
+				continue
+			}
+			n, _ := strconv.Atoi(m[2])
+			if n < last {
+				t.Fatalf("sent went back from %d in %q", last, s)
+			}
+			last = n
 		}
 	}
 }

@@ -23,8 +23,11 @@ type logSink struct {
 	written int64
 	closed  bool
 	err     error
-	wake    chan struct{}
-	done    chan struct{}
+	// writeThrough (tests) makes Write write out before it returns, so that a failure
+	// shows at the next Write: the order the writer goroutine may win under load.
+	writeThrough bool
+	wake         chan struct{}
+	done         chan struct{}
 }
 
 // maxPending bounds the bytes waiting for the writer; Write blocks beyond it rather than grow
@@ -53,6 +56,9 @@ func (s *logSink) Write(p []byte) (int, error) {
 	}
 	s.active = append(s.active, p...)
 	s.queued += int64(len(p))
+	if s.writeThrough {
+		s.writeOut()
+	}
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -81,13 +87,16 @@ func (s *logSink) flush() error {
 	return s.err
 }
 
-// writeOut writes what is queued, waiting first while another goroutine writes. It is called
-// with s.mu held and returns with it held; the write itself runs unlocked.
+// writeOut writes what is queued, waiting first while another goroutine writes, unless a
+// write has failed. It is called with s.mu held and returns with it held; the write itself
+// runs unlocked.
 func (s *logSink) writeOut() {
 	for s.writing {
 		s.cond.Wait()
 	}
-	if len(s.active) == 0 {
+	// After a failed write nothing more reaches the file, not even frames queued while that
+	// write was in flight: the first failure is the one reported.
+	if s.err != nil || len(s.active) == 0 {
 		return
 	}
 	buf := s.active

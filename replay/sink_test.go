@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -106,4 +107,55 @@ func BenchmarkSentRecord(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(queued.Nanoseconds())/float64(b.N), "queued-ns/op")
 	b.ReportMetric(float64(b.Elapsed())/float64(queued), "x-queued")
+}
+
+// gatedFile holds its first write until release is closed, then fails it and every later
+// write with ENOSPC, counting them: a disk that fills while a write is in flight.
+type gatedFile struct {
+	entered chan struct{} // closed when the first write starts
+	release chan struct{}
+	mu      sync.Mutex
+	writes  int
+}
+
+func (f *gatedFile) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	f.writes++
+	first := f.writes == 1
+	f.mu.Unlock()
+	if first {
+		close(f.entered)
+		<-f.release
+	}
+	return 0, &os.PathError{Op: "write", Path: "gated", Err: syscall.ENOSPC}
+}
+
+func (f *gatedFile) Sync() error  { return nil }
+func (f *gatedFile) Close() error { return nil }
+
+// After the first failed write nothing more reaches the file, not even frames queued while
+// that write was in flight: the sink writes once, fails, and says so to every caller.
+func TestSinkStopsAfterFailedWrite(t *testing.T) {
+	f := &gatedFile{entered: make(chan struct{}), release: make(chan struct{})}
+	s := newLogSink(f)
+	if _, err := s.Write([]byte("first|")); err != nil {
+		t.Fatal(err)
+	}
+	<-f.entered // the writer goroutine is inside write(2) with the first frame
+	if _, err := s.Write([]byte("queued while writing|")); err != nil {
+		t.Fatalf("queued before the failure is known: %v", err)
+	}
+	close(f.release)
+	if err := s.flush(); err == nil {
+		t.Fatal("flush after a failed write returned no error")
+	}
+	if _, err := s.Write([]byte("after|")); err == nil {
+		t.Fatal("write after a failed write returned no error")
+	}
+	if err := s.close(); err == nil {
+		t.Fatal("close after a failed write returned no error")
+	}
+	if f.writes != 1 {
+		t.Fatalf("%d writes reached the file, want 1 (the one that failed)", f.writes)
+	}
 }

@@ -43,6 +43,8 @@ type workerConfig struct {
 
 	// openLog opens the log file; nil means os.OpenFile. Tests put a failing file here.
 	openLog func(path string) (logFile, error)
+	// logWriteThrough (tests) writes each log frame before the next is queued (logSink).
+	logWriteThrough bool
 }
 
 // logFile is what a worker writes its log to.
@@ -275,6 +277,7 @@ func (w *worker) openLog() error {
 	}
 	w.file = f
 	w.sink = newLogSink(f)
+	w.sink.writeThrough = w.cfg.logWriteThrough
 	return nil
 }
 
@@ -293,10 +296,16 @@ func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (w
 	lw, err := rawlog.NewWriter(w.sink, rawlog.Header{Worker: w.cfg.ID, PID: os.Getpid(), CPU: w.cfg.CPU,
 		PlanHash: w.plan.HashHex(), StartUnixNs: startUnixNs,
 		PlanPath: w.cfg.Plan, Planned: len(w.sh.records), Workers: w.cfg.Workers})
-	if err != nil {
+	if err != nil && (lw == nil || !w.sink.failed()) {
 		return workerResult{}, err
 	}
 	w.lw = lw
+	if err != nil {
+		// The file failed under the header (the writer goroutine wrote its first bytes
+		// before the rest was queued): the run fails as on any failed log write, nothing
+		// is sent, and the counts stay exact.
+		w.fail(err)
+	}
 	w.sampleCPU()
 	cpuStop := make(chan struct{})
 	cpuDone := make(chan struct{})

@@ -135,6 +135,9 @@ func (h *mergeHeap) pop() mergeItem {
 type bpeScratch struct {
 	syms []symbol
 	heap mergeHeap
+	// pops counts the merge candidates the last appendWord took from the heap: at most the
+	// pairs it started with plus two per merge, so linear in the word (tests hold it there).
+	pops int
 }
 
 // appendWord appends the ids of one piece (raw bytes) to dst.
@@ -183,6 +186,7 @@ func (m *bpeModel) appendWord(dst []int, word string, sc *bpeScratch) []int {
 	syms[len(syms)-1].next = -1
 
 	h := sc.heap[:0]
+	sc.pops = 0
 	for i := 0; i+1 < len(syms); i++ {
 		if rank, id, ok := m.merges.get(syms[i].id, syms[i+1].id); ok {
 			h.push(mergeItem{rank: rank, pos: int32(i), id: id})
@@ -190,6 +194,7 @@ func (m *bpeModel) appendWord(dst []int, word string, sc *bpeScratch) []int {
 	}
 	for len(h) > 0 {
 		top := h.pop()
+		sc.pops++
 		cur := &syms[top.pos]
 		if cur.gone || cur.next < 0 {
 			continue

@@ -186,3 +186,36 @@ func TestOutputDir(t *testing.T) {
 		}
 	}
 }
+
+// --export-http-trace and --export-per-chunk-data put trace_data in every JSONL record (the
+// per-chunk one only the chunks); without them there is none.
+func TestTraceFlags(t *testing.T) {
+	dir := buildRun(t, 4, 0)
+	for _, c := range []struct {
+		flag        string
+		trace, full bool
+	}{{"", false, false}, {"--export-http-trace", true, true}, {"--export-per-chunk-data", true, false}} {
+		out := filepath.Join(t.TempDir(), "out")
+		args := []string{"--output-dir", out, "-q", dir}
+		if c.flag != "" {
+			args = append([]string{c.flag}, args...)
+		}
+		if code, _, stderr := runCmd(args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.flag, code, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(out, fileRecords))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+		if len(lines) != 4 {
+			t.Fatalf("%s: %d records", c.flag, len(lines))
+		}
+		for _, l := range lines {
+			if bytes.Contains(l, []byte(`"trace_data":{"trace_type":"llmbench"`)) != c.trace ||
+				bytes.Contains(l, []byte(`"request_send_start_ns":`)) != c.full || bytes.Contains(l, []byte(`"response_chunks":[[`)) != c.trace {
+				t.Fatalf("%s: record %s", c.flag, l)
+			}
+		}
+	}
+}

@@ -50,7 +50,6 @@ type command struct {
 	replay      *cli.Replay
 	analyze     *cli.Analyze
 	artifactDir string
-	uiType      string
 	version     bool
 }
 
@@ -60,7 +59,6 @@ func newCommand() *command {
 		c.fs.AddFlagSet(s) // a name two sets define (--tokenizer, --plan, ...) is added once: see share
 	}
 	c.fs.StringVar(&c.artifactDir, "artifact-dir", "artifacts", "folder of the artifact directories: each run gets a new <model>-openai-<endpoint>-<stimulus> inside (--output-dir names the directory itself)")
-	c.fs.StringVar(&c.uiType, "ui-type", "simple", "progress: simple (live line on a terminal, else a line every 10 s on stderr), dashboard (same as simple here) or none")
 	c.fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	for _, n := range noted {
 		if n.isBool {
@@ -215,14 +213,6 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	if err != nil {
 		return bad(err)
 	}
-	switch c.uiType {
-	case "none":
-		o.Progress = nil
-	default:
-		if o.Progress == nil {
-			o.Progress, o.ProgressEvery = stderr, replay.DefaultProgressEvery
-		}
-	}
 	code := cli.RunReplay(o, stderr)
 	if code == 2 {
 		return code
@@ -247,10 +237,8 @@ func (c *command) check(stderr io.Writer) error {
 			err = fmt.Errorf("--%s: image, audio and video inputs are not supported yet", f.Name)
 		case f.Name == "output":
 			err = fmt.Errorf("--output: profile keeps the plan in the artifact directory as %s (to compile one elsewhere, use plan -o)", planFile)
-		case f.Name == "ui-type" && c.uiType != "simple" && c.uiType != "dashboard" && c.uiType != "none":
-			err = fmt.Errorf("--ui-type %q: want none, simple or dashboard", c.uiType)
-		case f.Name == "ui-type" && c.uiType == "dashboard":
-			fmt.Fprintln(stderr, "profile: --ui-type dashboard: there is no dashboard here; showing the simple progress")
+		case f.Name == "ui-type":
+			err = c.replay.CheckUI() // before the plan is compiled; replay says what dashboard does
 		case strings.HasPrefix(f.Usage, "accepted: "):
 			fmt.Fprintf(stderr, "profile: --%s accepted: %s\n", f.Name, strings.TrimPrefix(f.Usage, "accepted: "))
 		}
@@ -306,7 +294,8 @@ func artifactName(model, endpoint string, s stimulus) string {
 			parts = append(parts, "concurrency1")
 		}
 	}
-	if model == "" {
+	model, _, _ = strings.Cut(model, ",") // a --model list is named by its first model, as AIPerf names it
+	if model = strings.TrimSpace(model); model == "" {
 		model = "model"
 	}
 	model = strings.NewReplacer("/", "_", "\\", "_", ":", "_").Replace(model)

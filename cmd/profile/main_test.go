@@ -20,6 +20,7 @@ func TestArtifactName(t *testing.T) {
 		{"m", "chat", stimulus{rate: 2.5, concurrency: 4}, "m-openai-chat-concurrency4-request_rate2.5"},
 		{"m", "chat", stimulus{fixed: true, rate: 3}, "m-openai-chat-fixed_schedule"},
 		{"m", "chat", stimulus{userRate: 1, users: 15}, "m-openai-chat-user_centric-users15-qps1.0"},
+		{"Qwen/Qwen3-0.6B,Qwen/Qwen3-8B", "chat", stimulus{}, "Qwen_Qwen3-0.6B-openai-chat-concurrency1"}, // a list: its first model
 	}
 	for _, c := range cases {
 		if got := artifactName(c.model, c.endpoint, c.s); got != c.want {

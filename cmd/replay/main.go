@@ -5,7 +5,10 @@
 //	replay --plan FILE --url URL --output-dir DIR [--workers N] [--cpus LIST] [--api-key-file FILE]
 //	       [-H 'Name: value'] [--request-timeout-seconds S] [--benchmark-grace-period S|inf]
 //	       [--connection-reuse-strategy pooled|never|sticky-user-sessions]
+//	       [--wait-for-model-timeout S] [--request-content-type TYPE] [--ui-type none|simple|dashboard]
 //
+// Progress goes to stderr: a line rewritten in place on a terminal, else one line every 10 s
+// (--ui-type none for none).
 // The API key may also come from --api-key-file or OPENAI_API_KEY; it is never written
 // anywhere. A key given with --api-key is visible to other local users in the process list. Ctrl-C (or
 // SIGTERM) stops sending and gives in-flight requests the grace period; a second Ctrl-C

@@ -239,3 +239,73 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Off a terminal, progress is one whole line every 10 s on stderr (--ui-type simple, the
+// default, or dashboard, which says it is simple here); --ui-type none shows none; any other
+// value is bad input naming the flag.
+func TestUIType(t *testing.T) {
+	env := func(string) string { return "" }
+	for _, c := range []struct {
+		ui       []string
+		progress bool
+		notice   string
+		err      string
+	}{
+		{nil, true, "", ""},
+		{[]string{"--ui-type", "simple"}, true, "", ""},
+		{[]string{"--ui", "dashboard"}, true, "replay: --ui-type dashboard: there is no dashboard here; showing the simple progress\n", ""},
+		{[]string{"--ui-type", "none"}, false, "", ""},
+		{[]string{"--ui-type", "tui"}, false, "", `--ui-type "tui": want none, simple or dashboard`},
+	} {
+		var stderr bytes.Buffer
+		o, err := parse(append([]string{"replay", "--plan", "p", "-u", "http://a", "--output-dir", "d"}, c.ui...), &stderr, env)
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%v: err %v, want %q", c.ui, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", c.ui, err)
+		}
+		if got := o.Progress != nil; got != c.progress || (c.progress && (o.Progress != io.Writer(&stderr) || o.ProgressEvery != replay.DefaultProgressEvery)) {
+			t.Errorf("%v: progress %v every %v", c.ui, o.Progress, o.ProgressEvery)
+		}
+		if stderr.String() != c.notice {
+			t.Errorf("%v: stderr %q, want %q", c.ui, stderr.String(), c.notice)
+		}
+	}
+}
+
+// AIPerf's readiness probe and Content-Type flags reach replay.Options; bad values are one
+// line naming the flag.
+func TestWaitAndContentTypeFlags(t *testing.T) {
+	env := func(string) string { return "" }
+	base := []string{"replay", "--plan", "p", "-u", "http://a", "--output-dir", "d"}
+	o, err := parse(append(base, "--wait-for-model-timeout", "30", "--wait-for-model-mode", "both", "--wait-for-model-interval", "0.5",
+		"--request-content-type", "application/json; charset=utf-8", "-H", "X-A: 1"), io.Discard, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.WaitForModel != 30*time.Second || o.WaitForModelMode != replay.WaitBoth || o.WaitForModelInterval != 500*time.Millisecond ||
+		fmt.Sprint(o.Headers) != "[Content-Type: application/json; charset=utf-8 X-A: 1]" {
+		t.Fatalf("options %+v", o)
+	}
+	o, err = parse(base, io.Discard, env)
+	if err != nil || o.WaitForModel != 0 || len(o.Headers) != 0 {
+		t.Fatalf("defaults: %v %+v", err, o)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--wait-for-model-timeout", "-1"}, "--wait-for-model-timeout -1: want seconds (>= 0)"},
+		{[]string{"--wait-for-model-interval", "NaN"}, "--wait-for-model-interval NaN: want seconds (>= 0)"},
+		{[]string{"--wait-for-model-mode", "ping"}, `--wait-for-model-mode "ping": want models, inference or both`},
+		{[]string{"--request-content-type", "multipart/form-data"}, `--request-content-type "multipart/form-data": the plan's bodies are JSON; multipart bodies are not supported`},
+	} {
+		if _, err := parse(append(base, c.args...), io.Discard, env); err == nil || err.Error() != c.want {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -74,6 +74,19 @@ func LoadCorpus(tok *tokenizer.Tokenizer) (*Corpus, error) {
 	return c, nil
 }
 
+// CorpusFromText tokenizes text as LoadCorpus tokenizes the embedded corpus (stripped
+// lines joined by a space, fixed chunks), for a corpus of the user's (--prompt-corpus FILE).
+// It is not cached.
+func CorpusFromText(tok *tokenizer.Tokenizer, text []byte) (*Corpus, error) {
+	if tok == nil {
+		return nil, errors.New("dataset: corpus: no tokenizer")
+	}
+	if text == nil {
+		text = []byte{}
+	}
+	return tokenizeCorpus(tok, text, 0)
+}
+
 // tokenizeCorpus does LoadCorpus's work on text (nil: the embedded corpus) with up to
 // workers goroutines (0 = GOMAXPROCS).
 func tokenizeCorpus(tok *tokenizer.Tokenizer, text []byte, workers int) (*Corpus, error) {
@@ -98,7 +111,7 @@ func tokenizeCorpus(tok *tokenizer.Tokenizer, text []byte, workers int) (*Corpus
 		n += len(p)
 	}
 	if n == 0 {
-		return nil, errors.New("dataset: embedded corpus tokenizes to nothing")
+		return nil, errors.New("dataset: the corpus tokenizes to nothing")
 	}
 	tokens := make([]int, 0, n)
 	for _, p := range parts {

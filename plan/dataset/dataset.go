@@ -65,6 +65,9 @@ type Turn struct {
 	Raw []byte
 	// HashIDs are the trace's prefix block ids (mooncake_trace), kept for trace insight.
 	HashIDs []int64
+	// Texts, when set, are the input list of an embeddings request (Prompt is the first);
+	// synthetic batches of --prompt-batch-size.
+	Texts []string
 	// Query and Passages feed ranking endpoints.
 	Query    string
 	Passages []string

@@ -81,6 +81,9 @@ type FileOptions struct {
 	// NumConversations is how many conversations random_pool draws (--num-sessions,
 	// --conversation-num); 0 means DefaultPoolConversations.
 	NumConversations int
+	// Synthesis rescales mooncake_trace and bailian_trace rows (--synthesis-*); other
+	// formats refuse an active one.
+	Synthesis Synthesis
 }
 
 // LineError is a bad record of an input file: the error names the file, the line (1-based)
@@ -119,6 +122,9 @@ func LoadFile(opts FileOptions) (*Dataset, error) {
 	default:
 		return nil, fmt.Errorf("dataset: --dataset-sampling-strategy %q: want sequential, random or shuffle", opts.SamplingStrategy)
 	}
+	if err := opts.Synthesis.Check(); err != nil {
+		return nil, err
+	}
 	if opts.NumConversations < 0 {
 		return nil, fmt.Errorf("dataset: --num-sessions %d: must not be negative", opts.NumConversations)
 	}
@@ -136,6 +142,9 @@ func LoadFile(opts FileOptions) (*Dataset, error) {
 	}
 	if in.dir && typ != TypeRandomPool && typ != TypeRawPayload {
 		return nil, fmt.Errorf("dataset: %s is a folder; only random_pool and raw_payload read folders", opts.Path)
+	}
+	if opts.Synthesis.Active() && typ != TypeMooncake && typ != TypeBailian {
+		return nil, fmt.Errorf("dataset: the --synthesis-* flags other than --synthesis-speedup-ratio apply to mooncake_trace and bailian_trace (got %s)", typ)
 	}
 	l := &loader{opts: opts, in: in, typ: typ}
 	var ds *Dataset

@@ -412,12 +412,35 @@ func (l *loader) mooncake() (*Dataset, error) {
 	return l.buildTrace(f.path, rows, bs, false)
 }
 
+// synthesisRoots returns the prefix-tree copy of each row for --synthesis-prefix-root-multiplier:
+// one draw per session (keyed by its first row's line; a row without session_id is its own).
+func (l *loader) synthesisRoots(rows []traceRow) func(i int) int {
+	k := l.opts.Synthesis.PrefixRootMultiplier
+	if k <= 1 {
+		return func(int) int { return 0 }
+	}
+	bySession := make(map[string]int)
+	out := make([]int, len(rows))
+	for i, r := range rows {
+		if c, ok := bySession[r.session]; ok && r.session != "" {
+			out[i] = c
+			continue
+		}
+		out[i] = l.rng("synthesis.root", uint64(r.line)).IntN(k)
+		bySession[r.session] = out[i]
+	}
+	return func(i int) int { return out[i] }
+}
+
 // buildTrace turns validated trace rows into a Dataset: prompts built (synthesized for
 // length rows, prefix-only layouts allowed when tail is true), turns grouped by session.
 func (l *loader) buildTrace(path string, rows []traceRow, bs int, tail bool) (*Dataset, error) {
 	tok, err := l.tok()
 	if err != nil {
 		return nil, err
+	}
+	if err := l.opts.Synthesis.apply(rows, bs, tail, l.synthesisRoots(rows)); err != nil {
+		return nil, l.lineErr(path, 0, err)
 	}
 	var bl *blocks
 	for _, r := range rows {
@@ -465,6 +488,9 @@ func (l *loader) buildTrace(path string, rows []traceRow, bs int, tail bool) (*D
 	var ss sessionSet
 	for i := range rows {
 		r := &rows[i]
+		if lim := l.opts.Synthesis.MaxISL; lim > 0 && counts[i] > lim {
+			continue // --synthesis-max-isl drops it
+		}
 		t := Turn{TimestampNs: r.ts, DelayNs: r.delay, OSL: r.osl, Extra: r.extra, System: r.system, PromptTokens: counts[i]}
 		switch r.mode {
 		case modeLength:
@@ -480,6 +506,9 @@ func (l *loader) buildTrace(path string, rows []traceRow, bs int, tail bool) (*D
 			}
 		}
 		ss.add(r.session, r.line, t)
+	}
+	if len(ss.convs) == 0 {
+		return nil, l.lineErrf(path, 0, "no row is at most --synthesis-max-isl %d tokens long", l.opts.Synthesis.MaxISL)
 	}
 	// A session replays either accumulating history or each row as given, never both.
 	rowAt := make(map[int]*traceRow, len(rows))

@@ -41,12 +41,25 @@ type SyntheticOptions struct {
 	// prompt starts with one drawn at random (AIPerf's prefix prompt pool).
 	PrefixPoolSize int
 	PrefixLength   int
+	// BatchSize > 1 gives every turn that many texts (Turn.Texts, each of a drawn length),
+	// for the embeddings APIs' input lists (--prompt-batch-size).
+	BatchSize int
+	// Rankings, when set, makes every turn a ranking request (a query and passages) instead
+	// of a prompt; Lengths is then not used.
+	Rankings *RankingsShape
 	// Stream returns the random stream of a named component; streams of different names are
 	// independent, so adding a component never shifts another's draws.
 	Stream func(component string) *rand.Rand
 	// Workers bounds the goroutines generating prompt text (0 = GOMAXPROCS). The result does
 	// not depend on it.
 	Workers int
+}
+
+// RankingsShape sizes synthetic ranking requests (AIPerf's --rankings-* flags): passages per
+// request and tokens per passage and per query, each round(N(mean, stddev)) and at least 1.
+type RankingsShape struct {
+	PassagesMean, PassageTokensMean, QueryTokensMean       int
+	PassagesStddev, PassageTokensStddev, QueryTokensStddev float64
 }
 
 // promptTask is one piece of text to generate: exactly n tokens from its own stream.
@@ -72,7 +85,11 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 		lengthRNG = opts.Stream("dataset.synthetic.length")
 		promptRNG = opts.Stream("dataset.synthetic.prompt")
 		prefixRNG = opts.Stream("dataset.synthetic.prefix")
+		rankRNG   *rand.Rand
 	)
+	if opts.Rankings != nil {
+		rankRNG = opts.Stream("dataset.synthetic.rankings")
+	}
 	var tasks []promptTask
 	task := func(r *rand.Rand, n int) int {
 		tasks = append(tasks, promptTask{seed: r.Uint64(), n: n})
@@ -100,7 +117,10 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 
 	ds := &Dataset{Name: "synthetic", SourceSHA256: opts.Corpus.SHA256(), Conversations: make([]Conversation, opts.Entries)}
 	// prompt and prefix task indices per turn, parallel to the conversations' turns.
-	type turnTasks struct{ prompt, prefix int }
+	type turnTasks struct {
+		prompt, prefix, query int
+		passages, batch       []int
+	}
 	plan := make([][]turnTasks, opts.Entries)
 	for i := range ds.Conversations {
 		c := &ds.Conversations[i]
@@ -110,16 +130,32 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 		plan[i] = make([]turnTasks, nTurns)
 		for t := range c.Turns {
 			turn := &c.Turns[t]
+			turn.TimestampNs, turn.DelayNs = NoTime, NoTime
+			if t > 0 && opts.TurnDelayMeanMs > 0 {
+				turn.DelayNs = synthDelayNs(delayRNG, &opts)
+			}
+			if rk := opts.Rankings; rk != nil {
+				tt := turnTasks{prompt: -1, prefix: -1, query: task(promptRNG, synthPositiveNormal(rankRNG, float64(rk.QueryTokensMean), rk.QueryTokensStddev))}
+				tt.passages = make([]int, synthPositiveNormal(rankRNG, float64(rk.PassagesMean), rk.PassagesStddev))
+				for p := range tt.passages {
+					tt.passages[p] = task(promptRNG, synthPositiveNormal(rankRNG, float64(rk.PassageTokensMean), rk.PassageTokensStddev))
+				}
+				plan[i][t] = tt
+				continue
+			}
 			isl, osl := opts.Lengths.Sample(lengthRNG)
 			if isl <= 0 {
 				return nil, fmt.Errorf("dataset: synthetic entry %d turn %d: prompt length %d must be > 0", i, t, isl)
 			}
-			turn.TimestampNs, turn.DelayNs, turn.OSL = NoTime, NoTime, max(osl, 0)
-			if t > 0 && opts.TurnDelayMeanMs > 0 {
-				ms := float64(synthPositiveNormal(delayRNG, opts.TurnDelayMeanMs, opts.TurnDelayStddevMs)) * opts.TurnDelayRatio
-				turn.DelayNs = int64(math.Round(ms * float64(time.Millisecond)))
+			turn.OSL = max(osl, 0)
+			tt := turnTasks{prompt: task(promptRNG, isl), prefix: -1, query: -1}
+			for range opts.BatchSize - 1 {
+				n, _ := opts.Lengths.Sample(lengthRNG)
+				if n <= 0 {
+					return nil, fmt.Errorf("dataset: synthetic entry %d turn %d: prompt length %d must be > 0", i, t, n)
+				}
+				tt.batch = append(tt.batch, task(promptRNG, n))
 			}
-			tt := turnTasks{prompt: task(promptRNG, isl), prefix: -1}
 			if t == 0 && len(prefixes) > 0 {
 				tt.prefix = prefixes[prefixRNG.IntN(len(prefixes))]
 			}
@@ -150,6 +186,14 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 		}
 		for t := range c.Turns {
 			turn, tt := &c.Turns[t], plan[i][t]
+			if tt.query >= 0 {
+				turn.Query = tasks[tt.query].text
+				turn.Passages = make([]string, len(tt.passages))
+				for p, k := range tt.passages {
+					turn.Passages[p] = tasks[k].text
+				}
+				continue
+			}
 			if system >= 0 {
 				turn.System = tasks[system].text
 			}
@@ -157,6 +201,12 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 			if tt.prefix >= 0 {
 				turn.Prompt = tasks[tt.prefix].text + " " + turn.Prompt
 				turn.PromptTokens = tok.Count(turn.Prompt)
+			}
+			if len(tt.batch) > 0 {
+				turn.Texts = append(make([]string, 0, len(tt.batch)+1), turn.Prompt)
+				for _, k := range tt.batch {
+					turn.Texts = append(turn.Texts, tasks[k].text)
+				}
 			}
 		}
 		return nil
@@ -167,7 +217,7 @@ func (o *SyntheticOptions) check() error {
 	switch {
 	case o.Corpus == nil:
 		return errors.New("dataset: synthetic: no corpus")
-	case o.Lengths == nil:
+	case o.Lengths == nil && o.Rankings == nil:
 		return errors.New("dataset: synthetic: no length sampler")
 	case o.Stream == nil:
 		return errors.New("dataset: synthetic: no random streams")
@@ -179,6 +229,12 @@ func (o *SyntheticOptions) check() error {
 		return fmt.Errorf("dataset: synthetic: prefix pool of %d needs a prefix length > 0", o.PrefixPoolSize)
 	}
 	return nil
+}
+
+// synthDelayNs draws the think time before a later turn.
+func synthDelayNs(r *rand.Rand, o *SyntheticOptions) int64 {
+	ms := float64(synthPositiveNormal(r, o.TurnDelayMeanMs, o.TurnDelayStddevMs)) * o.TurnDelayRatio
+	return int64(math.Round(ms * float64(time.Millisecond)))
 }
 
 // synthPositiveNormal draws round(N(mean, stddev)), at least 1 (AIPerf's

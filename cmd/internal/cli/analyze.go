@@ -77,6 +77,8 @@ type config struct {
 	maxWorkerCPUPct float64
 	exportPrefix    string
 	exportLevel     string
+	httpTrace       bool
+	perChunk        bool
 }
 
 // Analyze is the flag set of `analyze`: what to compute from a run and what to export.
@@ -104,6 +106,8 @@ func NewAnalyze() *Analyze {
 	fs.Float64Var(&c.maxWorkerCPUPct, "max-worker-cpu", 90, "verdict bound on a worker's CPU use, percent of one core")
 	fs.StringVar(&c.exportPrefix, "profile-export-prefix", DefaultExportPrefix, "name every export PREFIX_aiperf.json, PREFIX_aiperf.csv, PREFIX.jsonl, ... (AIPerf's)")
 	fs.StringVar(&c.exportLevel, "export-level", "records", "summary (JSON and CSV only), records (also the per-request JSONL) or raw (as records: the run directory's raw logs hold every byte)")
+	fs.BoolVar(&c.httpTrace, "export-http-trace", false, "add each request's trace_data to the JSONL: send, headers, first and last read and connect times (wall-clock ns), every read as [ns, bytes], AIPerf's durations")
+	fs.BoolVar(&c.perChunk, "export-per-chunk-data", false, "add each request's response chunks (every read as [ns, bytes]) to the JSONL as trace_data; inter_chunk_latency lists are always there")
 	return a
 }
 
@@ -140,6 +144,7 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		RunDirs: dirs, PlanPath: c.plan, UseServerTokenCount: c.serverTokens,
 		TokenizerSpec: c.tokenizer, SliceDuration: c.sliceDuration, MaxScheduleLag: c.maxScheduleLag,
 		MaxWorkerCPU: c.maxWorkerCPUPct / 100, Parallelism: c.parallelism,
+		ExportHTTPTrace: c.httpTrace, ExportPerChunkData: c.perChunk,
 		LoadTokenizer: func(spec string) (analyze.TokenCounter, error) {
 			t, err := tokenizer.LoadWithOptions(spec, tokenizer.EnvLoadOptions(os.Getenv))
 			if err != nil {

@@ -41,6 +41,7 @@ var Aliases = map[string]string{
 	"vllm-burstiness":                   "arrival-smoothness",
 	"num-requests":                      "request-count",
 	"num-warmup-requests":               "warmup-request-count",
+	"batch-size-text":                   "prompt-batch-size",
 	"output-file":                       "output",
 	"conversation-turn-delay-stdev":     "conversation-turn-delay-stddev",
 	"output-artifact-dir":               "artifact-dir",

@@ -20,6 +20,8 @@ import (
 
 // notInSpec are flags that say where to write or how to fetch, not what to plan: leaving
 // them out of the recorded spec keeps two compiles to different paths byte-identical.
+// (--tokenizer-revision still reaches analyze: the tokenizer's name in the plan's meta is
+// "org/name@revision" when a revision other than main was asked for.)
 var notInSpec = map[string]bool{"output": true, "help": true, "version": true, "tokenizer-revision": true, "tokenizer-trust-remote-code": true}
 
 // Plan is the flag set of the plan compiler (`plan [flags] -o FILE`) and the options it fills.
@@ -43,6 +45,8 @@ type planFlags struct {
 	publicDataset     string
 	blockSize         int
 	seed              uint64
+	synthesis         dataset.Synthesis
+	promptCorpus      string
 	startOffset       int64
 	endOffset         int64
 	help              bool
@@ -58,7 +62,8 @@ func NewPlan() *Plan {
 	fs.BoolVarP(&cf.help, "help", "h", false, "print this help")
 
 	// Endpoint
-	fs.StringVarP(&o.Model, "model", "m", "", "model name put in every request body (required)")
+	fs.StringVarP(&o.Model, "model", "m", "", "model name put in every request body (required); a comma list a,b gives each dataset turn one")
+	fs.StringVar(&o.ModelSelectionStrategy, "model-selection-strategy", d.ModelSelectionStrategy, "which model of a --model list a dataset turn gets: round_robin|random")
 	fs.StringVar(&o.EndpointType, "endpoint-type", d.EndpointType, "API type: "+strings.Join(endpoint.Names(), "|"))
 	fs.StringVar(&o.CustomEndpoint, "custom-endpoint", "", "URL path overriding the endpoint type's default")
 	fs.BoolVar(&o.Streaming, "streaming", false, "ask for streamed (SSE) responses")
@@ -81,10 +86,17 @@ func NewPlan() *Plan {
 
 	// Fixed schedule
 	fs.BoolVar(&o.FixedSchedule, "fixed-schedule", false, "replay the input's timestamps (automatic for timed inputs without --request-rate)")
+	fs.BoolVar(&o.NoFixedSchedule, "no-fixed-schedule", false, "do not replay a timed input's timestamps unasked (closed loop instead)")
 	fs.BoolVar(&o.FixedScheduleAutoOffset, "fixed-schedule-auto-offset", false, "shift the first timestamp to 0")
 	fs.Int64Var(&cf.startOffset, "fixed-schedule-start-offset", 0, "replay from this input timestamp (ms)")
 	fs.Int64Var(&cf.endOffset, "fixed-schedule-end-offset", 0, "replay up to this input timestamp (ms)")
 	fs.Float64Var(&o.SynthesisSpeedupRatio, "synthesis-speedup-ratio", d.SynthesisSpeedupRatio, "divide input timestamps and delays by this")
+	fs.Float64Var(&cf.synthesis.PromptLenMultiplier, "synthesis-prompt-len-multiplier", 1, "traces: scale each row's unshared input tokens (after its shared hash_id prefix)")
+	fs.Float64Var(&cf.synthesis.PrefixLenMultiplier, "synthesis-prefix-len-multiplier", 1, "traces: stretch each row's shared hash_id prefix (shared blocks stay shared)")
+	fs.IntVar(&cf.synthesis.PrefixRootMultiplier, "synthesis-prefix-root-multiplier", 1, "traces: independent copies of the prefix trees, one drawn per session")
+	fs.Float64Var(&cf.synthesis.OutputLenMultiplier, "synthesis-output-len-multiplier", 1, "traces: scale each recorded output_length")
+	fs.IntVar(&cf.synthesis.MaxISL, "synthesis-max-isl", 0, "traces: drop rows with more input tokens (0: none)")
+	fs.IntVar(&cf.synthesis.MaxOSL, "synthesis-max-osl", 0, "traces: cap output lengths (0: no cap)")
 
 	// Conversations
 	fs.IntVar(&o.NumSessions, "num-sessions", 0, "number of sessions to send (excludes --request-count)")
@@ -94,6 +106,7 @@ func NewPlan() *Plan {
 	fs.Float64Var(&o.ConversationTurnDelayMean, "conversation-turn-delay-mean", 0, "think time before a later turn, ms (mean)")
 	fs.Float64Var(&o.ConversationTurnDelayStddev, "conversation-turn-delay-stddev", 0, "think time before a later turn, ms (stddev)")
 	fs.Float64Var(&o.ConversationTurnDelayRatio, "conversation-turn-delay-ratio", d.ConversationTurnDelayRatio, "scale of the think time")
+	fs.Float64Var(&o.InterTurnDelayCapSeconds, "inter-turn-delay-cap-seconds", 0, "cap every think time (recorded or synthetic) at this many seconds (0: no cap)")
 	fs.StringVar(&o.ConversationHistory, "conversation-history", d.ConversationHistory, "compiled (bodies hold the whole conversation) | live (replay splices real responses)")
 
 	// Prompts
@@ -109,6 +122,17 @@ func NewPlan() *Plan {
 	fs.IntVar(&o.PromptPrefixPoolSize, "prompt-prefix-pool-size", 0, "number of random prefixes, one prepended per session")
 	fs.IntVar(&o.PromptPrefixLength, "prompt-prefix-length", 0, "tokens per prefix")
 
+	fs.StringVar(&cf.promptCorpus, "prompt-corpus", "shakespeare", "synthetic text source: shakespeare (the embedded corpus) or a text file")
+	fs.IntVarP(&o.PromptBatchSize, "prompt-batch-size", "b", 1, "texts per synthetic embeddings request (embeddings, nim_embeddings, template)")
+
+	// Rankings (synthetic requests of the *_rankings endpoint types)
+	fs.IntVar(&o.RankingsPassagesMean, "rankings-passages-mean", d.RankingsPassagesMean, "passages per synthetic ranking request (mean)")
+	fs.Float64Var(&o.RankingsPassagesStddev, "rankings-passages-stddev", 0, "passages per synthetic ranking request (stddev)")
+	fs.IntVar(&o.RankingsPassagesPromptTokenMean, "rankings-passages-prompt-token-mean", d.RankingsPassagesPromptTokenMean, "tokens per synthetic passage (mean)")
+	fs.Float64Var(&o.RankingsPassagesPromptTokenStddev, "rankings-passages-prompt-token-stddev", 0, "tokens per synthetic passage (stddev)")
+	fs.IntVar(&o.RankingsQueryPromptTokenMean, "rankings-query-prompt-token-mean", d.RankingsQueryPromptTokenMean, "tokens per synthetic query (mean)")
+	fs.Float64Var(&o.RankingsQueryPromptTokenStddev, "rankings-query-prompt-token-stddev", 0, "tokens per synthetic query (stddev)")
+
 	// Load
 	fs.IntVar(&o.Concurrency, "concurrency", 0, "sessions in flight: alone a closed loop (default 1), with a rate a ceiling")
 	fs.Float64Var(&o.RequestRate, "request-rate", 0, "requests per second")
@@ -119,6 +143,11 @@ func NewPlan() *Plan {
 	fs.IntVar(&o.RequestCount, "request-count", 0, "profile requests (default max(10, 2·concurrency) for synthetic data)")
 	fs.Float64Var(&o.BenchmarkDuration, "benchmark-duration", 0, "seconds of planned instants")
 	fs.IntVar(&o.WarmupRequestCount, "warmup-request-count", 0, "unmeasured requests sent first")
+	fs.IntVar(&o.NumWarmupSessions, "num-warmup-sessions", 0, "unmeasured sessions sent first")
+	fs.Float64Var(&o.WarmupDuration, "warmup-duration", 0, "seconds of unmeasured planned instants sent first (needs a rate, or a warmup count)")
+	fs.IntVar(&o.WarmupConcurrency, "warmup-concurrency", 0, "accepted when equal to --concurrency (one slot count for both phases)")
+	fs.Float64Var(&o.WarmupRequestRate, "warmup-request-rate", 0, "warmup requests per second (with --request-rate; default: the profile's)")
+	fs.StringVar(&o.WarmupArrivalPattern, "warmup-arrival-pattern", "", `warmup arrivals: constant|poisson|gamma (with --request-rate; "": the profile's)`)
 	fs.Float64Var(&o.RequestCancellationRate, "request-cancellation-rate", 0, "percent of requests to cancel")
 	fs.Float64Var(&o.RequestCancellationDelay, "request-cancellation-delay", 0, "seconds after sending before cancelling")
 	fs.Float64Var(&o.UserCentricRate, "user-centric-rate", 0, "requests per second over --num-users users, each on a fixed per-user gap")
@@ -174,14 +203,18 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 		return fail(stderr, 2, fmt.Errorf("--tokenizer: %w", err))
 	}
 	o.Tokenizer = tok
-	if o.Corpus, err = dataset.LoadCorpus(tok); err != nil {
-		return fail(stderr, 1, err)
+	if o.Corpus, err = cf.corpus(tok); err != nil {
+		code := 1 // the embedded corpus failing is ours
+		if cf.promptCorpus != "shakespeare" {
+			code = 2
+		}
+		return fail(stderr, code, err)
 	}
 	if cf.inputFile != "" {
 		o.Dataset, err = dataset.LoadFile(dataset.FileOptions{
 			Path: cf.inputFile, Type: cf.datasetType, BlockSize: cf.blockSize,
 			Tokenizer: tok, Corpus: o.Corpus, Seed: o.Seed,
-			SamplingStrategy: o.SamplingStrategy, NumConversations: o.NumSessions,
+			SamplingStrategy: o.SamplingStrategy, NumConversations: o.NumSessions, Synthesis: cf.synthesis,
 		})
 		if err != nil {
 			return fail(stderr, 2, err)
@@ -210,11 +243,17 @@ func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 	if Changed(fs, "fixed-schedule-end-offset") {
 		o.FixedScheduleEndOffset = &cf.endOffset
 	}
+	if err := cf.synthesis.Check(); err != nil {
+		return err
+	}
+	if cf.promptCorpus == "random" {
+		return errors.New("--prompt-corpus random (random token ids) is not supported: use shakespeare or a text file")
+	}
 	if cf.publicDataset != "" {
 		return fmt.Errorf("--public-dataset %s: downloading is not supported (plan never uses the network); fetch the file and pass --input-file with --custom-dataset-type", cf.publicDataset)
 	}
 	if cf.inputFile == "" {
-		for _, name := range []string{"custom-dataset-type", "isl-block-size"} {
+		for _, name := range []string{"custom-dataset-type", "isl-block-size", "synthesis-prompt-len-multiplier", "synthesis-prefix-len-multiplier", "synthesis-prefix-root-multiplier", "synthesis-output-len-multiplier", "synthesis-max-isl", "synthesis-max-osl"} {
 			if Changed(fs, name) {
 				return fmt.Errorf("--%s needs --input-file", name)
 			}
@@ -261,6 +300,22 @@ func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 	o.ExtraInputs = extra
 	o.PayloadTemplate, err = readTemplate(cf.payloadTemplate)
 	return err
+}
+
+// corpus loads the --prompt-corpus under tok: the embedded one, or a text file.
+func (cf *planFlags) corpus(tok *tokenizer.Tokenizer) (*dataset.Corpus, error) {
+	if cf.promptCorpus == "shakespeare" {
+		return dataset.LoadCorpus(tok)
+	}
+	b, err := os.ReadFile(cf.promptCorpus)
+	if err != nil {
+		return nil, fmt.Errorf("--prompt-corpus: want shakespeare or a text file: %w", err)
+	}
+	c, err := dataset.CorpusFromText(tok, b)
+	if err != nil {
+		return nil, fmt.Errorf("--prompt-corpus %s: %w", cf.promptCorpus, err)
+	}
+	return c, nil
 }
 
 // readTemplate resolves --payload-template: "@FILE", or a value that names an existing file

@@ -43,6 +43,11 @@ type Replay struct {
 	insecure      *bool
 	spin          *time.Duration
 	maxResponse   *int64
+	uiType        *string
+	waitTimeout   *float64
+	waitMode      *string
+	waitInterval  *float64
+	contentType   *string
 }
 
 // NewReplay defines the replay flags on a new set.
@@ -71,7 +76,28 @@ func NewReplay() *Replay {
 	r.spin = fs.Duration("spin", 0, "wake this long before each open-loop send and busy-wait the rest (trades worker CPU for lower schedule lag)")
 	r.maxResponse = fs.Int64("max-response-bytes", replay.DefaultMaxResponseBytes,
 		"most bytes of one response stored; a longer one ends its request as response_too_large, keeping the bytes up to the limit")
+	r.waitTimeout = fs.Float64("wait-for-model-timeout", 0, "before the run, poll each URL until the model answers 2xx, for at most this many seconds (0: do not wait); exit 2 if it never does")
+	r.waitMode = fs.String("wait-for-model-mode", replay.WaitModels, "the readiness probe: models (GET <url>/v1/models), inference (a one-token request to the plan's endpoint) or both")
+	r.waitInterval = fs.Float64("wait-for-model-interval", replay.DefaultWaitForModelInterval.Seconds(), "seconds between readiness probes")
+	r.contentType = fs.String("request-content-type", "application/json", "Content-Type of the requests (the plan's bodies are JSON); -H 'Content-Type: ...' overrides it")
+	r.uiType = fs.String("ui-type", UISimple, "progress: simple (live line on a terminal, else a line every 10 s on stderr), dashboard (same as simple here) or none")
 	return r
+}
+
+// The --ui-type values (AIPerf's): how replay shows its progress.
+const (
+	UINone      = "none"      // no progress
+	UISimple    = "simple"    // the live line on a terminal, else a line every 10 s
+	UIDashboard = "dashboard" // AIPerf's full-screen display; simple here
+)
+
+// CheckUI checks --ui-type, so that a command can refuse a bad value before any work.
+func (r *Replay) CheckUI() error {
+	switch *r.uiType {
+	case UINone, UISimple, UIDashboard:
+		return nil
+	}
+	return fmt.Errorf("--ui-type %q: want none, simple or dashboard", *r.uiType)
 }
 
 // Plan is --plan, the plan file to replay.
@@ -85,7 +111,8 @@ func (r *Replay) OutputDir() string { return *r.out }
 
 // Options converts the flags into replay.Options, checking each; argv is recorded in
 // run.json (the API key never is). The key comes from --api-key, --api-key-file or
-// OPENAI_API_KEY, in that order. On a terminal stderr gets the live progress line.
+// OPENAI_API_KEY, in that order. Progress goes to stderr (--ui-type): the live line on a
+// terminal, else one line every replay.DefaultProgressEvery; none with --ui-type none.
 func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) string) (*replay.Options, error) {
 	plan, urls, urlStrategy, out, workers, cpus, noPin, apiKey, apiKeyFile, headers, timeout, grace, reuse, sessionHeader, gpuInterval, noGPU, caFile, insecure, spin, maxResponse := r.plan, r.urls, r.urlStrategy, r.out, r.workers, r.cpus, r.noPin, r.apiKey, r.apiKeyFile, r.headers, r.timeout, r.grace, r.reuse, r.sessionHeader, r.gpuInterval, r.noGPU, r.caFile, r.insecure, r.spin, r.maxResponse
 	o := &replay.Options{Plan: *plan, URLs: *urls, URLStrategy: *urlStrategy, OutputDir: *out,
@@ -138,11 +165,57 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 	} else if *gpuInterval <= 0 {
 		return nil, fmt.Errorf("--gpu-sample-interval %v: must be positive (use --no-gpu-telemetry to turn sampling off)", *gpuInterval)
 	}
-	// The progress line only makes sense on a terminal; logs and pipes stay clean.
-	if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && stderr == io.Writer(os.Stderr) {
-		o.Progress = os.Stderr
+	if err := r.CheckUI(); err != nil {
+		return nil, err
+	}
+	if err := r.waitOptions(o); err != nil {
+		return nil, err
+	}
+	if Changed(r.FS, "request-content-type") {
+		ct := strings.TrimSpace(*r.contentType)
+		if mt, _, _ := strings.Cut(strings.ToLower(ct), ";"); strings.HasPrefix(strings.TrimSpace(mt), "multipart/") || ct == "" {
+			return nil, fmt.Errorf("--request-content-type %q: the plan's bodies are JSON; multipart bodies are not supported", *r.contentType)
+		}
+		// First, so that a Content-Type given with -H still wins.
+		o.Headers = append([]string{"Content-Type: " + ct}, o.Headers...)
+	}
+	switch *r.uiType {
+	case UINone:
+	case UIDashboard:
+		fmt.Fprintln(stderr, "replay: --ui-type dashboard: there is no dashboard here; showing the simple progress")
+		fallthrough
+	default:
+		// The line rewritten in place only makes sense on a terminal; logs and pipes get
+		// whole lines, seldom.
+		o.Progress, o.ProgressEvery = stderr, replay.DefaultProgressEvery
+		if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && stderr == io.Writer(os.Stderr) {
+			o.ProgressEvery = 0
+		}
 	}
 	return o, nil
+}
+
+// waitOptions sets the readiness probe of o from the --wait-for-model flags.
+func (r *Replay) waitOptions(o *replay.Options) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"wait-for-model-timeout", *r.waitTimeout}, {"wait-for-model-interval", *r.waitInterval}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("--%s %v: want seconds (>= 0)", f.name, f.v)
+		}
+	}
+	switch *r.waitMode {
+	case replay.WaitModels, replay.WaitInference, replay.WaitBoth:
+	default:
+		return fmt.Errorf("--wait-for-model-mode %q: want %s, %s or %s", *r.waitMode, replay.WaitModels, replay.WaitInference, replay.WaitBoth)
+	}
+	o.WaitForModel, o.WaitForModelMode = seconds(*r.waitTimeout), *r.waitMode
+	o.WaitForModelInterval = seconds(*r.waitInterval)
+	if *r.waitInterval == 0 {
+		o.WaitForModelInterval = time.Millisecond // 0 would mean the default: as fast as sensible
+	}
+	return nil
 }
 
 // RunReplay replays o until done, Ctrl-C (SIGINT, SIGTERM: stop sending, grace period) or a
