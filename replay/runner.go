@@ -146,7 +146,11 @@ func (r *runner) runUnit(d dispatch) {
 			}
 			ready = at
 		}
-		if w.stopping.Load() || ready > w.sendUntil.Load() {
+		if w.stopping.Load() {
+			break
+		}
+		if ready > w.sendUntil.Load() {
+			w.durationElapsed()
 			break
 		}
 		if rec.Flags&mmapds.FlagLiveHistory != 0 && r.lv.enabled() {

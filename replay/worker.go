@@ -464,12 +464,17 @@ func (w *worker) durationLimit(allDone <-chan struct{}) {
 	if !wait(until) {
 		return
 	}
-	w.stop("benchmark duration elapsed")
+	w.durationElapsed()
 	if w.cfg.GraceNs < 0 || !wait(until+w.cfg.GraceNs) {
 		return
 	}
 	w.abort("benchmark duration and grace period over")
 }
+
+// durationElapsed stops sending at the end of a duration-sized plan. A dispatcher or
+// runner that finds the send deadline passed calls it too: its timer may fire after the
+// last unit ended, and the never-sent records must still say why.
+func (w *worker) durationElapsed() { w.stop("benchmark duration elapsed") }
 
 // close releases the worker's resources; run's log is flushed and synced first.
 func (w *worker) close() error {
@@ -748,6 +753,7 @@ func (w *worker) dispatchOpen() {
 	for _, u := range w.sh.open {
 		at := w.sh.units[u].offset
 		if at > w.sendUntil.Load() {
+			w.durationElapsed()
 			return
 		}
 		if !w.sleepUntil(sl, at, w.cfg.SpinNs) {
@@ -795,6 +801,9 @@ func (w *worker) dispatchClosed() {
 		now := w.nowNs()
 		if w.stopping.Load() || now > w.sendUntil.Load() {
 			w.release()
+			if !w.stopping.Load() {
+				w.durationElapsed()
+			}
 			return
 		}
 		w.hand(dispatch{unit: u, ready: now})
