@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -40,7 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ver := cli.AddVersion(fs)
 	fs.Usage = func() {}
 	bad := func(err error) int {
-		fmt.Fprintln(stderr, strings.ReplaceAll("analyze: "+err.Error(), "\n", " "))
+		fmt.Fprintln(stderr, cli.OneLine("analyze", err))
 		return 2
 	}
 	if err := fs.Parse(args); err != nil {

@@ -117,8 +117,7 @@ func NewAnalyze() *Analyze {
 func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 	c := a.c
 	bad := func(format string, args ...any) int {
-		msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " ")
-		fmt.Fprintln(stderr, "analyze: "+msg)
+		fmt.Fprintln(stderr, OneLine("analyze", fmt.Errorf(format, args...)))
 		return exitBadInput
 	}
 	switch c.exportLevel {
