@@ -8,7 +8,7 @@ FUZZTIME  ?= 10s
 DEMO_DIR  ?= $(BIN)/demo
 DEMO_PORT ?= 18431
 
-.PHONY: all build test demo bench fuzz lint clean
+.PHONY: all build test test-net-client demo bench fuzz lint clean image e2e-slurm e2e-podman
 
 all: build
 
@@ -28,6 +28,11 @@ demo: build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# test-net-client: the replay and e2e suites with the net client as the default (--client net),
+# as `make test` runs them with the event loop: both clients must pass every test.
+test-net-client:
+	GOFLAGS='-ldflags=-X=github.com/llmbench/llmbench/replay.DefaultClient=net' $(GO) test -count=1 ./replay/ ./e2e/
+
 # fuzz: a short run of every fuzz target (go test runs one target per invocation). The targets
 # are found in the test files go itself compiles for each package (internal and external
 # tests, build constraints applied), whatever the files are called.
@@ -41,6 +46,25 @@ fuzz:
 	  done; \
 	done; \
 	echo "fuzz: $$n targets passed"; [ $$n -gt 0 ]
+
+# image: the FROM-scratch container image (deploy/container/Containerfile) of static binaries.
+IMAGE ?= llmbench:devel
+image:
+	@rm -rf $(BIN)/image && mkdir -p $(BIN)/image/bin $(BIN)/image/etc/ssl/certs
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o $(BIN)/image/bin/ ./cmd/replay ./cmd/analyze ./cmd/plan ./cmd/mockllm
+	cp /etc/ssl/certs/ca-certificates.crt $(BIN)/image/etc/ssl/certs/
+	podman build -f deploy/container/Containerfile -t $(IMAGE) $(BIN)/image
+
+# e2e-slurm: a one-machine Slurm cluster (deploy/slurm/local-cluster.sh, as root), then the
+# sbatch script replaying two shards against mockllm (e2e TestSlurm); the cluster is stopped after.
+e2e-slurm:
+	@d=$$(mktemp -d); eval "$$(bash deploy/slurm/local-cluster.sh start $$d)" || exit 1; \
+	LLMBENCH_E2E_SLURM=1 $(GO) test -count=1 -run '^TestSlurm$$' -v ./e2e/; rc=$$?; \
+	bash deploy/slurm/local-cluster.sh stop $$d; exit $$rc
+
+# e2e-podman: the image, run with podman against mockllm (e2e TestContainerImage).
+e2e-podman: image
+	LLMBENCH_E2E_IMAGE=$(IMAGE) $(GO) test -count=1 -run '^TestContainerImage$$' -v ./e2e/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi

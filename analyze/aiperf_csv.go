@@ -109,6 +109,14 @@ func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 			}
 		}
 	}
+	writeServerMetricsCSV(cw, s) // server and GPU metrics, the TTFT comparison (servermetrics_export.go)
+	if s.Claim != nil {
+		cw.Write(nil)
+		cw.Write(nil)
+		for _, row := range claimRows(s.Claim) { // the benchmark claim, after the metrics (claim.go)
+			cw.Write(row)
+		}
+	}
 	cw.Flush()
 	return cw.Error()
 }

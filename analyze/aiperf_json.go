@@ -204,6 +204,13 @@ func ownBlock(s *Summary) *ordered {
 		verdict.add("busiest_worker", v.BusiestWorker).add("busiest_worker_cpu_pct", pyFloat(v.BusiestWorkerPct))
 	}
 	verdict.add("max_worker_cpu_pct", pyFloat(v.MaxCPUPct))
+	if v.Jitter {
+		verdict.add("arrivals_jittered", true)
+	}
+	if v.FloorKnown {
+		verdict.add("machine_floor_timer_lag_p50_ms", pyFloat(v.FloorTimerLagP50Ms)).add("machine_floor_timer_lag_p99_ms", pyFloat(v.FloorTimerLagP99Ms)).
+			add("machine_floor_loopback_rtt_us", pyFloat(v.FloorLoopbackRTTUs)).add("machine_floor_syscall_us", pyFloat(v.FloorSyscallUs))
+	}
 	reasons := make([]any, 0, len(v.Reasons))
 	for _, r := range v.Reasons {
 		reasons = append(reasons, r)
@@ -236,6 +243,12 @@ func ownBlock(s *Summary) *ordered {
 	o.add("run_status", s.RunStatus)
 	o.add("counts", counts).add("verdict", verdict).add("goodput_slos", slos)
 	o.add("workers", workers).add("notes", notes)
+	if s.Claim != nil {
+		o.add("benchmark_claim", claimBlock(s.Claim))
+	}
+	if sm := serverMetricsJSON(s); sm != nil {
+		o.add("server_metrics", sm)
+	}
 	o.add("extra_stats", extraStats(s.Results))
 	return o
 }

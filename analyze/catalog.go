@@ -94,6 +94,14 @@ const (
 	MLLMPerfInterTokenLatency
 	MItemCount
 	MWorkerCPUUtilization
+	// Multimodal (AIPerf §5.6; analyze/multimodal.go).
+	MNumImages
+	MImageThroughput
+	MImageLatency
+	MAudioDuration
+	MRTFX
+	MUsagePromptAudioTokens
+	MUsageCompletionAudioTokens
 
 	// Aliases: the same values as another record metric under a peer's name.
 	MVLLMInterTokenLatency
@@ -140,7 +148,7 @@ const (
 )
 
 // numRecord is the number of record metrics with their own values (aliases excluded).
-const numRecord = int(MWorkerCPUUtilization) + 1
+const numRecord = int(MUsageCompletionAudioTokens) + 1
 
 // MetricDef describes one metric.
 type MetricDef struct {
@@ -264,6 +272,14 @@ var catalog = func() [numMetrics]MetricDef {
 	// Non-token endpoints (embeddings, rankings, images): what each response returned.
 	rec(MItemCount, "item_count", "Item Count", unitItems, o, 1, 1, 1070, n, y, y)
 	rec(MWorkerCPUUtilization, "worker_cpu_utilization", "Worker CPU Utilization", unitPct, o, 1, 1000, 1060, n, n, n)
+	// Multimodal (AIPerf §5.6): from the plan's media entries and the request latency.
+	rec(MNumImages, "num_images", "Number of Images", unitImages, a, 1, 1, 1600, y, y, y)
+	rec(MImageThroughput, "image_throughput", "Image Throughput", unitImagesPS, a, 1, 1000, 1610, y, y, n)
+	rec(MImageLatency, "image_latency", "Image Latency", unitMsPerImage, a, nsToMs, 1, 1620, y, n, n)
+	rec(MAudioDuration, "audio_duration", "Audio Duration", unitSec, a, nsToSec, 1, 1630, y, y, n)
+	rec(MRTFX, "rtfx", "RTFx", unitRatio, a, 1, 1000, 1640, y, y, n)
+	rec(MUsagePromptAudioTokens, "usage_prompt_audio_tokens", "Usage Prompt Audio Tokens", unitTokens, a, 1, 1, 1442, n, y, y)
+	rec(MUsageCompletionAudioTokens, "usage_completion_audio_tokens", "Usage Completion Audio Tokens", unitTokens, a, 1, 1, 1444, n, y, y)
 	// Peers' definitions (named variants).
 	rec(MVLLMTimePerOutputToken, "vllm_time_per_output_token", "vLLM Time per Output Token", unitMs, OriginVLLM, nsToMs, 1, 1200, n, n, n)
 	rec(MGuidellmInterTokenLatency, "guidellm_inter_token_latency", "guidellm Inter Token Latency", unitMs, OriginGuidellm, nsToMs, 1, 1210, n, n, n)

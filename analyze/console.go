@@ -64,8 +64,31 @@ func WriteConsole(w io.Writer, s *Summary) error {
 	return err
 }
 
+// ConsoleRow is one row of the console table: the metric's tag and the cells as printed
+// (name with unit, avg, min, max, p99, p90, p50, std).
+type ConsoleRow struct {
+	Tag   string
+	Cells []string
+}
+
+// ConsoleRows returns the console table's rows, for reporters that show the same table.
+func ConsoleRows(s *Summary) []ConsoleRow {
+	tags, rows := consoleTable(s)
+	out := make([]ConsoleRow, len(rows))
+	for i := range rows {
+		out[i] = ConsoleRow{Tag: tags[i], Cells: rows[i]}
+	}
+	return out
+}
+
 // consoleRows are the table rows: metrics marked for the console, by display order.
 func consoleRows(s *Summary) [][]string {
+	_, rows := consoleTable(s)
+	return rows
+}
+
+// consoleTable returns the rows of consoleRows and each row's metric tag.
+func consoleTable(s *Summary) ([]string, [][]string) {
 	res := make([]Result, 0, len(s.Results))
 	for _, r := range s.Results {
 		if !r.Console {
@@ -79,7 +102,9 @@ func consoleRows(s *Summary) [][]string {
 	}
 	slices.SortStableFunc(res, func(a, b Result) int { return cmp.Compare(a.order, b.order) })
 	var rows [][]string
+	tags := make([]string, 0, len(res))
 	for _, r := range res {
+		tags = append(tags, r.Tag)
 		name := r.Header + " (" + r.Unit + ")"
 		if r.Unit == unitRequests || r.Unit == unitCount {
 			name = r.Header
@@ -92,7 +117,7 @@ func consoleRows(s *Summary) [][]string {
 		rows = append(rows, []string{name, fmtNum(st.Avg), fmtNum(st.Min), fmtNum(st.Max),
 			fmtNum(st.P[8]), fmtNum(st.P[6]), fmtNum(st.P[4]), fmtNum(st.Std)})
 	}
-	return rows
+	return tags, rows
 }
 
 func hasReasoning(s *Summary) bool {
@@ -118,10 +143,13 @@ func summaryLines(s *Summary) []string {
 	} else {
 		out = append(out, fmt.Sprintf("Errors: none in %d profile requests%s", c.Profile, warmupNote(c)))
 	}
+	out = append(out, serverMetricLines(s)...)
 	for _, n := range s.Notes {
 		out = append(out, "Note: "+n)
 	}
+	out = append(out, shardLines(s)...)
 	out = append(out, VerdictLine(s))
+	out = append(out, ClaimLines(s.Claim)...)
 	return out
 }
 
@@ -146,6 +174,12 @@ func VerdictLine(s *Summary) string {
 	if v.CPUKnown {
 		facts = append(facts, fmt.Sprintf("busiest worker %d at %s%% CPU (bound %s%%)", v.BusiestWorker, fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
 	}
+	if f := floorFact(&v); f != "" {
+		facts = append(facts, f)
+	}
+	if v.Kept && v.Jitter {
+		facts = append(facts, jitterFact(&v))
+	}
 	switch {
 	case !v.Known:
 		return "Verdict: unknown: no request was sent and no worker CPU was sampled"
@@ -156,7 +190,11 @@ func VerdictLine(s *Summary) string {
 	case v.Kept:
 		return "Verdict: schedule kept: " + strings.Join(facts, "; ") + ". These numbers describe the server."
 	default:
-		return "Verdict: schedule NOT kept: " + strings.Join(v.Reasons, "; ") +
+		reasons := v.Reasons
+		if f := floorFact(&v); f != "" {
+			reasons = append(reasons[:len(reasons):len(reasons)], f)
+		}
+		return "Verdict: schedule NOT kept: " + strings.Join(reasons, "; ") +
 			". These numbers describe the client, not the server: use more workers or a lower rate."
 	}
 }

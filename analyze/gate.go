@@ -15,6 +15,9 @@ type Gate struct {
 	Stat   string // avg, min, max, std, sum, count, p1 … p99, p99.9; "avg" for single values
 	Op     string // <, <=, >, >=, ==
 	Value  float64
+	// Server marks a gate on a server or GPU metric (server.<name>.<stat>, gpu.<field>.<stat>;
+	// analyze/servermetrics.go): Metric.Tag is then the name without the statistic.
+	Server bool
 }
 
 var gateOps = [...]string{"<=", ">=", "==", "<", ">"}
@@ -44,6 +47,9 @@ func ParseGate(expr string) (Gate, error) {
 		return g, fmt.Errorf("--gate %q: %q is not a number", expr, rhs)
 	}
 	g.Value = v
+	if strings.HasPrefix(lhs, "server.") || strings.HasPrefix(lhs, "gpu.") {
+		return parseServerGate(g, lhs)
+	}
 	tag, stat, hasStat := strings.Cut(lhs, ".")
 	def, ok := LookupMetric(tag)
 	if !ok {
@@ -88,6 +94,8 @@ type GateResult struct {
 	// Missing is true when the run has no value for the metric; the gate then fails.
 	Missing bool
 	OK      bool
+	// Why says why a Missing gate could not be evaluated, when more is known than that.
+	Why string
 }
 
 // holds compares actual with the gate's value.
@@ -136,6 +144,10 @@ func statValue(s *Stats, stat string) float64 {
 func EvaluateGates(s *Summary, gates []Gate) []GateResult {
 	out := make([]GateResult, 0, len(gates))
 	for _, g := range gates {
+		if g.Server {
+			out = append(out, evalServerGate(s, g))
+			continue
+		}
 		r := GateResult{Gate: g}
 		res, ok := s.Result(g.Metric.Tag)
 		switch {

@@ -137,8 +137,9 @@ type input struct {
 	tok      TokenCounter
 	tokName  string
 	jobs     []logJob
-	planned  int      // Σ WorkerInfo.Planned
-	notes    []string // about the input, for Summary.Notes (a rebuilt run.json)
+	planned  int          // Σ WorkerInfo.Planned
+	notes    []string     // about the input, for Summary.Notes (a rebuilt run.json)
+	shards   *ShardReport // the runs are the shards of a distributed run; nil otherwise
 }
 
 func openInput(o *Options) (*input, error) {
@@ -147,7 +148,11 @@ func openInput(o *Options) (*input, error) {
 	}
 	in := &input{}
 	seen := map[string]bool{}
-	for _, dir := range o.RunDirs {
+	dirs, err := expandRunDirs(o.RunDirs)
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range dirs {
 		abs, err := filepath.Abs(dir)
 		if err == nil && seen[abs] {
 			return nil, inputErr("%s: run directory given twice", dir)
@@ -166,6 +171,13 @@ func openInput(o *Options) (*input, error) {
 				filepath.Join(dir, rawlog.ManifestName), a, in.runs[0].dir, b)
 		}
 		in.runs = append(in.runs, run{dir: dir, m: m})
+	}
+	if in.shards, err = checkShards(in.runs); err != nil {
+		return nil, err
+	}
+	if in.shards != nil {
+		in.shards.judgeClocks(o)
+		in.notes = append(in.notes, in.shards.notes()...)
 	}
 	path, err := resolvePlan(o.PlanPath, in.runs[0])
 	if err != nil {

@@ -25,7 +25,11 @@ func WriteTimeslicesJSON(w io.Writer, s *Summary) error {
 		for i := range sl.Results {
 			o.add(sl.Results[i].Tag, metricBlock(&sl.Results[i]))
 		}
-		o.add("llmbench", (&ordered{}).add("extra_stats", extraStats(sl.Results)))
+		own := (&ordered{}).add("extra_stats", extraStats(sl.Results))
+		if len(sl.ServerMetrics) > 0 {
+			own.add("server_metrics", serverMetricsMap(sl.ServerMetrics))
+		}
+		o.add("llmbench", own)
 		list = append(list, o)
 	}
 	doc := (&ordered{}).add("timeslices", list).add("input_config", inputConfig(s))
@@ -54,6 +58,7 @@ func WriteTimeslicesCSV(w io.Writer, s *Summary) error {
 				cw.Write([]string{idx, r.Header, r.Unit, k, csvNumber(csvStat(r.Stats, k))})
 			}
 		}
+		writeSliceServerCSV(cw, idx, sl.ServerMetrics)
 	}
 	cw.Flush()
 	return cw.Error()

@@ -291,3 +291,7 @@ func rankValue(h *hdrhistogram.PackedHistogram, r int64) float64 {
 	// ValueAtPercentile rounds percentile/100*total+0.5 down to a rank; aim a quarter below r.
 	return float64(h.ValueAtPercentile((float64(r) - 0.25) / float64(total) * 100))
 }
+
+// PercentileSorted is numpy.percentile(x, p) with the default "linear" method over x sorted
+// ascending: the definition every distribution here reports, for other packages' curves.
+func PercentileSorted(x []float64, p float64) float64 { return percentileSorted(x, p) }

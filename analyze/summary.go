@@ -63,6 +63,8 @@ type Verdict struct {
 	CPUKnown         bool
 	// Reasons lists what failed.
 	Reasons []string
+	// What the lag is judged against (analyze/verdict.go, docs/metrics.md).
+	VerdictContext
 }
 
 // WorkerSummary is one worker's health over the profile window.
@@ -83,6 +85,8 @@ type Slice struct {
 	EndUnixNs   int64
 	Results     []Result
 	ErrorCounts []ErrorCount
+	// ServerMetrics are the server and GPU metrics over the slice (analyze/servermetrics.go).
+	ServerMetrics []ServerMetric
 }
 
 // Summary is everything one analysis computed. Reporters are functions over it.
@@ -123,10 +127,20 @@ type Summary struct {
 	// Damaged lists the logs that could not be read whole (an unreadable header, a corrupt
 	// record before the end): the results leave out what they held. Notes say more.
 	Damaged []string
+	// Claim is the benchmark claim (analyze/claim.go), set by EvaluateClaim; nil before.
+	Claim *Claim
+	// Shards describes the shards of a distributed run (analyze/shards.go); nil otherwise.
+	Shards *ShardReport
+	// ServerSeries are the scraped server and GPU metrics (analyze/servermetrics.go) mapped to
+	// stable names, on the benchmark's clock; ServerMetrics their statistics over the
+	// profile window. Both empty when the run has no server-metrics file.
+	ServerSeries  []ServerMetricSeries
+	ServerMetrics []ServerMetric
 
-	runStarts     []int64  // every run's wall-clock zero after the first
-	hosts         []string // each run's host, by run
-	planPathShown string   // the plan path as run.json (or --plan) gave it
+	runStarts     []int64       // every run's wall-clock zero after the first
+	hosts         []string      // each run's host, by run
+	planPathShown string        // the plan path as run.json (or --plan) gave it
+	shape         *shapeSamples // the requests shape validation compares (shape.go)
 }
 
 // Result returns the result with the given tag.
@@ -181,8 +195,9 @@ type partial struct {
 	// in flight when the worker stopped logging (lost). It is nil when the log has no Sent
 	// record at all (a writer that does not write them, or a worker that sent nothing).
 	inFlight map[uint32]struct{}
-	damaged  string   // why part or all of the log could not be read, for Summary.Notes
-	records  *os.File // per-request JSONL, when written to a temporary file
+	damaged  string       // why part or all of the log could not be read, for Summary.Notes
+	shape    shapeSamples // valid profile requests, for shape validation (shape.go)
+	records  *os.File     // per-request JSONL, when written to a temporary file
 }
 
 // Analyze reads the run directories of opts and computes the summary. When records is not
@@ -344,6 +359,7 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 			p.seen++
 			delete(p.inFlight, q.Index)
 			m := proc.compute(q, &rec, len(body))
+			mediaMetrics(m, a.in.plan.Meta().MediaOf(&rec)) // analyze/multimodal.go
 			m.Run, m.Worker, m.StartUnixNs = job.run, job.worker, wall
 			if m.Phase != mmapds.PhaseProfile {
 				p.warmup++
@@ -353,6 +369,7 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 				continue
 			}
 			p.all.add(m)
+			p.shape.add(m)
 			if m.NotDue {
 				continue
 			}
@@ -434,6 +451,10 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 		s.TokenCount = ""
 	}
 	first := in.runs[0].m
+	var lags shardLag
+	if in.shards != nil {
+		s.Shards, lags = in.shards, shardLag{}
+	}
 	// Redacted again: a run.json from an older replay may hold secrets its rules missed.
 	s.ToolVersion, s.URLs, s.RunStartUnixNs, s.RunStatus = first.ToolVersion, redact.URLs(first.URLs), first.StartUnixNs, first.Status
 	s.CommandLine = strings.Join(redact.Args(first.CommandLine), " ")
@@ -453,6 +474,7 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 	}
 	perJob := make([]int64, len(parts))
 	for i, p := range parts {
+		lags.add(in.jobs[i].run, p.all, a.opts.ExactLimit)
 		all.merge(p.all)
 		for _, k := range sortedKeys(p.slices) {
 			c := sliceCols[k]
@@ -615,7 +637,9 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 	s.Results = a.results(all, resultEnv{durNs: s.EndUnixNs - s.StartUnixNs, lost: s.Counts.Lost, warmup: s.Counts.WarmupSeen,
 		offered: meta.OfferedRate, cpu: cpuDist, workers: s.Workers, gpus: s.GPUs, concurrency: meta.Concurrency, whole: true})
 	s.Errors = all.errorCounts()
-	s.Verdict = verdict(s, a.opts)
+	s.Verdict = verdict(s, a.opts, a.verdictFacts(all, meta))
+	a.judgeShards(s, lags)
+	s.shape = mergeShape(parts)
 	s.Notes = append(s.Notes, notes(s, all)...)
 
 	if a.sliceNs > 0 {
@@ -632,6 +656,8 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 			}
 		}
 	}
+
+	a.serverMetrics(s, parts)
 
 	if records != nil {
 		if err := a.writeRecords(parts, unseen, records); err != nil {
@@ -826,33 +852,6 @@ func (a *analysis) results(c *collector, env resultEnv) []Result {
 		}
 	}
 	return out
-}
-
-// verdict judges whether the client kept its schedule.
-func verdict(s *Summary, o *Options) Verdict {
-	v := Verdict{MaxLagMs: float64(o.MaxScheduleLag) / 1e6, MaxCPUPct: o.MaxWorkerCPU * 100, BusiestWorker: -1}
-	if r := s.result(MDispatchLag); r != nil {
-		v.LagKnown = true
-		v.DispatchLagP99Ms = r.Stats.P[8]
-		if v.DispatchLagP99Ms > v.MaxLagMs {
-			v.Reasons = append(v.Reasons, fmt.Sprintf("dispatch lag p99 %s ms > %s ms", fmtNum(v.DispatchLagP99Ms), fmtNum(v.MaxLagMs)))
-		}
-	}
-	for _, w := range s.Workers {
-		if w.CPUPct < 0 {
-			continue
-		}
-		v.CPUKnown = true
-		if w.CPUPct > v.BusiestWorkerPct || v.BusiestWorker < 0 {
-			v.BusiestWorker, v.BusiestWorkerPct = w.Worker, w.CPUPct
-		}
-	}
-	if v.CPUKnown && v.BusiestWorkerPct >= v.MaxCPUPct {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("worker %d at %s%% CPU ≥ %s%%", v.BusiestWorker, fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
-	}
-	v.Known = v.LagKnown || v.CPUKnown
-	v.Kept = v.Known && len(v.Reasons) == 0
-	return v
 }
 
 // notes are the warnings printed under the table.

@@ -32,6 +32,13 @@ type rawRequest struct {
 // and joins it with the plan's record.
 func readRaw(t testing.TB, runDir, planPath string) (*rawlog.Manifest, []rawRequest) {
 	t.Helper()
+	return readRawPart(t, runDir, planPath, -1)
+}
+
+// readRawPart is readRaw for a run that holds want of the plan's requests (-1: all of them,
+// else one shard of a distributed run).
+func readRawPart(t testing.TB, runDir, planPath string, want int) (*rawlog.Manifest, []rawRequest) {
+	t.Helper()
 	m, err := rawlog.ReadManifest(runDir)
 	if err != nil {
 		t.Fatal(err)
@@ -72,8 +79,11 @@ func readRaw(t testing.TB, runDir, planPath string) (*rawlog.Manifest, []rawRequ
 		}
 		r.Close()
 	}
-	if len(out) != p.Len() {
-		t.Fatalf("the logs hold %d requests, the plan %d", len(out), p.Len())
+	if want < 0 {
+		want = p.Len()
+	}
+	if len(out) != want {
+		t.Fatalf("the logs hold %d requests, want %d (the plan has %d)", len(out), want, p.Len())
 	}
 	slices.SortFunc(out, func(a, b rawRequest) int { return int(a.index) - int(b.index) })
 	return m, out

@@ -130,6 +130,9 @@ type Request struct {
 	Passages []string     // rankings: the passages/documents
 	Texts    []string     // embeddings batch (--prompt-batch-size); empty means [Prompt]
 	Image    ImageOptions // image_generation parameters
+	// Media are the images, audio clips and videos of the last user message, rendered as
+	// content parts (endpoint/media.go); APIs that cannot carry a kind refuse it.
+	Media []Media
 }
 
 // ImageOptions are the image_generation request parameters; zero values are left out.
@@ -147,6 +150,11 @@ type Message struct{ Role, Content string }
 func (e *Endpoint) Render(dst []byte, r *Request) ([]byte, error) {
 	var out []byte
 	var err error
+	if len(r.Media) > 0 {
+		if err := e.checkMedia(r); err != nil {
+			return dst, fmt.Errorf("endpoint %s: %w", e.Name, err)
+		}
+	}
 	switch e.kind {
 	case kindChat:
 		out, err = renderChat(dst, r)
@@ -237,6 +245,8 @@ const (
 	UsageTotal
 	UsageReasoning
 	UsageCachedPrompt
+	UsagePromptAudio
+	UsageCompletionAudio
 )
 
 // Usage is the server's token accounting, normalised across APIs: PromptTokens counts the
@@ -248,7 +258,11 @@ type Usage struct {
 	TotalTokens        int
 	ReasoningTokens    int
 	CachedPromptTokens int
-	Has                UsageField // which fields the server sent
+	// PromptAudioTokens and CompletionAudioTokens are the audio_tokens of the prompt and
+	// completion details objects (OpenAI).
+	PromptAudioTokens     int
+	CompletionAudioTokens int
+	Has                   UsageField // which fields the server sent
 }
 
 // Merge copies the fields o has into u: a later event's counts replace earlier ones field by
@@ -268,6 +282,12 @@ func (u *Usage) Merge(o Usage) {
 	}
 	if o.Has&UsageCachedPrompt != 0 {
 		u.CachedPromptTokens = o.CachedPromptTokens
+	}
+	if o.Has&UsagePromptAudio != 0 {
+		u.PromptAudioTokens = o.PromptAudioTokens
+	}
+	if o.Has&UsageCompletionAudio != 0 {
+		u.CompletionAudioTokens = o.CompletionAudioTokens
 	}
 	u.Has |= o.Has
 }

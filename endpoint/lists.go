@@ -20,6 +20,7 @@ func renderEmbeddings(dst []byte, r *Request, nim bool) ([]byte, error) {
 	o.openModel(dst, r)
 	if o.key("input") {
 		o.b = appendTexts(o.b, r)
+		o.b = appendNIMImages(o.b, r.Media) // checkMedia lets images reach nim_embeddings only
 	}
 	if nim {
 		o.str("input_type", "query")

@@ -8,11 +8,25 @@ package endpoint
 // user message. skipSystem leaves out the system turns, for APIs that carry them in a
 // top-level member instead (see appendSystem).
 func appendMessages(dst []byte, r *Request, skipSystem bool) []byte {
+	return appendMessageParts(dst, r, skipSystem, partsChat)
+}
+
+// appendMessageParts is appendMessages with r.Media as content parts of the last user
+// message, in the given dialect (endpoint/media.go).
+func appendMessageParts(dst []byte, r *Request, skipSystem bool, style partStyle) []byte {
 	dst = append(dst, '[')
 	if len(r.Messages) == 0 {
 		dst = append(dst, `{"role":"user","content":`...)
-		dst = appendString(dst, r.Prompt)
+		if len(r.Media) > 0 {
+			dst = appendParts(dst, r.Prompt, r.Media, style)
+		} else {
+			dst = appendString(dst, r.Prompt)
+		}
 		return append(dst, '}', ']')
+	}
+	target := -1
+	if len(r.Media) > 0 {
+		target = mediaTarget(r)
 	}
 	j := 0
 	for i := range r.Messages {
@@ -26,7 +40,11 @@ func appendMessages(dst []byte, r *Request, skipSystem bool) []byte {
 		dst = append(dst, `{"role":`...)
 		dst = appendString(dst, r.Messages[i].Role)
 		dst = append(dst, `,"content":`...)
-		dst = appendString(dst, r.Messages[i].Content)
+		if i == target {
+			dst = appendParts(dst, r.Messages[i].Content, r.Media, style)
+		} else {
+			dst = appendString(dst, r.Messages[i].Content)
+		}
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')

@@ -128,12 +128,20 @@ func parseUsage(s *scan, u *Usage) bool {
 				v.ReasoningTokens, v.Has = x, v.Has|UsageReasoning
 			}
 		case "completion_tokens_details", "output_tokens_details":
-			if x, ok := detailInt(s, "reasoning_tokens"); ok {
-				v.ReasoningTokens, v.Has = x, v.Has|UsageReasoning
+			x, ok := detailInts(s, "reasoning_tokens", "audio_tokens")
+			if ok[0] {
+				v.ReasoningTokens, v.Has = x[0], v.Has|UsageReasoning
+			}
+			if ok[1] {
+				v.CompletionAudioTokens, v.Has = x[1], v.Has|UsageCompletionAudio
 			}
 		case "prompt_tokens_details", "input_tokens_details":
-			if x, ok := detailInt(s, "cached_tokens"); ok {
-				v.CachedPromptTokens, v.Has = x, v.Has|UsageCachedPrompt
+			x, ok := detailInts(s, "cached_tokens", "audio_tokens")
+			if ok[0] {
+				v.CachedPromptTokens, v.Has = x[0], v.Has|UsageCachedPrompt
+			}
+			if ok[1] {
+				v.PromptAudioTokens, v.Has = x[1], v.Has|UsagePromptAudio
 			}
 		case "cache_read_input_tokens":
 			cacheRead, hasCacheRead = s.int()
@@ -158,11 +166,12 @@ func parseUsage(s *scan, u *Usage) bool {
 	return true
 }
 
-// detailInt reads key from a details object ({"reasoning_tokens": 12}).
-func detailInt(s *scan, key string) (v int, found bool) {
+// detailInts reads keys a and b from a details object ({"reasoning_tokens": 12,
+// "audio_tokens": 3}).
+func detailInts(s *scan, a, b string) (v [2]int, found [2]bool) {
 	if !s.enterObject() {
 		s.skip()
-		return 0, false
+		return v, found
 	}
 	n := 0
 	for {
@@ -170,9 +179,12 @@ func detailInt(s *scan, key string) (v int, found bool) {
 		if !ok {
 			return v, found
 		}
-		if string(k) == key {
-			v, found = s.int()
-		} else {
+		switch string(k) {
+		case a:
+			v[0], found[0] = s.int()
+		case b:
+			v[1], found[1] = s.int()
+		default:
 			s.skip()
 		}
 	}

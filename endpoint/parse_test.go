@@ -40,7 +40,7 @@ var streamCases = []struct {
 	{"vllm_chat_reasoning.sse", "chat", result{content: "\n\nHi!", reasoning: "Okay, the user asks.\n", usage: u(10, 12, 22, 7, 0, pctr), done: true, contentEvents: 6}},
 	{"vllm_chat_reasoning_field.sse", "chat", result{content: "42", reasoning: "Let me think step by step.", done: true, contentEvents: 3}},
 	{"sglang_chat.sse", "chat", result{content: "Bonjour à tous", reasoning: "Hmm", usage: u(17, 9, 26, 0, 16, all), done: true, contentEvents: 3}},
-	{"openai_chat_tools_crlf.sse", "chat", result{content: `get_weather{"location":"Paris, France"}`, usage: u(81, 17, 98, 0, 64, all), done: true, contentEvents: 6}},
+	{"openai_chat_tools_crlf.sse", "chat", result{content: `get_weather{"location":"Paris, France"}`, usage: u(81, 17, 98, 0, 64, all|UsagePromptAudio|UsageCompletionAudio), done: true, contentEvents: 6}},
 	{"vllm_completions.sse", "completions", result{content: " is a city in\n", usage: u(4, 5, 9, 0, 0, pct), done: true, contentEvents: 5}},
 	{"anthropic_thinking.sse", "anthropic_messages", result{content: "27 * 453 = **12,231**", reasoning: "Let me solve this. 27 * 453 = 12231", usage: u(2520, 86, 0, 0, 2048, UsagePrompt|UsageCompletion|UsageCachedPrompt), done: true, contentEvents: 4}},
 	{"anthropic_tool_use.sse", "anthropic_messages", result{content: `Checking.get_weather{"location": "San Francisco, CA"}`, usage: u(472, 89, 0, 0, 0, UsagePrompt|UsageCompletion), done: true, contentEvents: 4}},

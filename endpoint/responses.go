@@ -10,7 +10,7 @@ func renderResponses(dst []byte, r *Request) ([]byte, error) {
 	// System turns become "instructions", the Responses API's system prompt.
 	appendSystem(&o, "instructions", r)
 	if o.key("input") {
-		o.b = appendMessages(o.b, r, true)
+		o.b = appendMessageParts(o.b, r, true, partsResponses)
 	}
 	o.bool("stream", r.Streaming)
 	if r.MaxTokens > 0 {

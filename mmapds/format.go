@@ -14,8 +14,14 @@ import "encoding/binary"
 // Magic is the first eight bytes of every plan file.
 const Magic = "LLMPLAN\x00"
 
-// Version is the plan file format version this package writes and reads.
-const Version = 1
+// Version is the newest plan file format version, which this package writes for plans with
+// media (others are written as MinVersion, unchanged). It reads MinVersion to Version:
+// version 2 gave the record's last four bytes a meaning (Record.Media), which version 1
+// files hold as zeros, so they read as plans without media.
+const Version = 2
+
+// MinVersion is the oldest plan file format version this package reads.
+const MinVersion = 1
 
 // HeaderSize is the size of the fixed header at the start of the file.
 const HeaderSize = 128
@@ -93,6 +99,9 @@ type Record struct {
 	Phase Phase
 	// Flags holds Flag* bits.
 	Flags uint8
+	// Media is the 1-based index into Meta.Media of the entry describing the request's
+	// images, audio and video; 0 when it sends none.
+	Media uint32
 }
 
 // putRecord encodes r into b, which must hold RecordSize bytes.
@@ -111,7 +120,7 @@ func putRecord(b []byte, r *Record) {
 	le.PutUint16(b[56:], r.PathID)
 	b[58] = byte(r.Phase)
 	b[59] = r.Flags
-	le.PutUint32(b[60:], 0)
+	le.PutUint32(b[60:], r.Media)
 }
 
 // getRecord decodes the RecordSize bytes of b.
@@ -132,6 +141,7 @@ func getRecord(b []byte) Record {
 		PathID:        le.Uint16(b[56:]),
 		Phase:         Phase(b[58]),
 		Flags:         b[59],
+		Media:         le.Uint32(b[60:]),
 	}
 }
 

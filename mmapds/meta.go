@@ -75,6 +75,48 @@ type Meta struct {
 	InputInsight map[string]any `msgpack:"input_insight,omitempty"`
 	// Spec is every compiler option after defaults were applied, by flag name.
 	Spec map[string]any `msgpack:"spec"`
+	// Media describes the images, audio and video of the requests that send any: one
+	// entry per distinct body with media, which Record.Media indexes from 1. Absent when
+	// no request has media.
+	Media []MediaEntry `msgpack:"media,omitempty"`
+}
+
+// MediaEntry is what one request body sends besides text: how many media of each kind,
+// their encoded bytes (before base64) and each item's size. ISL counts text only.
+type MediaEntry struct {
+	Images int `msgpack:"images" json:"images"`
+	Audios int `msgpack:"audios" json:"audios"`
+	Videos int `msgpack:"videos" json:"videos"`
+	// Bytes is the encoded media bytes of the entry, summed (URLs count 0).
+	Bytes int64 `msgpack:"bytes" json:"bytes"`
+	// AudioSeconds is the summed duration of the audio clips.
+	AudioSeconds float64 `msgpack:"audio_seconds" json:"audio_seconds"`
+	// Items lists the media in body order.
+	Items []MediaItem `msgpack:"items" json:"items"`
+}
+
+// MediaItem is one image, audio clip or video of a request.
+type MediaItem struct {
+	// Kind is image, audio or video.
+	Kind string `msgpack:"kind" json:"kind"`
+	// Format is png, jpeg, gif, wav, mp3, webm, mp4, or url for a passed-through URL.
+	Format string `msgpack:"format" json:"format"`
+	// Bytes is the encoded size (0 for a URL).
+	Bytes int `msgpack:"bytes" json:"bytes"`
+	// Width and Height are the pixel size of an image or video (0 when unknown).
+	Width  int `msgpack:"width,omitempty" json:"width,omitempty"`
+	Height int `msgpack:"height,omitempty" json:"height,omitempty"`
+	// Seconds is an audio clip's or video's duration (0 when unknown).
+	Seconds float64 `msgpack:"seconds,omitempty" json:"seconds,omitempty"`
+}
+
+// MediaOf returns the media entry of r, or nil when r sends none (or its index is out of
+// range, which Plan.Validate reports).
+func (m *Meta) MediaOf(r *Record) *MediaEntry {
+	if r.Media == 0 || int64(r.Media) > int64(len(m.Media)) {
+		return nil
+	}
+	return &m.Media[r.Media-1]
 }
 
 // encodeMeta returns the canonical msgpack encoding of m.

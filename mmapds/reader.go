@@ -92,8 +92,8 @@ func fromBytes(path string, data []byte, opts Options) (*Plan, error) {
 		metaLen:     le.Uint64(data[64:]),
 		fileLen:     le.Uint64(data[72:]),
 	}
-	if h.version != Version {
-		return nil, fmt.Errorf("mmapds: %s: plan format version %d is not supported (this build reads version %d)", path, h.version, Version)
+	if h.version < MinVersion || h.version > Version {
+		return nil, fmt.Errorf("mmapds: %s: plan format version %d is not supported (this build reads versions %d to %d)", path, h.version, MinVersion, Version)
 	}
 	if hs, rs := le.Uint32(data[12:]), le.Uint32(data[16:]); hs != HeaderSize || rs != RecordSize {
 		return nil, bad("header size %d / record size %d, want %d / %d", hs, rs, HeaderSize, RecordSize)
@@ -196,6 +196,8 @@ func (p *Plan) Validate() error {
 			return bad("has negative send offset %d", r.SendOffsetNs)
 		case r.CancelAfterNs < 0:
 			return bad("has negative cancel-after %d", r.CancelAfterNs)
+		case int64(r.Media) > int64(len(p.meta.Media)):
+			return bad("has media entry %d, plan has %d", r.Media, len(p.meta.Media))
 		}
 	}
 	return nil

@@ -24,6 +24,7 @@ type Writer struct {
 	bodiesLen uint64
 	records   []byte
 	count     uint64
+	media     bool // a record names a media entry: the file needs version 2
 	err       error
 }
 
@@ -99,6 +100,7 @@ func (w *Writer) AddRef(r Record, ref BodyRef) error {
 	r.BodyLen = ref.Len
 	var rec [RecordSize]byte
 	putRecord(rec[:], &r)
+	w.media = w.media || r.Media != 0
 	w.records = append(w.records, rec[:]...)
 	w.count++
 	return nil
@@ -130,7 +132,13 @@ func (w *Writer) Close(m *Meta) (hash [HashSize]byte, err error) {
 	if err != nil {
 		return hash, err
 	}
-	h := header{version: Version, recordCount: w.count, bodiesOff: HeaderSize, bodiesLen: w.bodiesLen}
+	// A plan without media is written as version 1, byte for byte what earlier builds wrote
+	// (same hash, readable by them); one with media needs version 2.
+	version := uint32(MinVersion)
+	if w.media || len(m.Media) > 0 {
+		version = Version
+	}
+	h := header{version: version, recordCount: w.count, bodiesOff: HeaderSize, bodiesLen: w.bodiesLen}
 	pad := padding(HeaderSize + w.bodiesLen)
 	h.recordsOff = HeaderSize + w.bodiesLen + pad
 	h.metaOff = h.recordsOff + uint64(len(w.records))

@@ -112,11 +112,12 @@ type genRequest struct {
 	maxTokens    int // 0: unset
 	minTokens    int
 	ignoreEOS    bool
-	promptText   string // what prompt tokens are counted on
-	promptTokens int    // -1: count promptText
-	reasoning    bool   // the API can carry reasoning
-	tools        bool   // the API can carry tool calls
-	toolName     string // first tool the request offers, if any
+	promptText   string   // what prompt tokens are counted on
+	promptTokens int      // -1: count promptText
+	reasoning    bool     // the API can carry reasoning
+	tools        bool     // the API can carry tool calls
+	toolName     string   // first tool the request offers, if any
+	media        mediaUse // images, audio and video parts (mockllm/media.go)
 }
 
 // toolCall is a generated function call.
@@ -139,6 +140,10 @@ type gen struct {
 	stream       bool
 	includeUsage bool
 	promptTokens int
+
+	kv *kvHold // the tokens this request holds in the simulated KV cache (metrics.go)
+
+	audioTokens int // of promptTokens, the audio's (usage prompt_tokens_details.audio_tokens)
 
 	reasoning    []string // pieces, first without its leading space
 	content      []string
@@ -242,6 +247,8 @@ func (s *Server) plan(api apiKind, req *genRequest, h, seq uint64) *gen {
 	if g.promptTokens < 0 {
 		g.promptTokens = o.Tokenizer.Count(req.promptText)
 	}
+	g.promptTokens += o.Media.tokens(&req.media)
+	g.audioTokens = req.media.audioTokens
 	g.fault, g.faultAt = s.drawFault(seq)
 	g.timing = newRNG(o.Seed, h, saltTiming)
 

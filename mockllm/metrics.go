@@ -63,6 +63,68 @@ type metrics struct {
 	notFound         atomic.Uint64
 	clientGone       atomic.Uint64
 	lag              lagHist
+	// kvHeld is the tokens the running requests hold in the simulated KV cache: each its
+	// prompt from admission and its output as it is sent, until it ends.
+	kvHeld atomic.Int64
+	// ttft and e2e are vLLM's server-side latency histograms: arrival to the first token
+	// written, and to the end of the request.
+	ttft, e2e secondsHist
+}
+
+// DefaultKVCacheTokens is the simulated KV cache's size when Options.KVCacheTokens is 0.
+const DefaultKVCacheTokens = 65536
+
+// kvHold is one running request's share of the simulated KV cache.
+type kvHold struct {
+	held    int64
+	arrival int64 // monotonic ns
+	first   bool  // its first token was sent
+}
+
+// hold admits a request's prompt into the simulated KV cache.
+func (m *metrics) hold(promptTokens int, arrival int64) *kvHold {
+	k := &kvHold{held: int64(promptTokens), arrival: arrival}
+	m.kvHeld.Add(k.held)
+	return k
+}
+
+// tokensOut adds n generated tokens to the request's share; the first records its TTFT.
+func (m *metrics) tokensOut(k *kvHold, n int64) {
+	if k == nil {
+		return
+	}
+	if !k.first {
+		k.first = true
+		m.ttft.observe(monoNow() - k.arrival)
+	}
+	k.held += n
+	m.kvHeld.Add(n)
+}
+
+// release gives a finished request's tokens back and records its end-to-end latency.
+func (m *metrics) release(k *kvHold) {
+	m.kvHeld.Add(-k.held)
+	m.e2e.observe(monoNow() - k.arrival)
+}
+
+// secondsBounds are vLLM's time_to_first_token_seconds bucket bounds.
+var secondsBounds = [...]float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+
+// secondsHist is a Prometheus histogram of durations over secondsBounds, lock-free.
+type secondsHist struct {
+	buckets [len(secondsBounds) + 1]atomic.Uint64 // not cumulative; the last is +Inf
+	sumNs   atomic.Int64
+}
+
+func (h *secondsHist) observe(ns int64) {
+	ns = max(ns, 0)
+	s := float64(ns) / 1e9
+	i := 0
+	for i < len(secondsBounds) && s > secondsBounds[i] {
+		i++
+	}
+	h.buckets[i].Add(1)
+	h.sumNs.Add(ns)
 }
 
 func (m *metrics) init() {
@@ -184,6 +246,39 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ apiKind,
 	counter("mockllm_reasoning_tokens_total", "Reasoning tokens sent.", m.reasoningTokens.Load())
 	counter("vllm:prompt_tokens_total", "Alias of mockllm_prompt_tokens_total.", prompt)
 	counter("vllm:generation_tokens_total", "Alias of mockllm_generation_tokens_total.", gen)
+	kvCap := int64(s.opts.KVCacheTokens)
+	if kvCap <= 0 {
+		kvCap = DefaultKVCacheTokens
+	}
+	head("vllm:kv_cache_usage_perc", "Simulated KV-cache usage: tokens held by running requests over --kv-cache-tokens (1 = 100%).", "gauge")
+	b = append(b, "vllm:kv_cache_usage_perc "...)
+	b = strconv.AppendFloat(b, min(float64(max(m.kvHeld.Load(), 0))/float64(kvCap), 1), 'g', -1, 64)
+	b = append(b, '\n')
+	counter("vllm:num_preemptions_total", "Preemptions (mockllm never preempts).", 0)
+	histogram := func(name, help string, h *secondsHist) {
+		head(name, help, "histogram")
+		var cum uint64
+		for i := range h.buckets {
+			cum += h.buckets[i].Load()
+			b = append(b, name+`_bucket{le="`...)
+			if i < len(secondsBounds) {
+				b = strconv.AppendFloat(b, secondsBounds[i], 'g', -1, 64)
+			} else {
+				b = append(b, "+Inf"...)
+			}
+			b = append(b, `"} `...)
+			b = strconv.AppendUint(b, cum, 10)
+			b = append(b, '\n')
+		}
+		b = append(b, name+"_sum "...)
+		b = appendSeconds(b, h.sumNs.Load())
+		b = append(b, '\n')
+		b = append(b, name+"_count "...)
+		b = strconv.AppendUint(b, cum, 10)
+		b = append(b, '\n')
+	}
+	histogram("vllm:time_to_first_token_seconds", "Arrival to first token sent (queueing included).", &m.ttft)
+	histogram("vllm:e2e_request_latency_seconds", "Arrival to the end of the request.", &m.e2e)
 	counter("mockllm_bad_requests_total", "Requests rejected with 4xx for their body or headers.", m.badRequests.Load())
 	counter("mockllm_unauthorized_total", "Requests rejected with 401.", m.unauthorized.Load())
 	counter("mockllm_not_found_total", "Requests for unknown paths.", m.notFound.Load())

@@ -34,6 +34,9 @@ type Options struct {
 	// MaxBatch bounds the requests served at once; later requests wait
 	// (FIFO) and their timing starts at admission. 0 means unbounded.
 	MaxBatch int
+	// KVCacheTokens is the simulated KV cache's size in tokens: vllm:kv_cache_usage_perc is the
+	// prompt and generated tokens of the running requests over it. 0 means 65536.
+	KVCacheTokens int
 	// ReasoningTokens is the number of reasoning tokens emitted before the
 	// content on APIs that carry reasoning (chat, responses, messages).
 	ReasoningTokens int
@@ -65,6 +68,9 @@ type Options struct {
 	EmbeddingDim int
 	// MaxBodyBytes bounds a request body. 0 means 64 MiB.
 	MaxBodyBytes int64
+	// Media is the prompt-token cost of images, audio and video parts (mockllm/media.go);
+	// the zero value counts them as free.
+	Media MediaCost
 
 	// ScheduleLog, when set, receives one JSON line per inference request
 	// (ScheduleRecord): the instants its events were due and when each was
@@ -83,6 +89,7 @@ func DefaultOptions() Options {
 		NaturalTokens:  128,
 		EmbeddingDim:   768,
 		MaxBodyBytes:   64 << 20,
+		Media:          DefaultMediaCost(),
 	}
 }
 
@@ -134,8 +141,9 @@ func (o *Options) Validate() error {
 	ints := []struct {
 		name string
 		v    int
-	}{{"TokensPerChunk", o.TokensPerChunk}, {"MaxBatch", o.MaxBatch}, {"ReasoningTokens", o.ReasoningTokens},
-		{"NaturalTokens", o.NaturalTokens}, {"EmbeddingDim", o.EmbeddingDim}}
+	}{{"TokensPerChunk", o.TokensPerChunk}, {"MaxBatch", o.MaxBatch}, {"KVCacheTokens", o.KVCacheTokens}, {"ReasoningTokens", o.ReasoningTokens},
+		{"NaturalTokens", o.NaturalTokens}, {"EmbeddingDim", o.EmbeddingDim},
+		{"ImageTokens", o.Media.ImageTokens}, {"VideoTokens", o.Media.VideoTokens}}
 	for _, i := range ints {
 		if i.v < 0 {
 			return &OptionError{i.name, i.v, "must not be negative"}
@@ -146,6 +154,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxBodyBytes < 0 {
 		return &OptionError{"MaxBodyBytes", o.MaxBodyBytes, "must not be negative"}
+	}
+	if a := o.Media.AudioTokensPerSecond; !(a >= 0 && a <= 1e6) {
+		return &OptionError{"AudioTokensPerSecond", a, "must be in [0, 1e6]"}
 	}
 	return nil
 }

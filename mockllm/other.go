@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmbench/llmbench/plan/media"
 )
 
 // The non-generating APIs answer once, at start + TTFT (image streams:
@@ -213,11 +215,15 @@ func (s *Server) embeddings(body []byte, h uint64) (*otherResult, error) {
 	in := bytes.TrimSpace(b.Input)
 	switch {
 	case len(b.Messages) > 0:
-		t, err := joinMessages("embeddings", b.Messages)
+		var mu mediaUse
+		t, err := joinMessages("embeddings", b.Messages, &mu, &s.opts.Media)
 		if err != nil {
 			return nil, err
 		}
 		inputs = []input{{t, -1}}
+		if mt := s.opts.Media.tokens(&mu); mt > 0 {
+			inputs[0].tokens = s.opts.Tokenizer.Count(t) + mt
+		}
 	case len(in) == 0 || string(in) == "null":
 		return nil, badf("embeddings: input: required (or messages)")
 	default:
@@ -229,7 +235,14 @@ func (s *Server) embeddings(body []byte, h uint64) (*otherResult, error) {
 		case json.Unmarshal(in, &one) == nil:
 			inputs = []input{{one, -1}}
 		case json.Unmarshal(in, &many) == nil && len(many) > 0:
-			for _, t := range many {
+			for i, t := range many {
+				if isImageDataURL(t) { // NIM embeddings: an image, checked, not tokenized
+					if err := checkURL(media.Image, t); err != nil {
+						return nil, badf("embeddings: input[%d]: %v", i, err)
+					}
+					inputs = append(inputs, input{"", s.opts.Media.ImageTokens})
+					continue
+				}
 				inputs = append(inputs, input{t, -1})
 			}
 		case json.Unmarshal(in, &ids) == nil && len(ids) > 0:

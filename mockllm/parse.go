@@ -42,7 +42,9 @@ func decodeJSON(api string, body []byte, v any) error {
 // textOf extracts the text of a content field: a string, or an array of
 // parts whose "text" fields are joined with a space (image and audio
 // parts carry no text and count no tokens here).
-func textOf(raw json.RawMessage, field string) (string, error) {
+//
+// Media parts are checked and counted into mu (mockllm/media.go); nil ignores them.
+func textOf(raw json.RawMessage, field string, mu *mediaUse, cost *MediaCost) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
@@ -55,17 +57,20 @@ func textOf(raw json.RawMessage, field string) (string, error) {
 		}
 		return s, nil
 	case '[':
-		var parts []struct {
-			Type string `json:"type"`
-			Text *string
-		}
+		var parts []contentPart
 		if err := json.Unmarshal(raw, &parts); err != nil {
 			return "", badf("%s: want a string or an array of content parts: %v", field, err)
 		}
 		var texts []string
-		for _, p := range parts {
+		for i := range parts {
+			p := &parts[i]
 			if p.Text != nil {
 				texts = append(texts, *p.Text)
+			}
+			if mu != nil {
+				if err := mu.add(p, fmt.Sprintf("%s[%d]", field, i), cost); err != nil {
+					return "", err
+				}
 			}
 		}
 		return strings.Join(texts, " "), nil
@@ -134,10 +139,10 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-func joinMessages(api string, msgs []chatMessage) (string, error) {
+func joinMessages(api string, msgs []chatMessage, mu *mediaUse, cost *MediaCost) (string, error) {
 	texts := make([]string, 0, len(msgs))
 	for i, m := range msgs {
-		t, err := textOf(m.Content, fmt.Sprintf("%s: messages[%d].content", api, i))
+		t, err := textOf(m.Content, fmt.Sprintf("%s: messages[%d].content", api, i), mu, cost)
 		if err != nil {
 			return "", err
 		}
@@ -146,7 +151,7 @@ func joinMessages(api string, msgs []chatMessage) (string, error) {
 	return strings.Join(texts, " "), nil
 }
 
-func parseChat(body []byte) (*genRequest, error) {
+func parseChat(body []byte, cost *MediaCost) (*genRequest, error) {
 	var b struct {
 		Model               string         `json:"model"`
 		Messages            []chatMessage  `json:"messages"`
@@ -166,7 +171,7 @@ func parseChat(body []byte) (*genRequest, error) {
 	}
 	r := &genRequest{model: b.Model, stream: b.Stream, reasoning: true, tools: true, promptTokens: -1}
 	var err error
-	if r.promptText, err = joinMessages("chat", b.Messages); err != nil {
+	if r.promptText, err = joinMessages("chat", b.Messages, &r.media, cost); err != nil {
 		return nil, err
 	}
 	if n, err := optInt(b.N, "chat: n", 1); err != nil || n > 1 {
@@ -237,7 +242,7 @@ func promptOf(raw json.RawMessage) (string, int, error) {
 	return "", 0, badf("completions: prompt: want a string, a list of strings or a list of token ids")
 }
 
-func parseResponses(body []byte) (*genRequest, error) {
+func parseResponses(body []byte, cost *MediaCost) (*genRequest, error) {
 	var b struct {
 		Model           string          `json:"model"`
 		Input           json.RawMessage `json:"input"`
@@ -260,7 +265,7 @@ func parseResponses(body []byte) (*genRequest, error) {
 		texts = append(texts, b.Instructions)
 	}
 	if in[0] == '"' {
-		t, err := textOf(in, "responses: input")
+		t, err := textOf(in, "responses: input", nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -278,7 +283,7 @@ func parseResponses(body []byte) (*genRequest, error) {
 		for i, it := range items {
 			switch {
 			case it.Content != nil:
-				t, err := textOf(it.Content, fmt.Sprintf("responses: input[%d].content", i))
+				t, err := textOf(it.Content, fmt.Sprintf("responses: input[%d].content", i), &r.media, cost)
 				if err != nil {
 					return nil, err
 				}
@@ -325,11 +330,11 @@ func parseAnthropic(body []byte) (*genRequest, error) {
 	if r.maxTokens, err = optInt(b.MaxTokens, "messages: max_tokens", 1); err != nil {
 		return nil, err
 	}
-	sys, err := textOf(b.System, "messages: system")
+	sys, err := textOf(b.System, "messages: system", nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := joinMessages("messages", b.Messages)
+	msgs, err := joinMessages("messages", b.Messages, nil, nil)
 	if err != nil {
 		return nil, err
 	}

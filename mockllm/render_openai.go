@@ -44,6 +44,10 @@ func (g *gen) appendOpenAIUsage(b []byte) []byte {
 	b = appendInt(b, int64(g.promptTokens+g.outputTokens))
 	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
 	b = appendInt(b, int64(len(g.reasoning)))
+	if g.audioTokens > 0 {
+		b = append(b, `},"prompt_tokens_details":{"audio_tokens":`...)
+		b = appendInt(b, int64(g.audioTokens))
+	}
 	return append(b, `}}`...)
 }
 

@@ -297,11 +297,11 @@ func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, 
 	var err error
 	switch api {
 	case apiChat:
-		req, err = parseChat(body)
+		req, err = parseChat(body, &s.opts.Media)
 	case apiCompletions:
 		req, err = parseCompletions(body)
 	case apiResponses:
-		req, err = parseResponses(body)
+		req, err = parseResponses(body, &s.opts.Media)
 	case apiAnthropic:
 		req, err = parseAnthropic(body)
 	case apiTGI:
@@ -327,6 +327,8 @@ func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, 
 		return
 	}
 	defer end()
+	g.kv = s.m.hold(g.promptTokens, arrival)
+	defer s.m.release(g.kv)
 	sc.started(start)
 	if g.stream {
 		s.streamText(ctx, w, g, start, sc)
@@ -471,6 +473,7 @@ func (s *Server) streamText(ctx context.Context, w http.ResponseWriter, g *gen, 
 func (s *Server) countTokens(g *gen, c chunk) {
 	n := uint64(g.chunkTokens(c))
 	s.m.genTokens.Add(n)
+	s.m.tokensOut(g.kv, int64(n))
 	if c.kind == chunkReasoning {
 		s.m.reasoningTokens.Add(n)
 	}
@@ -528,6 +531,7 @@ func (s *Server) unaryText(ctx context.Context, w http.ResponseWriter, g *gen, s
 	s.m.lag.shardFor(g.seq).record(monoNow() - t)
 	s.m.genTokens.Add(uint64(g.outputTokens))
 	s.m.reasoningTokens.Add(uint64(len(g.reasoning)))
+	s.m.tokensOut(g.kv, int64(g.outputTokens))
 }
 
 // unaryFault applies a fault to a non-streaming response due at *t. It

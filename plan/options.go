@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/plan/dataset"
+	"github.com/llmbench/llmbench/plan/media"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -183,6 +184,10 @@ type Options struct {
 	// Workers bounds the goroutines generating prompts and bodies (0 = GOMAXPROCS). The plan
 	// does not depend on it.
 	Workers int
+
+	// Media shapes the synthetic images, audio clips and videos of every request (the
+	// --image-*, --audio-*, --video-* flags; plan/media). Files name their own media.
+	Media media.Options
 }
 
 // DefaultOptions returns AIPerf's defaults (aiperf.md Appendix A).
@@ -202,12 +207,16 @@ func DefaultOptions() Options {
 		ArrivalPattern:                  "poisson",
 		ArrivalSmoothness:               1,
 		SynthesisSpeedupRatio:           1,
+		Media:                           media.DefaultOptions(),
 	}
 }
 
 // Validate checks every option on its own and against the others. Its errors wrap ErrUsage
 // and name the offending flag.
 func (o *Options) Validate() error {
+	if err := o.Media.Validate(); err != nil {
+		return usagef("%v", err)
+	}
 	nonNeg := []struct {
 		flag string
 		v    float64

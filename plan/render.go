@@ -11,6 +11,7 @@ import (
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/plan/dataset"
 	"github.com/llmbench/llmbench/plan/internal/parallel"
+	"github.com/llmbench/llmbench/plan/media"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -43,6 +44,7 @@ type renderer struct {
 	replies [][]string // compiled history: conversation → assistant reply per turn
 	seed    uint64     // root of the synthesized replies' streams
 	bodies  int
+	media   mediaState
 }
 
 func newRenderer(o *Options, ep *endpoint.Endpoint, ds *dataset.Dataset, corpus *dataset.Corpus) (*renderer, error) {
@@ -70,6 +72,10 @@ func newRenderer(o *Options, ep *endpoint.Endpoint, ds *dataset.Dataset, corpus 
 	r.isl = make([]uint32, n)
 	r.done = make([]bool, n)
 	r.models = selectModels(o, n)
+	var err error
+	if r.media, err = newMediaState(o, ds, n); err != nil {
+		return nil, err
+	}
 	r.replies = make([][]string, len(ds.Conversations))
 	return r, nil
 }
@@ -101,8 +107,12 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 	type key struct{ conv, turn int32 }
 	var keys []key
 	var convs []int
-	for start := 0; start < len(reqs); start += renderBatch {
-		chunk := reqs[start:min(start+renderBatch, len(reqs))]
+	batch := renderBatch
+	if r.media.on() {
+		batch = mediaRenderBatch
+	}
+	for start := 0; start < len(reqs); start += batch {
+		chunk := reqs[start:min(start+batch, len(reqs))]
 		keys, convs = keys[:0], convs[:0]
 		for _, p := range chunk {
 			k := r.base[p.conv] + int(p.turn)
@@ -123,9 +133,23 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 		}
 		bodies := make([][]byte, len(keys))
 		isls := make([]int, len(keys))
+		var ents []*mmapds.MediaEntry
+		if r.media.on() {
+			ents = make([]*mmapds.MediaEntry, len(keys))
+		}
 		if err := parallel.Indexed(len(keys), r.opts.Workers, func(i int) error {
 			var err error
-			bodies[i], isls[i], err = r.render(int(keys[i].conv), int(keys[i].turn))
+			var items []media.Item
+			if ents != nil {
+				if items, err = r.turnMedia(int(keys[i].conv), int(keys[i].turn)); err != nil {
+					return err
+				}
+				if len(items) > 0 {
+					e := mediaEntry(items)
+					ents[i] = &e
+				}
+			}
+			bodies[i], isls[i], err = r.render(int(keys[i].conv), int(keys[i].turn), items)
 			return err
 		}); err != nil {
 			return err
@@ -138,6 +162,11 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 			j := r.base[k.conv] + int(k.turn)
 			r.refs[j], r.isl[j] = ref, uint32(min(isls[i], 1<<32-1))
 			r.bodies++
+			bodies[i] = nil // the round's memory holds what is not written yet, no more
+			if ents != nil && ents[i] != nil {
+				r.media.entries = append(r.media.entries, *ents[i])
+				r.media.idx[j] = uint32(len(r.media.entries))
+			}
 		}
 		for i := range chunk {
 			p := &chunk[i]
@@ -151,6 +180,9 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 				ISL:           r.isl[k],
 				OSL:           uint32(max(r.ds.Conversations[p.conv].Turns[p.turn].OSL, 0)),
 				Phase:         p.phase,
+			}
+			if r.media.idx != nil {
+				rec.Media = r.media.idx[k]
 			}
 			if r.live && r.usesHistory(int(p.conv), int(p.turn)) {
 				rec.Flags |= mmapds.FlagLiveHistory
@@ -206,7 +238,7 @@ func (r *renderer) synthesizeReplies(conv int) error {
 // text the request sends (system, user context, history, prompt), joined by a space as
 // AIPerf and the prompt-style endpoints join messages. Live-history placeholders are not
 // counted.
-func (r *renderer) render(conv, turn int) ([]byte, int, error) {
+func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, error) {
 	c := &r.ds.Conversations[conv]
 	t := &c.Turns[turn]
 	o := r.opts
@@ -225,6 +257,7 @@ func (r *renderer) render(conv, turn int) ([]byte, int, error) {
 		Passages:        t.Passages,
 		Texts:           t.Texts,
 		Template:        o.PayloadTemplate,
+		Media:           endpointMedia(items),
 	}
 	if len(t.Extra) > 0 { // the input's per-turn members win over --extra-inputs
 		req.Extra = make(map[string]any, len(o.ExtraInputs)+len(t.Extra))
@@ -333,6 +366,7 @@ func (r *renderer) meta(o *Options, ds *dataset.Dataset, corpus *dataset.Corpus,
 		ConversationHistory: o.ConversationHistory,
 		Reproducible:        !r.live,
 		Spec:                o.Spec,
+		Media:               r.media.entries,
 	}
 	if o.ResponseField != "" && o.Spec["response-field"] != o.ResponseField {
 		// analyze finds the response field in the spec; a caller that built Options without

@@ -71,6 +71,10 @@ type Manifest struct {
 	Error  string `json:"error,omitempty"`
 	// Counts tally outcomes over all workers.
 	Counts Counts `json:"counts"`
+	// Shard is this run's part of a distributed run; nil when the plan was replayed whole.
+	Shard *ShardInfo `json:"shard,omitempty"`
+	// Clock is the kernel's clock state at the start; nil where it cannot be read.
+	Clock *ClockState `json:"clock,omitempty"`
 }
 
 // WorkerInfo describes one worker process.
@@ -94,6 +98,27 @@ type WorkerInfo struct {
 	// Recovered is the number of Request records in RecoveryLog; Log holds at most
 	// Planned - Recovered.
 	Recovered int `json:"recovered,omitempty"`
+	// Calibration is what the worker measured of its machine before its first send; nil
+	// when it did not (older runs, workers run in-process, systems other than Linux).
+	Calibration *Calibration `json:"calibration,omitempty"`
+}
+
+// Calibration is a worker's measure of its machine's floor, taken on its pinned CPU before
+// the run's first send: how late a timer wakes it, what a loopback TCP round trip costs (one
+// thread: write, read, write, read), and what one bare system call costs. A run's schedule
+// lag is judged against these (docs/metrics.md).
+type Calibration struct {
+	// TimerLagP50Ns, TimerLagP99Ns and TimerLagMaxNs are how late a timerfd armed for an
+	// absolute instant woke the worker, over TimerSamples sleeps.
+	TimerLagP50Ns int64 `json:"timer_lag_p50_ns"`
+	TimerLagP99Ns int64 `json:"timer_lag_p99_ns"`
+	TimerLagMaxNs int64 `json:"timer_lag_max_ns"`
+	TimerSamples  int   `json:"timer_samples"`
+	// LoopbackRTTP50Ns and LoopbackRTTP99Ns are one loopback round trip of one byte.
+	LoopbackRTTP50Ns int64 `json:"loopback_rtt_p50_ns"`
+	LoopbackRTTP99Ns int64 `json:"loopback_rtt_p99_ns"`
+	// SyscallNs is the median cost of one bare system call (getppid).
+	SyscallNs int64 `json:"syscall_ns"`
 }
 
 // Counts tally request outcomes. Every planned request is in exactly one of the others:

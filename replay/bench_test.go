@@ -24,11 +24,19 @@ func TestWorkerSteadyStateAllocs(t *testing.T) {
 		t.Skip("the race detector allocates on its own")
 	}
 	addr := rawServer(t, 16)
+	for _, client := range []string{ClientNet, ClientLoop} {
+		t.Run(client, func(t *testing.T) { steadyStateAllocs(t, addr, client) })
+	}
+}
+
+// steadyStateAllocs checks one client's allocations per request (see
+// TestWorkerSteadyStateAllocs).
+func steadyStateAllocs(t *testing.T, addr, client string) {
 	mallocs := func(n int) uint64 {
 		ps := singleTurn(n, job{}, nil)
 		ps.meta.Concurrency = 4
 		plan := ps.write(t, t.TempDir())
-		cfg := workerConfig{Plan: plan, URLs: []string{"http://" + addr}, Workers: 1, CPU: -1,
+		cfg := workerConfig{Plan: plan, URLs: []string{"http://" + addr}, Workers: 1, CPU: -1, Client: client,
 			RequestTimeoutNs: int64(10 * time.Second), Log: filepath.Join(t.TempDir(), "w.rawlog")}
 		var before, after runtime.MemStats
 		runtime.GC()

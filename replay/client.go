@@ -344,12 +344,9 @@ var (
 	errTooManyReads = errors.New("response took more reads than the limit")
 )
 
-// exchange writes one request on c and reads its response into q (Status, WriteStartNs,
-// WriteEndNs, HeaderNs, ReadNs, ReadEnd, Body). It allocates nothing on success. now returns
-// nanoseconds on the run's clock. afterWrite is called once the request is written, to set
-// the read deadline.
-func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, eb *exchangeBuffers,
-	q *rawlog.Request, now func() int64, afterWrite func(writeEnd int64)) (exchangeResult, error) {
+// renderSuffix renders what follows a request head: the Content-Length value for body, the
+// session header, and the empty line.
+func (eb *exchangeBuffers) renderSuffix(body []byte, sessionHeader string, session uint32) {
 	eb.suffix = strconv.AppendUint(eb.suffix[:0], uint64(len(body)), 10)
 	eb.suffix = append(eb.suffix, "\r\n"...)
 	if sessionHeader != "" {
@@ -359,6 +356,15 @@ func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, 
 		eb.suffix = append(eb.suffix, "\r\n"...)
 	}
 	eb.suffix = append(eb.suffix, "\r\n"...)
+}
+
+// exchange writes one request on c and reads its response into q (Status, WriteStartNs,
+// WriteEndNs, HeaderNs, ReadNs, ReadEnd, Body). It allocates nothing on success. now returns
+// nanoseconds on the run's clock. afterWrite is called once the request is written, to set
+// the read deadline.
+func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, eb *exchangeBuffers,
+	q *rawlog.Request, now func() int64, afterWrite func(writeEnd int64)) (exchangeResult, error) {
+	eb.renderSuffix(body, sessionHeader, session)
 	eb.bufs[0], eb.bufs[1], eb.bufs[2] = head, eb.suffix, body
 	eb.wv = eb.bufs[:]
 	q.WriteStartNs = now()
@@ -370,82 +376,113 @@ func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, 
 	}
 	afterWrite(q.WriteEndNs)
 
-	var h respHead
-	var dec bodyDecoder
-	maxBody, maxReads := eb.limits()
-	filled := 0 // bytes of head accumulated in rbuf
-	headDone := false
-	got := false // any response byte arrived
-	buf := eb.rbuf
+	var rp respParser
+	rp.reset(eb)
 	for {
-		n, err := c.nc.Read(buf[filled:])
+		n, err := c.nc.Read(rp.space(eb))
 		t := now()
 		if n > 0 {
-			got = true
-			if !headDone {
-				from := filled - 3
-				filled += n
-				for {
-					end, tl := findHeadEnd(buf[:filled], from)
-					if end < 0 {
-						break
-					}
-					if perr := parseHead(buf[:end], &h); perr != nil {
-						c.broken = true
-						return exProtocol, perr
-					}
-					rest := buf[end+tl : filled]
-					if h.status == 101 {
-						c.broken = true
-						return exProtocol, errors.New("server switched protocols (101)")
-					}
-					if h.status < 200 {
-						// Interim response (100 Continue, 103 Early Hints): drop it; the final
-						// head may already be in what is left.
-						filled = copy(buf, rest)
-						from = 0
-						continue
-					}
-					headDone = true
-					q.Status = h.status
-					q.HeaderNs = t
-					dec.reset(&h, maxBody)
-					filled = 0
-					if len(rest) > 0 {
-						if res, stop, err := takeBody(c, &dec, q, rest, t, maxReads); stop {
-							return res, err
-						}
-					}
-					break
-				}
-				if !headDone {
-					if filled == len(buf) {
-						c.broken = true
-						return exProtocol, errHeaderTooLarge
-					}
-					if err != nil {
-						return classifyNetErr(c, err, got)
-					}
-					continue
-				}
-			} else if res, stop, err := takeBody(c, &dec, q, buf[:n], t, maxReads); stop {
-				return res, err
-			}
-			if headDone && dec.done() {
-				if !h.keepAlive || dec.excess {
-					c.broken = true
-				}
-				return exOK, nil
+			if end, res, perr := rp.onRead(c, eb, n, t, q); end {
+				return res, perr
 			}
 		}
 		if err != nil {
-			if err == io.EOF && headDone && dec.framing == frameClose {
-				c.broken = true
-				return exOK, nil
-			}
-			return classifyNetErr(c, err, got)
+			return rp.onEnd(c, err)
 		}
 	}
+}
+
+// respParser follows one response through the reads that bring it, whichever client makes
+// them: the net client's blocking reads or the event loop's non-blocking ones. Reads land in
+// space(eb); onRead takes each one with the instant it returned, onEnd the error or EOF that
+// ended the reads.
+type respParser struct {
+	h        respHead
+	dec      bodyDecoder
+	maxBody  int
+	maxReads int
+	filled   int  // bytes of head accumulated in eb.rbuf
+	headDone bool // the final response head was parsed
+	got      bool // any response byte arrived
+}
+
+// reset prepares p for a new response, with eb's limits.
+func (p *respParser) reset(eb *exchangeBuffers) {
+	*p = respParser{}
+	p.maxBody, p.maxReads = eb.limits()
+}
+
+// space is where the next read goes.
+func (p *respParser) space(eb *exchangeBuffers) []byte { return eb.rbuf[p.filled:] }
+
+// onRead takes n bytes read into space(eb) at t. end says the exchange is over, with res and
+// err saying how.
+func (p *respParser) onRead(c *conn, eb *exchangeBuffers, n int, t int64, q *rawlog.Request) (end bool, res exchangeResult, err error) {
+	p.got = true
+	buf := eb.rbuf
+	if !p.headDone {
+		from := p.filled - 3
+		p.filled += n
+		for {
+			e, tl := findHeadEnd(buf[:p.filled], from)
+			if e < 0 {
+				break
+			}
+			if perr := parseHead(buf[:e], &p.h); perr != nil {
+				c.broken = true
+				return true, exProtocol, perr
+			}
+			rest := buf[e+tl : p.filled]
+			if p.h.status == 101 {
+				c.broken = true
+				return true, exProtocol, errors.New("server switched protocols (101)")
+			}
+			if p.h.status < 200 {
+				// Interim response (100 Continue, 103 Early Hints): drop it; the final
+				// head may already be in what is left.
+				p.filled = copy(buf, rest)
+				from = 0
+				continue
+			}
+			p.headDone = true
+			q.Status = p.h.status
+			q.HeaderNs = t
+			p.dec.reset(&p.h, p.maxBody)
+			p.filled = 0
+			if len(rest) > 0 {
+				if res, stop, err := takeBody(c, &p.dec, q, rest, t, p.maxReads); stop {
+					return true, res, err
+				}
+			}
+			break
+		}
+		if !p.headDone {
+			if p.filled == len(buf) {
+				c.broken = true
+				return true, exProtocol, errHeaderTooLarge
+			}
+			return false, exOK, nil
+		}
+	} else if res, stop, err := takeBody(c, &p.dec, q, buf[:n], t, p.maxReads); stop {
+		return true, res, err
+	}
+	if p.dec.done() {
+		if !p.h.keepAlive || p.dec.excess {
+			c.broken = true
+		}
+		return true, exOK, nil
+	}
+	return false, exOK, nil
+}
+
+// onEnd takes the error (io.EOF at the server's close) that ended the reads before onRead
+// said the exchange was over.
+func (p *respParser) onEnd(c *conn, err error) (exchangeResult, error) {
+	if err == io.EOF && p.headDone && p.dec.framing == frameClose {
+		c.broken = true
+		return exOK, nil
+	}
+	return classifyNetErr(c, err, p.got)
 }
 
 // takeBody decodes p, the body bytes of one read that returned at t, into q and records the

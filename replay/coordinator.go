@@ -47,9 +47,14 @@ type Replay struct {
 	stopOnce sync.Once
 	abrtOnce sync.Once
 
+	// lateGap is how late after StartAt the run may still start (the plan's first gap).
+	lateGap time.Duration
+
 	manifest rawlog.Manifest
 	mu       sync.Mutex // guards manifest writes
 	noticeMu sync.Mutex // notices come from every worker's reader goroutine
+
+	sm serverMetricsState // server_metrics.jsonl and DCGM scrapes (servermetrics.go)
 }
 
 // New checks the options, opens and verifies the plan (hash and every record), checks that
@@ -122,6 +127,10 @@ func (r *Replay) setup() error {
 	if err != nil {
 		return err
 	}
+	shardC, err := r.setupShard(info)
+	if err != nil {
+		return err
+	}
 	r.info = info
 	cpus := o.CPUs
 	if cpus == nil {
@@ -149,11 +158,11 @@ func (r *Replay) setup() error {
 	if info.sessions > 0 && n > info.sessions {
 		n = info.sessions
 	}
-	if m.Concurrency > 0 && n > m.Concurrency {
-		n = m.Concurrency
+	if shardC > 0 && n > shardC {
+		n = shardC
 	}
 	if n < want {
-		r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan has %d sessions and concurrency %d", n, want, info.sessions, m.Concurrency))
+		r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %d sessions and concurrency %d", n, want, r.shardWords(), info.sessions, shardC))
 	}
 	r.cpus = make([]int, n)
 	for i := range r.cpus {
@@ -165,7 +174,7 @@ func (r *Replay) setup() error {
 	r.planned = shardSizes(info.ord, n)
 	// Raised here, before any worker exists; each worker raises its own too.
 	soft, hard, _ := raiseFileLimit()
-	if err := checkFileLimit(m.Concurrency, n, info.sessions < r.plan.Len(), soft, hard); err != nil {
+	if err := checkFileLimit(shardC, n, info.sessions < r.plan.Len(), soft, hard); err != nil {
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {
@@ -203,6 +212,7 @@ type proc struct {
 	stdin   io.WriteCloser
 	mu      sync.Mutex
 	ready   bool
+	calib   *rawlog.Calibration // the worker's self-calibration (its "calibration" line)
 	doneMsg string
 	errMsg  string
 	sent    atomic.Int64
@@ -272,8 +282,8 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			URLs: o.URLs, Headers: headers, RequestTimeoutNs: int64(o.RequestTimeout), GraceNs: int64(o.GracePeriod),
 			ConnReuse: o.ConnectionReuse, SessionHeader: o.SessionHeader, UserAgent: "llmbench-replay/" + o.ToolVersion,
 			TLSCAFile: o.TLSCAFile, TLSInsecure: o.TLSInsecureSkipVerify,
-			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin),
-			MaxResponseBytes: o.MaxResponseBytes}
+			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin), Client: o.Client,
+			MaxResponseBytes: o.MaxResponseBytes, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount, LocalAddrs: o.LocalAddrs}
 		p, err := r.startWorker(cfg, readyCh, exitCh)
 		if err != nil {
 			for _, q := range procs[:i] {
@@ -308,7 +318,20 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			return r.failProcs(procs, errors.New("a worker exited before the start"))
 		}
 	}
+	for i, p := range procs {
+		p.mu.Lock()
+		m.Workers[i].Calibration = p.calib // sent before ready
+		p.mu.Unlock()
+	}
 	start := time.Now().Add(o.StartDelay)
+	if !o.StartAt.IsZero() {
+		// The shared instant: refused now if it passed too long ago (setup checked it
+		// already, but the workers took time to get ready).
+		if err := checkLateStart(o.StartAt, time.Now(), r.lateGap); err != nil {
+			return r.failProcs(procs, err)
+		}
+		start = o.StartAt
+	}
 	startNs := start.UnixNano()
 	for _, p := range procs {
 		p.send("start " + strconv.FormatInt(startNs, 10))
@@ -319,10 +342,12 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		r.abortProcs(procs)
 		return r.finish(procs, false, err)
 	}
+	r.awaitStart(start)
 
 	// GPU telemetry, in this process, off the workers' CPUs.
 	telStop := make(chan struct{})
 	telDone := make(chan error, 1)
+	r.startServerMetrics(start, telStop)
 	r.startTelemetry(start, telStop, telDone)
 
 	progStop := make(chan struct{})
@@ -375,6 +400,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	if telErr != nil {
 		r.notice("replay: GPU telemetry: " + telErr.Error())
 	}
+	r.waitServerMetrics()
 	return r.finish(procs, interrupted, nil)
 }
 
@@ -540,6 +566,13 @@ func (r *Replay) startWorker(cfg workerConfig, readyCh, exitCh chan<- int) (*pro
 			line := sc.Text()
 			kind, rest, _ := strings.Cut(line, " ")
 			switch kind {
+			case "calibration":
+				var c rawlog.Calibration
+				if json.Unmarshal([]byte(rest), &c) == nil {
+					p.mu.Lock()
+					p.calib = &c
+					p.mu.Unlock()
+				}
 			case "ready":
 				p.mu.Lock()
 				p.ready = true
@@ -682,7 +715,8 @@ func (r *Replay) initManifest() {
 		PlanHash: r.plan.HashHex(), PlanPath: r.absPlan(), URLs: redactURLs(o.URLs), Host: host,
 		Kernel: kernelRelease(), CPUModel: cpuModel(), CommandLine: RedactArgs(o.CommandLine),
 		Status: rawlog.StatusRunning}
-	m.Counts.Planned = r.plan.Len()
+	m.Counts.Planned = r.info.records()
+	r.shardManifest(m)
 	for i := range r.cpus {
 		m.Workers = append(m.Workers, rawlog.WorkerInfo{ID: i, CPU: r.cpus[i], Log: WorkerLogName(i),
 			Planned: r.planned[i], Status: rawlog.StatusRunning})
@@ -708,8 +742,10 @@ func (r *Replay) initManifest() {
 		"session_header":                 o.SessionHeader,
 		"gpu_sample_interval_ms":         float64(o.GPUSampleInterval) / 1e6,
 		"spin_us":                        float64(o.Spin) / 1e3,
+		"client":                         o.Client,
 		"max_response_bytes":             o.MaxResponseBytes,
 		"concurrency":                    r.plan.Meta().Concurrency,
+		"local_addrs":                    FormatLocalAddrs(o.LocalAddrs),
 	}
 }
 
@@ -727,6 +763,10 @@ func (r *Replay) startTelemetry(start time.Time, stop <-chan struct{}, done chan
 	m := &r.manifest
 	if r.opts.GPUSampleInterval < 0 {
 		m.TelemetryNote = "GPU telemetry turned off"
+		done <- nil
+		return
+	}
+	if r.sm.dcgm {
 		done <- nil
 		return
 	}

@@ -22,7 +22,7 @@ import (
 // testOptions are Options for a coordinator run whose workers are this test binary.
 func testOptions(t testing.TB, plan, url string) Options {
 	return Options{Plan: plan, URLs: []string{url}, OutputDir: filepath.Join(t.TempDir(), "run"),
-		WorkerCommand: []string{os.Args[0], WorkerArg}, GPUSampleInterval: -1,
+		WorkerCommand: []string{os.Args[0], WorkerArg}, GPUSampleInterval: -1, NoServerMetrics: true,
 		RequestTimeout: 20 * time.Second, GracePeriod: 5 * time.Second}
 }
 

@@ -11,6 +11,18 @@
 // 200 ms ahead, as a wall-clock time and sends it to all workers. Workers report progress on
 // stdout; the coordinator shows it, samples GPUs (package telemetry) and writes run.json.
 //
+// # Clients
+//
+// A worker's HTTP client is the event loop (ClientLoop, the default on Linux for http URLs;
+// loop_linux.go): one goroutine locked to one OS thread runs every socket, the schedule's
+// timerfd and the deadlines through an edge-triggered epoll set, with GOMAXPROCS=2 so that the
+// thread keeps its P while it sleeps and the log writer, command reader and tickers run on
+// the other, all on the worker's CPU. ClientNet (client.go, runner.go) runs a goroutine per
+// in-flight unit over Go's net package; https URLs always use it. Both log the same records
+// and outcomes (--client, docs/run-format.md options.client). Before it says ready, a pinned
+// worker calibrates its machine (calibrate_linux.go): timer wake-up lag, a loopback round
+// trip and one bare system call, recorded in run.json for the verdict.
+//
 // # Clock
 //
 // Every timestamp in a run is nanoseconds since the shared start instant, on the monotonic

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -76,10 +77,21 @@ type Options struct {
 	SessionHeader string
 	// GPUSampleInterval is the NVML sampling period (0: 100 ms); negative turns telemetry off.
 	GPUSampleInterval time.Duration
+	// ServerMetricsURLs are Prometheus endpoints scraped during the run into
+	// server_metrics.jsonl, after the default <scheme>://<host>/metrics of each URL (AIPerf's
+	// discovery); NoServerMetrics turns scraping off; ServerMetricsInterval is the period
+	// (0: 333 ms). GPUTelemetryURLs are DCGM exporter endpoints: when set, they are the GPU
+	// telemetry source instead of NVML (GPUSampleInterval < 0 still turns it off).
+	ServerMetricsURLs     []string
+	NoServerMetrics       bool
+	ServerMetricsInterval time.Duration
+	GPUTelemetryURLs      []string
 	// TLSCAFile is a PEM file of CAs trusted for https URLs (default: the system's).
 	TLSCAFile string
 	// TLSInsecureSkipVerify accepts any server certificate.
 	TLSInsecureSkipVerify bool
+	// Client is the worker's HTTP client: ClientLoop or ClientNet; "" means DefaultClient.
+	Client string
 	// Spin makes open-loop sends wake this long before their instant and busy-wait the rest.
 	// It lowers schedule lag at the cost of CPU the worker's reads then wait for; 0 is off.
 	Spin time.Duration
@@ -101,6 +113,22 @@ type Options struct {
 	WaitForModelMode string
 	// WaitForModelInterval is the pause between probes; 0 means DefaultWaitForModelInterval.
 	WaitForModelInterval time.Duration
+
+	// ShardIndex and ShardCount make this replay shard ShardIndex of ShardCount of a
+	// distributed run (distshard.go): it replays only its sessions and its share of the
+	// concurrency. ShardCount 0 replays the whole plan.
+	ShardIndex, ShardCount int
+	// StartAt, when not zero, is the wall-clock instant of the plan's t = 0, the same on
+	// every shard; zero means StartDelay after the workers are ready.
+	StartAt time.Time
+	// RunID names the distributed run in run.json (shard.run_id); optional.
+	RunID string
+	// PlanHash, when set, is the identity (hex SHA-256) the plan must have: a shard refuses
+	// to start from another plan than the one its run was generated for.
+	PlanHash string
+	// LocalAddrs are source addresses connections are spread over, round-robin
+	// (localaddr.go); nil lets the kernel choose.
+	LocalAddrs []netip.Addr
 
 	// CommandLine is recorded in run.json after redaction (RedactArgs).
 	CommandLine []string
@@ -154,6 +182,9 @@ func (o *Options) normalize() error {
 	if o.OutputDir == "" {
 		return errors.New("output-dir: no run directory given")
 	}
+	if err := checkShard(o.ShardIndex, o.ShardCount); err != nil {
+		return err
+	}
 	if o.Workers < 0 {
 		return fmt.Errorf("workers %d: must be positive", o.Workers)
 	}
@@ -181,6 +212,9 @@ func (o *Options) normalize() error {
 	if o.GPUSampleInterval == 0 {
 		o.GPUSampleInterval = DefaultGPUSampleInterval
 	}
+	if err := o.normalizeServerMetrics(); err != nil {
+		return err
+	}
 	if o.StartDelay <= 0 {
 		o.StartDelay = DefaultStartDelay
 	}
@@ -190,6 +224,11 @@ func (o *Options) normalize() error {
 	if o.MaxResponseBytes < 0 || o.MaxResponseBytes > MaxResponseBytesLimit {
 		return fmt.Errorf("max-response-bytes %d: must be between 1 and %d (1 GiB)", o.MaxResponseBytes, MaxResponseBytesLimit)
 	}
+	c, err := checkClient(o.Client)
+	if err != nil {
+		return err
+	}
+	o.Client = c
 	if o.Spin < 0 || o.Spin > 10*time.Millisecond {
 		return fmt.Errorf("spin %v: must be between 0 and 10ms", o.Spin)
 	}

@@ -28,7 +28,8 @@ const WorkerArg = "__worker"
 //	                                start <unix ns>       begin; the run's clock zero
 //	                                stop                  interruption: send nothing new, grace period
 //	                                abort                 cut in-flight requests now
-//	worker -> coordinator (stdout): ready
+//	worker -> coordinator (stdout): calibration <JSON>    self-calibration (rawlog.Calibration), before ready
+//	                                ready
 //	                                progress <sent> <done> <errors>
 //	                                error <message>       why the worker failed, once, as it happens
 //	                                done <status> <planned> <completed> <failed> <cancelled> <aborted> <not_sent>
@@ -98,6 +99,12 @@ func runWorkerProcess(cfg workerConfig, cmds <-chan string, out *lineWriter) (wo
 	// The hot path allocates nothing, so garbage comes only from setup; a larger GC target
 	// keeps the collector from running mid-stream on a worker's single P.
 	debug.SetGCPercent(400)
+	// Self-calibration, on the pinned CPU, before the worker says it is ready (so before
+	// the start instant is even chosen): a failure only leaves run.json without it.
+	if c, err := calibrate(); err == nil {
+		b, _ := json.Marshal(c)
+		out.line("calibration " + string(b))
+	}
 	return runWorker(cfg, cmds, procReport{out})
 }
 

@@ -33,7 +33,7 @@ type recovery struct {
 func (r *Replay) shardIndices(id int) []int {
 	var idx []int
 	for i, o := range r.info.ord {
-		if int(o)%len(r.cpus) == id {
+		if o != notInShard && int(o)%len(r.cpus) == id {
 			idx = append(idx, i)
 		}
 	}

@@ -1,11 +1,8 @@
 package replay
 
 import (
-	"errors"
-	"fmt"
 	"runtime/debug"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/llmbench/llmbench/mmapds"
@@ -322,34 +319,7 @@ func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
 	q.EndNs = w.nowNs()
 	r.inRequest = false
 	r.setActive(nil)
-	if errors.Is(err, syscall.EFAULT) {
-		// writev from the plan's mapping faulted in the kernel: the plan file was truncated.
-		w.fail(fmt.Errorf("plan %s: %w: writing request %d's body from it failed: %v", w.cfg.Plan, mmapds.ErrChanged, q.Index, err))
-	}
-	switch res {
-	case exOK:
-		q.Outcome = rawlog.OutcomeCompleted
-	case exDeadline:
-		switch {
-		case w.aborting.Load():
-			q.Outcome = rawlog.OutcomeAborted
-			q.Err = *w.abortWhy.Load()
-		case r.cancelAt != maxInt64 && q.EndNs >= r.cancelAt:
-			q.Outcome = rawlog.OutcomeCancelled
-			q.Err = "cancelled by plan after send"
-		default:
-			q.Outcome = rawlog.OutcomeFailed
-			q.Err = "timeout"
-		}
-	default:
-		if w.aborting.Load() {
-			q.Outcome = rawlog.OutcomeAborted
-			q.Err = *w.abortWhy.Load()
-		} else {
-			q.Outcome = rawlog.OutcomeFailed
-			q.Err = failText(res, err, prefix, len(q.Body), &r.eb)
-		}
-	}
+	w.settle(q, res, err, prefix, r.cancelAt, &r.eb)
 	if c != nil {
 		c.used = true
 		switch {
@@ -364,11 +334,7 @@ func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
 			w.pool.put(c)
 		}
 	}
-	w.done.Add(1)
-	if countedOutcome(q) != rawlog.OutcomeCompleted {
-		w.errs.Add(1)
-	}
-	w.logRequest(q)
+	w.logDone(q)
 }
 
 // retainBody and retainReads bound the response buffers a runner keeps between requests: one
@@ -378,10 +344,12 @@ const (
 	retainReads = 1 << 16
 )
 
-// resetResponse empties the response fields of the runner's record, keeping their buffers
-// unless there are none yet or a large response grew them past what is worth keeping.
-func (r *runner) resetResponse() {
-	q := &r.q
+// resetResponse empties the response fields of the runner's record (see resetResponse).
+func (r *runner) resetResponse() { resetResponse(&r.q) }
+
+// resetResponse empties q's response fields, keeping their buffers unless there are none yet
+// or a large response grew them past what is worth keeping.
+func resetResponse(q *rawlog.Request) {
 	q.ReadNs, q.ReadEnd, q.Body = q.ReadNs[:0], q.ReadEnd[:0], q.Body[:0]
 	if cap(q.Body) == 0 || cap(q.Body) > retainBody {
 		q.Body = make([]byte, 0, 16<<10)

@@ -35,7 +35,9 @@ func sessionOrdinals(p *mmapds.Plan) ([]uint32, int, error) {
 func shardSizes(ord []uint32, w int) []int {
 	n := make([]int, w)
 	for _, o := range ord {
-		n[int(o)%w]++
+		if o != notInShard {
+			n[int(o)%w]++
+		}
 	}
 	return n
 }
@@ -82,7 +84,7 @@ func buildShard(p *mmapds.Plan, ord []uint32, workers, w, urls int) (*shard, err
 	lastOfSession := map[uint32]int32{} // session ordinal -> last plan index seen in this shard
 	unitOf := map[int32]int32{}         // plan index -> unit id
 	for i := range ord {
-		if int(ord[i])%workers != w {
+		if ord[i] == notInShard || int(ord[i])%workers != w {
 			continue
 		}
 		r, _, err := p.Record(i)

@@ -26,8 +26,13 @@ type logSink struct {
 	// writeThrough (tests) makes Write write out before it returns, so that a failure
 	// shows at the next Write: the order the writer goroutine may win under load.
 	writeThrough bool
-	wake         chan struct{}
-	done         chan struct{}
+	// ownerFlush (the event loop) says the goroutine that logs wakes the writer itself, with
+	// kick, once per batch of frames (before it sleeps) rather than on every Write: a wake-up
+	// per frame costs the loop a thread switch each. The writes stay on the writer goroutine,
+	// so a slow disk never stalls the loop.
+	ownerFlush bool
+	wake       chan struct{}
+	done       chan struct{}
 }
 
 // maxPending bounds the bytes waiting for the writer; Write blocks beyond it rather than grow
@@ -47,6 +52,12 @@ func newLogSink(f logFile) *logSink {
 func (s *logSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	for len(s.active)+len(p) > maxPending && len(s.active) > 0 && s.err == nil && !s.closed {
+		if s.ownerFlush {
+			select { // nobody woke the writer for these frames yet
+			case s.wake <- struct{}{}:
+			default:
+			}
+		}
 		s.cond.Wait()
 	}
 	if s.err != nil {
@@ -59,12 +70,29 @@ func (s *logSink) Write(p []byte) (int, error) {
 	if s.writeThrough {
 		s.writeOut()
 	}
+	owner := s.ownerFlush
 	s.mu.Unlock()
+	if owner {
+		return len(p), nil
+	}
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
 	return len(p), nil
+}
+
+// kick wakes the writer goroutine when frames are waiting (see ownerFlush).
+func (s *logSink) kick() {
+	s.mu.Lock()
+	waiting := len(s.active) > 0 // while it writes, the token makes it come back for these
+	s.mu.Unlock()
+	if waiting {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // failed reports whether a write to the file has failed; nothing reaches it after that.

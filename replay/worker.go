@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/llmbench/llmbench/mmapds"
@@ -38,8 +40,15 @@ type workerConfig struct {
 	Log              string      `json:"log"`
 	// SpinNs makes open-loop sends wake this long before their instant and spin the rest.
 	SpinNs int64 `json:"spin_ns"`
+	// Client is the HTTP client (ClientLoop, ClientNet; "" is DefaultClient).
+	Client string `json:"client,omitempty"`
 	// MaxResponseBytes bounds what one request stores (Options.MaxResponseBytes).
 	MaxResponseBytes int64 `json:"max_response_bytes"`
+	// ShardIndex and ShardCount select the distributed shard (distshard.go); count 0: all.
+	ShardIndex int `json:"shard_index,omitempty"`
+	ShardCount int `json:"shard_count,omitempty"`
+	// LocalAddrs are the source addresses to spread connections over (localaddr.go).
+	LocalAddrs []netip.Addr `json:"local_addrs,omitempty"`
 
 	// openLog opens the log file; nil means os.OpenFile. Tests put a failing file here.
 	openLog func(path string) (logFile, error)
@@ -136,6 +145,8 @@ type worker struct {
 	profileStart       int64
 	profileAfterWarmup bool
 	lr                 live
+	// loop is the event-loop client; nil when the worker runs the net client.
+	loop *evloop
 }
 
 const maxInt64 = int64(^uint64(0) >> 1)
@@ -180,6 +191,9 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if err := info.restrict(cfg.ShardIndex, cfg.ShardCount); err != nil {
+		return fail(err)
+	}
 	w.info = info
 	if len(cfg.URLs) == 0 {
 		return fail(errors.New("no URL"))
@@ -208,7 +222,11 @@ func newWorker(cfg workerConfig) (*worker, error) {
 		w.targets = append(w.targets, t)
 	}
 	w.pool.idle = make([][]*conn, len(w.targets))
-	if n := w.meta.Concurrency; n > 0 {
+	shardC, err := shardConcurrency(w.meta.Concurrency, cfg.ShardIndex, cfg.ShardCount)
+	if err != nil {
+		return fail(err)
+	}
+	if n := shardC; n > 0 {
 		share := slotShare(n, cfg.Workers, cfg.ID)
 		if share == 0 {
 			return fail(fmt.Errorf("worker %d of %d has no share of concurrency %d", cfg.ID, cfg.Workers, n))
@@ -223,9 +241,14 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	}
 	w.logged = make([]atomic.Uint64, (p.Len()+63)/64)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	w.dialer = net.Dialer{KeepAlive: 30 * time.Second}
+	w.dialer = NewLocalAddrPicker(cfg.LocalAddrs, cfg.ID).Dialer(net.Dialer{KeepAlive: 30 * time.Second})
 	if err := w.lr.init(w.meta); err != nil {
 		return fail(err)
+	}
+	if cfg.Client == ClientLoop || cfg.Client == "" && DefaultClient == ClientLoop {
+		if w.loop, err = newEvloop(w); err != nil && err != errTLSNet {
+			fmt.Fprintf(os.Stderr, "replay worker %d: --client loop: %v; using the net client\n", cfg.ID, err)
+		}
 	}
 	return w, nil
 }
@@ -277,6 +300,7 @@ func (w *worker) openLog() error {
 	}
 	w.file = f
 	w.sink = newLogSink(f)
+	w.sink.ownerFlush = w.loop != nil // the event loop wakes the writer once per wake-up
 	w.sink.writeThrough = w.cfg.logWriteThrough
 	return nil
 }
@@ -312,11 +336,16 @@ func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (w
 	go w.cpuLoop(cpuStop, cpuDone)
 
 	allDone := make(chan struct{})
-	w.dispatchers.Add(2)
-	go w.dispatchOpen()
-	go w.dispatchClosed()
-	if w.slots != nil {
-		go w.ramp()
+	if w.loop != nil {
+		w.dispatchers.Add(1)
+		go w.loop.run()
+	} else {
+		w.dispatchers.Add(2)
+		go w.dispatchOpen()
+		go w.dispatchClosed()
+		if w.slots != nil {
+			go w.ramp()
+		}
 	}
 	go func() {
 		w.dispatchers.Wait()
@@ -516,6 +545,49 @@ func (w *worker) logRequest(q *rawlog.Request) {
 	}
 }
 
+// settle sets q's outcome and Err from how its exchange ended (res, err; prefix names the
+// step that failed), whichever client ran it: an abort, the plan's cancel-after (cancelAt,
+// maxInt64 when none was armed) and the request timeout tell a deadline apart. q.EndNs is set.
+func (w *worker) settle(q *rawlog.Request, res exchangeResult, err error, prefix string, cancelAt int64, eb *exchangeBuffers) {
+	if errors.Is(err, syscall.EFAULT) {
+		// writev from the plan's mapping faulted in the kernel: the plan file was truncated.
+		w.fail(fmt.Errorf("plan %s: %w: writing request %d's body from it failed: %v", w.cfg.Plan, mmapds.ErrChanged, q.Index, err))
+	}
+	switch res {
+	case exOK:
+		q.Outcome = rawlog.OutcomeCompleted
+	case exDeadline:
+		switch {
+		case w.aborting.Load():
+			q.Outcome = rawlog.OutcomeAborted
+			q.Err = *w.abortWhy.Load()
+		case cancelAt != maxInt64 && q.EndNs >= cancelAt:
+			q.Outcome = rawlog.OutcomeCancelled
+			q.Err = "cancelled by plan after send"
+		default:
+			q.Outcome = rawlog.OutcomeFailed
+			q.Err = "timeout"
+		}
+	default:
+		if w.aborting.Load() {
+			q.Outcome = rawlog.OutcomeAborted
+			q.Err = *w.abortWhy.Load()
+		} else {
+			q.Outcome = rawlog.OutcomeFailed
+			q.Err = failText(res, err, prefix, len(q.Body), eb)
+		}
+	}
+}
+
+// logDone counts a request that was sent as done and logs it.
+func (w *worker) logDone(q *rawlog.Request) {
+	w.done.Add(1)
+	if countedOutcome(q) != rawlog.OutcomeCompleted {
+		w.errs.Add(1)
+	}
+	w.logRequest(q)
+}
+
 // countedOutcome is the outcome under which run.json's counts tally q: a response read to
 // its end with a status other than 2xx counts as failed, as analyze counts it.
 func countedOutcome(q *rawlog.Request) rawlog.Outcome {
@@ -690,15 +762,18 @@ func (w *worker) release() {
 }
 
 // ramp holds back the slots the concurrency ramp has not opened yet. Globally slot j opens
-// at ConcurrencyRampNs*j/(N-1); this worker owns the slots j with j mod W == its id.
+// at ConcurrencyRampNs*j/(N-1); distributed shard I of S owns the slots j with j mod S == I,
+// numbered j/S within it, and this worker owns the shard's slots with that number mod W ==
+// its id.
 func (w *worker) ramp() {
 	n, W, id := w.meta.Concurrency, w.cfg.Workers, w.cfg.ID
 	r := w.meta.ConcurrencyRampNs
 	if r <= 0 || n <= 1 {
 		return
 	}
+	si, sc := w.cfg.ShardIndex, max(w.cfg.ShardCount, 1)
 	var later []int64
-	for j := id; j < n; j += W {
+	for j := si + id*sc; j < n; j += W * sc {
 		if t := r * int64(j) / int64(n-1); t > 0 {
 			later = append(later, t)
 		}

@@ -26,3 +26,6 @@ echo "== replay against mockllm (TTFT 20 ms, ITL 5 ms) at $url"
 
 echo "== analyze"
 "$bin/analyze" "$out/run"
+
+# The last line: the run's HTML report (one offline file, docs/report.md).
+echo "== report: $(cd "$out/run" && pwd)/report.html"

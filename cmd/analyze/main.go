@@ -3,6 +3,7 @@
 // console table and the verdict on the client's schedule, and checks release gates.
 //
 //	analyze [flags] RUN_DIR [RUN_DIR...]
+//	analyze compare [flags] RUN_A RUN_B [RUN...]   (compare.html, compare.json: docs/report.md)
 //
 // Exit status: 0 when every gate holds, 1 when a gate or the error-rate bound fails or a log
 // is damaged (the other logs are still analysed), 2 on bad input (one line on stderr).
@@ -34,6 +35,9 @@ func main() {
 
 // run parses the command line (flags: cli.Analyze) and analyses the run directories.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "compare" { // analyze compare RUN_A RUN_B [RUN...] (cli/compare.go)
+		return cli.RunCompare(args[1:], stdout, stderr)
+	}
 	a := cli.NewAnalyze()
 	fs := a.FS
 	ver := cli.AddVersion(fs)

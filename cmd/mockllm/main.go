@@ -33,10 +33,11 @@ func main() {
 var flagOf = map[string]string{
 	"TTFT": "--ttft", "TTFTPerInputToken": "--ttft-per-input-token", "ITL": "--itl",
 	"TTFTJitterCV": "--ttft-jitter-cv", "ITLJitterCV": "--itl-jitter-cv", "TokensPerChunk": "--tokens-per-chunk",
-	"MaxBatch": "--max-batch", "ReasoningTokens": "--reasoning-tokens", "NaturalTokens": "--natural-tokens",
+	"MaxBatch": "--max-batch", "KVCacheTokens": "--kv-cache-tokens", "ReasoningTokens": "--reasoning-tokens", "NaturalTokens": "--natural-tokens",
 	"ErrorRate": "--error-rate", "StreamErrorRate": "--stream-error-rate", "DisconnectRate": "--disconnect-rate",
 	"StallRate": "--stall-rate", "StallDuration": "--stall-duration", "ToolCallRate": "--tool-call-rate",
 	"EmbeddingDim": "--embedding-dim", "Tokenizer": "--tokenizer",
+	"ImageTokens": "--image-tokens", "AudioTokensPerSecond": "--audio-tokens-per-second", "VideoTokens": "--video-tokens",
 }
 
 // run parses args, serves until ctx ends, and returns the exit code:
@@ -58,6 +59,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs.Float64Var(&o.ITLJitterCV, "itl-jitter-cv", d.ITLJitterCV, "lognormal jitter on each ITL gap: coefficient of variation (0 = none)")
 	fs.IntVar(&o.TokensPerChunk, "tokens-per-chunk", d.TokensPerChunk, "tokens carried by one SSE event")
 	fs.IntVar(&o.MaxBatch, "max-batch", d.MaxBatch, "requests served at once; more wait in a FIFO queue (0 = unbounded)")
+	fs.IntVar(&o.KVCacheTokens, "kv-cache-tokens", d.KVCacheTokens, "simulated KV cache size in tokens, for vllm:kv_cache_usage_perc (0 = 65536)")
 	fs.IntVar(&o.ReasoningTokens, "reasoning-tokens", d.ReasoningTokens, "reasoning tokens before the content (chat, responses, messages)")
 	fs.IntVar(&o.NaturalTokens, "natural-tokens", d.NaturalTokens, "mean natural output length without ignore_eos (drawn from [N/2, 3N/2])")
 	fs.Float64Var(&o.ErrorRate, "error-rate", d.ErrorRate, "fraction of requests answered with HTTP 500")
@@ -68,6 +70,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs.Float64Var(&o.ToolCallRate, "tool-call-rate", d.ToolCallRate, "fraction of chat/responses/messages requests answered with a tool call")
 	fs.StringVar(&o.APIKey, "api-key", d.APIKey, "require this key (Authorization: Bearer, or x-api-key on /v1/messages)")
 	fs.IntVar(&o.EmbeddingDim, "embedding-dim", d.EmbeddingDim, "embedding length when a request sets no dimensions")
+	fs.IntVar(&o.Media.ImageTokens, "image-tokens", d.Media.ImageTokens, "prompt tokens counted per image part (each must decode, else 400)")
+	fs.Float64Var(&o.Media.AudioTokensPerSecond, "audio-tokens-per-second", d.Media.AudioTokensPerSecond, "prompt tokens counted per second of audio (rounded up per clip)")
+	fs.IntVar(&o.Media.VideoTokens, "video-tokens", d.Media.VideoTokens, "prompt tokens counted per video part")
 	ver := cli.AddVersion(fs)
 	schedPath := fs.String("schedule-log", "", "write one JSON line per request: when its events were due and when each was sent (docs/mockllm.md)")
 	fs.Usage = func() {

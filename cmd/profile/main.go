@@ -24,6 +24,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/cmd/internal/cli"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/replay"
@@ -49,18 +50,23 @@ type command struct {
 	plan        *cli.Plan
 	replay      *cli.Replay
 	analyze     *cli.Analyze
+	sweep       *cli.Sweep
 	artifactDir string
 	version     bool
 }
 
 func newCommand() *command {
-	c := &command{fs: cli.NewFlagSet("profile"), plan: cli.NewPlan(), replay: cli.NewReplay(), analyze: cli.NewAnalyze()}
-	for _, s := range []*pflag.FlagSet{c.plan.FS, c.replay.FS, c.analyze.FS} {
+	c := &command{fs: cli.NewFlagSet("profile"), plan: cli.NewPlan(), replay: cli.NewReplay(), analyze: cli.NewAnalyze(), sweep: cli.NewSweep()}
+	c.sweep.Lists(c.plan.FS) // --concurrency 1,2,4 and --request-rate 5,10: AIPerf's sweep lists
+	for _, s := range []*pflag.FlagSet{c.plan.FS, c.replay.FS, c.analyze.FS, c.sweep.FS} {
 		c.fs.AddFlagSet(s) // a name two sets define (--tokenizer, --plan, ...) is added once: see share
 	}
 	c.fs.StringVar(&c.artifactDir, "artifact-dir", "artifacts", "folder of the artifact directories: each run gets a new <model>-openai-<endpoint>-<stimulus> inside (--output-dir names the directory itself)")
 	c.fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	for _, n := range noted {
+		if c.fs.Lookup(n.name) != nil {
+			continue // a flag that now has work here (a composed set defines it)
+		}
 		if n.isBool {
 			c.fs.Bool(n.name, false, "accepted: "+n.note)
 		} else {
@@ -99,15 +105,10 @@ var noted = []struct {
 	{name: "server-metrics", note: "server /metrics are not scraped", optional: "default"},
 }
 
-// multimodal are AIPerf's image, audio and video flags.
+// multimodal are AIPerf's media flags not served yet (the image, audio and video flags
+// come with the plan flag set, cmd/internal/cli/media.go): a video's embedded audio track.
 var multimodal = []string{
-	"audio-batch-size", "audio-length-mean", "audio-length-stddev", "audio-format", "audio-depths",
-	"audio-sample-rates", "audio-num-channels",
-	"image-width-mean", "image-width-stddev", "image-height-mean", "image-height-stddev",
-	"image-batch-size", "image-format", "image-source", "image-source-sampling",
-	"video-batch-size", "video-duration", "video-fps", "video-width", "video-height",
-	"video-synth-type", "video-format", "video-codec", "video-audio-sample-rate",
-	"video-audio-num-channels", "video-audio-codec", "video-audio-depth",
+	"video-audio-sample-rate", "video-audio-num-channels", "video-audio-codec", "video-audio-depth",
 }
 
 // share copies a flag given on the command line into the sets that define the same name
@@ -160,6 +161,10 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return bad(err)
 	}
 	planMode := c.replay.Plan() != ""
+	so, err := c.sweep.Options(planMode, cli.Changed(c.fs, "goodput"))
+	if err != nil {
+		return bad(err)
+	}
 	var name string
 	if planMode {
 		n, err := planArtifactName(c.replay.Plan())
@@ -174,6 +179,9 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 		}
 		o := c.plan.O
 		name = artifactName(o.Model, o.EndpointType, stimulus{o.Concurrency, o.RequestRate, o.FixedSchedule, o.UserCentricRate, o.NumUsers})
+		if multi := multiName(so); multi != "" {
+			name = modelEndpoint(o.Model, o.EndpointType) + "-" + multi
+		}
 	}
 	base := filepath.Join(c.artifactDir, name)
 	if cli.Changed(c.fs, "output-dir") {
@@ -184,24 +192,31 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return bad(err)
 	}
 	fmt.Fprintf(stderr, "profile: artifact directory %s\n", dir)
-	planPath := filepath.Join(dir, planFile)
-	if planMode {
-		if err := copyFile(c.replay.Plan(), planPath); err != nil {
-			return bad(err)
-		}
-	} else {
-		c.plan.O.Output = planPath
-		if code := c.plan.Compile(getenv, stdout, stderr); code != 0 {
-			return code
-		}
-	}
-
 	if len(c.replay.URLs()) == 0 {
 		if err := c.replay.FS.Set("url", defaultURL); err != nil {
 			return bad(err)
 		}
 	}
-	for _, kv := range [][2]string{{"plan", planPath}, {"output-dir", dir}} {
+	r := &runner{c: c, o: so, sharedPlan: c.replay.Plan(), argv: argv, stdout: stdout, stderr: stderr, getenv: getenv}
+	switch {
+	case so.Search != "":
+		return r.search(dir)
+	case len(so.Points) > 1:
+		return r.sweep(dir)
+	}
+	return r.point(dir, so.Points[0]).code
+}
+
+// runOnce replays the plan at planPath into runDir and analyses it there. It returns the
+// summary (nil when the analysis failed) and the exit status: replay's when it failed,
+// else analyze's.
+func (r *runner) runOnce(planPath, runDir string) (*analyze.Summary, int, int) {
+	c := r.c
+	bad := func(err error) (*analyze.Summary, int, int) {
+		fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+		return nil, 2, 2
+	}
+	for _, kv := range [][2]string{{"plan", planPath}, {"output-dir", runDir}} {
 		if err := c.replay.FS.Set(kv[0], kv[1]); err != nil {
 			return bad(err)
 		}
@@ -209,20 +224,38 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 			return bad(err)
 		}
 	}
-	o, err := c.replay.Options(argv, stderr, getenv)
+	o, err := c.replay.Options(r.argv, r.stderr, r.getenv)
 	if err != nil {
 		return bad(err)
 	}
-	code := cli.RunReplay(o, stderr)
+	if err := r.validateGenerator(o); err != nil { // --validate-generator (validate.go)
+		return bad(err)
+	}
+	code := cli.RunReplay(o, r.stderr)
 	if code == 2 {
-		return code
+		return nil, code, code
 	}
-	acode := c.analyze.Run([]string{dir}, stdout, stderr)
-	fmt.Fprintf(stderr, "profile: artifacts in %s (replay again: replay --plan %s --url URL --output-dir DIR)\n", dir, planPath)
+	acode := c.analyze.Run([]string{runDir}, r.stdout, r.stderr)
+	fmt.Fprintf(r.stderr, "profile: artifacts in %s (replay again: replay --plan %s --url URL --output-dir DIR)\n", runDir, planPath)
 	if code != 0 {
-		return code
+		return c.analyze.Last(), code, code
 	}
-	return acode
+	return c.analyze.Last(), code, acode
+}
+
+// placePlan puts the point's plan into dir: the shared --plan copied, or one compiled from
+// the flags (set to the point's values). It returns the plan's path and an exit status.
+func (r *runner) placePlan(dir string) (string, int) {
+	planPath := filepath.Join(dir, planFile)
+	if r.sharedPlan != "" {
+		if err := copyFile(r.sharedPlan, planPath); err != nil {
+			fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+			return "", 2
+		}
+		return planPath, 0
+	}
+	r.c.plan.O.Output = planPath
+	return planPath, r.c.plan.Compile(r.getenv, r.stdout, r.stderr)
 }
 
 // check refuses what profile cannot do and notes the AIPerf flags that have no work here.
@@ -234,7 +267,7 @@ func (c *command) check(stderr io.Writer) error {
 		}
 		switch {
 		case f.Hidden:
-			err = fmt.Errorf("--%s: image, audio and video inputs are not supported yet", f.Name)
+			err = fmt.Errorf("--%s: a video's embedded audio track is not supported yet", f.Name)
 		case f.Name == "output":
 			err = fmt.Errorf("--output: profile keeps the plan in the artifact directory as %s (to compile one elsewhere, use plan -o)", planFile)
 		case f.Name == "ui-type":
@@ -276,6 +309,22 @@ type stimulus struct {
 // artifactName is AIPerf's artifact directory name <model>-<service kind>-<endpoint>-<stimulus>,
 // e.g. Qwen_Qwen3-0.6B-openai-chat-concurrency1 or ...-request_rate10.
 func artifactName(model, endpoint string, s stimulus) string {
+	return modelEndpoint(model, endpoint) + "-" + stimulusName(s)
+}
+
+// modelEndpoint is the <model>-openai-<endpoint> part of an artifact directory's name.
+func modelEndpoint(model, endpoint string) string {
+	model, _, _ = strings.Cut(model, ",") // a --model list is named by its first model, as AIPerf names it
+	if model = strings.TrimSpace(model); model == "" {
+		model = "model"
+	}
+	model = strings.NewReplacer("/", "_", "\\", "_", ":", "_").Replace(model)
+	return model + "-openai-" + endpoint
+}
+
+// stimulusName is the <stimulus> part of an artifact directory's name: concurrency8,
+// request_rate10, fixed_schedule, ...
+func stimulusName(s stimulus) string {
 	var parts []string
 	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	switch {
@@ -294,12 +343,7 @@ func artifactName(model, endpoint string, s stimulus) string {
 			parts = append(parts, "concurrency1")
 		}
 	}
-	model, _, _ = strings.Cut(model, ",") // a --model list is named by its first model, as AIPerf names it
-	if model = strings.TrimSpace(model); model == "" {
-		model = "model"
-	}
-	model = strings.NewReplacer("/", "_", "\\", "_", ":", "_").Replace(model)
-	return model + "-openai-" + endpoint + "-" + strings.Join(parts, "-")
+	return strings.Join(parts, "-")
 }
 
 // planArtifactName names the artifact directory of a shared plan from the flags it was

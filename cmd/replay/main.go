@@ -6,6 +6,16 @@
 //	       [-H 'Name: value'] [--request-timeout-seconds S] [--benchmark-grace-period S|inf]
 //	       [--connection-reuse-strategy pooled|never|sticky-user-sessions]
 //	       [--wait-for-model-timeout S] [--request-content-type TYPE] [--ui-type none|simple|dashboard]
+//	       [--shard-index I --shard-count N] [--start-at TIME|+DURATION] [--run-id NAME] [--plan-hash HEX]
+//	       [--local-addr LIST]
+//	replay kubernetes --plan FILE --shards N --url URL --image IMAGE [--start-in 90s] [-- REPLAY_FLAGS]
+//	replay copy-plan --plan-hash HEX SRC DST
+//
+// The shard flags split the plan by session over N replays sharing one start instant
+// (docs/distributed.md); without them the shard comes from JOB_COMPLETION_INDEX and
+// LLMBENCH_SHARD_COUNT (Kubernetes) or SLURM_PROCID and SLURM_NTASKS (srun). `replay
+// kubernetes` prints the manifests of such a run; `replay copy-plan` is what their init
+// container runs.
 //
 // Progress goes to stderr: a line rewritten in place on a terminal, else one line every 10 s
 // (--ui-type none for none).
@@ -20,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -30,6 +41,12 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == replay.WorkerArg {
 		os.Exit(replay.WorkerMain(os.Stdin, os.Stdout))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "kubernetes" {
+		os.Exit(cli.RunKubernetes(os.Args[2:], os.Stdout, os.Stderr, time.Now()))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "copy-plan" {
+		os.Exit(cli.RunCopyPlan(os.Args[2:], os.Stderr))
 	}
 	os.Exit(run(os.Args, os.Stderr, os.Getenv))
 }
@@ -43,8 +60,15 @@ func run(argv []string, stderr io.Writer, getenv func(string) string) int {
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2
 	}
+	if err := validation.RunIfEnabled(o, stderr); err != nil { // --validate: the generator, before the run
+		fmt.Fprintf(stderr, "replay: %v\n", err)
+		return 2
+	}
 	return cli.RunReplay(o, stderr)
 }
+
+// validation holds the generator validation flags of the last parse (one per process).
+var validation *cli.Validate
 
 // parse turns the command line into replay.Options; only this file reads flags and env.
 func parse(argv []string, stderr io.Writer, getenv func(string) string) (*replay.Options, error) {
@@ -52,6 +76,8 @@ func parse(argv []string, stderr io.Writer, getenv func(string) string) (*replay
 	fs := rf.FS
 	fs.SetOutput(stderr)
 	ver := cli.AddVersion(fs)
+	dist := cli.AddDistributed(fs)
+	validation = rf.Validation // --validate (cli/validate.go)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: replay --plan FILE --url URL --output-dir DIR [flags]\n\n%s", fs.FlagUsages())
 	}
@@ -74,5 +100,9 @@ func parse(argv []string, stderr io.Writer, getenv func(string) string) (*replay
 	if rf.OutputDir() == "" {
 		return nil, errors.New("--output-dir is required")
 	}
-	return rf.Options(argv, stderr, getenv)
+	o, err := rf.Options(argv, stderr, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return o, dist.Apply(o, getenv, time.Now(), stderr)
 }

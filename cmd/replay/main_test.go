@@ -171,7 +171,7 @@ func TestSIGINT(t *testing.T) {
 	plan := writePlan(t, planned, 10*time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(os.Args[0], "--plan", plan, "--url", srv.URL, "--output-dir", dir, "--workers", "1",
-		"--benchmark-grace-period", "60", "--api-key", "sk-never-written")
+		"--benchmark-grace-period", "60", "--api-key", "sk-never-written", "--no-server-metrics")
 	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr

@@ -48,6 +48,7 @@ type turnRow struct {
 	delay    int64
 	osl      int
 	extra    map[string]any
+	media    []MediaRef // Dir is filled in by loader.turn
 }
 
 // Which turnRecord members a format accepts.
@@ -69,13 +70,12 @@ func parseTurnRecord(b []byte, allow int) (turnRow, error) {
 
 func (rec *turnRecord) row(allow int) (turnRow, error) {
 	r := turnRow{ts: NoTime, delay: NoTime}
-	for _, m := range []struct {
-		name string
-		raw  json.RawMessage
-	}{{"image", rec.Image}, {"images", rec.Images}, {"image_uuids", rec.ImageUUIDs}, {"audio", rec.Audio}, {"audios", rec.Audios}, {"video", rec.Video}, {"videos", rec.Videos}} {
-		if !isNull(m.raw) {
-			return r, fmt.Errorf("%s: media inputs are not supported (text only)", m.name)
-		}
+	if !isNull(rec.ImageUUIDs) {
+		return r, errors.New("image_uuids: not supported (name the images with image or images)")
+	}
+	var err error
+	if r.media, err = mediaRefs(rec); err != nil {
+		return r, err
 	}
 	if rec.Text != nil && !isNull(rec.Texts) {
 		return r, errors.New("text and texts are mutually exclusive")
@@ -111,7 +111,6 @@ func (rec *turnRecord) row(allow int) (turnRow, error) {
 	if len(r.prompt) == 0 && len(r.query) == 0 && len(r.passages) == 0 {
 		return r, errors.New("no text: want text or texts")
 	}
-	var err error
 	if allow&allowTiming != 0 {
 		if rec.Timestamp != nil && rec.Delay != nil {
 			return r, errors.New("timestamp and delay are mutually exclusive")
@@ -162,6 +161,10 @@ func (l *loader) turn(r turnRow) Turn {
 		OSL:         r.osl,
 		Extra:       r.extra,
 		Passages:    r.passages,
+		Media:       r.media,
+	}
+	for i := range t.Media {
+		t.Media[i].Dir = l.mediaDir()
 	}
 	if len(r.query) > 0 {
 		t.Query = strings.Join(r.query, "\n")

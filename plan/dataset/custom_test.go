@@ -159,7 +159,9 @@ func TestCustomLineErrors(t *testing.T) {
 		typ, content, want string
 	}{
 		{TypeSingleTurn, `{"text": "a", "texts": ["b"]}`, "line 1: text and texts are mutually exclusive"},
-		{TypeSingleTurn, `{"image": "cat.png", "text": "x"}`, "line 1: image: media inputs are not supported"},
+		{TypeSingleTurn, `{"image_uuids": ["u"], "text": "x"}`, "line 1: image_uuids: not supported"},
+		{TypeSingleTurn, `{"images": [1], "text": "x"}`, "line 1: images: want a path or URL"},
+		{TypeSingleTurn, `{"audio": "", "text": "x"}`, "line 1: audio[0]: empty path"},
 		{TypeSingleTurn, `{"text": "a", "timestamp": 1, "delay": 2}`, "line 1: timestamp and delay are mutually exclusive"},
 		{TypeSingleTurn, `{"text": "a", "output_length": 0}`, "line 1: output_length 0: must be positive"},
 		{TypeSingleTurn, `{"texts": [3]}`, "line 1: texts[0]: want a string or a {name, contents} object"},

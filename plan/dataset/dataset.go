@@ -5,7 +5,10 @@
 // under the plan's tokenizer.
 package dataset
 
-import "github.com/llmbench/llmbench/endpoint"
+import (
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/plan/media"
+)
 
 // NoTime marks a turn without a timestamp or delay.
 const NoTime int64 = -1
@@ -75,4 +78,17 @@ type Turn struct {
 	// mooncake row's tools, or its messages verbatim when they carry more than role and text
 	// content), merged over --extra-inputs. Values are json.RawMessage, compact.
 	Extra map[string]any
+	// Media are the images, audio clips and videos the input names for this turn (custom
+	// files' image/images, audio/audios, video/videos), read when the body is rendered so
+	// that the plan never holds them all in memory.
+	Media []MediaRef
+}
+
+// MediaRef is one medium an input names: a local path (relative to Dir), inlined at plan
+// time, or a URL, passed through.
+type MediaRef struct {
+	Kind media.Kind
+	Ref  string
+	// Dir is the input file's folder, where relative paths start.
+	Dir string
 }

@@ -5,7 +5,10 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/llmbench/llmbench/plan/media"
 )
 
 // addFixtureLines seeds a fuzz corpus with the lines of fixture files.
@@ -84,10 +87,20 @@ func FuzzShareGPT(f *testing.F) {
 
 func FuzzCustomJSONL(f *testing.F) {
 	addFixtureLines(f, "single_turn.jsonl", "multi_turn.jsonl", "random_pool_single.jsonl", "raw_payload.jsonl")
+	f.Add([]byte(`{"text": "x", "image": "a.png", "images": ["b.jpg", "https://x/c.png"], "audio": "d.wav", "videos": "e.webm"}`))
+	f.Add([]byte(`{"session_id": "s", "turns": [{"text": "x", "audios": ["a.wav"]}]}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		if r, err := parseTurnRecord(line, allowTiming|allowSession|allowTurn); err == nil {
 			if len(r.prompt)+len(r.query)+len(r.passages) == 0 {
 				t.Fatalf("accepted a record without text: %q", line)
+			}
+			if len(r.media) > maxMediaPerTurn {
+				t.Fatalf("accepted %d media", len(r.media))
+			}
+			for _, m := range r.media {
+				if m.Kind < media.Image || m.Kind > media.Video || strings.TrimSpace(m.Ref) == "" {
+					t.Fatalf("bad media ref %+v from %q", m, line)
+				}
 			}
 		}
 		_, _ = parseTurnRecord(line, 0)

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/tokenizer"
 )
 
 // Export file names are AIPerf's: the prefix (--profile-export-prefix) and these endings.
@@ -86,6 +85,12 @@ type Analyze struct {
 	// FS holds the flags; compose it into a larger set with AddFlagSet.
 	FS *pflag.FlagSet
 	c  config
+	// claim holds the benchmark claim's flags (claim.go).
+	claim *claimFlags
+	// last is the summary of the last Run that analysed its runs (Last, cli/sweep.go).
+	last *analyze.Summary
+	// html holds report.html's flags (report.go).
+	html *htmlFlags
 }
 
 // NewAnalyze defines the analyze flags on a new set.
@@ -108,6 +113,8 @@ func NewAnalyze() *Analyze {
 	fs.StringVar(&c.exportLevel, "export-level", "records", "summary (JSON and CSV only), records (also the per-request JSONL) or raw (as records: the run directory's raw logs hold every byte)")
 	fs.BoolVar(&c.httpTrace, "export-http-trace", false, "add each request's trace_data to the JSONL: send, headers, first and last read and connect times (wall-clock ns), every read as [ns, bytes], AIPerf's durations")
 	fs.BoolVar(&c.perChunk, "export-per-chunk-data", false, "add each request's response chunks (every read as [ns, bytes]) to the JSONL as trace_data; inter_chunk_latency lists are always there")
+	a.claim = addClaimFlags(fs) // the benchmark claim's flags (claim.go)
+	a.html = addHTMLFlags(fs)   // report.html (report.go)
 	return a
 }
 
@@ -116,6 +123,7 @@ func NewAnalyze() *Analyze {
 // damaged, 2 bad input (one line "analyze: ..." on stderr).
 func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 	c := a.c
+	a.last = nil
 	bad := func(format string, args ...any) int {
 		fmt.Fprintln(stderr, OneLine("analyze", fmt.Errorf(format, args...)))
 		return exitBadInput
@@ -144,13 +152,7 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		TokenizerSpec: c.tokenizer, SliceDuration: c.sliceDuration, MaxScheduleLag: c.maxScheduleLag,
 		MaxWorkerCPU: c.maxWorkerCPUPct / 100, Parallelism: c.parallelism,
 		ExportHTTPTrace: c.httpTrace, ExportPerChunkData: c.perChunk,
-		LoadTokenizer: func(spec string) (analyze.TokenCounter, error) {
-			t, err := tokenizer.LoadWithOptions(spec, tokenizer.EnvLoadOptions(os.Getenv))
-			if err != nil {
-				return nil, err
-			}
-			return t, nil
-		},
+		LoadTokenizer: loadTokenizer,
 	}
 	if Changed(a.FS, "goodput") {
 		slos, err := analyze.ParseGoodput(c.goodput)
@@ -167,6 +169,10 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		}
 		gates = append(gates, gate)
 	}
+	gates, gerr := a.claim.gates(gates) // --gates FILE (claim.go)
+	if gerr != nil {
+		return bad("%v", gerr)
+	}
 	out := c.outputDir
 	if out == "" {
 		out = dirs[0]
@@ -180,16 +186,20 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 	var err error
 	written := []string{fileJSON, fileCSV}
 	if c.exportLevel == "summary" {
-		s, err = analyze.Analyze(opts, io.Discard)
+		s, err = analyze.Analyze(opts, a.html.tee(io.Discard))
 	} else {
 		err = writeFile(filepath.Join(out, fileRecords), func(w io.Writer) error {
 			var err error
-			s, err = analyze.Analyze(opts, w)
+			s, err = analyze.Analyze(opts, a.html.tee(w))
 			return err
 		})
 		written = append(written, fileRecords)
 	}
 	if err != nil {
+		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
+	}
+	a.last = s
+	if err := a.claim.judge(s, gates, dirs, c.tokenizer); err != nil { // the benchmark claim (claim.go)
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
 	}
 	exports := []export{{fileJSON, analyze.WriteAIPerfJSON}, {fileCSV, analyze.WriteAIPerfCSV}}
@@ -211,6 +221,7 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 	}
 	code := exitOK
 	report := func(ok bool, line string) {
+		a.html.gate(ok, line)
 		if !ok {
 			code = exitGate
 		}
@@ -225,6 +236,10 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 	report(er.OK, fmt.Sprintf("Gate error rate <= %s: %s (%d of %d profile requests failed, %s)",
 		strconv.FormatFloat(c.maxErrorRate, 'g', -1, 64), passFail(er.OK), er.Errors, er.Total, pct(er.Rate)))
 	for _, r := range analyze.EvaluateGates(s, gates) {
+		if r.Missing && r.Why != "" {
+			report(false, fmt.Sprintf("Gate %s: FAIL (not evaluable: %s)", r.Gate, r.Why))
+			continue
+		}
 		if r.Missing {
 			report(false, fmt.Sprintf("Gate %s: FAIL (the run has no %s values)", r.Gate, r.Gate.Metric.Tag))
 			continue
@@ -239,7 +254,16 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 			strings.Join(s.Damaged, ", "))
 		code = exitGate
 	}
-	return code
+	if err := a.html.write(out, s, c.quiet, stdout); err != nil { // report.html (report.go)
+		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
+	}
+	// A distributed run with shards missing: the rest was analysed, the run is not whole.
+	if s.Shards != nil && len(s.Shards.Missing) > 0 {
+		fmt.Fprintf(stderr, "analyze: MISSING SHARDS: %d of %d shards present; the results leave out what the missing ones held (see the notes)\n",
+			len(s.Shards.Shards), s.Shards.Count)
+		code = exitGate
+	}
+	return a.claim.exit(s, code, stderr) // --require-trustworthy (claim.go)
 }
 
 // export is one summary file and the reporter that writes it.

@@ -46,6 +46,7 @@ var Aliases = map[string]string{
 	"conversation-turn-delay-stdev":     "conversation-turn-delay-stddev",
 	"output-artifact-dir":               "artifact-dir",
 	"ui":                                "ui-type",
+	"validate-generator":                "validate",
 }
 
 // NewFlagSet returns an empty flag set named name that resolves Aliases, reports errors

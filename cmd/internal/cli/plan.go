@@ -152,6 +152,7 @@ func NewPlan() *Plan {
 	fs.Float64Var(&o.RequestCancellationDelay, "request-cancellation-delay", 0, "seconds after sending before cancelling")
 	fs.Float64Var(&o.UserCentricRate, "user-centric-rate", 0, "requests per second over --num-users users, each on a fixed per-user gap")
 	fs.IntVar(&o.NumUsers, "num-users", 0, "simulated users for --user-centric-rate")
+	addMediaFlags(fs, &o.Media) // images, audio, video: cli/media.go
 	return p
 }
 
@@ -221,6 +222,7 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 		}
 	}
 	o.Spec = spec(p.FS)
+	dropMediaSpec(o.Spec, &o.Media) // cli/media.go
 	res, err := plan.Compile(o)
 	if err != nil {
 		code := 1

@@ -48,6 +48,12 @@ type Replay struct {
 	waitMode      *string
 	waitInterval  *float64
 	contentType   *string
+	client        *string // --client (client.go)
+
+	// Validation holds the generator validation flags, --validate (validate.go).
+	Validation *Validate
+
+	sm *serverMetricsFlags // --server-metrics-url, --gpu-telemetry ... (servermetrics.go)
 }
 
 // NewReplay defines the replay flags on a new set.
@@ -71,6 +77,7 @@ func NewReplay() *Replay {
 	r.sessionHeader = fs.String("session-header", replay.DefaultSessionHeader, "header carrying the session id; empty for none")
 	r.gpuInterval = fs.Duration("gpu-sample-interval", replay.DefaultGPUSampleInterval, "NVML GPU sampling period")
 	r.noGPU = fs.Bool("no-gpu-telemetry", false, "do not sample GPUs")
+	r.sm = addServerMetricsFlags(fs)
 	r.caFile = fs.String("tls-ca-cert", "", "PEM file of CAs to trust for https URLs")
 	r.insecure = fs.Bool("tls-insecure-skip-verify", false, "accept any server certificate")
 	r.spin = fs.Duration("spin", 0, "wake this long before each open-loop send and busy-wait the rest (trades worker CPU for lower schedule lag)")
@@ -80,7 +87,10 @@ func NewReplay() *Replay {
 	r.waitMode = fs.String("wait-for-model-mode", replay.WaitModels, "the readiness probe: models (GET <url>/v1/models), inference (a one-token request to the plan's endpoint) or both")
 	r.waitInterval = fs.Float64("wait-for-model-interval", replay.DefaultWaitForModelInterval.Seconds(), "seconds between readiness probes")
 	r.contentType = fs.String("request-content-type", "application/json", "Content-Type of the requests (the plan's bodies are JSON); -H 'Content-Type: ...' overrides it")
+	r.client = addClientFlag(fs)
 	r.uiType = fs.String("ui-type", UISimple, "progress: simple (live line on a terminal, else a line every 10 s on stderr), dashboard (same as simple here) or none")
+	r.Validation = NewValidate("validate")
+	fs.AddFlagSet(r.Validation.FS)
 	return r
 }
 
@@ -119,7 +129,7 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 		Workers: *workers, NoPin: *noPin, APIKey: *apiKey, Headers: *headers, ConnectionReuse: *reuse,
 		SessionHeader: *sessionHeader, GPUSampleInterval: *gpuInterval, TLSCAFile: *caFile,
 		TLSInsecureSkipVerify: *insecure, Spin: *spin, MaxResponseBytes: *maxResponse, CommandLine: argv, ToolVersion: version.String(),
-		Notice: stderr}
+		Notice: stderr, Client: *r.client}
 	if *apiKeyFile != "" {
 		if Changed(r.FS, "api-key") {
 			return nil, errors.New("--api-key and --api-key-file are mutually exclusive")
@@ -166,6 +176,9 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 		return nil, fmt.Errorf("--gpu-sample-interval %v: must be positive (use --no-gpu-telemetry to turn sampling off)", *gpuInterval)
 	}
 	if err := r.CheckUI(); err != nil {
+		return nil, err
+	}
+	if err := r.sm.apply(o); err != nil {
 		return nil, err
 	}
 	if err := r.waitOptions(o); err != nil {

@@ -1,0 +1,251 @@
+package analyze
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Claim statuses: each part of the benchmark claim is validated, not validated (no
+// evidence was given) or failed (the evidence contradicts it).
+const (
+	StatusValidated    = "validated"
+	StatusNotValidated = "not validated"
+	StatusFailed       = "failed"
+)
+
+// ClaimPart is one of the three things a benchmark result rests on: the load generator,
+// the workload shape or the acceptance thresholds.
+type ClaimPart struct {
+	// Validated is true only when Status is "validated".
+	Validated bool
+	// Status is StatusValidated, StatusNotValidated or StatusFailed.
+	Status string
+	// Evidence says, for people, what was checked and what was found.
+	Evidence string
+	// Figures are the numbers behind the evidence, by name (display units in the name).
+	Figures map[string]float64
+}
+
+// Claim is the benchmark claim (docs/metrics.md "The benchmark claim"): a result is
+// trustworthy only when the generator, the workload shape and the thresholds were each
+// validated: Trustworthy = Generator ∧ Shape ∧ Thresholds.
+type Claim struct {
+	Generator, Shape, Thresholds ClaimPart
+	Trustworthy                  bool
+}
+
+// ClaimOptions is the evidence the claim is judged from, beyond the summary.
+type ClaimOptions struct {
+	// Generator is the generator validation for this run, nil when there is none;
+	// GeneratorFile names where it came from. Run is the run's identity it must match.
+	Generator     *GeneratorValidation
+	GeneratorFile string
+	Run           RunIdentity
+	// Shape is the workload shape report (ValidateShape); nil when it was not computed.
+	Shape *ShapeReport
+	// Gates are every gate the run is held to (--gate and the --gates file's); Agreed is
+	// the --gates file, nil without one.
+	Gates  []Gate
+	Agreed *GatesFile
+}
+
+// EvaluateClaim judges the benchmark claim of s (docs/metrics.md "The benchmark claim"),
+// sets s.Claim and returns it.
+func EvaluateClaim(s *Summary, o ClaimOptions) *Claim {
+	c := &Claim{Generator: generatorPart(s, o), Shape: shapePart(o.Shape), Thresholds: thresholdsPart(o.Gates, o.Agreed)}
+	c.Trustworthy = c.Generator.Validated && c.Shape.Validated && c.Thresholds.Validated
+	s.Claim = c
+	return c
+}
+
+func part(status, evidence string, figures map[string]float64) ClaimPart {
+	if figures == nil {
+		figures = map[string]float64{}
+	}
+	return ClaimPart{Validated: status == StatusValidated, Status: status, Evidence: evidence, Figures: figures}
+}
+
+// generatorPart: the run's own verdict (Summary.Verdict) must hold, and a generator
+// validation made for this plan, machine and workers must have passed.
+func generatorPart(s *Summary, o ClaimOptions) ClaimPart {
+	figs := map[string]float64{}
+	v := s.Verdict
+	if v.LagKnown {
+		figs["run_dispatch_lag_p99_ms"] = round4(v.DispatchLagP99Ms)
+	}
+	if v.CPUKnown {
+		figs["run_busiest_worker_cpu_pct"] = round4(v.BusiestWorkerPct)
+	}
+	g := o.Generator
+	if g != nil {
+		for k, x := range g.Figures {
+			figs[k] = x
+		}
+	}
+	if v.Known && !v.Kept {
+		return part(StatusFailed, "the run did not keep its schedule: "+strings.Join(v.Reasons, "; "), figs)
+	}
+	if g == nil {
+		return part(StatusNotValidated, "no generator validation: run profile --validate-generator (or replay --validate), or give --generator-validation FILE", figs)
+	}
+	if why := g.Mismatch(o.Run); why != "" {
+		return part(StatusNotValidated, fmt.Sprintf("the generator validation %s does not stand for this run: %s", o.GeneratorFile, why), figs)
+	}
+	shared := ""
+	if g.SharedCPUs {
+		shared = "; no CPU was free of workers, so it measured client and mock server together"
+	}
+	if !g.Passed {
+		return part(StatusFailed, fmt.Sprintf("the generator validation %s failed: %s%s", o.GeneratorFile, strings.Join(g.Reasons, "; "), shared), figs)
+	}
+	if !v.Known {
+		return part(StatusNotValidated, "the generator validation passed, but this run's own schedule could not be judged (no request sent, no CPU sampled)", figs)
+	}
+	return part(StatusValidated, fmt.Sprintf("validated against a mock server (TTFT %s ms, ITL %s ms) on %s with %d workers: errors within tolerance (TTFT p99 %s ms, inter-chunk p99 %s ms), and this run kept its schedule%s",
+		fmtNum(g.Mock.TTFTMs), fmtNum(g.Mock.ITLMs), g.Machine.Host, g.Workers, fmtNum(g.Figures[FigTTFTP99Error]), fmtNum(g.Figures[FigICLP99Error]), shared), figs)
+}
+
+// shapePart: a reference must have been given and every comparison (and the plan's own
+// arrival fidelity) must pass.
+func shapePart(r *ShapeReport) ClaimPart {
+	if r == nil {
+		return part(StatusNotValidated, "the workload shape was not compared with a reference: give --validate-shape REFERENCE (a trace, a production sample or another run)", nil)
+	}
+	figs := r.figures()
+	if fails := r.failures(); len(fails) > 0 {
+		return part(StatusFailed, "the workload shape differs: "+strings.Join(fails, "; "), figs)
+	}
+	if r.Reference == "" {
+		return part(StatusNotValidated, "no reference given (--validate-shape REFERENCE): "+r.describe(), figs)
+	}
+	return part(StatusValidated, "matches "+r.Reference+": "+r.describe(), figs)
+}
+
+// latencyTags are the metrics whose gates need capacity context.
+var latencyTags = map[string]string{
+	"time_to_first_token": "TTFT", "time_to_second_token": "TTST", "time_to_first_output_token": "TTFO",
+	"inter_token_latency": "ITL", "inter_chunk_latency": "inter-chunk", "request_latency": "request latency",
+	"vllm_inter_token_latency": "ITL",
+}
+
+// contextWords name the capacity metrics (server.* and gpu.* gates of the server metrics,
+// and the GPU telemetry metrics) that give a latency gate its context.
+var contextWords = []string{"kv_cache", "queue", "waiting", "utilization", "power", "memory"}
+
+// isContextGate reports whether expr gates a capacity metric: KV-cache usage, GPU
+// utilisation, power or memory, queue depth.
+func isContextGate(expr string) bool {
+	lhs := strings.TrimSpace(expr)
+	if i := strings.IndexAny(lhs, "<>="); i >= 0 {
+		lhs = lhs[:i]
+	}
+	if !strings.HasPrefix(lhs, "server.") && !strings.HasPrefix(lhs, "gpu.") && !strings.Contains(lhs, "gpu") {
+		return false
+	}
+	for _, w := range contextWords {
+		if strings.Contains(lhs, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// thresholdsPart: there are gates, every latency gate is paired with a capacity gate, and
+// every gate is agreed in the --gates file (owner and reason).
+func thresholdsPart(gates []Gate, agreed *GatesFile) ClaimPart {
+	figs := map[string]float64{"gates": float64(len(gates))}
+	if len(gates) == 0 {
+		return part(StatusNotValidated, "thresholds not validated: no gates (--gate, --gates FILE)", figs)
+	}
+	var latency []string
+	context, agreedN := 0, 0
+	var unagreed []string
+	for _, g := range gates {
+		if name, ok := latencyTags[g.Metric.Tag]; ok && !slices.Contains(latency, name) {
+			latency = append(latency, name)
+		}
+		if isContextGate(g.Expr) {
+			context++
+		}
+		if _, ok := agreed.Agreed(g.Expr); ok {
+			agreedN++
+		} else {
+			unagreed = append(unagreed, g.Expr)
+		}
+	}
+	figs["latency_gates"], figs["context_gates"], figs["agreed_gates"] = float64(len(latency)), float64(context), float64(agreedN)
+	var why []string
+	if len(latency) > 0 && context == 0 {
+		why = append(why, strings.Join(latency, "/")+" gate has no KV-cache/GPU context")
+	}
+	if len(unagreed) > 0 {
+		if agreed == nil {
+			why = append(why, "the gates are not agreed: give --gates FILE with an owner and a reason for each")
+		} else {
+			why = append(why, fmt.Sprintf("%s is not in %s: no owner or reason agreed", strings.Join(unagreed, ", "), agreed.Path))
+		}
+	}
+	if len(why) > 0 {
+		return part(StatusNotValidated, "thresholds not validated: "+strings.Join(why, "; "), figs)
+	}
+	ev := fmt.Sprintf("%d gates agreed in %s", len(gates), agreed.Path)
+	if len(latency) > 0 {
+		ev += fmt.Sprintf(", latency gates paired with %d capacity gates", context)
+	}
+	return part(StatusValidated, ev, figs)
+}
+
+// namedPart is a claim part with its name in the exports.
+type namedPart struct {
+	name string
+	p    ClaimPart
+}
+
+// parts are the three parts in export order.
+func (c *Claim) parts() []namedPart {
+	return []namedPart{{"generator", c.Generator}, {"shape", c.Shape}, {"thresholds", c.Thresholds}}
+}
+
+// ClaimLines are the console lines of the claim: one per part, then the conclusion.
+func ClaimLines(c *Claim) []string {
+	if c == nil {
+		return nil
+	}
+	out := []string{"Benchmark claim:"}
+	for _, p := range c.parts() {
+		ev := strings.TrimPrefix(p.p.Evidence, p.name+" "+p.p.Status+": ") // "thresholds not validated: ..." once
+		out = append(out, fmt.Sprintf("  %-10s %s: %s", p.name, strings.ToUpper(p.p.Status), ev))
+	}
+	if c.Trustworthy {
+		out = append(out, "  trustworthy: yes (generator, shape and thresholds each validated)")
+	} else {
+		out = append(out, "  trustworthy: NO (trustworthy = generator ∧ shape ∧ thresholds; see above)")
+	}
+	return out
+}
+
+// claimBlock is the claim in the JSON export (llmbench.benchmark_claim).
+func claimBlock(c *Claim) *ordered {
+	o := &ordered{}
+	for _, p := range c.parts() {
+		figs := &ordered{}
+		for _, k := range sortedKeys(p.p.Figures) {
+			figs.add(k, pyFloat(p.p.Figures[k]))
+		}
+		o.add(p.name, (&ordered{}).add("validated", p.p.Validated).add("status", p.p.Status).
+			add("evidence", p.p.Evidence).add("figures", figs))
+	}
+	o.add("trustworthy", c.Trustworthy)
+	return o
+}
+
+// claimRows are the claim in the CSV export: Claim,Status,Validated,Evidence.
+func claimRows(c *Claim) [][]string {
+	rows := [][]string{{"Claim", "Status", "Validated", "Evidence"}}
+	for _, p := range c.parts() {
+		rows = append(rows, []string{p.name, p.p.Status, strconv.FormatBool(p.p.Validated), p.p.Evidence})
+	}
+	return append(rows, []string{"trustworthy", "", strconv.FormatBool(c.Trustworthy), ""})
+}

@@ -1,0 +1,274 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func mustGate(t *testing.T, expr string) Gate {
+	t.Helper()
+	g, err := ParseGate(expr)
+	if err != nil {
+		// server.* and gpu.* gates come with the server metrics: stand one in by its expression.
+		return Gate{Expr: expr, Metric: MetricDef{Tag: strings.SplitN(expr, ".", 2)[0]}}
+	}
+	return g
+}
+
+func passedValidation() *GeneratorValidation {
+	return &GeneratorValidation{FormatVersion: GeneratorValidationVersion, PlanHash: "ab", Machine: Machine{Host: "h", CPUModel: "c"},
+		Workers: 2, WorkerCPUs: []int{0, 1}, Passed: true, Figures: map[string]float64{FigTTFTP99Error: 1.5}}
+}
+
+var thisRun = RunIdentity{PlanHash: "ab", Machine: Machine{Host: "h", CPUModel: "c"}, WorkerCPUs: []int{0, 1}}
+
+// TestClaimGenerator covers each branch of the claim's generator part.
+func TestClaimGenerator(t *testing.T) {
+	kept := Verdict{Known: true, Kept: true, LagKnown: true, DispatchLagP99Ms: 0.2}
+	failedV := func() *GeneratorValidation {
+		g := passedValidation()
+		g.Passed, g.Reasons = false, []string{"schedule lag p99 3.00 ms exceeds 1.00 ms"}
+		return g
+	}
+	other := passedValidation()
+	other.PlanHash = "cd"
+	otherWorkers := passedValidation()
+	otherWorkers.WorkerCPUs = []int{0}
+	otherWorkers.Workers = 1
+	cases := []struct {
+		name    string
+		verdict Verdict
+		g       *GeneratorValidation
+		status  string
+		want    string
+	}{
+		{"validated", kept, passedValidation(), StatusValidated, "this run kept its schedule"},
+		{"no validation", kept, nil, StatusNotValidated, "no generator validation"},
+		{"validation failed", kept, failedV(), StatusFailed, "schedule lag p99 3.00 ms exceeds"},
+		{"other plan", kept, other, StatusNotValidated, "does not stand for this run: it validated plan"},
+		{"other workers", kept, otherWorkers, StatusNotValidated, "it ran 1 workers"},
+		{"run bent its schedule", Verdict{Known: true, Reasons: []string{"dispatch lag p99 5 ms > 1 ms"}}, passedValidation(), StatusFailed, "did not keep its schedule"},
+		{"run unjudged", Verdict{}, passedValidation(), StatusNotValidated, "could not be judged"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Summary{Verdict: c.verdict}
+			p := EvaluateClaim(s, ClaimOptions{Generator: c.g, GeneratorFile: "gv.json", Run: thisRun}).Generator
+			if p.Status != c.status || p.Validated != (c.status == StatusValidated) || !strings.Contains(p.Evidence, c.want) {
+				t.Errorf("got %s (validated %v): %s; want %s containing %q", p.Status, p.Validated, p.Evidence, c.status, c.want)
+			}
+			if c.g != nil && c.g.Mismatch(thisRun) == "" && p.Figures[FigTTFTP99Error] != 1.5 {
+				t.Errorf("figures lack the validation's: %v", p.Figures)
+			}
+		})
+	}
+}
+
+// TestClaimShape covers each branch of the claim's shape part.
+func TestClaimShape(t *testing.T) {
+	same := KSResult{D: 0.02, P: 0.99, N: 50, M: 50}
+	far := KSResult{D: 0.8, P: 1e-9, N: 50, M: 50}
+	significantButSmall := KSResult{D: 0.03, P: 0.001, N: 100000, M: 100000}
+	with := func(isl KSResult, reuse, ref float64) *ShapeReport {
+		return &ShapeReport{Reference: "ref.jsonl", Compares: []ShapeCompare{{Name: "isl", KS: isl}, {Name: "osl", KS: same},
+			{Name: "inter_arrival", Skipped: "the reference has no timestamps"}}, Fidelity: ShapeCompare{Name: "plan_inter_arrival", KS: same},
+			Reuse: reuse, RefReuse: ref}
+	}
+	bent := with(same, 0.5, 0.5)
+	bent.Fidelity.KS = far
+	cases := []struct {
+		name   string
+		r      *ShapeReport
+		status string
+		want   string
+	}{
+		{"not computed", nil, StatusNotValidated, "not compared with a reference"},
+		{"no reference", &ShapeReport{Fidelity: ShapeCompare{Name: "plan_inter_arrival", KS: same}, Reuse: -1, RefReuse: -1}, StatusNotValidated, "no reference given"},
+		{"passes", with(same, 0.45, 0.47), StatusValidated, "matches ref.jsonl"},
+		{"large samples, immaterial difference", with(significantButSmall, 0.45, 0.47), StatusValidated, "matches"},
+		{"isl differs", with(far, 0.45, 0.47), StatusFailed, "isl distribution differs"},
+		{"reuse differs", with(same, 0.45, 0.2), StatusFailed, "prefix reuse 0.450 vs the reference's 0.200"},
+		{"client bent the arrivals", bent, StatusFailed, "the client bent the arrival process"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := EvaluateClaim(&Summary{}, ClaimOptions{Shape: c.r}).Shape
+			if p.Status != c.status || !strings.Contains(p.Evidence, c.want) {
+				t.Errorf("got %s: %s; want %s containing %q", p.Status, p.Evidence, c.status, c.want)
+			}
+		})
+	}
+}
+
+// TestClaimThresholds covers each branch of the claim's thresholds part.
+func TestClaimThresholds(t *testing.T) {
+	agreed := func(exprs ...string) *GatesFile {
+		f := &GatesFile{Version: 1, Path: "gates.yaml"}
+		for _, e := range exprs {
+			f.Gates = append(f.Gates, AgreedGate{Gate: e, Owner: "o", Reason: "r"})
+		}
+		return f
+	}
+	ttft, kv, gpu := "time_to_first_token.p99<400", "server.kv_cache_usage.max<0.9", "gpu.utilization.avg>50"
+	rate := "request_throughput>1"
+	cases := []struct {
+		name   string
+		gates  []string
+		file   *GatesFile
+		status string
+		want   string
+	}{
+		{"no gates", nil, nil, StatusNotValidated, "thresholds not validated: no gates"},
+		{"latency without context", []string{ttft}, agreed(ttft), StatusNotValidated, "thresholds not validated: TTFT gate has no KV-cache/GPU context"},
+		{"latency with KV context, unagreed", []string{ttft, kv}, nil, StatusNotValidated, "the gates are not agreed"},
+		{"one gate not in the file", []string{ttft, kv}, agreed(ttft), StatusNotValidated, kv + " is not in gates.yaml"},
+		{"agreed with KV context", []string{ttft, kv}, agreed(ttft, kv), StatusValidated, "2 gates agreed in gates.yaml, latency gates paired with 1 capacity gates"},
+		{"agreed with GPU context", []string{ttft, gpu}, agreed(gpu, ttft), StatusValidated, "2 gates agreed"},
+		{"agreed, no latency gate", []string{rate}, agreed(rate), StatusValidated, "1 gates agreed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var gates []Gate
+			for _, e := range c.gates {
+				gates = append(gates, mustGate(t, e))
+			}
+			p := EvaluateClaim(&Summary{}, ClaimOptions{Gates: gates, Agreed: c.file}).Thresholds
+			if p.Status != c.status || !strings.Contains(p.Evidence, c.want) {
+				t.Errorf("got %s: %s; want %s containing %q", p.Status, p.Evidence, c.status, c.want)
+			}
+		})
+	}
+}
+
+// TestClaimTrustworthy: trustworthy = generator ∧ shape ∧ thresholds, in every export.
+func TestClaimTrustworthy(t *testing.T) {
+	ttft, kv := "time_to_first_token.p99<400", "server.kv_cache_usage.max<0.9"
+	file := &GatesFile{Version: 1, Path: "g.yaml", Gates: []AgreedGate{{Gate: ttft, Owner: "o", Reason: "r"}, {Gate: kv, Owner: "o", Reason: "r"}}}
+	shape := &ShapeReport{Reference: "ref", Fidelity: ShapeCompare{Name: "plan_inter_arrival", Skipped: "closed loop"}, Reuse: -1, RefReuse: -1}
+	all := ClaimOptions{Generator: passedValidation(), Run: thisRun, Shape: shape, Gates: []Gate{mustGate(t, ttft), mustGate(t, kv)}, Agreed: file}
+	for _, c := range []struct {
+		name string
+		drop func(o *ClaimOptions)
+		want bool
+	}{
+		{"all three", func(*ClaimOptions) {}, true},
+		{"no generator", func(o *ClaimOptions) { o.Generator = nil }, false},
+		{"no shape", func(o *ClaimOptions) { o.Shape = nil }, false},
+		{"no agreed gates", func(o *ClaimOptions) { o.Agreed = nil }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := all
+			c.drop(&o)
+			s := &Summary{Verdict: Verdict{Known: true, Kept: true}, Counts: Counts{Profile: 1, Valid: 1}}
+			if got := EvaluateClaim(s, o).Trustworthy; got != c.want {
+				t.Fatalf("trustworthy %v, want %v: %+v", got, c.want, s.Claim)
+			}
+			var js, csv, con bytes.Buffer
+			if err := WriteAIPerfJSON(&js, s); err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				LLMBench struct {
+					Claim struct {
+						Generator struct {
+							Validated bool   `json:"validated"`
+							Status    string `json:"status"`
+							Evidence  string `json:"evidence"`
+						} `json:"generator"`
+						Trustworthy bool `json:"trustworthy"`
+					} `json:"benchmark_claim"`
+				} `json:"llmbench"`
+			}
+			if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.LLMBench.Claim.Trustworthy != c.want || doc.LLMBench.Claim.Generator.Status != s.Claim.Generator.Status {
+				t.Errorf("JSON benchmark_claim %+v, want trustworthy %v", doc.LLMBench.Claim, c.want)
+			}
+			if err := WriteAIPerfCSV(&csv, s); err != nil {
+				t.Fatal(err)
+			}
+			wantCSV := "trustworthy,,false,"
+			if c.want {
+				wantCSV = "trustworthy,,true,"
+			}
+			if !strings.Contains(csv.String(), "Claim,Status,Validated,Evidence") || !strings.Contains(csv.String(), wantCSV) {
+				t.Errorf("CSV lacks the claim:\n%s", csv.String())
+			}
+			if err := WriteConsole(&con, s); err != nil {
+				t.Fatal(err)
+			}
+			wantCon := "trustworthy: NO"
+			if c.want {
+				wantCon = "trustworthy: yes"
+			}
+			if !strings.Contains(con.String(), "Benchmark claim:") || !strings.Contains(con.String(), wantCon) {
+				t.Errorf("console lacks the claim:\n%s", con.String())
+			}
+		})
+	}
+}
+
+// TestJudgeGenerator: errors are measured − configured at p50 and p99, judged against the
+// tolerances, with the schedule lag and the busiest worker.
+func TestJudgeGenerator(t *testing.T) {
+	st := func(p50, p99 float64) *Stats {
+		s := &Stats{Count: 10}
+		s.P[4], s.P[8] = p50, p99
+		return s
+	}
+	summary := func(ttft99, lag99, cpu float64, failed int64) *Summary {
+		return &Summary{Counts: Counts{Valid: 10, Errors: failed}, Workers: []WorkerSummary{{Worker: 0, CPUPct: cpu}, {Worker: 1, CPUPct: -1}},
+			Results: []Result{{MetricDef: catalog[MTimeToFirstToken], Stats: st(20.3, ttft99)}, {MetricDef: catalog[MInterTokenLatency], Stats: st(5, 5.2)},
+				{MetricDef: catalog[MInterChunkLatency], Stats: st(5, 6)}, {MetricDef: catalog[MDispatchLag], Stats: st(0.1, lag99)}}}
+	}
+	mock, tol := MockTiming{TTFTMs: 20, ITLMs: 5}, DefaultTolerances()
+	cases := []struct {
+		name   string
+		s      *Summary
+		passed bool
+		want   string
+	}{
+		{"passes", summary(25, 0.5, 10, 0), true, ""},
+		{"ttft p99", summary(45, 0.5, 10, 0), false, "TTFT p99 error 25.00 ms exceeds ±10.00 ms"},
+		{"lag", summary(25, 3, 10, 0), false, "schedule lag p99 3.00 ms exceeds 1.00 ms"},
+		{"cpu", summary(25, 0.5, 95, 0), false, "a worker used 95.00% of a core"},
+		{"failures", summary(25, 0.5, 10, 2), false, "2 requests failed"},
+		{"nothing", &Summary{}, false, "no request completed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			figs, passed, reasons := JudgeGenerator(c.s, mock, tol)
+			if passed != c.passed || (c.want != "" && !strings.Contains(strings.Join(reasons, "; "), c.want)) {
+				t.Errorf("passed %v reasons %q; want %v with %q", passed, reasons, c.passed, c.want)
+			}
+			if c.name == "passes" && (figs[FigTTFTP50Error] != 0.3 || figs[FigTTFTP99Error] != 5 || figs[FigICLP99Error] != 1 || figs[FigWorkerCPU] != 10) {
+				t.Errorf("figures %v", figs)
+			}
+		})
+	}
+}
+
+// TestGeneratorValidationFile: the file round-trips, and unknown versions and fields are refused.
+func TestGeneratorValidationFile(t *testing.T) {
+	path := t.TempDir() + "/" + GeneratorValidationName
+	if err := WriteGeneratorValidation(path, passedValidation()); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ReadGeneratorValidation(path)
+	if err != nil || g.Mismatch(thisRun) != "" || !g.Passed {
+		t.Fatalf("round trip: %v %+v", err, g)
+	}
+	for _, c := range []struct{ doc, want string }{
+		{`{"format_version":2,"plan_hash":"ab"}`, "format version 2 is not supported"},
+		{`{"plan_hash":"ab"}`, "no format_version"},
+		{`{"format_version":1,"plan_hash":"ab","extra":1}`, `unknown field "extra"`},
+		{`{"format_version":1}`, "no plan_hash"},
+	} {
+		if _, err := ParseGeneratorValidation([]byte(c.doc), "f.json"); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "f.json") {
+			t.Errorf("%s: %v, want %q", c.doc, err, c.want)
+		}
+	}
+}

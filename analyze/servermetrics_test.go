@@ -1,0 +1,104 @@
+package analyze
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestHistQuantile(t *testing.T) {
+	b := map[float64]float64{0.01: 10, 0.1: 60, 1: 100, math.Inf(1): 100}
+	for _, c := range []struct{ q, want float64 }{
+		{0.05, 0.005},  // inside the first bucket, from 0
+		{0.5, 0.082},   // 50th of 100: 40 of the 50 in (0.01, 0.1]
+		{0.99, 0.9775}, // 99th: 39 of the 40 in (0.1, 1]
+	} {
+		if got := histQuantile(b, c.q); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("q %v: %v, want %v", c.q, got, c.want)
+		}
+	}
+	if got := histQuantile(map[float64]float64{1: 1, math.Inf(1): 5}, 0.99); got != 1 {
+		t.Errorf("a rank in +Inf gives %v, want the largest finite bound 1", got)
+	}
+	if got := histQuantile(map[float64]float64{1: 0}, 0.5); !math.IsNaN(got) {
+		t.Errorf("no observations: %v", got)
+	}
+}
+
+// Window statistics: gauges over the points inside, counters as a rate over the bracketing
+// points with a reset counted from zero, histograms from the bucket increases.
+func TestWindowMetrics(t *testing.T) {
+	s := int64(1e9)
+	gauge := &smTrack{name: "server.kv_cache_usage", unit: "ratio", kind: "gauge", source: "vllm:kv_cache_usage_perc", scale: 1,
+		pts: []smPoint{{t: 0, v: 0.9}, {t: 1 * s, v: 0.1}, {t: 2 * s, v: 0.3}, {t: 3 * s, v: 0.5}, {t: 4 * s, v: 0.9}}}
+	counter := &smTrack{name: "server.generation_tokens", unit: "tokens/s", kind: "counter", scale: 1,
+		pts: []smPoint{{t: 0, v: 100}, {t: 1 * s, v: 200}, {t: 2 * s, v: 50}, {t: 3 * s, v: 150}}} // reset after 1 s
+	hist := &smTrack{name: "server.server_ttft", unit: "ms", kind: "histogram", scale: 1000,
+		pts: []smPoint{{t: 0, sum: 1, count: 10, buckets: []smBucket{{0.01, 5}, {0.1, 10}, {math.Inf(1), 10}}},
+			{t: 3 * s, sum: 3, count: 30, buckets: []smBucket{{0.01, 5}, {0.1, 30}, {math.Inf(1), 30}}}}}
+	ms := windowMetrics([]*smTrack{gauge, counter, hist}, 1*s, 3*s)
+	by := map[string]ServerMetric{}
+	for _, m := range ms {
+		by[m.Name] = m
+	}
+	g := by["server.kv_cache_usage"]
+	if math.Abs(g.Avg-0.3) > 1e-12 || g.Min != 0.1 || g.Max != 0.5 || g.Samples != 3 {
+		t.Errorf("gauge %+v: want the 3 points in [1 s, 3 s]", g)
+	}
+	// Bracketed by the points at 1 s and 3 s: 50 counted from zero after the reset, then 100,
+	// over 2 s.
+	if c := by["server.generation_tokens"]; c.Rate != 75 {
+		t.Errorf("counter rate %v, want 75", c.Rate)
+	}
+	// 20 new observations, all in (0.01, 0.1]: mean 100 ms, p50 at 0.055 s.
+	h := by["server.server_ttft"]
+	if math.Abs(h.Avg-100) > 1e-9 || math.Abs(h.P50-55) > 1e-9 || h.Samples != 20 {
+		t.Errorf("histogram %+v", h)
+	}
+	if _, ok := h.stat("max"); ok {
+		t.Error("a histogram has a max")
+	}
+	ser := counter.series(0)
+	if len(ser.V) != 3 || ser.V[0] != 100 || ser.V[1] != 50 || ser.V[2] != 100 {
+		t.Errorf("counter series %+v: want the rate per interval, the reset counted from zero", ser)
+	}
+}
+
+func TestServerGates(t *testing.T) {
+	s := &Summary{ServerMetrics: []ServerMetric{
+		{Name: "server.kv_cache_usage", Kind: "gauge", Max: 0.95, Avg: 0.5, Present: true},
+		{Name: "server.preemptions", Kind: "counter", Rate: 2, Present: true},
+		{Name: "gpu.utilization", Kind: "gauge", Avg: 0.85, Present: true},
+	}, ServerSeries: []ServerMetricSeries{{Name: "server.kv_cache_usage"}}}
+	for _, c := range []struct {
+		expr    string
+		ok      bool
+		missing string
+	}{
+		{"server.kv_cache_usage.max<0.9", false, ""},
+		{"server.kv_cache_usage.avg<0.9", true, ""},
+		{"gpu.utilization.avg>0.8", true, ""},
+		{"server.preemptions.rate<=1", false, ""},
+		{"server.requests_waiting.max<4", false, "the scraped endpoints expose none of its families"},
+		{"gpu.power.max<700", false, "no GPU telemetry"},
+	} {
+		g, err := ParseGate(c.expr)
+		if err != nil {
+			t.Fatalf("%s: %v", c.expr, err)
+		}
+		r := EvaluateGates(s, []Gate{g})[0]
+		if r.OK != c.ok || r.Missing != (c.missing != "") || !strings.Contains(r.Why, c.missing) {
+			t.Errorf("%s: %+v", c.expr, r)
+		}
+	}
+	for _, c := range []struct{ expr, want string }{
+		{"server.kv_cache.max<1", `unknown server metric "server.kv_cache"`},
+		{"server.preemptions.max<1", "server.preemptions is a counter; its statistics are rate"},
+		{"server.server_ttft.max<1", "server.server_ttft is a histogram; its statistics are avg, p50, p99"},
+		{"gpu.utilisation.avg>1", `unknown server metric "gpu.utilisation"`},
+	} {
+		if _, err := ParseGate(c.expr); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.expr, err, c.want)
+		}
+	}
+}

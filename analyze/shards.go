@@ -1,0 +1,291 @@
+package analyze
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// Shards of a distributed run (replay --shard-index/--shard-count, docs/distributed.md). The
+// run directories given together must then be shards of one plan: one shard count, each
+// index once. Missing shards are named and the rest analysed (the exit status says it); the
+// metrics merge per request, every timeline on its shard's wall-clock anchor.
+
+// ShardReport is what analyze found about the shards of a distributed run.
+type ShardReport struct {
+	// Count is the number of shards the plan was split into; RunID the run's name, if any.
+	Count int
+	RunID string
+	// Shards are the shards present, by index; Missing the indices of the absent ones.
+	Shards  []ShardSummary
+	Missing []int
+	// MaxStartSkewNs is the largest start skew a shard recorded (absolute), at shard
+	// MaxStartSkewShard (-1 when none recorded one).
+	MaxStartSkewNs    int64
+	MaxStartSkewShard int
+	// StartSpreadNs is the largest difference between the shards' start instants (0 when
+	// they all shared one --start-at).
+	StartSpreadNs int64
+	// ClockBudgetMs is the smallest latency budget of this analysis (the schedule-lag bound
+	// and the goodput SLOs in ms) that a shard's clock error is compared with.
+	ClockBudgetMs float64
+	// Unsynchronised lists the shards whose clock was not synchronised, or whose estimated
+	// error exceeds ClockBudgetMs, with why.
+	Unsynchronised []string
+}
+
+// ShardSummary is one shard: where it ran and whether it kept its own schedule.
+type ShardSummary struct {
+	Index int
+	Dir   string
+	Host  string
+	// Planned are the shard's planned requests (its run.json counts).
+	Planned     int
+	StartSkewNs int64
+	Clock       *rawlog.ClockState
+	// Verdict judges this shard alone (dispatch lag and its workers' CPU).
+	Verdict Verdict
+	run     int
+}
+
+// expandRunDirs replaces a directory that holds no run.json but subdirectories that do (a
+// distributed run's <run-id>/shard-<I>/ layout) by those subdirectories, in name order.
+func expandRunDirs(dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, rawlog.ManifestName)); err == nil {
+			out = append(out, d)
+			continue
+		}
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			out = append(out, d) // readManifest says what is wrong with it
+			continue
+		}
+		var sub []string
+		for _, e := range entries {
+			if e.IsDir() && fileExists(filepath.Join(d, e.Name(), rawlog.ManifestName)) {
+				sub = append(sub, filepath.Join(d, e.Name()))
+			}
+		}
+		if len(sub) == 0 {
+			out = append(out, d)
+			continue
+		}
+		sort.Slice(sub, func(i, j int) bool { return shardDirLess(sub[i], sub[j]) })
+		out = append(out, sub...)
+	}
+	return out, nil
+}
+
+// shardDirLess orders shard-2 before shard-10.
+func shardDirLess(a, b string) bool {
+	na, ea := strconv.Atoi(strings.TrimPrefix(filepath.Base(a), "shard-"))
+	nb, eb := strconv.Atoi(strings.TrimPrefix(filepath.Base(b), "shard-"))
+	if ea == nil && eb == nil && na != nb {
+		return na < nb
+	}
+	return a < b
+}
+
+// checkShards checks the runs' shard identities: none has one (one run, or several runs of
+// one plan analysed together as before), or all do, with one count and run id and each index
+// once. The report names the missing shards; nil when the runs are not shards.
+func checkShards(runs []run) (*ShardReport, error) {
+	var first *run
+	for i := range runs {
+		r := &runs[i]
+		if (r.m.Shard != nil) != (runs[0].m.Shard != nil) {
+			with, without := runs[0].dir, r.dir
+			if r.m.Shard != nil {
+				with, without = r.dir, runs[0].dir
+			}
+			return nil, inputErr("%s is a shard of a distributed run and %s is not: analyse a distributed run's shards on their own", with, without)
+		}
+		if r.m.Shard != nil && first == nil {
+			first = r
+		}
+	}
+	if first == nil {
+		return nil, nil
+	}
+	rep := &ShardReport{Count: first.m.Shard.Count, RunID: first.m.Shard.RunID, MaxStartSkewShard: -1}
+	byIndex := map[int]string{}
+	lo, hi := first.m.StartUnixNs, first.m.StartUnixNs
+	for i, r := range runs {
+		sh := r.m.Shard
+		where := filepath.Join(r.dir, rawlog.ManifestName)
+		switch {
+		case sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count:
+			return nil, inputErr("%s: shard %d of %d is not a shard identity", where, sh.Index, sh.Count)
+		case sh.Count != rep.Count:
+			return nil, inputErr("%s: shard %d of %d, but %s is a shard of %d: not one distributed run", where, sh.Index, sh.Count, first.dir, rep.Count)
+		case sh.RunID != rep.RunID:
+			return nil, inputErr("%s: run id %q, but %s has %q: not one distributed run", where, sh.RunID, first.dir, rep.RunID)
+		}
+		if d, dup := byIndex[sh.Index]; dup {
+			return nil, inputErr("%s: shard %d is also %s: each shard must be given once", where, sh.Index, d)
+		}
+		byIndex[sh.Index] = r.dir
+		rep.Shards = append(rep.Shards, ShardSummary{Index: sh.Index, Dir: r.dir, Host: r.m.Host, Planned: r.m.Counts.Planned,
+			StartSkewNs: sh.StartSkewNs, Clock: r.m.Clock, run: i})
+		if sk := abs64(sh.StartSkewNs); sh.StartAtUnixNs != 0 && (rep.MaxStartSkewShard < 0 || sk > rep.MaxStartSkewNs) {
+			rep.MaxStartSkewNs, rep.MaxStartSkewShard = sk, sh.Index
+		}
+		lo, hi = min(lo, r.m.StartUnixNs), max(hi, r.m.StartUnixNs)
+	}
+	rep.StartSpreadNs = hi - lo
+	for i := 0; i < rep.Count; i++ {
+		if _, ok := byIndex[i]; !ok {
+			rep.Missing = append(rep.Missing, i)
+		}
+	}
+	sort.Slice(rep.Shards, func(a, b int) bool { return rep.Shards[a].Index < rep.Shards[b].Index })
+	return rep, nil
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// shardNotes are the notes about missing shards, clocks and start instants.
+func (rep *ShardReport) notes() []string {
+	var out []string
+	for _, i := range rep.Missing {
+		out = append(out, fmt.Sprintf("MISSING SHARD %d of %d: no run directory of it was given; the results cover the other shards only", i, rep.Count))
+	}
+	for _, u := range rep.Unsynchronised {
+		out = append(out, "clock: "+u+": timelines of the shards align only as well as their clocks")
+	}
+	if rep.StartSpreadNs > 0 {
+		out = append(out, fmt.Sprintf("the shards started at different instants, %s ms apart: give every shard the same --start-at", fmtNum(float64(rep.StartSpreadNs)/1e6)))
+	}
+	return out
+}
+
+// judgeClocks fills Unsynchronised: shards whose clock was not synchronised, whose state is
+// unknown, or whose estimated error exceeds the smallest latency budget.
+func (rep *ShardReport) judgeClocks(o *Options) {
+	budget := float64(o.MaxScheduleLag) / 1e6
+	for _, s := range o.Goodput {
+		if s.Metric.Unit == unitMs && s.Threshold > 0 && s.Threshold < budget {
+			budget = s.Threshold
+		}
+	}
+	rep.ClockBudgetMs = budget
+	for _, s := range rep.Shards {
+		c := s.Clock
+		switch {
+		case c == nil:
+			rep.Unsynchronised = append(rep.Unsynchronised, fmt.Sprintf("shard %d (%s) recorded no clock state", s.Index, s.Host))
+		case !c.Synchronised:
+			rep.Unsynchronised = append(rep.Unsynchronised, fmt.Sprintf("shard %d (%s) ran on an unsynchronised clock (adjtimex status %#x)", s.Index, s.Host, c.Status))
+		case float64(c.EstErrorNs)/1e6 > budget:
+			rep.Unsynchronised = append(rep.Unsynchronised, fmt.Sprintf("shard %d (%s) clock's estimated error %s ms exceeds the smallest latency budget %s ms",
+				s.Index, s.Host, fmtNum(float64(c.EstErrorNs)/1e6), fmtNum(budget)))
+		}
+	}
+}
+
+// shardLag collects each shard's dispatch lag, for its own verdict.
+type shardLag map[int]*dist
+
+func (sl shardLag) add(run int, c *collector, limit int) {
+	if sl == nil || c == nil || c.d[MDispatchLag] == nil {
+		return
+	}
+	d := sl[run]
+	if d == nil {
+		d = newDist(limit, catalog[MDispatchLag].hdrScale)
+		sl[run] = d
+	}
+	d.merge(c.d[MDispatchLag])
+}
+
+// judgeShards gives each shard its own verdict, from its dispatch lag and its workers.
+func (a *analysis) judgeShards(s *Summary, lags shardLag) {
+	rep := s.Shards
+	if rep == nil {
+		return
+	}
+	for i := range rep.Shards {
+		sh := &rep.Shards[i]
+		sub := &Summary{}
+		if d := lags[sh.run]; d != nil {
+			if st := d.stats(catalog[MDispatchLag].div); st != nil {
+				sub.Results = []Result{{MetricDef: catalog[MDispatchLag], Stats: st}}
+			}
+		}
+		for _, w := range s.Workers {
+			if w.Run == sh.run {
+				sub.Workers = append(sub.Workers, w)
+			}
+		}
+		sh.Verdict = verdict(sub, a.opts, verdictInputs{ctx: s.Verdict.VerdictContext})
+	}
+}
+
+// shardLines are the console lines about the shards: one per shard, then the combined facts.
+func shardLines(s *Summary) []string {
+	rep := s.Shards
+	if rep == nil {
+		return nil
+	}
+	var out []string
+	for _, sh := range rep.Shards {
+		v := "schedule kept"
+		switch {
+		case !sh.Verdict.Known:
+			v = "verdict unknown"
+		case !sh.Verdict.Kept:
+			v = "schedule NOT kept: " + strings.Join(sh.Verdict.Reasons, "; ")
+		case sh.Verdict.LagKnown:
+			v += fmt.Sprintf(" (dispatch lag p99 %s ms)", fmtNum(sh.Verdict.DispatchLagP99Ms))
+		}
+		clock := "clock unknown"
+		if c := sh.Clock; c != nil {
+			clock = fmt.Sprintf("clock synchronised, est. error %s ms", fmtNum(float64(c.EstErrorNs)/1e6))
+			if !c.Synchronised {
+				clock = "clock NOT synchronised"
+			}
+		}
+		out = append(out, fmt.Sprintf("Shard %d of %d (%s, %s): %d planned, start skew %s ms, %s; %s",
+			sh.Index, rep.Count, sh.Host, sh.Dir, sh.Planned, fmtNum(float64(sh.StartSkewNs)/1e6), clock, v))
+	}
+	line := fmt.Sprintf("Shards: %d of %d present", len(rep.Shards), rep.Count)
+	if len(rep.Missing) > 0 {
+		line += fmt.Sprintf(", MISSING %s", joinInts(rep.Missing))
+	}
+	if rep.MaxStartSkewShard >= 0 {
+		line += fmt.Sprintf("; largest start skew %s ms (shard %d)", fmtNum(float64(rep.MaxStartSkewNs)/1e6), rep.MaxStartSkewShard)
+	}
+	if len(rep.Unsynchronised) > 0 {
+		line += fmt.Sprintf("; %d shard clock(s) not trusted to %s ms", len(rep.Unsynchronised), fmtNum(rep.ClockBudgetMs))
+	}
+	return append(out, line+"; combined verdict below")
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// StartSkew returns the largest start skew of a distributed run and whether one was recorded.
+func (rep *ShardReport) StartSkew() (time.Duration, bool) {
+	if rep == nil || rep.MaxStartSkewShard < 0 {
+		return 0, false
+	}
+	return time.Duration(rep.MaxStartSkewNs), true
+}

@@ -1,0 +1,185 @@
+package analyze
+
+import (
+	"fmt"
+
+	"github.com/llmbench/llmbench/mmapds"
+)
+
+// The verdict: did the client shape the result? A fixed bound on the dispatch lag alone flips
+// on noise (a VM whose timers wake 0.4-2.5 ms late at p99 fails a 1 ms bound with any
+// client), so the lag is judged against what it distorts (docs/metrics.md, Verdict):
+//
+//   - the arrival process: the lag's p99 against the plan's mean inter-arrival gap;
+//   - the latencies: the lag's p99 against TTFT p50 (request latency p50 without TTFT) and
+//     ITL p50, since a client late to send by L is likely late to read by as much;
+//   - the client's CPU: the busiest worker against MaxWorkerCPU;
+//   - same-read batching: many 0 ms inter-chunk gaps while the client was busy.
+//
+// "These numbers describe the client" is reserved for a run where one of these shows the
+// client shaped the result. A lag over the fixed bound that is small beside the gaps and the
+// latencies only jittered the arrivals (latencies are measured from the actual send): the run
+// is kept, with that said. The machine's floor, from the workers' self-calibration in
+// run.json, is printed beside the lag.
+
+// Verdict bounds (docs/metrics.md).
+const (
+	// lagOfGapBound: a p99 lag over this fraction of the mean gap reshapes the arrivals.
+	lagOfGapBound = 0.25
+	// lagOfTTFTBound and lagOfITLBound: a p99 lag over these fractions of TTFT p50 (request
+	// latency p50 without TTFT) and ITL p50 is client delay the latencies may carry.
+	lagOfTTFTBound = 0.25
+	lagOfITLBound  = 0.5
+	// sameReadBound and sameReadCPUBound: over this fraction of same-read (0 ms) gaps while
+	// the busiest worker used at least this much of a core, the batching is the client's.
+	sameReadBound    = 0.10
+	sameReadCPUBound = 50.0
+)
+
+// VerdictContext is what a Verdict judged the lag against.
+type VerdictContext struct {
+	// FloorKnown says run.json had the workers' self-calibration; the floor figures are the
+	// worst worker's: timer wake-up lag p50 and p99 (ms), loopback round trip p50 (µs),
+	// one bare system call (µs).
+	FloorKnown         bool
+	FloorTimerLagP50Ms float64
+	FloorTimerLagP99Ms float64
+	FloorLoopbackRTTUs float64
+	FloorSyscallUs     float64
+	// MeanGapMs is the plan's mean inter-arrival gap (0 for a closed loop).
+	MeanGapMs float64
+	// LatencyName and LatencyP50Ms are the latency the lag is held against: TTFT, or the
+	// request latency when there is no TTFT; ITLP50Ms is 0 without ITL.
+	LatencyName  string
+	LatencyP50Ms float64
+	ITLP50Ms     float64
+	// SameReadPct is the percentage of inter-chunk gaps that were 0 ms (several events in
+	// one read).
+	SameReadPct float64
+	// Jitter says the lag was over the fixed bound but small beside the gaps and the
+	// latencies: the arrivals were jittered, the run is kept.
+	Jitter bool
+}
+
+// verdictInputs is what the verdict needs beyond the summary.
+type verdictInputs struct {
+	// ctx has the floor, the plan's gap and the same-read share filled in; a shard's
+	// verdict passes the whole run's context, latencies included.
+	ctx VerdictContext
+}
+
+// verdictFacts gathers the floor from the runs' manifests and the plan's gap.
+func (a *analysis) verdictFacts(c *collector, meta *mmapds.Meta) verdictInputs {
+	var in verdictInputs
+	for _, r := range a.in.runs {
+		for _, w := range r.m.Workers {
+			cal := w.Calibration
+			if cal == nil {
+				continue
+			}
+			x := &in.ctx
+			x.FloorKnown = true
+			x.FloorTimerLagP50Ms = max(x.FloorTimerLagP50Ms, float64(cal.TimerLagP50Ns)/1e6)
+			x.FloorTimerLagP99Ms = max(x.FloorTimerLagP99Ms, float64(cal.TimerLagP99Ns)/1e6)
+			x.FloorLoopbackRTTUs = max(x.FloorLoopbackRTTUs, float64(cal.LoopbackRTTP50Ns)/1e3)
+			x.FloorSyscallUs = max(x.FloorSyscallUs, float64(cal.SyscallNs)/1e3)
+		}
+	}
+	if meta.OfferedRate > 0 {
+		in.ctx.MeanGapMs = 1e3 / meta.OfferedRate
+	}
+	if c.gaps > 0 {
+		in.ctx.SameReadPct = float64(c.sameRead) / float64(c.gaps) * 100
+	}
+	return in
+}
+
+// verdict judges whether the client shaped the result.
+func verdict(s *Summary, o *Options, in verdictInputs) Verdict {
+	v := Verdict{MaxLagMs: float64(o.MaxScheduleLag) / 1e6, MaxCPUPct: o.MaxWorkerCPU * 100, BusiestWorker: -1,
+		VerdictContext: in.ctx}
+	if v.LatencyName == "" { // a shard's verdict gets the whole run's latencies
+		if r := s.result(MTimeToFirstToken); r != nil && r.Stats != nil {
+			v.LatencyName, v.LatencyP50Ms = "TTFT", r.Stats.P[4]
+		} else if r := s.result(MRequestLatency); r != nil && r.Stats != nil {
+			v.LatencyName, v.LatencyP50Ms = "request latency", r.Stats.P[4]
+		}
+		if r := s.result(MInterTokenLatency); r != nil && r.Stats != nil {
+			v.ITLP50Ms = r.Stats.P[4]
+		}
+	}
+	v.Jitter = false
+	for _, w := range s.Workers {
+		if w.CPUPct < 0 {
+			continue
+		}
+		v.CPUKnown = true
+		if w.CPUPct > v.BusiestWorkerPct || v.BusiestWorker < 0 {
+			v.BusiestWorker, v.BusiestWorkerPct = w.Worker, w.CPUPct
+		}
+	}
+	if r := s.result(MDispatchLag); r != nil && r.Stats != nil {
+		v.LagKnown = true
+		v.DispatchLagP99Ms = r.Stats.P[8]
+		if v.DispatchLagP99Ms > v.MaxLagMs {
+			if why := lagShapes(&v); why != "" {
+				v.Reasons = append(v.Reasons, fmt.Sprintf("dispatch lag p99 %s ms > %s ms, %s", fmtNum(v.DispatchLagP99Ms), fmtNum(v.MaxLagMs), why))
+			} else {
+				v.Jitter = true
+			}
+		}
+	}
+	if v.CPUKnown && v.BusiestWorkerPct >= v.MaxCPUPct {
+		v.Reasons = append(v.Reasons, fmt.Sprintf("worker %d at %s%% CPU ≥ %s%%", v.BusiestWorker, fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
+	}
+	if v.CPUKnown && v.SameReadPct > sameReadBound*100 && v.BusiestWorkerPct >= sameReadCPUBound {
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%s%% of inter-chunk gaps are same-read while worker %d was at %s%% CPU (≥ %s%%): the client read late",
+			fmtNum(v.SameReadPct), v.BusiestWorker, fmtNum(v.BusiestWorkerPct), fmtNum(sameReadCPUBound)))
+	}
+	v.Known = v.LagKnown || v.CPUKnown
+	v.Kept = v.Known && len(v.Reasons) == 0
+	return v
+}
+
+// lagShapes says what a lag over the fixed bound distorted, "" when it is small beside the
+// plan's gaps and the measured latencies.
+func lagShapes(v *Verdict) string {
+	lag := v.DispatchLagP99Ms
+	switch {
+	case v.MeanGapMs > 0 && lag > lagOfGapBound*v.MeanGapMs:
+		return fmt.Sprintf("%s%% of the plan's mean gap %s ms (bound %s%%): the arrivals were not the plan's",
+			fmtNum(lag/v.MeanGapMs*100), fmtNum(v.MeanGapMs), fmtNum(lagOfGapBound*100))
+	case v.LatencyP50Ms > 0 && lag > lagOfTTFTBound*v.LatencyP50Ms:
+		return fmt.Sprintf("%s%% of %s p50 %s ms (bound %s%%)", fmtNum(lag/v.LatencyP50Ms*100), v.LatencyName,
+			fmtNum(v.LatencyP50Ms), fmtNum(lagOfTTFTBound*100))
+	case v.ITLP50Ms > 0 && lag > lagOfITLBound*v.ITLP50Ms:
+		return fmt.Sprintf("%s%% of ITL p50 %s ms (bound %s%%)", fmtNum(lag/v.ITLP50Ms*100), fmtNum(v.ITLP50Ms), fmtNum(lagOfITLBound*100))
+	case v.MeanGapMs == 0 && v.LatencyP50Ms == 0:
+		return "and there is no gap or latency to hold it against"
+	}
+	return ""
+}
+
+// floorFact is the machine's floor as printed beside the lag; "" without calibration.
+func floorFact(v *Verdict) string {
+	if !v.FloorKnown {
+		return ""
+	}
+	return fmt.Sprintf("machine floor: timer wake-up p50 %s ms p99 %s ms, loopback round trip %s µs, syscall %s µs",
+		fmtNum(v.FloorTimerLagP50Ms), fmtNum(v.FloorTimerLagP99Ms), fmtNum(v.FloorLoopbackRTTUs), fmtNum(v.FloorSyscallUs))
+}
+
+// jitterFact explains a kept run whose lag was over the fixed bound.
+func jitterFact(v *Verdict) string {
+	s := fmt.Sprintf("the lag over %s ms only jittered the arrivals", fmtNum(v.MaxLagMs))
+	if v.MeanGapMs > 0 {
+		s += fmt.Sprintf(" (%s%% of the plan's mean gap %s ms)", fmtNum(v.DispatchLagP99Ms/v.MeanGapMs*100), fmtNum(v.MeanGapMs))
+	}
+	if v.LatencyP50Ms > 0 {
+		s += fmt.Sprintf(", it is %s%% of %s p50 %s ms", fmtNum(v.DispatchLagP99Ms/v.LatencyP50Ms*100), v.LatencyName, fmtNum(v.LatencyP50Ms))
+	}
+	if v.FloorKnown && v.DispatchLagP99Ms <= 2*v.FloorTimerLagP99Ms {
+		s += ", and within twice this machine's timer wake-up p99"
+	}
+	return s + "; latencies are measured from the actual send"
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/tokenizer"
+)
+
+// claimFlags are analyze's flags of the benchmark claim (docs/metrics.md "The benchmark
+// claim"): the evidence for its three parts and whether an untrustworthy claim fails.
+type claimFlags struct {
+	requireTrustworthy bool
+	gatesFile          string
+	validateShape      string
+	generatorFile      string
+	agreed             *analyze.GatesFile
+}
+
+// addClaimFlags defines the claim flags on fs.
+func addClaimFlags(fs *pflag.FlagSet) *claimFlags {
+	c := &claimFlags{}
+	fs.BoolVar(&c.requireTrustworthy, "require-trustworthy", false, "exit 1 when the benchmark claim is not trustworthy (generator, shape and thresholds each validated)")
+	fs.StringVar(&c.gatesFile, "gates", "", "YAML file of agreed gates (version: 1; gates: each with gate, owner and reason): adds them and marks them agreed")
+	fs.StringVar(&c.validateShape, "validate-shape", "", "compare the run's ISL, OSL, inter-arrival and prefix reuse with REFERENCE: a dataset file in any --custom-dataset-type (TYPE:PATH to force one), a plan file or another run directory")
+	fs.StringVar(&c.generatorFile, "generator-validation", "", "generator validation file to reuse (default: RUN_DIR/"+analyze.GeneratorValidationName+" when there is one); it counts only for the same plan, machine and workers")
+	return c
+}
+
+// gates reads --gates and returns the gates with the file's appended.
+func (c *claimFlags) gates(gates []analyze.Gate) ([]analyze.Gate, error) {
+	if c.gatesFile == "" {
+		return gates, nil
+	}
+	b, err := os.ReadFile(c.gatesFile)
+	if err != nil {
+		return nil, fmt.Errorf("--gates: %w", err)
+	}
+	f, err := analyze.ParseGatesFile(b, c.gatesFile)
+	if err != nil {
+		return nil, err
+	}
+	c.agreed = f
+	for _, g := range f.Gates {
+		if _, dup := findGate(gates, g.Parsed); !dup {
+			gates = append(gates, g.Parsed)
+		}
+	}
+	return gates, nil
+}
+
+func findGate(gates []analyze.Gate, g analyze.Gate) (int, bool) {
+	for i, x := range gates {
+		if x.Metric.Tag == g.Metric.Tag && x.Stat == g.Stat && x.Op == g.Op && x.Value == g.Value {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// judge evaluates the claim of s (analysed from dirs) and sets s.Claim. tokSpec is
+// --tokenizer. Errors are bad input: an unreadable validation file or reference.
+func (c *claimFlags) judge(s *analyze.Summary, gates []analyze.Gate, dirs []string, tokSpec string) error {
+	o := analyze.ClaimOptions{Gates: gates, Agreed: c.agreed}
+	if id, err := analyze.RunIdentityOf(dirs[0]); err == nil {
+		o.Run = id
+	} else {
+		o.Run.PlanHash = s.PlanHash
+	}
+	path := c.generatorFile
+	if path == "" {
+		if p := filepath.Join(dirs[0], analyze.GeneratorValidationName); fileExists(p) {
+			path = p
+		}
+	}
+	if path != "" {
+		g, err := analyze.ReadGeneratorValidation(path)
+		if err != nil {
+			return fmt.Errorf("--generator-validation: %w", err)
+		}
+		o.Generator, o.GeneratorFile = g, path
+	}
+	// Loaded only when prefix reuse is measured (a reference was given): --tokenizer, else
+	// the plan's. A tokenizer that does not load leaves the reuse unknown, and says why.
+	load := func(spec string) (*tokenizer.Tokenizer, error) {
+		if tokSpec != "" {
+			spec = tokSpec
+		}
+		return tokenizer.LoadWithOptions(spec, tokenizer.EnvLoadOptions(os.Getenv))
+	}
+	so := analyze.ShapeOptions{Reference: c.validateShape, LoadTokenizer: load}
+	if s.Counts.Valid > 0 {
+		r, err := analyze.ValidateShape(s, so)
+		if err != nil {
+			return err
+		}
+		o.Shape = r
+	} else if c.validateShape != "" {
+		return fmt.Errorf("--validate-shape: the run has no valid profile requests to take the shape of")
+	}
+	analyze.EvaluateClaim(s, o)
+	return nil
+}
+
+// exit turns code into exitGate when --require-trustworthy is given and the claim is not
+// trustworthy, saying so on stderr.
+func (c *claimFlags) exit(s *analyze.Summary, code int, stderr io.Writer) int {
+	if !c.requireTrustworthy || s.Claim == nil || s.Claim.Trustworthy {
+		return code
+	}
+	fmt.Fprintln(stderr, "analyze: --require-trustworthy: the benchmark claim is not trustworthy:")
+	for _, l := range analyze.ClaimLines(s.Claim)[1:] {
+		fmt.Fprintln(stderr, l)
+	}
+	return exitGate
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil || !errors.Is(err, fs.ErrNotExist)
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/replay"
+)
+
+// The shard identity comes from the flags, else Kubernetes' or Slurm's variables; bad
+// values are one-line errors naming the flag or variable.
+func TestDistributedShardIdentity(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		args         []string
+		env          map[string]string
+		index, count int
+		from, err    string
+	}{
+		{name: "none", index: 0, count: 0},
+		{name: "flags", args: []string{"--shard-index", "2", "--shard-count", "3"}, index: 2, count: 3},
+		{name: "kubernetes", env: map[string]string{"JOB_COMPLETION_INDEX": "1", "LLMBENCH_SHARD_COUNT": "4"}, index: 1, count: 4, from: "JOB_COMPLETION_INDEX, LLMBENCH_SHARD_COUNT"},
+		{name: "kubernetes with count flag", args: []string{"--shard-count", "4"}, env: map[string]string{"JOB_COMPLETION_INDEX": "3"}, index: 3, count: 4},
+		{name: "slurm", env: map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "2"}, index: 1, count: 2, from: "SLURM_PROCID, SLURM_NTASKS"},
+		{name: "flags win", args: []string{"--shard-index", "0", "--shard-count", "2"}, env: map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "5"}, index: 0, count: 2},
+		{name: "ntasks alone is not a shard", env: map[string]string{"SLURM_NTASKS": "5"}, index: 0, count: 0},
+		{name: "index without count", env: map[string]string{"JOB_COMPLETION_INDEX": "2"}, err: "$JOB_COMPLETION_INDEX 2 without a shard count"},
+		{name: "index past count", args: []string{"--shard-count", "2"}, env: map[string]string{"SLURM_PROCID": "2"}, err: "$SLURM_PROCID 2: must be below the shard count 2 (--shard-count)"},
+		{name: "not a number", env: map[string]string{"SLURM_PROCID": "x"}, err: `$SLURM_PROCID "x": want a number`},
+		{name: "negative flag", args: []string{"--shard-index", "-1", "--shard-count", "2"}, err: "--shard-index -1: must not be negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := NewFlagSet("test")
+			d := AddDistributed(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			var notice bytes.Buffer
+			o := &replay.Options{}
+			err := d.Apply(o, func(k string) string { return tc.env[k] }, time.Unix(0, 0), &notice)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || o.ShardIndex != tc.index || o.ShardCount != tc.count {
+				t.Fatalf("shard %d of %d, %v; want %d of %d", o.ShardIndex, o.ShardCount, err, tc.index, tc.count)
+			}
+			if tc.from != "" && !strings.Contains(notice.String(), "(from "+tc.from+")") {
+				t.Fatalf("notice %q does not say where from (%s)", notice.String(), tc.from)
+			}
+		})
+	}
+}
+
+func TestParseStartAt(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+		err  bool
+	}{
+		{in: "+30s", want: now.Add(30 * time.Second)},
+		{in: "2026-12-01T14:00:00.123456789Z", want: time.Date(2026, 12, 1, 14, 0, 0, 123456789, time.UTC)},
+		{in: "2026-12-01T15:00:00+01:00", want: time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)},
+		{in: "2026-12-01 14:00:00", err: true},
+		{in: "+-3s", err: true},
+		{in: "tomorrow", err: true},
+	} {
+		got, err := ParseStartAt(tc.in, now)
+		if (err != nil) != tc.err || (!tc.err && !got.Equal(tc.want)) {
+			t.Errorf("%q: %v %v, want %v (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestLocalAddrFlag(t *testing.T) {
+	fs := NewFlagSet("test")
+	d := AddDistributed(fs)
+	if err := fs.Parse([]string{"--local-addr", "127.0.0.2-127.0.0.4"}); err != nil {
+		t.Fatal(err)
+	}
+	o := &replay.Options{}
+	if err := d.Apply(o, func(string) string { return "" }, time.Now(), &bytes.Buffer{}); err != nil || len(o.LocalAddrs) != 3 {
+		t.Fatalf("%v %v", o.LocalAddrs, err)
+	}
+	fs = NewFlagSet("test")
+	d = AddDistributed(fs)
+	fs.Parse([]string{"--local-addr", "127.0.0.9-127.0.0.2"})
+	if err := d.Apply(o, func(string) string { return "" }, time.Now(), &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), "--local-addr") {
+		t.Fatalf("backwards range: %v", err)
+	}
+}

@@ -1,0 +1,268 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// Distributed shards (--shard-index I --shard-count N). Not to be confused with worker
+// shards (shard.go), which split one replay's part of the plan over its worker processes.
+//
+// Session ordinal k (shard.go) belongs to distributed shard k mod N; inside shard I its
+// sessions are renumbered k/N, and worker sharding then works on those local ordinals
+// unchanged. A session never splits, each shard replays exactly its sessions' records at
+// their planned instants, and the union of the shards is the plan. A closed loop's
+// concurrency C is split the same way: global slot j belongs to shard j mod N (C/N each,
+// the remainder to the first shards), and a concurrency ramp opens global slot j at its
+// planned instant on whichever shard owns it. Every shard anchors the plan's t = 0 at one
+// wall-clock instant (StartAt), so no coordinator is needed while they run.
+
+// notInShard marks, in planInfo.ord, a record of another distributed shard.
+const notInShard = math.MaxUint32
+
+// checkShard checks a shard identity: count 0 (no sharding) or 0 <= index < count.
+func checkShard(index, count int) error {
+	switch {
+	case count < 0:
+		return fmt.Errorf("shard-count %d: must be positive", count)
+	case count == 0 && index != 0:
+		return fmt.Errorf("shard-index %d without --shard-count", index)
+	case count > 0 && (index < 0 || index >= count):
+		return fmt.Errorf("shard-index %d: must be between 0 and shard-count-1 (%d)", index, count-1)
+	}
+	return nil
+}
+
+// restrict keeps only distributed shard index of count in info: other shards' records get
+// ordinal notInShard, this shard's sessions local ordinals k/count. count <= 1 keeps all.
+func (info *planInfo) restrict(index, count int) error {
+	if count <= 1 {
+		return nil
+	}
+	if err := checkShard(index, count); err != nil {
+		return err
+	}
+	if info.sessions < count {
+		return fmt.Errorf("shard-count %d: the plan has only %d sessions, so some shard would have none", count, info.sessions)
+	}
+	for i, o := range info.ord {
+		if int(o)%count == index {
+			info.ord[i] = o / uint32(count)
+		} else {
+			info.ord[i] = notInShard
+		}
+	}
+	info.sessions = (info.sessions - index + count - 1) / count
+	return nil
+}
+
+// records counts the records of this (distributed) shard.
+func (info *planInfo) records() int {
+	n := 0
+	for _, o := range info.ord {
+		if o != notInShard {
+			n++
+		}
+	}
+	return n
+}
+
+// shardConcurrency is shard index's share of concurrency c over count shards (c itself when
+// not sharded); an error when some shard would get none.
+func shardConcurrency(c, index, count int) (int, error) {
+	if count <= 1 || c <= 0 {
+		return c, nil
+	}
+	if count > c {
+		return 0, fmt.Errorf("shard-count %d: the plan's concurrency %d cannot be split over more shards than that", count, c)
+	}
+	return slotShare(c, count, index), nil
+}
+
+// firstGap is how late a shard may start: the time between the plan's first planned send
+// instant and the next distinct one, over the whole plan (every shard computes the same).
+// A shard starting later than that would send requests planned after the first instant
+// late. It is 0 for a closed loop, or a plan whose sends all share one instant.
+func firstGap(p *mmapds.Plan) (time.Duration, error) {
+	first, second := int64(-1), int64(-1)
+	for i := 0; i < p.Len(); i++ {
+		r, _, err := p.Record(i)
+		if err != nil {
+			return 0, err
+		}
+		o := r.SendOffsetNs
+		switch {
+		case o < 0:
+		case first < 0 || o < first:
+			first, second = o, first
+		case o > first && (second < 0 || o < second):
+			second = o
+		}
+	}
+	if first < 0 || second < 0 {
+		return 0, nil
+	}
+	return time.Duration(second - first), nil
+}
+
+// checkLateStart refuses a start instant that passed more than gap before now.
+func checkLateStart(startAt, now time.Time, gap time.Duration) error {
+	if late := now.Sub(startAt); late > gap {
+		return fmt.Errorf("start-at %s passed %v ago, more than the plan's first gap (%v): this shard would send late; start every shard again with a later --start-at",
+			startAt.UTC().Format(time.RFC3339Nano), late.Round(time.Microsecond), gap)
+	}
+	return nil
+}
+
+// shardManifest fills run.json's shard identity and clock state.
+func (r *Replay) shardManifest(m *rawlog.Manifest) {
+	o := &r.opts
+	if o.ShardCount > 0 || !o.StartAt.IsZero() {
+		m.Shard = &rawlog.ShardInfo{Index: o.ShardIndex, Count: max(o.ShardCount, 1), RunID: o.RunID}
+		if !o.StartAt.IsZero() {
+			m.Shard.StartAtUnixNs = o.StartAt.UnixNano()
+		}
+	}
+	m.Clock = readClock()
+}
+
+// setupShard applies the distributed shard to info and checks what the shard needs before
+// anything starts: its share of the concurrency (returned), a start instant not already
+// too late, and source addresses this host has.
+func (r *Replay) setupShard(info *planInfo) (int, error) {
+	o := &r.opts
+	if o.PlanHash != "" && o.PlanHash != r.plan.HashHex() {
+		got, want := rawlog.HashPrefixes(r.plan.HashHex(), o.PlanHash)
+		return 0, fmt.Errorf("plan %s is plan %s, not the expected %s (--plan-hash)", o.Plan, got, want)
+	}
+	if err := info.restrict(o.ShardIndex, o.ShardCount); err != nil {
+		return 0, err
+	}
+	c, err := shardConcurrency(r.plan.Meta().Concurrency, o.ShardIndex, o.ShardCount)
+	if err != nil {
+		return 0, err
+	}
+	if !o.StartAt.IsZero() {
+		if r.lateGap, err = firstGap(r.plan); err != nil {
+			return 0, err
+		}
+		if err := checkLateStart(o.StartAt, time.Now(), r.lateGap); err != nil {
+			return 0, err
+		}
+	}
+	if err := checkLocalAddrs(o.LocalAddrs); err != nil {
+		return 0, err
+	}
+	return c, nil
+}
+
+// checkLocalAddrs refuses a source address this host cannot bind (not assigned to it).
+func checkLocalAddrs(addrs []netip.Addr) error {
+	for _, a := range addrs {
+		l, err := net.Listen("tcp", netip.AddrPortFrom(a, 0).String())
+		if err != nil {
+			return fmt.Errorf("local-addr %s: this host cannot use it as a source address: %w", a, err)
+		}
+		l.Close()
+	}
+	return nil
+}
+
+// shardWords names the shard in notices ("" when not sharded).
+func (r *Replay) shardWords() string {
+	if r.opts.ShardCount <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("'s shard %d of %d", r.opts.ShardIndex, r.opts.ShardCount)
+}
+
+// awaitStart, with a StartAt, sleeps until the start instant (the workers, told it already,
+// sleep on their own) and records in run.json how late after it this process woke: the
+// same timerfd wake the workers' dispatchers use, on the same clocks and load. An
+// interruption ends the wait early and leaves the skew 0.
+func (r *Replay) awaitStart(start time.Time) {
+	m := &r.manifest
+	if r.opts.StartAt.IsZero() || m.Shard == nil {
+		return
+	}
+	// Coarse wait first (interruptible), then a timerfd for the last milliseconds.
+	if d := time.Until(start) - 5*time.Millisecond; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-r.stopReq:
+			t.Stop()
+			return
+		}
+	}
+	var stop atomic.Bool
+	sl, err := newSleeper(&stop)
+	if err != nil {
+		return
+	}
+	defer sl.close()
+	sl.sleep(time.Until(start))
+	skew := time.Since(start)
+	m.Shard.StartSkewNs = int64(skew)
+	if err := r.writeManifest(); err != nil {
+		r.notice("replay: " + err.Error())
+	}
+}
+
+// CopyPlan copies the plan file src to dst (through a temporary file beside it, renamed once
+// whole and synced) and checks that the copy is intact and is plan wantHash; on any error dst
+// is not created. Deployments run it before replay so that every shard starts from the plan
+// the run was generated for (replay copy-plan).
+func CopyPlan(src, dst, wantHash string) (err error) {
+	if !rawlog.IsPlanHash(wantHash) {
+		return fmt.Errorf("copy-plan: plan hash %q: want 64 lower-case hex digits", wantHash)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("copy-plan: %w", err)
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".copy-plan-*")
+	if err != nil {
+		return fmt.Errorf("copy-plan: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := io.Copy(tmp, in); err != nil {
+		return fmt.Errorf("copy-plan: %s to %s: %w", src, dst, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("copy-plan: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("copy-plan: %w", err)
+	}
+	p, err := mmapds.Open(tmp.Name(), mmapds.Options{}) // hashes the whole content
+	if err != nil {
+		return fmt.Errorf("copy-plan: %s: %w", src, err)
+	}
+	got := p.HashHex()
+	p.Close()
+	if got != wantHash {
+		a, b := rawlog.HashPrefixes(got, wantHash)
+		return fmt.Errorf("copy-plan: %s is plan %s, not the expected %s", src, a, b)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return fmt.Errorf("copy-plan: %w", err)
+	}
+	return nil
+}

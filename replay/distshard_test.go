@@ -1,0 +1,343 @@
+package replay
+
+import (
+	"bytes"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// multiTurnPlan is sessions of turns each, closed loop at concurrency c (open loop at
+// 1 ms per session when c is 0).
+func multiTurnPlan(sessions, turns, c int) *planSpec {
+	ps := &planSpec{}
+	ps.meta.Concurrency = c
+	for s := 0; s < sessions; s++ {
+		for turn := 0; turn < turns; turn++ {
+			off, delay := mmapds.NoSendOffset, int64(-1)
+			if c == 0 {
+				off = int64(s) * 1e6
+			}
+			if turn > 0 {
+				delay = 0
+			}
+			ps.add(mmapds.Record{SendOffsetNs: off, DelayNs: delay, Session: uint32(7000 + s), Turn: uint32(turn), Phase: mmapds.PhaseProfile},
+				jobBody(job{N: 2, Stream: true}))
+		}
+	}
+	return ps
+}
+
+// The shards of a plan are disjoint, whole sessions, cover the plan, and split the
+// concurrency; worker sharding inside each shard keeps sessions whole too.
+func TestDistributedShardsPartitionPlan(t *testing.T) {
+	dir := t.TempDir()
+	path := multiTurnPlan(10, 3, 5).write(t, dir)
+	p, err := mmapds.Open(path, mmapds.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, n := range []int{1, 2, 3, 5} {
+		owner := map[int]int{}            // plan index -> shard
+		sessShard := map[uint32]int{}     // session -> shard
+		sessWorker := map[uint32]string{} // session -> shard/worker
+		slots := 0
+		for i := 0; i < n; i++ {
+			info, err := scanPlan(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := info.restrict(i, n); err != nil {
+				t.Fatal(err)
+			}
+			c, err := shardConcurrency(5, i, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slots += c
+			const workers = 2
+			total := 0
+			for w := 0; w < workers; w++ {
+				sh, err := buildShard(p, info.ord, workers, w, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, idx := range sh.records {
+					r, _, _ := p.Record(int(idx))
+					if prev, ok := owner[int(idx)]; ok {
+						t.Fatalf("n=%d: record %d in shards %d and %d", n, idx, prev, i)
+					}
+					owner[int(idx)] = i
+					if s, ok := sessShard[r.Session]; ok && s != i {
+						t.Fatalf("n=%d: session %d split over shards %d and %d", n, r.Session, s, i)
+					}
+					sessShard[r.Session] = i
+					key := string(rune('0'+i)) + "/" + string(rune('0'+w))
+					if s, ok := sessWorker[r.Session]; ok && s != key {
+						t.Fatalf("n=%d: session %d split over %s and %s", n, r.Session, s, key)
+					}
+					sessWorker[r.Session] = key
+				}
+				total += len(sh.records)
+			}
+			if total != info.records() {
+				t.Fatalf("n=%d shard %d: workers hold %d records, the shard %d", n, i, total, info.records())
+			}
+		}
+		if len(owner) != p.Len() {
+			t.Fatalf("n=%d: shards cover %d of %d records", n, len(owner), p.Len())
+		}
+		if slots != 5 {
+			t.Fatalf("n=%d: shards' concurrency sums to %d, want 5", n, slots)
+		}
+	}
+}
+
+func TestDistributedShardRefusals(t *testing.T) {
+	dir := t.TempDir()
+	path := multiTurnPlan(4, 1, 3).write(t, dir)
+	for _, tc := range []struct {
+		name       string
+		index, cnt int
+		startAt    time.Time
+		addrs      []netip.Addr
+		want       string
+	}{
+		{"more shards than concurrency", 0, 4, time.Time{}, nil, "concurrency 3 cannot be split"},
+		{"more shards than sessions", 0, 5, time.Time{}, nil, "only 4 sessions"},
+		{"index out of range", 3, 3, time.Time{}, nil, "between 0 and shard-count-1 (2)"},
+		{"index without count", 1, 0, time.Time{}, nil, "without --shard-count"},
+		{"late start", 0, 2, time.Now().Add(-time.Second), nil, "more than the plan's first gap (0s)"},
+		{"foreign source address", 0, 0, time.Time{}, []netip.Addr{netip.MustParseAddr("192.0.2.77")}, "local-addr 192.0.2.77: this host cannot use it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions(t, path, "http://127.0.0.1:1")
+			o.ShardIndex, o.ShardCount, o.StartAt, o.LocalAddrs = tc.index, tc.cnt, tc.startAt, tc.addrs
+			r, err := New(o)
+			if err == nil {
+				r.plan.Close()
+				t.Fatal("New accepted it")
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q, want one line with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestFirstGap(t *testing.T) {
+	for _, tc := range []struct {
+		offsets []int64
+		want    time.Duration
+	}{
+		{[]int64{mmapds.NoSendOffset, mmapds.NoSendOffset}, 0},
+		{[]int64{5e6, 5e6}, 0},
+		{[]int64{0, 0, 3e6, 1e6}, time.Millisecond},
+		{[]int64{7e6, 2e6, 9e6}, 5 * time.Millisecond},
+	} {
+		ps := &planSpec{}
+		for i, o := range tc.offsets {
+			ps.add(mmapds.Record{SendOffsetNs: o, DelayNs: -1, Session: uint32(i), Phase: mmapds.PhaseProfile}, []byte("{}"))
+		}
+		if tc.offsets[0] < 0 {
+			ps.meta.Concurrency = 1
+		}
+		p, err := mmapds.Open(ps.write(t, t.TempDir()), mmapds.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := firstGap(p)
+		p.Close()
+		if err != nil || got != tc.want {
+			t.Fatalf("offsets %v: gap %v, %v; want %v", tc.offsets, got, err, tc.want)
+		}
+	}
+	at := time.Unix(1000, 0)
+	if err := checkLateStart(at, at.Add(time.Millisecond), 2*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkLateStart(at, at.Add(3*time.Millisecond), 2*time.Millisecond); err == nil {
+		t.Fatal("3 ms late with a 2 ms gap accepted")
+	}
+}
+
+// The concurrency ramp opens global slot j at its instant on the shard that owns it: over
+// the shards and their workers, each slot opens once.
+func TestRampOverShards(t *testing.T) {
+	const n, shards, workers = 7, 3, 2
+	ramp := int64(600)
+	seen := map[int64]int{}
+	for si := 0; si < shards; si++ {
+		for id := 0; id < workers; id++ {
+			for j := si + id*shards; j < n; j += workers * shards {
+				seen[ramp*int64(j)/(n-1)]++
+			}
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d distinct slot instants, want %d: %v", len(seen), n, seen)
+	}
+	for k, v := range seen {
+		if v != 1 {
+			t.Fatalf("instant %d opened %d times", k, v)
+		}
+	}
+}
+
+func TestParseLocalAddrs(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{in: "127.0.0.2-127.0.0.5", want: "127.0.0.2-127.0.0.5"},
+		{in: "127.0.0.9, 10.0.0.1,127.0.0.2-127.0.0.3", want: "127.0.0.9,10.0.0.1,127.0.0.2-127.0.0.3"},
+		{in: "::1", want: "::1"},
+		{in: "fd00::1-fd00::3", want: "fd00::1-fd00::3"},
+		{in: "127.0.0.5-127.0.0.2", err: "runs backwards"},
+		{in: "127.0.0.1-::1", err: "mixes IPv4 and IPv6"},
+		{in: "127.0.0.1,127.0.0.1", err: "listed twice"},
+		{in: "localhost", err: "not an IP address"},
+		{in: "10.0.0.0-10.2.0.0", err: "more than 65536"},
+		{in: "", err: "empty item"},
+	} {
+		got, err := ParseLocalAddrs(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("%q: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || FormatLocalAddrs(got) != tc.want {
+			t.Fatalf("%q: %v %v, want %s", tc.in, FormatLocalAddrs(got), err, tc.want)
+		}
+	}
+}
+
+// Connections through a picker come from its addresses in turn.
+func TestLocalAddrPickerDials(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addrs, _ := ParseLocalAddrs("127.0.0.2-127.0.0.4")
+	if err := checkLocalAddrs(addrs); err != nil {
+		t.Skipf("loopback aliases not usable here: %v", err)
+	}
+	d := NewLocalAddrPicker(addrs, 1).Dialer(net.Dialer{Timeout: 5 * time.Second})
+	var got []string
+	for i := 0; i < 6; i++ {
+		c, err := d.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := ln.Accept()
+		got = append(got, c.LocalAddr().(*net.TCPAddr).IP.String())
+		c.Close()
+		s.Close()
+	}
+	want := "127.0.0.3 127.0.0.4 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.2"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("source addresses %v, want %s", got, want)
+	}
+	var nilPicker *LocalAddrPicker
+	if nilPicker.Next().IsValid() || nilPicker.Len() != 0 {
+		t.Fatal("nil picker hands out an address")
+	}
+}
+
+// Three shards run as three coordinators against one start instant: every request once,
+// run.json says which shard and when, and the shards' starts are the instant.
+func TestDistributedRunsShareStart(t *testing.T) {
+	srv := newTestServer(t)
+	srv.keep = true
+	ps := multiTurnPlan(9, 2, 0)
+	dir := t.TempDir()
+	plan := ps.write(t, dir)
+	start := time.Now().Add(1500 * time.Millisecond)
+	total := map[uint32]int{}
+	for i := 0; i < 3; i++ {
+		o := testOptions(t, plan, srv.URL)
+		o.ShardIndex, o.ShardCount, o.StartAt, o.RunID, o.Workers = i, 3, start, "r1", 1
+		r, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := r.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status != rawlog.StatusComplete || m.Counts.Planned != 6 || m.Counts.Completed != 6 {
+			t.Fatalf("shard %d: %s %+v %s", i, m.Status, m.Counts, m.Error)
+		}
+		if m.Shard == nil || m.Shard.Index != i || m.Shard.Count != 3 || m.Shard.RunID != "r1" ||
+			m.Shard.StartAtUnixNs != start.UnixNano() || m.StartUnixNs != start.UnixNano() {
+			t.Fatalf("shard %d: run.json shard %+v start %d, want start %d", i, m.Shard, m.StartUnixNs, start.UnixNano())
+		}
+		if m.Shard.StartSkewNs < 0 {
+			t.Fatalf("shard %d: negative start skew %d", i, m.Shard.StartSkewNs)
+		}
+		for idx := range readRun(t, m, o.OutputDir) {
+			total[idx]++
+		}
+		// The shards run one after another here, each sharing the same instant: the next
+		// one must not start after its first gap (1 ms), so they get instants of their own.
+		start = time.Now().Add(500 * time.Millisecond)
+	}
+	if len(total) != 18 {
+		t.Fatalf("shards logged %d distinct requests, want 18", len(total))
+	}
+}
+
+// copy-plan copies a plan only when it is intact and the expected one; nothing is left
+// behind otherwise.
+func TestCopyPlan(t *testing.T) {
+	dir := t.TempDir()
+	src := multiTurnPlan(2, 1, 1).write(t, dir)
+	p, err := mmapds.Open(src, mmapds.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := p.HashHex()
+	p.Close()
+	dst := filepath.Join(dir, "copy.plan")
+	other := strings.Repeat("ab", 32)
+	if err := CopyPlan(src, dst, other); err == nil || !strings.Contains(err.Error(), "not the expected") {
+		t.Fatalf("wrong hash: %v", err)
+	}
+	if err := CopyPlan(src, dst, "xyz"); err == nil {
+		t.Fatal("bad hash accepted")
+	}
+	b, _ := os.ReadFile(src)
+	b[len(b)/2] ^= 1
+	bad := filepath.Join(dir, "bad.plan")
+	os.WriteFile(bad, b, 0o644)
+	if err := CopyPlan(bad, dst, hash); err == nil {
+		t.Fatal("a damaged plan was copied")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Fatalf("left behind: %v", entries)
+	}
+	if err := CopyPlan(src, dst, hash); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := os.ReadFile(dst); !bytes.Equal(c, mustRead(t, src)) {
+		t.Fatal("copy differs")
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

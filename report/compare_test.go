@@ -1,0 +1,202 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func diffOf(t *testing.T, c *ComparePage, tag string) Diff {
+	t.Helper()
+	for _, m := range c.Metrics {
+		if m.Tag == tag {
+			if len(m.Diffs) != 1 {
+				t.Fatalf("%s: %d diffs", tag, len(m.Diffs))
+			}
+			return m.Diffs[0]
+		}
+	}
+	t.Fatalf("no %s in the comparison", tag)
+	return Diff{}
+}
+
+// TestCompareSignificance: mockllm at TTFT 20 ms against 25 ms differs significantly in TTFT
+// (a regression beyond 10%), two runs at 20 ms do not.
+func TestCompareSignificance(t *testing.T) {
+	a, a2, b := analyseFixture(t, "rate-a", 0), analyseFixture(t, "rate-a2", 0), analyseFixture(t, "rate-b", 0)
+	ttft10, err := ParseThreshold("time_to_first_token:10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttft50, err := ParseThreshold("time_to_first_token.p99:50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		other       Run
+		significant bool
+		regressions int
+	}{
+		{"20ms vs 25ms", b, true, 1},
+		{"20ms vs 20ms", a2, false, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Compare([]Run{a, tc.other}, CompareOptions{FailOn: []Threshold{ttft10, ttft50}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := diffOf(t, c, "time_to_first_token")
+			if d.Significant != tc.significant {
+				t.Errorf("TTFT significant = %v, want %v (diff %v%%, p %v, CI %v)", d.Significant, tc.significant, d.MedianDiffPct, d.PValue, d.MedianCI)
+			}
+			if tc.significant && (d.MedianDiff < 3 || d.MedianDiff > 8 || !d.Worse) {
+				t.Errorf("TTFT median diff %v ms (worse %v), want about +5 ms", d.MedianDiff, d.Worse)
+			}
+			if len(c.Regressions) != tc.regressions {
+				t.Errorf("regressions %+v, want %d", c.Regressions, tc.regressions)
+			}
+			if itl := diffOf(t, c, "inter_token_latency"); itl.Significant {
+				t.Errorf("ITL flagged significant: %+v (ITL is 2 ms in every run)", itl)
+			}
+			if len(c.Warnings) != 0 {
+				t.Errorf("warnings %q: same plan, schedules kept", c.Warnings)
+			}
+			if c.Sweep != nil {
+				t.Errorf("two runs of one plan taken for a sweep: %+v", c.Sweep)
+			}
+			var j bytes.Buffer
+			if err := WriteCompareJSON(&j, c); err != nil {
+				t.Fatal(err)
+			}
+			var back map[string]any
+			if err := json.Unmarshal(j.Bytes(), &back); err != nil {
+				t.Fatal(err)
+			}
+			if back["compare_version"] != float64(CompareVersion) {
+				t.Errorf("compare_version %v", back["compare_version"])
+			}
+		})
+	}
+}
+
+// TestCompareWarnings: a saturated client is said first, then different plans; runs of a
+// concurrency sweep make a sweep with a Pareto.
+func TestCompareWarnings(t *testing.T) {
+	runs := []Run{analyseFixture(t, "conc-1", 0), analyseFixture(t, "conc-2", 0), analyseFixture(t, "conc-4", 0)}
+	runs[2].Summary.Verdict.Kept = false
+	runs[2].Summary.Verdict.Reasons = []string{"dispatch lag p99 5 ms > 1 ms"}
+	c, err := Compare(runs, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 2 || !strings.Contains(c.Warnings[0], "conc-4: the client was saturated") || !strings.Contains(c.Warnings[1], "different plans") {
+		t.Errorf("warnings %q: want the saturated client first, then the different plans", c.Warnings)
+	}
+	if !c.Runs[2].Saturated || !strings.Contains(c.Runs[2].Verdict, "NOT kept") {
+		t.Errorf("run row %+v", c.Runs[2])
+	}
+	sw := c.Sweep
+	if sw == nil || sw.Parameter != "concurrency" || len(sw.Points) != 3 {
+		t.Fatalf("sweep %+v", sw)
+	}
+	pareto := 0
+	for i, p := range sw.Points {
+		if p.Value != float64([]int{1, 2, 4}[i]) {
+			t.Errorf("point %d value %v", i, p.Value)
+		}
+		if p.Pareto {
+			pareto++
+		}
+		if !finite(p.OutputTPS) || !finite(p.TTFTP50) || finite(p.OutputTPSPerGPU) {
+			t.Errorf("point %+v: want throughput and TTFT, no per-GPU figure without telemetry", p)
+		}
+	}
+	if pareto == 0 || sw.PerGPU {
+		t.Errorf("pareto points %d, per GPU %v", pareto, sw.PerGPU)
+	}
+	ids := map[string]bool{}
+	for _, ch := range c.Charts {
+		ids[ch.ID] = true
+	}
+	if !ids["sweep_ttft_throughput"] || !ids["sweep_pareto"] || !ids["time_to_first_token_cdf"] {
+		t.Errorf("charts %v", ids)
+	}
+}
+
+func TestParseThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Threshold
+		err  string
+	}{
+		{"time_to_first_token:10", Threshold{"time_to_first_token", "p50", 10}, ""},
+		{"request_latency.p99:2.5", Threshold{"request_latency", "p99", 2.5}, ""},
+		{"time_to_first_token", Threshold{}, "want METRIC:PCT"},
+		{"ttft:10", Threshold{}, `metric "ttft"`},
+		{"time_to_first_token.p90:10", Threshold{}, `statistic "p90"`},
+		{"time_to_first_token:-1", Threshold{}, "percent"},
+		{"time_to_first_token:x", Threshold{}, "percent"},
+	} {
+		got, err := ParseThreshold(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestMannWhitney(t *testing.T) {
+	seq := func(lo, hi int) []float64 {
+		var v []float64
+		for i := lo; i <= hi; i++ {
+			v = append(v, float64(i))
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name string
+		a, b []float64
+		u, p float64
+	}{
+		// scipy.stats.mannwhitneyu(a, b, method="asymptotic") gives U=0, p=0.01219.
+		{"separated", seq(1, 5), seq(6, 10), 0, 0.01219},
+		{"separated reversed", seq(6, 10), seq(1, 5), 25, 0.01219},
+		{"identical", seq(1, 5), seq(1, 5), 12.5, 1},
+		{"all equal", []float64{3, 3, 3}, []float64{3, 3}, 3, 1},
+		{"empty", nil, seq(1, 3), 0, 1},
+	} {
+		u, p := MannWhitney(tc.a, tc.b)
+		if u != tc.u || math.Abs(p-tc.p) > 5e-4 {
+			t.Errorf("%s: U %v p %v, want U %v p %v", tc.name, u, p, tc.u, tc.p)
+		}
+	}
+}
+
+func TestBootstrapCI(t *testing.T) {
+	a := make([]float64, 200)
+	b := make([]float64, 200)
+	for i := range a {
+		a[i] = float64(i % 20)
+		b[i] = float64(i%20) + 10
+	}
+	lo, hi := bootstrapCI(a, b, 50)
+	if lo > 10 || hi < 10 || hi-lo > 6 {
+		t.Errorf("CI [%v, %v] of a shift by 10", lo, hi)
+	}
+	lo2, hi2 := bootstrapCI(a, b, 50)
+	if lo2 != lo || hi2 != hi {
+		t.Errorf("not reproducible: [%v, %v] then [%v, %v]", lo, hi, lo2, hi2)
+	}
+	if lo, hi := bootstrapCI(nil, b, 50); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("empty sample: [%v, %v]", lo, hi)
+	}
+}

@@ -1,0 +1,228 @@
+// llmbench report page: draws the page's data (the JSON in #data, docs/report.md) with uPlot.
+// No network: everything the page needs is inlined.
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("data").textContent);
+  var palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+  var root = document.getElementById("root");
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function add(parent, tag, attrs, text) { var e = el(tag, attrs, text); parent.appendChild(e); return e; }
+  function num(v) {
+    if (v === null || v === undefined || !isFinite(v)) return "N/A";
+    var a = Math.abs(v);
+    return a !== 0 && (a < 0.01 || a >= 1e7) ? v.toExponential(3) : (Math.round(v * 100) / 100).toLocaleString("en-US");
+  }
+  function table(parent, header, rows, cls) {
+    var t = add(parent, "table", cls ? { "class": cls } : {});
+    var tr = add(add(t, "thead"), "tr");
+    header.forEach(function (h) { add(tr, "th", {}, h); });
+    var tb = add(t, "tbody");
+    rows.forEach(function (r) {
+      var row = add(tb, "tr");
+      r.forEach(function (c) {
+        if (c && typeof c === "object") add(row, "td", c.attrs || {}, c.text); else add(row, "td", {}, c);
+      });
+    });
+    return t;
+  }
+  function section(title, id) { var s = add(root, "section", { id: id }); add(s, "h2", {}, title); return s; }
+  function na(parent, text) { add(parent, "p", { "class": "na" }, text); }
+
+  // Charts: time charts share one x range and one cursor.
+  var timeRange = null;
+  (D.charts || []).forEach(function (c) {
+    if (!c.time) return;
+    var x = c.data[0];
+    if (!x.length) return;
+    var lo = x[0], hi = x[x.length - 1];
+    timeRange = timeRange ? [Math.min(timeRange[0], lo), Math.max(timeRange[1], hi)] : [lo, hi];
+  });
+  if (D.run && D.run.duration_s > 0 && timeRange) timeRange[1] = Math.max(timeRange[1], D.run.duration_s);
+
+  function quantileLabel(x) {
+    var q = 100 * (1 - Math.pow(10, -x));
+    return q.toFixed(Math.max(0, Math.round(x) - 2)) + "%";
+  }
+  var drawn = 0, charts = [];
+  function chart(parent, c) {
+    var fig = add(parent, "figure", { "class": "chart", id: "chart-" + c.id });
+    add(fig, "h3", {}, c.title);
+    var box = add(fig, "div", { "class": "plot" });
+    add(fig, "figcaption", {}, c.caption);
+    var series = [{ label: c.x.label }];
+    c.series.forEach(function (s, i) {
+      var color = s.color || palette[i % palette.length];
+      var o = { label: s.label, stroke: color, width: 1.5, spanGaps: true };
+      if (s.style === "points") {
+        o.paths = function () { return null; };
+        o.points = { show: true, size: 4, stroke: color, fill: color };
+      } else if (s.style === "step") {
+        o.paths = uPlot.paths.stepped({ align: 1 });
+        o.points = { show: false };
+      } else if (s.style === "bars") {
+        o.paths = uPlot.paths.bars({ size: [0.9, 60], align: c.series.length > 1 ? (i === 0 ? -1 : 1) : 0 });
+        o.fill = color + "99";
+        o.points = { show: false };
+      } else if (s.style === "linepoints") {
+        o.points = { show: true, size: 6, stroke: color, fill: color };
+      } else {
+        o.points = { show: false };
+      }
+      series.push(o);
+    });
+    var xScale = { time: false };
+    var xAxis = { label: c.x.label };
+    if (c.x.kind === "quantile") {
+      var top = c.data[0][c.data[0].length - 1];
+      xScale.range = [0, top];
+      xAxis.splits = function () { var s = [0, Math.log10(2)]; for (var k = 1; k <= Math.floor(top + 1e-9); k++) s.push(k); return s; };
+      xAxis.values = function (u, splits) { return splits.map(quantileLabel); };
+    } else if (c.time && timeRange) {
+      xScale.range = [timeRange[0], timeRange[1]];
+    }
+    var opts = {
+      width: Math.max(320, Math.min(560, box.clientWidth || 560)), height: 260,
+      scales: { x: xScale },
+      axes: [xAxis, { label: c.y.label, size: 60 }],
+      series: series,
+      legend: { show: true },
+      cursor: c.time ? { sync: { key: "time" } } : {},
+      hooks: {
+        draw: [function (u) {
+          drawn++;
+          (c.marks || []).forEach(function (m) {
+            var px = u.valToPos(m.x, "x", true);
+            var ctx = u.ctx;
+            ctx.save();
+            ctx.strokeStyle = "#555"; ctx.setLineDash([4, 4]); ctx.lineWidth = 1;
+            ctx.beginPath(); ctx.moveTo(px, u.bbox.top); ctx.lineTo(px, u.bbox.top + u.bbox.height); ctx.stroke();
+            ctx.fillStyle = "#333"; ctx.font = (11 * devicePixelRatio) + "px sans-serif";
+            ctx.fillText(m.label, px + 3, u.bbox.top + 12 * devicePixelRatio);
+            ctx.restore();
+          });
+        }]
+      }
+    };
+    charts.push(new uPlot(opts, c.data, box));
+  }
+
+  // Header.
+  document.title = D.title;
+  add(root, "h1", {}, D.title);
+  try {
+    if (D.kind === "run") runPage(); else comparePage();
+  } catch (e) {
+    document.body.setAttribute("data-ready", "error"); // the tests stop waiting at once
+    throw e;
+  }
+  document.body.setAttribute("data-charts", String(charts.length));
+  document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));
+  document.body.setAttribute("data-ready", "1");
+
+  function chartsBySection(list) {
+    var by = {}, order = [];
+    list.forEach(function (c) { if (!by[c.section]) { by[c.section] = []; order.push(c.section); } by[c.section].push(c); });
+    order.forEach(function (name, i) {
+      var s = section(name, "sec-" + i);
+      var grid = add(s, "div", { "class": "grid" });
+      by[name].forEach(function (c) { chart(grid, c); });
+    });
+  }
+
+  function checkCards(parent, checks) {
+    var row = add(parent, "div", { "class": "checks" });
+    checks.forEach(function (c) {
+      var cls = c.status === "validated" ? "ok" : c.status === "failed" ? "bad" : "unk";
+      var card = add(row, "div", { "class": "check " + cls });
+      add(card, "div", { "class": "check-name" }, c.name + ": " + c.status);
+      add(card, "div", { "class": "check-evidence" }, c.evidence);
+      var figs = Object.keys(c.figures || {}).sort();
+      if (figs.length) add(card, "div", { "class": "check-figures" }, figs.map(function (k) { return k + " = " + num(c.figures[k]); }).join(", "));
+    });
+  }
+
+  function runPage() {
+    var r = D.run;
+    add(root, "p", { "class": "meta" }, [r.model && ("model " + r.model), r.endpoint && ("endpoint " + r.endpoint),
+      r.streaming ? "streaming" : "non-streaming", r.concurrency ? ("concurrency " + r.concurrency) : null,
+      r.offered_rate ? ("offered " + num(r.offered_rate) + " req/s") : null, r.start, num(r.duration_s) + " s",
+      "plan " + (r.plan_hash || "").slice(0, 12), r.tool].filter(Boolean).join(" · "));
+    var v = section("Verdict", "verdict-section");
+    checkCards(v, D.checks);
+    if (D.trustworthy !== null && D.trustworthy !== undefined)
+      add(v, "p", { id: "trustworthy", "class": D.trustworthy ? "ok-text" : "bad-text" }, D.trustworthy ? "Trustworthy: the generator, the shape and the thresholds were all validated." : "Not trustworthy: at least one of the three validations did not pass.");
+    add(v, "p", { id: "verdict", "class": "verdict" }, D.verdict);
+    if (D.gates.length) {
+      var ul = add(v, "ul", { "class": "gates" });
+      D.gates.forEach(function (g) { add(ul, "li", { "class": g.ok ? "ok-text" : "bad-text" }, g.text); });
+    }
+    var t = section("Metrics", "metrics");
+    table(t, ["Metric", "avg", "min", "max", "p99", "p90", "p50", "std"], D.table.map(function (row) {
+      return row.cells.map(function (c, i) { return i === 0 ? { text: c, attrs: { title: row.definition || "", "class": "metric" } } : c; });
+    }), "metrics");
+    add(t, "p", { "class": "hint" }, "Hover a metric's name for its definition (docs/metrics.md).");
+    var e = section("Errors", "errors");
+    if (!D.errors.kinds.length) add(e, "p", {}, "No errors in " + D.errors.profile + " profile requests.");
+    else {
+      add(e, "p", {}, D.errors.total + " of " + D.errors.profile + " profile requests failed. Failed requests are drawn in red on the timelines.");
+      table(e, ["kind", "code", "count", "first message"], D.errors.kinds.map(function (k) { return [k.kind, k.code || "", k.count, k.message]; }));
+    }
+    if (D.notes.length) { var n = section("Notes", "notes"); var ul2 = add(n, "ul"); D.notes.forEach(function (x) { add(ul2, "li", {}, x); }); }
+    chartsBySection(D.charts);
+    var g = section("GPU telemetry and server metrics", "telemetry");
+    if (!D.gpus.length) na(g, "GPU telemetry: not available (the run recorded no GPU samples).");
+    else table(g, ["GPU", "power W avg/max", "util % avg/max", "memory GB max", "SM clock MHz avg", "energy J"], D.gpus.map(function (x) {
+      function am(s) { return s ? num(s.avg) + " / " + num(s.max) : "N/A"; }
+      return [x.name, am(x.power_w), am(x.utilization_pct), x.memory_used_gb ? num(x.memory_used_gb.max) : "N/A", x.sm_clock_mhz ? num(x.sm_clock_mhz.avg) : "N/A", num(x.energy_j)];
+    }));
+    if (!D.server.length) na(g, "Server metrics: " + D.server_note);
+    else table(g, ["metric", "unit", "kind", "source", "avg", "min", "max", "p50", "p99", "rate"], D.server.map(function (m) {
+      return m.present ? [m.name, m.unit, m.kind, m.source, num(m.avg), num(m.min), num(m.max), num(m.p50), num(m.p99), num(m.rate)] : [m.name, m.unit, m.kind, m.source, "not available", "", "", "", "", ""];
+    }));
+    if (D.slices) { var sl = section("Time slice table", "slice-table"); table(sl, D.slices.header, D.slices.rows); }
+  }
+
+  function comparePage() {
+    var w = section("Warnings", "warnings");
+    if (!D.warnings.length) add(w, "p", {}, "None: every client kept its schedule and every run used the same plan.");
+    else { var ul = add(w, "ul", { id: "warning-list" }); D.warnings.forEach(function (x) { add(ul, "li", { "class": "bad-text" }, x); }); }
+    var r = section("Runs", "runs");
+    table(r, ["run", "plan", "concurrency", "offered req/s", "requests", "errors", "output tokens/s", "verdict"], D.runs.map(function (x) {
+      return [x.name, (x.plan_hash || "").slice(0, 12), x.concurrency || "", x.offered_rate ? num(x.offered_rate) : "", x.requests, x.errors, num(x.output_token_throughput),
+        { text: x.verdict, attrs: { "class": x.saturated ? "bad-text verdict" : "verdict" } }];
+    }));
+    if (D.metrics.length) {
+      var m = section("Differences against " + D.baseline, "differences");
+      var rows = [];
+      D.metrics.forEach(function (mt) {
+        mt.diffs.forEach(function (d) {
+          var b = mt.runs[0], o = mt.runs[d.run];
+          rows.push([mt.tag + " (" + mt.unit + ")", D.runs[d.run].name, num(b.p50) + " → " + num(o.p50), num(b.p99) + " → " + num(o.p99),
+            num(d.median_diff) + " (" + num(d.median_diff_pct) + "%) [" + num(d.median_ci[0]) + ", " + num(d.median_ci[1]) + "]",
+            num(d.p99_diff) + " [" + num(d.p99_ci[0]) + ", " + num(d.p99_ci[1]) + "]",
+            num(d.p_value), { text: d.regression ? "regression" : d.significant ? "significant" : "no", attrs: { "class": d.regression ? "bad-text sig" : d.significant ? "sig" : "" } }]);
+        });
+      });
+      table(m, ["metric", "run", "p50", "p99", "median diff (95% CI)", "p99 diff (95% CI)", "Mann–Whitney p", "significant"], rows, "diffs");
+      add(m, "p", { "class": "hint" }, "Significant: Mann–Whitney U p < " + D.alpha + ", the bootstrap 95% CI of the difference of medians excludes 0, and the medians differ by at least " + D.min_effect_pct + "%.");
+      if (D.regressions.length) {
+        var rl = add(m, "ul", { id: "regressions" });
+        D.regressions.forEach(function (x) { add(rl, "li", { "class": "bad-text" }, "Regression: " + x.metric + " " + x.stat + " of " + x.run + " worse by " + num(x.change_pct) + "% (threshold " + num(x.threshold_pct) + "%)"); });
+      }
+    }
+    if (D.sweep) {
+      var sw = section("Sweep over " + D.sweep.parameter.replace("_", " "), "sweep");
+      table(sw, [D.sweep.parameter, "run", "output tokens/s", "per GPU", "tokens/s/user p50", "TTFT p50 (ms)", "TTFT p99 (ms)", "Pareto"], D.sweep.points.map(function (p) {
+        return [num(p.value), p.name, num(p.output_token_throughput), num(p.output_token_throughput_per_gpu), num(p.output_token_throughput_per_user_p50),
+          num(p.time_to_first_token_p50), num(p.time_to_first_token_p99), p.pareto ? "yes" : ""];
+      }));
+    }
+    chartsBySection(D.charts);
+  }
+})();

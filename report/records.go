@@ -1,0 +1,184 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+)
+
+// Field names one per-request value the pages chart: an analyze metric tag of
+// profile_export.jsonl, in its display unit.
+type Field int
+
+// The per-request values the pages use.
+const (
+	FTTFT Field = iota
+	FTTFO
+	FITL
+	FLatency
+	FCorrectedTTFT
+	FScheduleLag
+	FISL
+	FOSL
+	FOSLMismatchPct
+	FTPSUser
+	numFields
+)
+
+// fieldTags are the profile_export.jsonl metric tags of the fields, by Field.
+var fieldTags = [numFields]string{
+	"time_to_first_token", "time_to_first_output_token", "inter_token_latency", "request_latency",
+	"corrected_time_to_first_token", "schedule_lag", "input_sequence_length", "output_sequence_length",
+	"osl_mismatch_diff_pct", "output_token_throughput_per_user",
+}
+
+// Tag returns the metric tag of f.
+func (f Field) Tag() string { return fieldTags[f] }
+
+// Request is one profile request as profile_export.jsonl gives it. Times are wall-clock
+// nanoseconds, -1 when the record has none; values are NaN when absent.
+type Request struct {
+	IntendedNs, SendNs, EndNs int64
+	// OK is true for a request without error.
+	OK bool
+	// ErrKind is the error's type when OK is false.
+	ErrKind string
+	Values  [numFields]float32
+}
+
+// Value returns the request's value of f, NaN when it has none.
+func (r *Request) Value(f Field) float64 { return float64(r.Values[f]) }
+
+// Records collects the per-request records of one analysis. It is an io.Writer for the
+// profile_export.jsonl stream (analyze.Analyze writes to it, alone or through an
+// io.MultiWriter); it keeps a few values per request (about 64 bytes), not the lines.
+type Records struct {
+	// Requests are the records in the order analyze wrote them.
+	Requests []Request
+	partial  []byte
+	line     int
+}
+
+// Write parses the complete lines of p (a line may span calls). A line that is not a
+// profile_export.jsonl record is an error naming its number.
+func (r *Records) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			r.partial = append(r.partial, p...)
+			break
+		}
+		line := p[:i]
+		if len(r.partial) > 0 {
+			r.partial = append(r.partial, line...)
+			line = r.partial
+		}
+		r.line++
+		if err := r.add(line); err != nil {
+			return 0, err
+		}
+		r.partial = r.partial[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// jsonlRecord is the part of a profile_export.jsonl line that the pages read.
+type jsonlRecord struct {
+	Metadata struct {
+		Intended *int64 `json:"credit_issued_ns"`
+		Start    *int64 `json:"request_start_ns"`
+		End      *int64 `json:"request_end_ns"`
+	} `json:"metadata"`
+	Metrics map[string]struct {
+		Value json.RawMessage `json:"value"`
+	} `json:"metrics"`
+	Error *struct {
+		Type string `json:"type"`
+	} `json:"error"`
+}
+
+func (r *Records) add(line []byte) error {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil
+	}
+	var j jsonlRecord
+	if err := json.Unmarshal(line, &j); err != nil {
+		return fmt.Errorf("report: records line %d: %w", r.line, err)
+	}
+	q := Request{IntendedNs: orNeg(j.Metadata.Intended), SendNs: orNeg(j.Metadata.Start), EndNs: orNeg(j.Metadata.End), OK: j.Error == nil}
+	if j.Error != nil {
+		q.ErrKind = j.Error.Type
+	}
+	for f := range numFields {
+		q.Values[f] = float32(math.NaN())
+		m, ok := j.Metrics[fieldTags[f]]
+		if !ok || len(m.Value) == 0 || m.Value[0] == '[' {
+			continue
+		}
+		var v float64
+		if err := json.Unmarshal(m.Value, &v); err != nil {
+			return fmt.Errorf("report: records line %d: %s: %w", r.line, fieldTags[f], err)
+		}
+		q.Values[f] = float32(v)
+	}
+	r.Requests = append(r.Requests, q)
+	return nil
+}
+
+// Close reports a last line without its newline.
+func (r *Records) Close() error {
+	if len(bytes.TrimSpace(r.partial)) == 0 {
+		return nil
+	}
+	r.line++
+	err := r.add(r.partial)
+	r.partial = r.partial[:0]
+	return err
+}
+
+// ReadRecords reads a profile_export.jsonl file.
+func ReadRecords(path string) (*Records, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	defer f.Close()
+	r := &Records{}
+	if _, err := io.Copy(r, f); err != nil {
+		return nil, fmt.Errorf("report: %s: %w", path, err)
+	}
+	if err := r.Close(); err != nil {
+		return nil, fmt.Errorf("report: %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// values returns the finite values of f over the requests that pass keep (all when nil).
+func (r *Records) values(f Field, keep func(*Request) bool) []float64 {
+	if r == nil {
+		return nil
+	}
+	var out []float64
+	for i := range r.Requests {
+		q := &r.Requests[i]
+		if keep != nil && !keep(q) {
+			continue
+		}
+		if v := q.Value(f); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func orNeg(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}

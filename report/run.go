@@ -1,0 +1,303 @@
+package report
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/llmbench/llmbench/analyze"
+)
+
+// PageVersion is the version of the run page's data JSON (docs/report.md).
+const PageVersion = 1
+
+// GateLine is one release-gate line exactly as analyze printed it.
+type GateLine struct {
+	Text string `json:"text"`
+	OK   bool   `json:"ok"`
+}
+
+// RunInput is what a run page is drawn from.
+type RunInput struct {
+	Summary *analyze.Summary
+	// Records are the per-request records (nil: the page has the tables only).
+	Records *Records
+	// Gates are the gate lines analyze printed, the error-rate gate first.
+	Gates []GateLine
+}
+
+// RunPage is the data JSON of a run page.
+type RunPage struct {
+	Version int    `json:"version"`
+	Kind    string `json:"kind"`
+	Title   string `json:"title"`
+	Run     Info   `json:"run"`
+	// Verdict is analyze.VerdictLine, verbatim.
+	Verdict string `json:"verdict"`
+	// Checks are the three validations of the benchmark claim: generator, shape, thresholds.
+	Checks      []Check    `json:"checks"`
+	Trustworthy *bool      `json:"trustworthy"`
+	Gates       []GateLine `json:"gates"`
+	Table       []Row      `json:"table"`
+	Errors      Errors     `json:"errors"`
+	Notes       []string   `json:"notes"`
+	GPUs        []GPURow   `json:"gpus"`
+	// Server holds the server metrics (Summary.ServerMetrics); ServerNote says why there are none.
+	Server     []ServerRow `json:"server"`
+	ServerNote string      `json:"server_note,omitempty"`
+	Slices     *SliceTable `json:"slices"`
+	Charts     []Chart     `json:"charts"`
+}
+
+// Info identifies a run.
+type Info struct {
+	Name        string  `json:"name"`
+	Model       string  `json:"model"`
+	Endpoint    string  `json:"endpoint"`
+	Streaming   bool    `json:"streaming"`
+	PlanHash    string  `json:"plan_hash"`
+	Concurrency int     `json:"concurrency"`
+	OfferedRate float64 `json:"offered_rate"`
+	Start       string  `json:"start"`
+	DurationS   float64 `json:"duration_s"`
+	Tool        string  `json:"tool"`
+	CommandLine string  `json:"command_line"`
+}
+
+// Check is one validation, green (validated), red (failed) or grey (not validated).
+type Check struct {
+	Name     string             `json:"name"`
+	Status   string             `json:"status"`
+	Evidence string             `json:"evidence"`
+	Figures  map[string]float64 `json:"figures,omitempty"`
+}
+
+// Row is one console-table row and the metric's definition (docs/metrics.md).
+type Row struct {
+	Tag        string   `json:"tag"`
+	Cells      []string `json:"cells"`
+	Definition string   `json:"definition"`
+}
+
+// Errors are the failed requests by kind.
+type Errors struct {
+	Total   int64      `json:"total"`
+	Profile int64      `json:"profile"`
+	Kinds   []ErrorRow `json:"kinds"`
+}
+
+// ErrorRow is one error kind: its count and first message.
+type ErrorRow struct {
+	Kind    string `json:"kind"`
+	Code    int    `json:"code"`
+	Count   int64  `json:"count"`
+	Message string `json:"message"`
+}
+
+// GPURow is one GPU's telemetry over the profile window.
+type GPURow struct {
+	Name      string  `json:"name"`
+	Power     *Stat   `json:"power_w"`
+	Util      *Stat   `json:"utilization_pct"`
+	MemUsedGB *Stat   `json:"memory_used_gb"`
+	SMClock   *Stat   `json:"sm_clock_mhz"`
+	Temp      *Stat   `json:"temperature_c"`
+	EnergyJ   float64 `json:"energy_j"`
+}
+
+// Stat is a distribution's avg, min, max and p99.
+type Stat struct {
+	Avg float64 `json:"avg"`
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+	P99 float64 `json:"p99"`
+}
+
+// SliceTable is the per-time-slice table (--slice-duration).
+type SliceTable struct {
+	Header []string   `json:"header"`
+	Rows   [][]string `json:"rows"`
+}
+
+//go:embed definitions.json
+var definitionsJSON []byte
+
+// definitions maps metric tags to their one-line definition in docs/metrics.md.
+var definitions = func() map[string]string {
+	m := map[string]string{}
+	if err := json.Unmarshal(definitionsJSON, &m); err != nil {
+		panic("report: definitions.json: " + err.Error()) // embedded: caught by any test
+	}
+	return m
+}()
+
+// BuildRun computes the run page's data from in.
+func BuildRun(in RunInput) *RunPage {
+	s := in.Summary
+	p := &RunPage{Version: PageVersion, Kind: "run", Run: info(s), Verdict: analyze.VerdictLine(s), Gates: in.Gates,
+		Notes: s.Notes}
+	if p.Gates == nil {
+		p.Gates = []GateLine{}
+	}
+	if p.Notes == nil {
+		p.Notes = []string{}
+	}
+	p.Title = "llmbench report: " + p.Run.Name
+	p.Checks, p.Trustworthy = checks(s, in.Gates)
+	for _, r := range analyze.ConsoleRows(s) {
+		p.Table = append(p.Table, Row{Tag: r.Tag, Cells: r.Cells, Definition: definitions[r.Tag]})
+	}
+	p.Errors = Errors{Total: s.Counts.Errors, Profile: s.Counts.Profile, Kinds: []ErrorRow{}}
+	for _, e := range s.Errors {
+		p.Errors.Kinds = append(p.Errors.Kinds, ErrorRow{Kind: e.Kind, Code: e.Code, Count: e.Count, Message: e.Message})
+	}
+	p.GPUs = []GPURow{}
+	for _, g := range s.GPUs {
+		name := fmt.Sprintf("GPU %d", g.GPU)
+		if g.Name != "" {
+			name += " " + g.Name
+		}
+		p.GPUs = append(p.GPUs, GPURow{Name: name, Power: stat(g.Power), Util: stat(g.Util), MemUsedGB: stat(g.MemUsedGB),
+			SMClock: stat(g.SMClock), Temp: stat(g.Temp), EnergyJ: g.EnergyJ})
+	}
+	p.Server, p.ServerNote = serverRows(s)
+	p.Slices = sliceTable(s)
+	p.Charts = runCharts(s, in.Records)
+	if p.Table == nil {
+		p.Table = []Row{}
+	}
+	if p.Charts == nil {
+		p.Charts = []Chart{}
+	}
+	return p
+}
+
+func info(s *analyze.Summary) Info {
+	name := ""
+	if len(s.RunDirs) > 0 {
+		name = strings.Join(s.RunDirs, ", ")
+	}
+	i := Info{Name: name, Model: s.Model, Endpoint: s.Endpoint, Streaming: s.Streaming, PlanHash: s.PlanHash,
+		Concurrency: s.Concurrency, OfferedRate: s.OfferedRate, Tool: strings.TrimSpace(s.Tool + " " + s.ToolVersion),
+		CommandLine: s.CommandLine}
+	if s.StartUnixNs > 0 {
+		i.Start = time.Unix(0, s.StartUnixNs).UTC().Format(time.RFC3339)
+		i.DurationS = float64(s.EndUnixNs-s.StartUnixNs) / 1e9
+	}
+	return i
+}
+
+func stat(st *analyze.Stats) *Stat {
+	if st == nil || st.Count == 0 {
+		return nil
+	}
+	return &Stat{Avg: st.Avg, Min: st.Min, Max: st.Max, P99: st.P[8]}
+}
+
+// Claim part names, as the page shows them.
+const (
+	checkGenerator  = "Load generator"
+	checkShape      = "Workload shape"
+	checkThresholds = "Thresholds"
+)
+
+// checks are the three validations: from the benchmark claim when analyze evaluated one,
+// else from the verdict (generator) and the gates (thresholds), the shape not validated.
+func checks(s *analyze.Summary, gates []GateLine) ([]Check, *bool) {
+	if c := s.Claim; c != nil {
+		part := func(name string, p analyze.ClaimPart) Check {
+			return Check{Name: name, Status: p.Status, Evidence: p.Evidence, Figures: p.Figures}
+		}
+		t := c.Trustworthy
+		return []Check{part(checkGenerator, c.Generator), part(checkShape, c.Shape), part(checkThresholds, c.Thresholds)}, &t
+	}
+	gen := Check{Name: checkGenerator, Status: analyze.StatusNotValidated, Evidence: analyze.VerdictLine(s), Figures: map[string]float64{}}
+	v := s.Verdict
+	switch {
+	case v.Known && v.Kept:
+		gen.Status = analyze.StatusValidated
+	case v.Known:
+		gen.Status = analyze.StatusFailed
+	}
+	if v.LagKnown {
+		gen.Figures["dispatch_lag_p99_ms"] = v.DispatchLagP99Ms
+	}
+	if v.CPUKnown {
+		gen.Figures["busiest_worker_cpu_pct"] = v.BusiestWorkerPct
+	}
+	if r, ok := s.Result("same_read_chunk_gap_pct"); ok {
+		gen.Figures["same_read_chunk_gap_pct"] = r.Value
+	}
+	shape := Check{Name: checkShape, Status: analyze.StatusNotValidated,
+		Evidence: "not available: this analysis evaluated no benchmark claim, so the workload's shape was not checked against the plan"}
+	th := Check{Name: checkThresholds, Status: analyze.StatusNotValidated, Evidence: "not available: no gate was checked"}
+	if len(gates) > 0 {
+		th.Status = analyze.StatusValidated
+		var lines []string
+		for _, g := range gates {
+			if !g.OK {
+				th.Status = analyze.StatusFailed
+			}
+			lines = append(lines, g.Text)
+		}
+		th.Evidence = strings.Join(lines, "; ")
+	}
+	return []Check{gen, shape, th}, nil
+}
+
+// sliceTable is the time-slice table, nil without slices.
+func sliceTable(s *analyze.Summary) *SliceTable {
+	if len(s.Slices) == 0 {
+		return nil
+	}
+	cols := []struct{ tag, stat string }{{"request_count", ""}, {"time_to_first_token", "p50"}, {"time_to_first_token", "p99"},
+		{"inter_token_latency", "p50"}, {"request_latency", "p99"}, {"output_token_throughput", ""}}
+	t := &SliceTable{Header: []string{"slice", "start (s)"}}
+	for _, c := range cols {
+		h := c.tag
+		if c.stat != "" {
+			h += " " + c.stat
+		}
+		if d, ok := analyze.LookupMetric(c.tag); ok && d.Unit != "" {
+			h += " (" + d.Unit + ")"
+		}
+		t.Header = append(t.Header, h)
+	}
+	for _, sl := range s.Slices {
+		row := []string{fmt.Sprint(sl.Index), fmtG(float64(sl.StartUnixNs-s.StartUnixNs) / 1e9)}
+		for _, c := range cols {
+			row = append(row, fmtG(sliceValue(sl, c.tag, c.stat)))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// sliceValue is a slice's value of tag (a single value, or stat "p50"/"p99" of a distribution).
+func sliceValue(sl analyze.Slice, tag, stat string) float64 {
+	for _, r := range sl.Results {
+		if r.Tag != tag {
+			continue
+		}
+		switch {
+		case r.Stats == nil:
+			return r.Value
+		case stat == "p50":
+			return r.Stats.P[4]
+		case stat == "p99":
+			return r.Stats.P[8]
+		}
+		return r.Stats.Avg
+	}
+	return math.NaN()
+}
+
+func fmtG(v float64) string {
+	if math.IsNaN(v) {
+		return "N/A"
+	}
+	return string(appendNum(nil, math.Round(v*1000)/1000))
+}

@@ -1,0 +1,13 @@
+// Package servermetrics collects the inference server's own metrics while replay runs: it
+// scrapes Prometheus text or OpenMetrics endpoints (the server's /metrics, DCGM exporters),
+// parses them with github.com/prometheus/common/expfmt, and stores every sample on the run's
+// clock in server_metrics.jsonl, a versioned file of the run directory (docs/run-format.md,
+// "Server metrics file"). DCGM exporter pages also become rawlog.GPUSample records, the same
+// GPU fields NVML fills, so a client on another machine than the GPUs still gets GPU context.
+//
+// Families of known servers (vLLM, SGLang, TGI, TensorRT-LLM, Dynamo, Triton, llm-d) map to
+// stable names (Lookup, docs/metrics.md "Server metrics"), which analyze reports and gates on.
+//
+// The scraper runs in replay's coordinator, off the workers' CPUs; a slow or dead endpoint
+// delays only its own next scrape, never a send.
+package servermetrics

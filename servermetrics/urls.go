@@ -1,0 +1,108 @@
+package servermetrics
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultInterval is AIPerf's server-metrics and GPU-telemetry scrape period.
+const DefaultInterval = 333 * time.Millisecond
+
+// DCGMPorts are the DCGM exporter ports AIPerf scrapes by default.
+var DCGMPorts = []string{"9400", "9401"}
+
+// NormalizeURL checks a metrics URL and completes it as AIPerf does: http:// when no scheme
+// is given, /metrics when it has no path.
+func NormalizeURL(s string) (string, error) {
+	raw := strings.TrimSpace(s)
+	if raw == "" {
+		return "", fmt.Errorf("metrics URL %q: empty", s)
+	}
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("metrics URL %q: %w", s, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("metrics URL %q: scheme must be http or https", s)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return "", fmt.Errorf("metrics URL %q: no host", s)
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("metrics URL %q: credentials in the URL are not supported", u.Redacted())
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/metrics"
+	}
+	return u.String(), nil
+}
+
+// DefaultServerURLs are <scheme>://<host>/metrics of each base URL, once each: where vLLM,
+// SGLang, TGI, Dynamo and Triton serve their metrics.
+func DefaultServerURLs(bases []string) ([]string, error) {
+	var out []string
+	for _, b := range bases {
+		u, err := parseBase(b)
+		if err != nil {
+			return nil, err
+		}
+		out = appendNew(out, u.Scheme+"://"+u.Host+"/metrics")
+	}
+	return out, nil
+}
+
+// DefaultDCGMURLs are http://<host>:9400/metrics and :9401/metrics of each base URL's host.
+func DefaultDCGMURLs(bases []string) ([]string, error) {
+	var out []string
+	for _, b := range bases {
+		u, err := parseBase(b)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range DCGMPorts {
+			out = appendNew(out, "http://"+net.JoinHostPort(u.Hostname(), p)+"/metrics")
+		}
+	}
+	return out, nil
+}
+
+func parseBase(b string) (*url.URL, error) {
+	raw := b
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("base URL %q: not a URL with a host", b)
+	}
+	return u, nil
+}
+
+// appendNew appends s unless out holds it already.
+func appendNew(out []string, s string) []string {
+	for _, x := range out {
+		if x == s {
+			return out
+		}
+	}
+	return append(out, s)
+}
+
+// Merge returns a then b, each URL normalized and once.
+func Merge(a, b []string) ([]string, error) {
+	var out []string
+	for _, s := range append(append([]string(nil), a...), b...) {
+		n, err := NormalizeURL(s)
+		if err != nil {
+			return nil, err
+		}
+		out = appendNew(out, n)
+	}
+	return out, nil
+}
