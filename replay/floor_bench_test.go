@@ -128,31 +128,15 @@ func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int) (usPe
 		ps.add(mmapds.Record{SendOffsetNs: mmapds.NoSendOffset, DelayNs: -1, Session: uint32(k), OSL: uint32(osl), Phase: mmapds.PhaseProfile}, body)
 	}
 	ps.meta.Concurrency = conc
-	ps.meta.Streaming = true
-	plan := ps.write(b, b.TempDir())
-	o := testOptions(b, plan, url)
-	o.Workers, o.Client = 1, client
-	if cpu >= 0 {
-		o.CPUs = []int{cpu}
-	} else {
-		o.NoPin = true
-	}
-	r, err := New(o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := r.Run()
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, recs, dir := pinnedRun(b, ps, url, client, cpu, false)
 	if m.Counts.Completed != n {
 		b.Fatalf("%s: counts %+v", client, m.Counts)
 	}
 	reads := 0
-	for _, q := range readRun(b, m, o.OutputDir) {
+	for _, q := range recs {
 		reads += len(q.ReadNs)
 	}
-	cpuNs := float64(workerCPU(b, m, o.OutputDir).Nanoseconds())
+	cpuNs := float64(workerCPU(b, m, dir).Nanoseconds())
 	return cpuNs / float64(reads) / 1e3, cpuNs / float64(n) / 1e6, float64(reads) / float64(n)
 }
 
