@@ -103,8 +103,19 @@ func generatorPart(s *Summary, o ClaimOptions) ClaimPart {
 	if !v.Known {
 		return part(StatusNotValidated, "the generator validation passed, but this run's own schedule could not be judged (no request sent, no CPU sampled)", figs)
 	}
-	return part(StatusValidated, fmt.Sprintf("validated against a mock server (TTFT %s ms, ITL %s ms) on %s with %d workers: errors within tolerance (TTFT p99 %s ms, inter-chunk p99 %s ms), and this run kept its schedule%s",
-		fmtNum(g.Mock.TTFTMs), fmtNum(g.Mock.ITLMs), g.Machine.Host, g.Workers, fmtNum(g.Figures[FigTTFTP99Error]), fmtNum(g.Figures[FigICLP99Error]), shared), figs)
+	errs := fmt.Sprintf("errors within tolerance (TTFT p99 %s ms, inter-chunk p99 %s ms)", fmtNum(g.Figures[FigTTFTP99Error]), fmtNum(g.Figures[FigICLP99Error]))
+	if t99, ok := g.Figures[FigClientTTFTP99]; ok {
+		recv := ""
+		if r99, ok := g.Figures[FigReceiveP99]; ok {
+			recv = ", receive delay p99 " + fmtNum(r99) + " ms"
+		}
+		if e99, ok := g.Figures[FigTTFTP99Error]; ok {
+			recv += "; measured − configured, with the mock server's lateness, TTFT p99 " + fmtNum(e99) + " ms"
+		}
+		errs = fmt.Sprintf("the client's own share within tolerance (TTFT p99 %s ms%s)", fmtNum(t99), recv)
+	}
+	return part(StatusValidated, fmt.Sprintf("validated against a mock server (TTFT %s ms, ITL %s ms) on %s with %d workers: %s, and this run kept its schedule%s",
+		fmtNum(g.Mock.TTFTMs), fmtNum(g.Mock.ITLMs), g.Machine.Host, g.Workers, errs, shared), figs)
 }
 
 // shapePart: a reference must have been given and every comparison (and the plan's own

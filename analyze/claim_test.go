@@ -3,6 +3,8 @@ package analyze
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,6 +39,8 @@ func TestClaimGenerator(t *testing.T) {
 	otherWorkers := passedValidation()
 	otherWorkers.WorkerCPUs = []int{0}
 	otherWorkers.Workers = 1
+	withShare := passedValidation()
+	withShare.Figures[FigClientTTFTP99], withShare.Figures[FigReceiveP99] = 0.25, 0.125
 	cases := []struct {
 		name    string
 		verdict Verdict
@@ -44,7 +48,9 @@ func TestClaimGenerator(t *testing.T) {
 		status  string
 		want    string
 	}{
-		{"validated", kept, passedValidation(), StatusValidated, "this run kept its schedule"},
+		{"validated", kept, passedValidation(), StatusValidated, "errors within tolerance (TTFT p99 1.50 ms, inter-chunk p99 0.00 ms), and this run kept its schedule"},
+		{"validated on the client's share", kept, withShare, StatusValidated,
+			"the client's own share within tolerance (TTFT p99 0.25 ms, receive delay p99 0.12 ms; measured − configured, with the mock server's lateness, TTFT p99 1.50 ms), and this run kept"},
 		{"no validation", kept, nil, StatusNotValidated, "no generator validation"},
 		{"validation failed", kept, failedV(), StatusFailed, "schedule lag p99 3.00 ms exceeds"},
 		{"other plan", kept, other, StatusNotValidated, "does not stand for this run: it validated plan"},
@@ -212,7 +218,9 @@ func TestClaimTrustworthy(t *testing.T) {
 }
 
 // TestJudgeGenerator: errors are measured − configured at p50 and p99, judged against the
-// tolerances, with the schedule lag and the busiest worker.
+// tolerances, with the schedule lag and the busiest worker; with the client's share from the
+// mock server's log, the share is judged and a measured − configured error beyond tolerance
+// is the mock's, noted, unless the share does not stand for the run.
 func TestJudgeGenerator(t *testing.T) {
 	st := func(p50, p99 float64) *Stats {
 		s := &Stats{Count: 10}
@@ -224,30 +232,109 @@ func TestJudgeGenerator(t *testing.T) {
 			Results: []Result{{MetricDef: catalog[MTimeToFirstToken], Stats: st(20.3, ttft99)}, {MetricDef: catalog[MInterTokenLatency], Stats: st(5, 5.2)},
 				{MetricDef: catalog[MInterChunkLatency], Stats: st(5, 6)}, {MetricDef: catalog[MDispatchLag], Stats: st(0.1, lag99)}}}
 	}
+	repeat := func(v float64, n int) []float64 { return slices.Repeat([]float64{v}, n) }
+	share := func(ttft, receive float64, matched int) *ClientShare {
+		return &ClientShare{Matched: matched, TTFT: repeat(ttft, matched), Receive: repeat(receive, 5*matched),
+			ServerTTFT: repeat(44, matched), ReadDelay: repeat(0.5, matched), MinDelay: min(ttft, receive)}
+	}
 	mock, tol := MockTiming{TTFTMs: 20, ITLMs: 5}, DefaultTolerances()
 	cases := []struct {
-		name   string
-		s      *Summary
-		passed bool
-		want   string
+		name    string
+		s       *Summary
+		share   *ClientShare
+		passed  bool
+		want    string // in the reasons
+		note    string // in the notes
+		figures map[string]float64
 	}{
-		{"passes", summary(25, 0.5, 10, 0), true, ""},
-		{"ttft p99", summary(45, 0.5, 10, 0), false, "TTFT p99 error 25.00 ms exceeds ±10.00 ms"},
-		{"lag", summary(25, 3, 10, 0), false, "schedule lag p99 3.00 ms exceeds 1.00 ms"},
-		{"cpu", summary(25, 0.5, 95, 0), false, "a worker used 95.00% of a core"},
-		{"failures", summary(25, 0.5, 10, 2), false, "2 requests failed"},
-		{"nothing", &Summary{}, false, "no request completed"},
+		{"passes", summary(25, 0.5, 10, 0), nil, true, "", "",
+			map[string]float64{FigTTFTP50Error: 0.3, FigTTFTP99Error: 5, FigICLP99Error: 1, FigWorkerCPU: 10}},
+		{"ttft p99", summary(45, 0.5, 10, 0), nil, false, "TTFT p99 error 25.00 ms exceeds ±10.00 ms", "measured − configured alone", nil},
+		{"lag", summary(25, 3, 10, 0), nil, false, "schedule lag p99 3.00 ms exceeds 1.00 ms", "", nil},
+		{"cpu", summary(25, 0.5, 95, 0), nil, false, "a worker used 95.00% of a core", "", nil},
+		{"failures", summary(25, 0.5, 10, 2), nil, false, "2 requests failed", "", nil},
+		{"nothing", &Summary{}, nil, false, "no request completed", "", nil},
+		{"mock late, client fine", summary(45, 0.5, 10, 0), share(0.2, 0.05, 10), true, "",
+			"TTFT p99 error 25.00 ms exceeds ±10.00 ms; the client's own share stayed within tolerance (TTFT p99 0.20 ms), so the rest is the mock server's: it read requests p99 0.50 ms after",
+			map[string]float64{FigClientTTFTP99: 0.2, FigReceiveP99: 0.05, FigMatched: 10, FigMockTTFTP99Error: 24, FigMockReadP99: 0.5, FigTTFTP99Error: 25}},
+		{"client slow to read", summary(25, 0.5, 10, 0), share(3, 7, 10), false,
+			"the client's share of TTFT p50 3.00 ms exceeds ±2.00 ms; receive delay p50 7.00 ms exceeds ±1.00 ms; receive delay p99 7.00 ms exceeds ±5.00 ms", "", nil},
+		{"share of too few requests", summary(45, 0.5, 10, 0), share(0.2, 0.05, 5), false, "TTFT p99 error 25.00 ms",
+			"only 5 of 10 requests matched the mock server's log", nil},
+		{"clocks disagree", summary(45, 0.5, 10, 0), share(-2, 0.05, 10), false, "TTFT p99 error 25.00 ms",
+			"the client read an event 2.00 ms before the mock server wrote it", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			figs, passed, reasons := JudgeGenerator(c.s, mock, tol)
-			if passed != c.passed || (c.want != "" && !strings.Contains(strings.Join(reasons, "; "), c.want)) {
+			figs, passed, reasons, notes := JudgeGenerator(c.s, mock, tol, c.share)
+			if passed != c.passed || (c.want != "" && !strings.Contains(strings.Join(reasons, "; "), c.want)) || (c.want == "" && len(reasons) > 0) {
 				t.Errorf("passed %v reasons %q; want %v with %q", passed, reasons, c.passed, c.want)
 			}
-			if c.name == "passes" && (figs[FigTTFTP50Error] != 0.3 || figs[FigTTFTP99Error] != 5 || figs[FigICLP99Error] != 1 || figs[FigWorkerCPU] != 10) {
-				t.Errorf("figures %v", figs)
+			if c.note != "" && !strings.Contains(strings.Join(notes, "; "), c.note) {
+				t.Errorf("notes %q, want %q", notes, c.note)
+			}
+			for k, v := range c.figures {
+				if figs[k] != v {
+					t.Errorf("figure %s = %v, want %v (all: %v)", k, figs[k], v, figs)
+				}
 			}
 		})
+	}
+}
+
+// TestClientShareOf: requests meet the server's records by session and arrival order; the
+// client's share is the write plus the receive delays, on the mapping the offset corrects;
+// a record with another event count, or none, leaves the request unmatched.
+func TestClientShareOf(t *testing.T) {
+	const start, offset = int64(1_000_000_000_000), int64(3_000) // Unix ns of the run's zero; the server's clock drift
+	ms := func(v float64) int64 { return int64(v * 1e6) }
+	unix := func(runMs float64) int64 { return start + ms(runMs) - offset } // a run instant as the server logged it
+	var c ShareCollector
+	// Session 7, two turns; session 8 one turn; session 9 with a record of another length;
+	// session 10 without a record; session 11 not valid (no content).
+	c.Add(ContentTiming{Index: 2, Session: 7, Turn: 1, WriteStartNs: ms(100), WriteEndNs: ms(100.1), ContentNs: []int64{ms(130.4), ms(135.2)}})
+	c.Add(ContentTiming{Index: 1, Session: 7, Turn: 0, WriteStartNs: ms(10), WriteEndNs: ms(10.2), ContentNs: []int64{ms(31), ms(36.5), ms(41)}})
+	c.Add(ContentTiming{Index: 3, Session: 8, WriteStartNs: ms(5), WriteEndNs: ms(5.1), ContentNs: []int64{ms(26)}})
+	c.Add(ContentTiming{Index: 4, Session: 9, WriteStartNs: ms(5), WriteEndNs: ms(5.1), ContentNs: []int64{ms(26), ms(30)}})
+	c.Add(ContentTiming{Index: 5, Session: 10, WriteStartNs: ms(5), WriteEndNs: ms(5.1), ContentNs: []int64{ms(26)}})
+	c.Add(ContentTiming{Index: 6, Session: 11, WriteStartNs: ms(5), WriteEndNs: ms(5.1)})
+	server := []ServerEvents{
+		{Correlation: "7", ArrivalUnixNs: unix(100.5), SentUnixNs: []int64{unix(130), unix(135)}},
+		{Correlation: "7", ArrivalUnixNs: unix(11), SentUnixNs: []int64{unix(30.5), unix(36), unix(40.9)}},
+		{Correlation: "8", ArrivalUnixNs: unix(6), SentUnixNs: []int64{unix(25.9)}},
+		{Correlation: "9", ArrivalUnixNs: unix(6), SentUnixNs: []int64{unix(25.9)}},
+		{Correlation: "x", ArrivalUnixNs: unix(6), SentUnixNs: []int64{unix(25.9)}},
+		{Correlation: "11", ArrivalUnixNs: unix(6), SentUnixNs: []int64{unix(25.9)}},
+	}
+	s := c.ClientShareOf(server, start, offset)
+	round := func(v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = math.Round(x*1e6) / 1e6
+		}
+		return out
+	}
+	if s.Matched != 3 || s.Unmatched != 2 {
+		t.Fatalf("matched %d unmatched %d, want 3 and 2", s.Matched, s.Unmatched)
+	}
+	if got, want := round(s.TTFT), []float64{0.2 + 0.5, 0.1 + 0.4, 0.1 + 0.1}; !slices.Equal(got, want) {
+		t.Errorf("TTFT shares %v, want %v", got, want)
+	}
+	if got, want := round(s.Receive), []float64{0.5, 0.1, 0.2}; !slices.Equal(got, want) {
+		t.Errorf("receive delays %v, want %v", got, want)
+	}
+	if got, want := round(s.ServerTTFT), []float64{19.5, 29.5, 19.9}; !slices.Equal(got, want) {
+		t.Errorf("server TTFTs %v, want %v", got, want)
+	}
+	if got, want := round(s.ReadDelay), []float64{0.8, 0.4, 0.9}; !slices.Equal(got, want) {
+		t.Errorf("read delays %v, want %v", got, want)
+	}
+	if math.Round(s.MinDelay*1e6)/1e6 != 0.1 {
+		t.Errorf("min delay %v, want 0.1", s.MinDelay)
+	}
+	// Without the offset the server's instants sit 3 µs early: every delay 3 µs longer.
+	if s0 := c.ClientShareOf(server, start, 0); math.Abs(s0.MinDelay-(0.1+0.003)) > 1e-9 {
+		t.Errorf("without the offset: min delay %v, want 0.103", s0.MinDelay)
 	}
 }
 

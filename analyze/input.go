@@ -55,6 +55,10 @@ type Options struct {
 	// ExportPerChunkData adds trace_data with the response chunks only (every read's time
 	// and size) to the records; ExportHTTPTrace includes them.
 	ExportPerChunkData bool
+	// OnRequest, when set, is given every sent profile request's client timing (the
+	// generator validation matches them with the mock server's log: ShareCollector.Add). It is
+	// called from the goroutines reading the logs, possibly several at once.
+	OnRequest func(ContentTiming)
 }
 
 func (o *Options) defaults() {

@@ -370,6 +370,13 @@ func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
 			}
 			p.all.add(m)
 			p.shape.add(m)
+			if a.opts.OnRequest != nil && m.Sent {
+				ct := ContentTiming{Index: m.Index, Session: m.Session, Turn: m.Turn, WriteStartNs: q.WriteStartNs, WriteEndNs: q.WriteEndNs}
+				if m.Valid {
+					ct.ContentNs = proc.times
+				}
+				a.opts.OnRequest(ct)
+			}
 			if m.NotDue {
 				continue
 			}

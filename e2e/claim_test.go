@@ -92,6 +92,12 @@ func TestBenchmarkClaim(t *testing.T) {
 		gv.Mock.TTFTMs != 2 || gv.Mock.ITLMs != 1 || !gv.SharedCPUs {
 		t.Fatalf("validation file: %+v (run.json plan %s host %s, %d workers)", gv, m.PlanHash, m.Host, len(m.Workers))
 	}
+	// Every request met its record in the mock server's schedule log, so the client's own
+	// share was measured (and, on any machine, is not negative beyond the clocks' agreement).
+	if gv.Figures[analyze.FigMatched] != 40 || gv.Figures[analyze.FigClientTTFTP50] < -0.5 || gv.Figures[analyze.FigReceiveP50] < -0.5 {
+		t.Errorf("client's share: matched %v of 40, TTFT share p50 %v ms, receive delay p50 %v ms (figures %v, notes %q)",
+			gv.Figures[analyze.FigMatched], gv.Figures[analyze.FigClientTTFTP50], gv.Figures[analyze.FigReceiveP50], gv.Figures, gv.Notes)
+	}
 	if !gv.Passed {
 		// The tolerances are milliseconds; a CI machine loaded past them fails the
 		// validation, which then must say why, and the claim must follow it.

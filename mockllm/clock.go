@@ -64,10 +64,27 @@ var (
 // (one OS thread) and sharing it keeps tests that start many servers cheap.
 func theClock() *clock {
 	sharedClockOnce.Do(func() {
+		keepSpareP()
 		sharedClock = &clock{armed: clockNone, wait: newWaiter()}
 		go sharedClock.run()
 	})
 	return sharedClock
+}
+
+// keepSpareP makes sure the process has a P besides the one the clock's
+// thread holds while it sleeps in its system call. With a single P (a
+// process pinned to one CPU: the mockllm binary under taskset, or the
+// replay coordinator that serves an in-process mock once it moved itself
+// off the workers' CPUs), every other goroutine would wait for the
+// runtime's monitor to take that P back, which it does after up to 10 ms
+// when it has backed off: the server would read requests and write events
+// that late. Measured on the 2-core VM, 16 streams of 128 tokens at 5 ms
+// ITL served on one CPU: the time from the client's write to the server
+// reading the request went from p50 0.72 ms / p99 19.7 ms with 1 P to
+// 0.34 ms / 3.4 ms with 2 (docs/mockllm.md). Setting it also stops the
+// runtime from lowering it again when the process narrows its CPU affinity.
+func keepSpareP() {
+	runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
 }
 
 // at registers ch to receive one value at monotonic instant t (or

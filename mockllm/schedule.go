@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 )
 
 // The schedule log tells, for every inference request, the instants the
@@ -55,6 +56,15 @@ type ScheduleRecord struct {
 	// Fault is the injected fault: none, error, stream_error, disconnect
 	// or stall.
 	Fault string `json:"fault"`
+}
+
+// ClockOffsetNs is how far the wall clock has moved against the monotonic clock between
+// the schedule log's base (the package's start) and t: add it to a record's Unix instants to
+// put them on the monotonic-to-wall mapping a process took at t. A client that converted
+// its own monotonic clock at t (replay's workers do at a run's start) then compares its
+// instants with the server's to the nanosecond, whatever NTP slewed in between.
+func ClockOffsetNs(t time.Time) int64 {
+	return (t.UnixNano() - monoBase.UnixNano()) - int64(t.Sub(monoBase))
 }
 
 // ReadSchedule reads a schedule log written through Options.ScheduleLog.

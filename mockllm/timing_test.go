@@ -6,6 +6,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -376,4 +379,33 @@ func (n *noiseSampler) bound() time.Duration {
 	}
 	slices.Sort(late)
 	return slack(time.Millisecond) + 4*late[len(late)*9/10]
+}
+
+// TestClockKeepsASpareP: a process with one P (GOMAXPROCS=1, as a process pinned to one CPU
+// gets) has two once the clock runs, so its thread asleep in the futex does not hold the only
+// P the server's goroutines have.
+func TestClockKeepsASpareP(t *testing.T) {
+	if os.Getenv("MOCKLLM_SPARE_P_CHILD") == "1" {
+		before := runtime.GOMAXPROCS(0)
+		theClock()
+		fmt.Printf("GOMAXPROCS %d -> %d\n", before, runtime.GOMAXPROCS(0))
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestClockKeepsASpareP$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "MOCKLLM_SPARE_P_CHILD=1", "GOMAXPROCS=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "GOMAXPROCS 1 -> 2") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+// TestClockOffsetNs: no offset at the base, or at any instant derived from it by Add (both
+// clocks move together); a present reading is within the host's wall-clock steps of it.
+func TestClockOffsetNs(t *testing.T) {
+	if ClockOffsetNs(monoBase) != 0 || ClockOffsetNs(monoBase.Add(time.Hour)) != 0 {
+		t.Fatalf("offset at the base %d, an hour on %d", ClockOffsetNs(monoBase), ClockOffsetNs(monoBase.Add(time.Hour)))
+	}
+	if off := ClockOffsetNs(time.Now()); off > int64(time.Second) || off < -int64(time.Second) {
+		t.Errorf("offset now %v: the wall clock stepped during the test?", time.Duration(off))
+	}
 }

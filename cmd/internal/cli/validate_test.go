@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -111,5 +112,27 @@ func TestMockTiming(t *testing.T) {
 		if got := mockTiming(p, 20*time.Millisecond, c.itl); got.itl != c.want || got.ttft != 20*time.Millisecond {
 			t.Errorf("osl %d itl %v: %+v, want itl %v", c.osl, c.itl, got, c.want)
 		}
+	}
+}
+
+// TestMockLog: the schedule log's lines (several in one write, a torn or foreign line skipped)
+// give the mock's lateness and every request's write instants in Unix ns.
+func TestMockLog(t *testing.T) {
+	var l mockLog
+	lines := `{"format_version":1,"seq":1,"stream":true,"correlation_id":"4","arrival_unix_ns":1000,"start_ns":0,"due_ns":[20000000,30000000],"sent_ns":[21000000,33000000],"fault":"none"}
+not json
+{"format_version":1,"seq":2,"stream":false,"correlation_id":"5","arrival_unix_ns":2000,"start_ns":0,"due_ns":[50000000],"sent_ns":[50000000],"fault":"none"}
+`
+	if n, err := l.Write([]byte(lines)); n != len(lines) || err != nil {
+		t.Fatalf("write: %d %v", n, err)
+	}
+	ev := l.events()
+	if len(ev) != 2 || ev[0].Correlation != "4" || ev[0].ArrivalUnixNs != 1000 || !slices.Equal(ev[0].SentUnixNs, []int64{21001000, 33001000}) ||
+		ev[1].Correlation != "5" || !slices.Equal(ev[1].SentUnixNs, []int64{50002000}) {
+		t.Errorf("events %+v", ev)
+	}
+	if p50, p99, ok := l.percentiles(); !ok || p50 != 1 || p99 != 3 {
+		// Lateness 1, 3 and 0 ms (the unary request's too), nearest rank.
+		t.Errorf("lateness p50 %v p99 %v ok %v", p50, p99, ok)
 	}
 }
