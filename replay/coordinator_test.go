@@ -3,12 +3,10 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -426,9 +424,12 @@ func TestBadCPUs(t *testing.T) {
 	}
 }
 
-// Done-when, scaled: a Poisson plan at 100 req/s is sent on schedule. The 2 ms bound on the
-// p99 schedule lag holds on an idle machine without the race detector; with either, the
-// figure is only reported (BenchmarkScheduleLag measures it properly).
+// Done-when, scaled: a Poisson plan at 100 req/s is sent on schedule. The p99 schedule lag is
+// bounded by 2 ms plus twice the machine's worst wake-up lateness on the worker's CPU: the
+// worker's own calibration at its start, and a thread pinned beside it that sleeps 200 µs
+// again and again during the run. Another process's time slice on that CPU (stress-ng: 3-5 ms
+// here) moves the bound with it. Under the race detector the figure is only reported
+// (BenchmarkScheduleLag measures it properly).
 func TestPoissonScheduleLag(t *testing.T) {
 	srv := newTestServer(t)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -444,7 +445,9 @@ func TestPoissonScheduleLag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	noise := startCPUNoise(t, r.cpus[0])
 	m, err := r.Run()
+	noiseP99, noiseMax := noise.stats()
 	if err != nil || m.Counts.Completed != 150 {
 		t.Fatalf("counts %+v err %v", m.Counts, err)
 	}
@@ -456,27 +459,19 @@ func TestPoissonScheduleLag(t *testing.T) {
 		lags = append(lags, q.WriteStartNs-q.IntendedNs)
 	}
 	p50, p99 := percentile(lags, 50), percentile(lags, 99)
-	t.Logf("schedule lag at 100 req/s Poisson: p50 %v p99 %v max %v", time.Duration(p50), time.Duration(p99), time.Duration(lags[len(lags)-1]))
+	worst := noiseMax
+	if c := m.Workers[0].Calibration; c != nil {
+		worst = max(worst, time.Duration(c.TimerLagMaxNs))
+	}
+	bound := 2*time.Millisecond + 2*worst
+	t.Logf("schedule lag at 100 req/s Poisson: p50 %v p99 %v max %v (bound %v: worst wake-up lateness %v, sampler p99 %v)",
+		time.Duration(p50), time.Duration(p99), time.Duration(lags[len(lags)-1]), bound, worst, noiseP99)
 	if lags[0] < -1e5 {
 		t.Fatalf("a request went out %v early", time.Duration(-lags[0]))
 	}
-	if !raceEnabled && !overloaded() && p99 > 2e6 {
-		t.Fatalf("p99 schedule lag %v over 2ms", time.Duration(p99))
+	if !raceEnabled && time.Duration(p99) > bound {
+		t.Fatalf("p99 schedule lag %v over %v", time.Duration(p99), bound)
 	}
-}
-
-// overloaded reports whether other processes keep this machine's CPUs busy, which makes
-// latency bounds meaningless.
-func overloaded() bool {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return false
-	}
-	var load float64
-	if _, err := fmt.Sscan(string(b), &load); err != nil {
-		return false
-	}
-	return load > float64(runtime.NumCPU())
 }
 
 // GPU telemetry during a run: with NVML, telemetry.rawlog holds samples of every GPU on the
