@@ -156,6 +156,7 @@ func TestDistributedShards(t *testing.T) {
 	shardOf := map[uint32]int{}
 	seen := map[uint32]bool{}
 	var skews []int64
+	var calibWorst time.Duration
 	for i := range 3 {
 		m, raws := readRawShard(t, filepath.Join(root, fmt.Sprintf("shard-%d", i)), planPath)
 		if m.Shard == nil || m.Shard.Index != i || m.Shard.Count != 3 || m.Shard.RunID != "r1" || m.Clock == nil {
@@ -166,6 +167,11 @@ func TestDistributedShards(t *testing.T) {
 			t.Fatalf("shard %d: start %d, want the shared instant %d", i, m.StartUnixNs, want.UnixNano())
 		}
 		skews = append(skews, m.Shard.StartSkewNs)
+		for _, w := range m.Workers {
+			if w.Calibration != nil {
+				calibWorst = max(calibWorst, time.Duration(w.Calibration.TimerLagMaxNs))
+			}
+		}
 		for _, q := range raws {
 			if seen[q.index] {
 				t.Fatalf("request %d replayed twice", q.index)
@@ -231,12 +237,17 @@ func TestDistributedShards(t *testing.T) {
 	if mm[2] != strconv.Itoa(maxShard) || mm[1] != fmtMs(maxSkew) {
 		t.Errorf("analyze reports largest start skew %s ms at shard %s; run.json files say %s ms at shard %d", mm[1], mm[2], fmtMs(maxSkew), maxShard)
 	}
-	noise := max(noiseBefore, timerNoise()) // idle before and after the shards ran
-	t.Logf("start skews %v ns; timer noise now %v; merged dispatch lag avg %v ms", skews, noise, s.must(t, "dispatch_lag").Avg)
-	// The 2 ms bound holds on an idle machine; under load (stress-ng) the timers themselves
-	// are late by more, and the recorded skew says so rather than failing the test.
-	if noise < 200*time.Microsecond && maxSkew >= int64(2*time.Millisecond) {
-		t.Errorf("largest start skew %v on an idle machine (timer noise %v), want < 2ms", time.Duration(maxSkew), noise)
+	// The machine's wake-up noise: this process's 1 ms sleeps before and after the shards ran,
+	// and the shards' workers' own calibration (timerfd wake-ups at their start). A short
+	// sleep in a test wakes early under stress-ng while a coordinator asleep until --start-at
+	// waits out a CPU hog's time slice (3-5 ms here), which the calibrations catch.
+	noise := max(noiseBefore, timerNoise(), calibWorst)
+	bound := 2*time.Millisecond + 2*noise
+	t.Logf("start skews %v ns; wake-up noise %v (calibrations %v); bound %v; merged dispatch lag avg %v ms", skews, noise, calibWorst, bound, s.must(t, "dispatch_lag").Avg)
+	// 2 ms on an idle machine; under load the timers themselves are late by more, and the
+	// bound moves with them.
+	if maxSkew >= int64(bound) {
+		t.Errorf("largest start skew %v, want < %v (2 ms + twice the wake-up noise %v)", time.Duration(maxSkew), bound, noise)
 	}
 
 	// Two of the three shards: analysed, the missing one named, exit 1.

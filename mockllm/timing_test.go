@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llmbench/llmbench/internal/noise"
 )
 
 // The timing tests check the schedule, not the machine: mockllm's schedule log (its
@@ -343,42 +345,19 @@ func TestClockWakesOnTime(t *testing.T) {
 	}
 }
 
-// noiseSampler measures the machine's scheduling noise while a check runs: a goroutine
-// sleeps 200 µs on a Go timer again and again and records how late each sleep ends.
-type noiseSampler struct {
-	stop chan struct{}
-	done chan []time.Duration
-}
+// noiseSampler measures the machine's scheduling noise while a check runs (internal/noise).
+type noiseSampler struct{ s *noise.Sampler }
 
-func startNoise() *noiseSampler {
-	n := &noiseSampler{stop: make(chan struct{}), done: make(chan []time.Duration, 1)}
-	go func() {
-		var late []time.Duration
-		for {
-			select {
-			case <-n.stop:
-				n.done <- late
-				return
-			default:
-			}
-			t0 := time.Now()
-			time.Sleep(200 * time.Microsecond)
-			late = append(late, time.Since(t0)-200*time.Microsecond)
-		}
-	}()
-	return n
-}
+func startNoise() *noiseSampler { return &noiseSampler{noise.Start(-1)} }
 
 // bound stops the sampler and returns the lag a wake-up may have in the median: 1 ms (×3
 // under the race detector) plus four times the p90 lateness of the reference sleeps.
 func (n *noiseSampler) bound() time.Duration {
-	close(n.stop)
-	late := <-n.done
+	late := n.s.Stop()
 	if len(late) == 0 {
 		return slack(time.Millisecond)
 	}
-	slices.Sort(late)
-	return slack(time.Millisecond) + 4*late[len(late)*9/10]
+	return slack(time.Millisecond) + 4*late.Quantile(0.9)
 }
 
 // TestClockKeepsASpareP: a process with one P (GOMAXPROCS=1, as a process pinned to one CPU

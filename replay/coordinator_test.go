@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/noise"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay/telemetry"
@@ -445,9 +446,13 @@ func TestPoissonScheduleLag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noise := startCPUNoise(t, r.cpus[0])
+	sampler := noise.Start(r.cpus[0])
 	m, err := r.Run()
-	noiseP99, noiseMax := noise.stats()
+	late := sampler.Stop()
+	if err := sampler.Err(); err != nil {
+		t.Logf("noise sampler not pinned to CPU %d: %v", r.cpus[0], err)
+	}
+	noiseP99, noiseMax := late.Quantile(0.99), late.Max()
 	if err != nil || m.Counts.Completed != 150 {
 		t.Fatalf("counts %+v err %v", m.Counts, err)
 	}
