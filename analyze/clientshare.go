@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -89,16 +90,16 @@ func (c *ShareCollector) ClientShareOf(server []ServerEvents, startUnixNs, offse
 		bySession[uint32(s)] = append(bySession[uint32(s)], &server[i])
 	}
 	for _, recs := range bySession {
-		slices.SortFunc(recs, func(a, b *ServerEvents) int { return compareInt64(a.ArrivalUnixNs, b.ArrivalUnixNs) })
+		slices.SortFunc(recs, func(a, b *ServerEvents) int { return cmp.Compare(a.ArrivalUnixNs, b.ArrivalUnixNs) })
 	}
 	c.mu.Lock()
 	reqs := slices.Clone(c.reqs)
 	c.mu.Unlock()
 	slices.SortFunc(reqs, func(a, b ContentTiming) int {
 		if a.Session != b.Session {
-			return compareInt64(int64(a.Session), int64(b.Session))
+			return cmp.Compare(int64(a.Session), int64(b.Session))
 		}
-		return compareInt64(a.WriteStartNs, b.WriteStartNs)
+		return cmp.Compare(a.WriteStartNs, b.WriteStartNs)
 	})
 	share := &ClientShare{MinDelay: math.Inf(1)}
 	turn := map[uint32]int{}
@@ -137,16 +138,6 @@ func (c *ShareCollector) ClientShareOf(server []ServerEvents, startUnixNs, offse
 // arrivalSlackNs is how far before the client's write a server arrival may be stamped and
 // still be that request's: the two processes' clocks agree to well within it.
 const arrivalSlackNs = 500_000
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // usable says whether the share stands for the run: most requests matched and the clocks
 // agree; otherwise why not.
