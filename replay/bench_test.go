@@ -80,14 +80,9 @@ func chatBody(tokens int) []byte {
 		`"stream":true,"max_completion_tokens":%d,"min_tokens":%d,"ignore_eos":true}`, tokens, tokens))
 }
 
-// benchRun replays ps against url with workers workers and returns the manifest and records.
-func benchRun(b *testing.B, ps *planSpec, url string, workers int, spin time.Duration) (*rawlog.Manifest, map[uint32]rawlog.Request, string) {
+// replayed runs a replay with o and returns its manifest, records and run directory.
+func replayed(b *testing.B, o Options) (*rawlog.Manifest, map[uint32]rawlog.Request, string) {
 	b.Helper()
-	ps.meta.Streaming = true
-	plan := ps.write(b, b.TempDir())
-	o := testOptions(b, plan, url)
-	o.Workers = workers
-	o.Spin = spin
 	r, err := New(o)
 	if err != nil {
 		b.Fatal(err)
@@ -97,6 +92,17 @@ func benchRun(b *testing.B, ps *planSpec, url string, workers int, spin time.Dur
 		b.Fatal(err)
 	}
 	return m, readRun(b, m, o.OutputDir), o.OutputDir
+}
+
+// benchRun replays ps against url with workers workers and returns the manifest and records.
+func benchRun(b *testing.B, ps *planSpec, url string, workers int, spin time.Duration) (*rawlog.Manifest, map[uint32]rawlog.Request, string) {
+	b.Helper()
+	ps.meta.Streaming = true
+	plan := ps.write(b, b.TempDir())
+	o := testOptions(b, plan, url)
+	o.Workers = workers
+	o.Spin = spin
+	return replayed(b, o)
 }
 
 // workerCPU returns the CPU time the workers used between their first and last samples.

@@ -167,15 +167,7 @@ func pinnedRun(b *testing.B, ps *planSpec, url, client string, cpu int, session 
 	} else {
 		o.NoPin = true
 	}
-	r, err := New(o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := r.Run()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m, readRun(b, m, o.OutputDir), o.OutputDir
+	return replayed(b, o)
 }
 
 // BenchmarkClientsScheduleLag sends a Poisson open loop at 500 and 2,000 req/s for 3 s to
