@@ -128,14 +128,14 @@ type ComparePage struct {
 
 // RunRow is one run of a comparison.
 type RunRow struct {
-	Name                  string  `json:"name"`
-	Dir                   string  `json:"dir"`
-	PlanHash              string  `json:"plan_hash"`
-	Model                 string  `json:"model"`
-	Concurrency           int     `json:"concurrency"`
-	OfferedRate           float64 `json:"offered_rate"`
-	Requests              int64   `json:"requests"`
-	Errors                int64   `json:"errors"`
+	Name        string  `json:"name"`
+	Dir         string  `json:"dir"`
+	PlanHash    string  `json:"plan_hash"`
+	Model       string  `json:"model"`
+	Concurrency int     `json:"concurrency"`
+	OfferedRate float64 `json:"offered_rate"`
+	Requests    int64   `json:"requests"`
+	Errors      int64   `json:"errors"`
 	// Completed are the profile requests that succeeded; Status is run.json's status.
 	Completed int64  `json:"completed"`
 	Status    string `json:"status"`
@@ -143,9 +143,9 @@ type RunRow struct {
 	Endpoint string `json:"endpoint"`
 	// Problems are what makes the run not a whole, successful measurement (Run.Problems);
 	// empty when it is one.
-	Problems []string `json:"problems"`
-	OutputTokenThroughput Number  `json:"output_token_throughput"`
-	RequestThroughput     Number  `json:"request_throughput"`
+	Problems              []string `json:"problems"`
+	OutputTokenThroughput Number   `json:"output_token_throughput"`
+	RequestThroughput     Number   `json:"request_throughput"`
 	// Verdict is analyze's verdict line; Saturated is true when the client did not keep
 	// its schedule (its numbers describe the client).
 	Verdict   string `json:"verdict"`
