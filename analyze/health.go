@@ -40,19 +40,26 @@ func Health(s *Summary, maxErrorRate float64) []Problem {
 	incomplete := func(format string, args ...any) {
 		out = append(out, Problem{Kind: ProblemIncomplete, Text: fmt.Sprintf(format, args...)})
 	}
-	switch s.RunStatus {
-	case rawlog.StatusComplete:
-		if s.WasCancelled {
-			incomplete("a shard was interrupted (its run.json status is %q)", rawlog.StatusInterrupted)
+	statuses := s.runStatus
+	if len(statuses) == 0 { // a summary made elsewhere: its first run's status
+		statuses = []string{s.RunStatus}
+	}
+	for i, status := range statuses {
+		run := "the run"
+		if len(statuses) > 1 && i < len(s.RunDirs) {
+			run = "shard " + s.RunDirs[i]
 		}
-	case rawlog.StatusRunning:
-		incomplete("the run crashed (run.json status is still %q: replay's coordinator died before the run ended)", s.RunStatus)
-	case rawlog.StatusInterrupted:
-		incomplete("the run was interrupted (run.json status %q)", s.RunStatus)
-	case rawlog.StatusUnknown, "":
-		incomplete("run.json was rebuilt from the logs (status %q), so whether the run completed is not known", rawlog.StatusUnknown)
-	default:
-		incomplete("the run did not complete (run.json status %q)", s.RunStatus)
+		switch status {
+		case rawlog.StatusComplete:
+		case rawlog.StatusRunning:
+			incomplete("%s crashed (run.json status is still %q: replay's coordinator died before the run ended)", run, status)
+		case rawlog.StatusInterrupted:
+			incomplete("%s was interrupted (run.json status %q)", run, status)
+		case rawlog.StatusUnknown, "":
+			incomplete("%s's run.json was rebuilt from the logs (status %q), so whether it completed is not known", run, rawlog.StatusUnknown)
+		default:
+			incomplete("%s did not complete (run.json status %q)", run, status)
+		}
 	}
 	var workers []string
 	runs := map[int]bool{}

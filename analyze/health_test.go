@@ -40,7 +40,7 @@ func TestHealth(t *testing.T) {
 		{"crashed", base, manifest(func(m *rawlog.Manifest) { m.Status = rawlog.StatusRunning }), 0, "incomplete", `the run crashed (run.json status is still "running"`},
 		{"interrupted", base, manifest(func(m *rawlog.Manifest) { m.Status = rawlog.StatusInterrupted }), 0, "incomplete", `the run was interrupted`},
 		{"failed", base, manifest(func(m *rawlog.Manifest) { m.Status = rawlog.StatusFailed }), 0, "incomplete", `the run did not complete (run.json status "failed")`},
-		{"run.json rebuilt from the logs", base, manifest(func(m *rawlog.Manifest) { m.Status = rawlog.StatusUnknown }), 0, "incomplete", "run.json was rebuilt from the logs"},
+		{"run.json rebuilt from the logs", base, manifest(func(m *rawlog.Manifest) { m.Status = rawlog.StatusUnknown }), 0, "incomplete", "the run's run.json was rebuilt from the logs"},
 		{"a worker died", base, func(t *testing.T, dir string) { killWorker(t, dir, 1, 2, 1) }, 1, "incomplete,incomplete", "1 worker did not finish cleanly: worker 1 (no footer)"},
 		{"schedule not kept", func() scenario { s := base; s.lag = 50 * ms; return s }(), nil, 0, "schedule", "the client did not keep its schedule: "},
 	}
@@ -63,5 +63,27 @@ func TestHealth(t *testing.T) {
 				t.Errorf("Health = %q %q; want kinds %q, text ~ %q", kinds, texts, c.kinds, c.text)
 			}
 		})
+	}
+}
+
+// TestHealthShards: a shard that crashed or was interrupted fails the whole run, named,
+// even when the first shard completed.
+func TestHealthShards(t *testing.T) {
+	s := &Summary{RunStatus: rawlog.StatusComplete, runStatus: []string{rawlog.StatusComplete, rawlog.StatusRunning, rawlog.StatusInterrupted},
+		RunDirs: []string{"run/shard-0", "run/shard-1", "run/shard-2"}, Counts: Counts{Profile: 10, Valid: 10},
+		Shards: &ShardReport{Count: 4, Missing: []int{3}}}
+	var texts []string
+	for _, p := range Health(s, 0) {
+		texts = append(texts, p.Text)
+	}
+	want := []string{`shard run/shard-1 crashed (run.json status is still "running"`, `shard run/shard-2 was interrupted`, "1 of 4 shards missing (index 3)"}
+	got := strings.Join(texts, "\n")
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("Health lacks %q:\n%s", w, got)
+		}
+	}
+	if len(texts) != 3 {
+		t.Errorf("%d problems, want 3:\n%s", len(texts), got)
 	}
 }

@@ -58,9 +58,6 @@ type runResult struct {
 	check sweep.Run
 }
 
-// analysed reports whether the run completed and was analysed: it has numbers, valid or not.
-func (r runResult) analysed() bool { return r.replayCode == 0 && r.s != nil }
-
 // valid reports whether the run counts: it completed, at most --max-error-rate of its
 // requests failed and its client kept the schedule.
 func (r runResult) valid() bool { return r.check.Valid() }
@@ -607,7 +604,7 @@ func (r *runner) printConfidence(p *pointResult) {
 	labels, _ := p.runCounts()
 	over := fmt.Sprintf("%d runs", len(labels))
 	if len(labels) != len(p.runs) {
-		over = fmt.Sprintf("%d of %d runs (the valid ones)", len(labels), len(p.runs))
+		over = fmt.Sprintf("%d of %d runs, the valid ones", len(labels), len(p.runs))
 	}
 	fmt.Fprintf(r.stdout, "\nConfidence over %s (%s%% Student-t intervals; runs: how many each metric was taken over):\n", over, strconv.FormatFloat(r.o.Level*100, 'g', -1, 64))
 	tw := tabwriter.NewWriter(r.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
