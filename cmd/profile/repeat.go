@@ -429,7 +429,7 @@ func (r *runner) writeAggregate(p *pointResult) error {
 		return err
 	}
 	r.printConfidence(p)
-	fmt.Fprintf(r.stdout, "Aggregate of %d runs in %s: %s, %s, %s\n", len(p.runs), out, prefix+suffixAgg+".json", prefix+suffixAgg+".csv", prefix+suffixPooled)
+	fmt.Fprintf(r.stdout, "Aggregate over %d of %d runs in %s: %s, %s, %s\n", len(labels), len(p.runs), out, prefix+suffixAgg+".json", prefix+suffixAgg+".csv", prefix+suffixPooled)
 	return nil
 }
 
