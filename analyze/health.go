@@ -40,9 +40,9 @@ func Health(s *Summary, maxErrorRate float64) []Problem {
 	incomplete := func(format string, args ...any) {
 		out = append(out, Problem{Kind: ProblemIncomplete, Text: fmt.Sprintf(format, args...)})
 	}
-	statuses := s.runStatus
-	if len(statuses) == 0 { // a summary made elsewhere: its first run's status
-		statuses = []string{s.RunStatus}
+	statuses := []string{s.RunStatus} // the first run's, as the summary says it
+	if len(s.runStatus) > 1 {
+		statuses = append(statuses, s.runStatus[1:]...) // the other shards'
 	}
 	for i, status := range statuses {
 		run := "the run"
