@@ -52,8 +52,8 @@ func ParseThreshold(s string) (Threshold, error) {
 		}
 		t.Metric, t.Stat = m, st
 	}
-	if !slices.Contains(compareTags(), t.Metric) {
-		return Threshold{}, fmt.Errorf("report: regression %q: metric %q: want one of %s", s, t.Metric, strings.Join(compareTags(), ", "))
+	if !slices.Contains(CompareTags(), t.Metric) {
+		return Threshold{}, fmt.Errorf("report: regression %q: metric %q: want one of %s", s, t.Metric, strings.Join(CompareTags(), ", "))
 	}
 	v, err := strconv.ParseFloat(pct, 64)
 	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -213,7 +213,8 @@ type Regression struct {
 // compareMetrics are the per-request metrics compared, by field.
 var compareMetrics = []Field{FTTFT, FTTFO, FITL, FLatency, FTPSUser}
 
-func compareTags() []string {
+// CompareTags are the per-request metrics a comparison compares, by tag.
+func CompareTags() []string {
 	out := make([]string, len(compareMetrics))
 	for i, f := range compareMetrics {
 		out[i] = f.Tag()

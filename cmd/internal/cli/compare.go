@@ -165,8 +165,11 @@ func printCompare(w io.Writer, c *report.ComparePage) {
 	}
 	fmt.Fprintf(w, "Differences against %s (significant: Mann–Whitney p < %g, bootstrap 95%% CI of the median difference excludes 0, |difference| ≥ %g%%):\n",
 		c.Baseline, c.Alpha, c.MinEffectPct)
-	if len(c.Metrics) == 0 {
+	switch {
+	case len(c.Metrics) == 0 && c.Runs[0].Completed == 0:
 		fmt.Fprintf(w, "  none: the baseline %s has no successful request to compare with\n", c.Baseline)
+	case len(c.Metrics) == 0:
+		fmt.Fprintf(w, "  none: the baseline %s has no per-request metric that is compared (%s)\n", c.Baseline, strings.Join(report.CompareTags(), ", "))
 	}
 	for _, m := range c.Metrics {
 		compared := map[int]bool{}
