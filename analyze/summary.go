@@ -138,6 +138,7 @@ type Summary struct {
 	ServerMetrics []ServerMetric
 
 	runStarts     []int64       // every run's wall-clock zero after the first
+	runStatus     []string      // each run's run.json status, by run (Health)
 	hosts         []string      // each run's host, by run
 	planPathShown string        // the plan path as run.json (or --plan) gave it
 	shape         *shapeSamples // the requests shape validation compares (shape.go)
@@ -474,6 +475,7 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 			s.runStarts = append(s.runStarts, r.m.StartUnixNs)
 		}
 		s.hosts = append(s.hosts, r.m.Host)
+		s.runStatus = append(s.runStatus, r.m.Status)
 		s.RunDirs = append(s.RunDirs, r.dir)
 		if r.m.Status == rawlog.StatusInterrupted {
 			s.WasCancelled = true
