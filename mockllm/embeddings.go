@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/plan/media"
 )
 
@@ -141,14 +142,17 @@ func (s *Server) embeddings(body []byte, h uint64) (*prerendered, error) {
 				if k > 0 {
 					out = append(out, ',')
 				}
-				out = appendFloat32(out, v*scale)
+				var err error
+				if out, err = jsonwire.AppendFloat(out, float64(v*scale), 32); err != nil {
+					return nil, fmt.Errorf("embeddings: input %d: %w", i, err)
+				}
 			}
 			out = append(out, ']')
 		}
 		out = append(out, '}')
 	}
 	out = append(out, `],"model":`...)
-	out = appendJSONString(out, model)
+	out = jsonwire.AppendString(out, model)
 	out = append(out, `,"usage":{"prompt_tokens":`...)
 	out = strconv.AppendInt(out, int64(tokens), 10)
 	out = append(out, `,"total_tokens":`...)

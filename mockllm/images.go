@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
 )
 
 // imageContentPrefix is the path under which url-format image answers are served.
@@ -101,7 +103,7 @@ func (s *Server) images(r *http.Request, body []byte, h uint64) (*prerendered, e
 				ev = append(ev, `","created_at":`...)
 				ev = strconv.AppendInt(ev, created, 10)
 				ev = append(ev, `,"size":`...)
-				ev = appendJSONString(ev, size)
+				ev = jsonwire.AppendString(ev, size)
 				ev = append(ev, `,"output_format":"png","partial_image_index":`...)
 				ev = strconv.AppendInt(ev, int64(p), 10)
 				ev = append(ev, "}\n\n"...)
@@ -113,7 +115,7 @@ func (s *Server) images(r *http.Request, body []byte, h uint64) (*prerendered, e
 			ev = append(ev, `","created_at":`...)
 			ev = strconv.AppendInt(ev, created, 10)
 			ev = append(ev, `,"size":`...)
-			ev = appendJSONString(ev, size)
+			ev = jsonwire.AppendString(ev, size)
 			ev = append(ev, `,"output_format":"png",`...)
 			ev = usage(ev, 1)
 			ev = append(ev, "}\n\n"...)
@@ -131,7 +133,7 @@ func (s *Server) images(r *http.Request, body []byte, h uint64) (*prerendered, e
 		}
 		if b.ResponseFormat == "url" {
 			out = append(out, `{"url":"http://`...)
-			out = appendJSONEscaped(out, r.Host)
+			out = jsonwire.AppendStringBody(out, r.Host)
 			out = append(out, imageContentPrefix...)
 			out = appendHex(out, key)
 			out = append(out, '-')
@@ -145,7 +147,7 @@ func (s *Server) images(r *http.Request, body []byte, h uint64) (*prerendered, e
 			out = append(out, '"')
 		}
 		out = append(out, `,"revised_prompt":`...)
-		out = appendJSONString(out, *b.Prompt)
+		out = jsonwire.AppendString(out, *b.Prompt)
 		out = append(out, '}')
 	}
 	out = append(out, `],`...)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
 )
 
 // maxPassages bounds a ranking request.
@@ -143,7 +145,7 @@ func (s *Server) rankings(api apiKind, body []byte, _ uint64) (*prerendered, err
 			out = strconv.AppendInt(out, int64(r.index), 10)
 			if returnText {
 				out = append(out, `,"text":`...)
-				out = appendJSONString(out, passages[r.index])
+				out = jsonwire.AppendString(out, passages[r.index])
 			}
 			out = append(out, `,"score":`...)
 			score := sigmoid(r.logit)

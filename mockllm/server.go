@@ -396,6 +396,19 @@ func setSSEHeaders(h http.Header) {
 	h.Set("X-Accel-Buffering", "no")
 }
 
+// sseData appends "data: " + payload start; callers close with sseEnd.
+func sseData(b []byte) []byte { return append(b, "data: "...) }
+
+// sseEvent appends an "event: NAME" line and the "data: " prefix.
+func sseEvent(b []byte, name string) []byte {
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	return append(b, "\ndata: "...)
+}
+
+// sseEnd ends one SSE event.
+func sseEnd(b []byte) []byte { return append(b, '\n', '\n') }
+
 // streamText emits a stream on its absolute schedule: the preamble at
 // admission, token event j at start + TTFT + the sum of j drawn gaps.
 // Instants never depend on when earlier events were actually written,
