@@ -104,8 +104,9 @@ type Appender interface {
 // change the layout and the two kinds of value a file format may want written its own way.
 //
 // Written directly: nil, strings, bools, every integer type, float32 and float64,
-// json.Number (checked), json.RawMessage (checked and compacted), []any, []string,
-// map[string]any, Object and Appender. Anything else goes through Convert, or encoding/json.
+// json.Number (checked), json.RawMessage (checked), []any, []string, map[string]any, Object
+// and Appender. Anything else (structs, typed slices and maps, Marshalers) goes through
+// encoding/json (HTML escaping off, maps sorted), laid out like the rest.
 type Encoder struct {
 	// Indent, when not empty, puts each member and element on its own line, indented by
 	// Indent once per level, with ": " after each key: the layout of Python's
@@ -113,11 +114,6 @@ type Encoder struct {
 	Indent string
 	// Float writes a float64 (bitSize 64) or float32 (bitSize 32); nil is AppendFloat.
 	Float func(dst []byte, f float64, bitSize int) ([]byte, error)
-	// Convert turns a value of a type the Encoder does not write directly into one it does
-	// (for example by a round trip through encoding/json). Nil, or a result of a type it
-	// still does not write, sends the value to encoding/json (HTML escaping off, maps sorted),
-	// re-indented when Indent is set.
-	Convert func(v any) (any, error)
 }
 
 // AppendValue appends v as compact JSON with the zero Encoder.
@@ -131,10 +127,10 @@ const maxValueDepth = 1000
 
 // Append appends v as JSON.
 func (e *Encoder) Append(dst []byte, v any) ([]byte, error) {
-	return e.value(dst, v, 0, true)
+	return e.value(dst, v, 0)
 }
 
-func (e *Encoder) value(dst []byte, v any, depth int, convert bool) ([]byte, error) {
+func (e *Encoder) value(dst []byte, v any, depth int) ([]byte, error) {
 	if depth > maxValueDepth {
 		return dst, fmt.Errorf("value nested deeper than %d levels (cycle?)", maxValueDepth)
 	}
@@ -204,7 +200,7 @@ func (e *Encoder) value(dst []byte, v any, depth int, convert bool) ([]byte, err
 		for i, v := range x {
 			dst = e.next(dst, i, '[', depth)
 			var err error
-			if dst, err = e.value(dst, v, depth+1, true); err != nil {
+			if dst, err = e.value(dst, v, depth+1); err != nil {
 				return dst, err
 			}
 		}
@@ -214,13 +210,6 @@ func (e *Encoder) value(dst []byte, v any, depth int, convert bool) ([]byte, err
 			dst = AppendString(e.next(dst, i, '[', depth), v)
 		}
 		return e.end(dst, len(x), '[', ']', depth), nil
-	}
-	if convert && e.Convert != nil {
-		c, err := e.Convert(v)
-		if err != nil {
-			return dst, err
-		}
-		return e.value(dst, c, depth, false)
 	}
 	// Rare types (structs, typed maps, Marshalers): encoding/json sorts map keys and detects
 	// cycles itself.
@@ -277,7 +266,7 @@ func (e *Encoder) member(dst []byte, i int, k string, v any, depth int) ([]byte,
 	if e.Indent != "" {
 		dst = append(dst, ' ')
 	}
-	dst, err := e.value(dst, v, depth+1, true)
+	dst, err := e.value(dst, v, depth+1)
 	if err != nil {
 		return dst, fmt.Errorf("key %q: %w", k, err)
 	}
