@@ -58,21 +58,18 @@ func AppendString[S Text](dst []byte, s S) []byte {
 func AppendStringBody[S Text](dst []byte, s S) []byte {
 	start, i := 0, 0
 	for i < len(s) {
-		// Skip runs of plain ASCII eight bytes at a time.
-		for i+8 <= len(s) {
-			if m := specialMask(load64(s, i)); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if safeASCII[c] {
-				i++
+				// Skip the run of plain ASCII this byte starts, eight bytes at a time. (Only
+				// after a plain byte: in text with no ASCII between its multi-byte
+				// characters, probing words would only cost.)
+				for i++; i+8 <= len(s); i += 8 {
+					if m := specialMask(load64(s, i)); m != 0 {
+						i += bits.TrailingZeros64(m) >> 3
+						break
+					}
+				}
 				continue
 			}
 			dst = append(dst, s[start:i]...)
