@@ -163,7 +163,7 @@ func (s *Scanner) Member(n *int) (key []byte, ok bool) {
 		return nil, false
 	}
 	// Keys are short and almost never escaped: one eight-byte probe usually finds the
-	// closing quote; anything unusual goes through strSpan.
+	// closing quote; anything unusual goes through stringBounds.
 	j := plainEnd(b, i+1)
 	if j >= 0 {
 		key = b[i+1 : j]

@@ -10,7 +10,7 @@ import (
 
 // plainEnd returns the index of the closing quote of a string whose body starts at i, when
 // the body has no escapes or control bytes (the common case); otherwise -1 and the caller
-// takes the careful path (strSpan).
+// takes the careful path (stringBounds).
 func plainEnd(b []byte, i int) int {
 	for i+8 <= len(b) {
 		w := binary.LittleEndian.Uint64(b[i:])
@@ -169,8 +169,8 @@ var shortEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f
 
 // unescapeInto appends the decoded text of a raw JSON string body (no surrounding quotes).
 // It follows encoding/json: invalid UTF-8 bytes and unpaired surrogates become U+FFFD. The
-// Raw bytes must have passed strSpan (no control bytes); a malformed escape is copied through
-// as is, and callers that need strictness call validEscapes first.
+// raw bytes must have passed stringBounds (no control bytes); a malformed escape is copied
+// through as is, and callers that need strictness call validEscapes first.
 func unescapeInto(dst, raw []byte) []byte {
 	for len(raw) > 0 {
 		k := bytes.IndexByte(raw, '\\')
