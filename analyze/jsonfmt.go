@@ -75,12 +75,6 @@ type pyFloat float64
 // AppendJSON makes a pyFloat a jsonwire.Appender.
 func (f pyFloat) AppendJSON(b []byte) []byte { return appendPyFloat(b, float64(f)) }
 
-// rawJSON is written as is.
-type rawJSON []byte
-
-// AppendJSON makes rawJSON a jsonwire.Appender.
-func (r rawJSON) AppendJSON(b []byte) []byte { return append(b, r...) }
-
 // marshalIndent writes v with two-space indentation, like orjson's OPT_INDENT_2, and a
 // final newline.
 func marshalIndent(v any) ([]byte, error) {
