@@ -100,8 +100,9 @@ type Appender interface {
 }
 
 // An Encoder writes Go values as JSON. The zero Encoder writes compact JSON whose bytes equal
-// encoding/json's with HTML escaping off (map keys sorted, floats in ES6 form); the fields
-// change the layout and the two kinds of value a file format may want written its own way.
+// encoding/json's with HTML escaping off (map keys sorted, floats in ES6 form); its fields
+// change the layout and how floats are written, and Object and Appender values bring their
+// own member order or text.
 //
 // Written directly: nil, strings, bools, every integer type, float32 and float64,
 // json.Number (checked), json.RawMessage (checked), []any, []string, map[string]any, Object
