@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 )
@@ -403,8 +404,8 @@ func TestParseCPUList(t *testing.T) {
 }
 
 func TestJSONEscapeAndSplice(t *testing.T) {
-	got := appendJSONEscaped(nil, []byte("a\"b\\c\nd\x01\xffé\u2028"))
-	if want := `a\"b\\c\nd\u0001\ufffdé\u2028`; string(got) != want {
+	got := jsonwire.AppendStringBody(nil, []byte("a\"b\\c\nd\x01\xffé\u2028\b\f"))
+	if want := `a\"b\\c\nd\u0001\ufffdé\u2028\b\f`; string(got) != want {
 		t.Fatalf("escape: %s want %s", got, want)
 	}
 	l := live{marker: []byte("@@")}

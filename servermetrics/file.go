@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
 )
 
 // FileName is the server-metrics file's name in the run directory.
@@ -211,7 +213,7 @@ func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples 
 	b := append(x.line[:0], `{"kind":"scrape","endpoint":`...)
 	b = strconv.AppendInt(b, int64(ep), 10)
 	b = append(b, `,"phase":`...)
-	b = strconv.AppendQuote(b, phase)
+	b = jsonwire.AppendString(b, phase)
 	b = append(b, `,"t_ns":`...)
 	b = strconv.AppendInt(b, tNs, 10)
 	b = append(b, `,"unix_ns":`...)

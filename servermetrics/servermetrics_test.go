@@ -186,6 +186,28 @@ func TestFileRoundTrip(t *testing.T) {
 	}
 }
 
+// A scrape's phase is written as a JSON string whatever it holds (strconv.Quote's Go escapes,
+// \x01 or \u2028 left raw, are not JSON's), and reads back as written.
+func TestScrapePhaseEscaping(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Endpoint(EndpointInfo{ID: 0, URL: "http://h/metrics", Role: RoleServer})
+	phase := "odd\x01\x7f\u2028\"é"
+	if err := w.Scrape(0, phase, 0, 0, 0, []Sample{{Family: "g", Type: "gauge", Name: "g", V: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.Bytes())
+	}
+	if len(f.Scrapes) != 1 || f.Scrapes[0].Phase != phase {
+		t.Errorf("scrapes %+v, want phase %q", f.Scrapes, phase)
+	}
+}
+
 func TestReadRejects(t *testing.T) {
 	head := `{"kind":"header","format":"llmbench-server-metrics","version":1,"start_unix_ns":0,"interval_ns":1}` + "\n"
 	for _, c := range []struct{ in, want string }{
