@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // appendRecord appends one profile_export.jsonl line for m: AIPerf's record shape
@@ -159,7 +160,7 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 		b = append(b, `,"type":`...)
 		b = appendJSONString(b, m.Err.Kind)
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, m.Err.Message)
+		b = appendJSONString(b, redact.Text(m.Err.Message)) // a server's body may echo the URL
 		b = append(b, '}')
 	}
 	return append(b, '}', '\n')

@@ -56,16 +56,16 @@ type headConfig struct {
 func newTarget(raw string, hc *headConfig, tcfg *tls.Config) (*target, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("bad URL %q: %w", raw, err)
+		return nil, fmt.Errorf("bad URL %q: %w", redactURL(raw), errors.Unwrap(err))
 	}
 	t := &target{scheme: u.Scheme}
 	switch u.Scheme {
 	case "http", "https":
 	default:
-		return nil, fmt.Errorf("URL %q: scheme must be http or https", raw)
+		return nil, fmt.Errorf("URL %q: scheme must be http or https", redactURL(raw))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("URL %q has no host", raw)
+		return nil, fmt.Errorf("URL %q has no host", redactURL(raw))
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("URL %q: credentials in URLs are not supported (use --api-key or -H)", redactURL(raw))

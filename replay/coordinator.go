@@ -187,11 +187,13 @@ func (r *Replay) setup() error {
 	return nil
 }
 
+// notice writes one line on the notice writer, every URL in it redacted (redact.Text: the
+// scraper's and the HTTP client's errors hold whole URLs).
 func (r *Replay) notice(s string) {
 	if r.opts.Notice != nil {
 		r.noticeMu.Lock()
 		defer r.noticeMu.Unlock()
-		fmt.Fprintln(r.opts.Notice, s)
+		fmt.Fprintln(r.opts.Notice, redactText(s))
 	}
 }
 
@@ -437,7 +439,7 @@ func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.
 		m.Status = rawlog.StatusComplete
 	}
 	if len(failures) > 0 {
-		m.Error = strings.Join(failures, "; ")
+		m.Error = redactText(strings.Join(failures, "; "))
 	}
 	os.Remove(filepath.Join(r.dir, reserveName))
 	if err := r.writeManifest(); err != nil {

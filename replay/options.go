@@ -163,7 +163,7 @@ func (o *Options) normalize() error {
 		}
 		p, err := url.Parse(u)
 		if err != nil {
-			return fmt.Errorf("url %q: %w", redactURL(u), err)
+			return fmt.Errorf("url %q: %w", redactURL(u), errors.Unwrap(err))
 		}
 		if p.Scheme != "http" && p.Scheme != "https" {
 			return fmt.Errorf("url %q: scheme must be http or https", redactURL(u))
