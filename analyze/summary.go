@@ -139,6 +139,7 @@ type Summary struct {
 
 	runStarts     []int64       // every run's wall-clock zero after the first
 	hosts         []string      // each run's host, by run
+	runStatuses   []string      // each run's run.json status, by run
 	planPathShown string        // the plan path as run.json (or --plan) gave it
 	shape         *shapeSamples // the requests shape validation compares (shape.go)
 }
@@ -498,6 +499,7 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 			s.runStarts = append(s.runStarts, r.m.StartUnixNs)
 		}
 		s.hosts = append(s.hosts, r.m.Host)
+		s.runStatuses = append(s.runStatuses, r.m.Status)
 		s.RunDirs = append(s.RunDirs, r.dir)
 		if r.m.Status == rawlog.StatusInterrupted {
 			s.WasCancelled = true
