@@ -53,8 +53,8 @@ type ShardSummary struct {
 	// failed, running for one that crashed, unknown for a rebuilt run.json); Error why it
 	// failed.
 	Status, Error string
-	StartSkewNs int64
-	Clock       *rawlog.ClockState
+	StartSkewNs   int64
+	Clock         *rawlog.ClockState
 	// Verdict judges this shard alone (dispatch lag and its workers' CPU).
 	Verdict Verdict
 	run     int
