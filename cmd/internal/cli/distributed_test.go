@@ -30,6 +30,10 @@ func TestDistributedShardIdentity(t *testing.T) {
 		{name: "index past count", args: []string{"--shard-count", "2"}, env: map[string]string{"SLURM_PROCID": "2"}, err: "$SLURM_PROCID 2: must be below the shard count 2 (--shard-count)"},
 		{name: "not a number", env: map[string]string{"SLURM_PROCID": "x"}, err: `$SLURM_PROCID "x": want a number`},
 		{name: "negative flag", args: []string{"--shard-index", "-1", "--shard-count", "2"}, err: "--shard-index -1: must not be negative"},
+		// now is 1970 here: an instant more than a day ahead is refused before anything starts.
+		{name: "start absurdly far ahead", args: []string{"--start-at", "2099-01-01T00:00:00Z"}, err: "--start-at 2099-01-01T00:00:00Z is 47117 days from now, more than the 24h0m0s"},
+		{name: "start two days ahead", args: []string{"--start-at", "+48h"}, err: "is 2 days from now"},
+		{name: "start a day ahead", args: []string{"--start-at", "+24h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := NewFlagSet("test")
