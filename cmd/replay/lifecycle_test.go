@@ -49,6 +49,10 @@ func TestSetupErrorsExit2(t *testing.T) {
 	} else if err := os.Mkdir(readOnly, 0o555); err != nil {
 		t.Fatal(err)
 	}
+	logsOnly := t.TempDir() // a run's logs without its run.json
+	if err := os.WriteFile(filepath.Join(logsOnly, "worker-000.rawlog"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	notDir := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(notDir, nil, 0o644)
 	env := func(string) string { return "" }
@@ -59,12 +63,15 @@ func TestSetupErrorsExit2(t *testing.T) {
 		dir    string
 		exists bool // the directory exists before the run
 		want   string
+		extra  []string
 	}{
-		{"output dir holds a run", plan, "http://127.0.0.1:1", held, true, "already holds a run"},
-		{"read-only output dir", plan, "http://127.0.0.1:1", readOnly, false, "cannot create files in"},
-		{"output dir under a file", plan, "http://127.0.0.1:1", filepath.Join(notDir, "run"), false, "not a directory"},
-		{"credentials in the URL", plan, "http://user:sk-pass@127.0.0.1:1", filepath.Join(t.TempDir(), "run"), false, "credentials in URLs are not supported"},
-		{"record index out of range", badPlan, "http://127.0.0.1:1", filepath.Join(t.TempDir(), "run"), false, badPlan + ": not a valid plan file: record 1 has index 64"},
+		{"output dir holds a run", plan, "http://127.0.0.1:1", held, true, "already holds a run", nil},
+		{"read-only output dir", plan, "http://127.0.0.1:1", readOnly, false, "cannot create files in", nil},
+		{"output dir under a file", plan, "http://127.0.0.1:1", filepath.Join(notDir, "run"), false, "not a directory", nil},
+		{"credentials in the URL", plan, "http://user:sk-pass@127.0.0.1:1", filepath.Join(t.TempDir(), "run"), false, "credentials in URLs are not supported", nil},
+		{"record index out of range", badPlan, "http://127.0.0.1:1", filepath.Join(t.TempDir(), "run"), false, badPlan + ": not a valid plan file: record 1 has index 64", nil},
+		{"output dir holds logs without run.json", plan, "http://127.0.0.1:1", logsOnly, true, "already holds a run (worker-000.rawlog, without run.json)", nil},
+		{"start-at in 2099", plan, "http://127.0.0.1:1", filepath.Join(t.TempDir(), "run"), false, "more than the 24h0m0s a start may be ahead", []string{"--start-at", "2099-01-01T00:00:00Z"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.dir == readOnly && os.Geteuid() == 0 {
@@ -77,7 +84,7 @@ func TestSetupErrorsExit2(t *testing.T) {
 				before, _ = os.ReadDir(c.dir)
 			}
 			var stderr bytes.Buffer
-			code := run([]string{"replay", "--plan", c.plan, "--url", c.url, "--output-dir", c.dir, "--no-gpu-telemetry"}, &stderr, env)
+			code := run(append([]string{"replay", "--plan", c.plan, "--url", c.url, "--output-dir", c.dir, "--no-gpu-telemetry"}, c.extra...), &stderr, env)
 			out := stderr.String()
 			if code != 2 || !strings.Contains(out, c.want) || strings.Count(out, "\n") != 1 || strings.Contains(out, "sk-pass") {
 				t.Fatalf("exit %d, stderr %q; want 2 and one line with %q", code, out, c.want)
