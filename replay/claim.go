@@ -20,6 +20,12 @@ import (
 // a crashed run keeps its run.json (status "running") and logs, so it is never claimed
 // again: analyse it, or remove it.
 
+// CheckOutputDir reports whether dir can take a new run, as New checks it: it holds no run
+// file, and it (or the nearest folder above it) takes new files. Nothing is created. For
+// callers that do work of their own before the run (a generator validation) and must not do
+// it for a directory the run will refuse.
+func CheckOutputDir(dir string) error { return checkOutputDir(dir) }
+
 // IsRunFile reports whether name is the name of a file replay writes into a run directory:
 // run.json (and its temporary file), a worker's log or recovery log, the telemetry log,
 // server_metrics.jsonl, the space reserve. A directory holding one is a run's, and nothing

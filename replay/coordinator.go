@@ -243,6 +243,11 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	if err := r.claimDir(); err != nil {
 		return nil, err
 	}
+	if o.Claimed != nil {
+		if err := o.Claimed(r.dir); err != nil {
+			r.notice("replay: " + err.Error())
+		}
+	}
 	m := &r.manifest
 	// Room for the final run.json, released just before it is written, so that a disk the
 	// run fills still gets the run's outcome.

@@ -182,3 +182,25 @@ func TestCoordinatorKilled(t *testing.T) {
 		t.Fatalf("notes %q do not say the run crashed", s.Notes)
 	}
 }
+
+// TestValidateIntoHeldDirectory: --validate into a directory that holds a run is refused
+// before the validation sends anything, and the run's own generator validation file is left
+// as it was (it was overwritten by the new validation, then the run refused).
+func TestValidateIntoHeldDirectory(t *testing.T) {
+	plan := writePlan(t, 4, 0)
+	held := t.TempDir()
+	old := []byte(`{"the":"old run's evidence"}` + "\n")
+	for name, b := range map[string][]byte{rawlog.ManifestName: []byte("{}\n"), analyze.GeneratorValidationName: old} {
+		if err := os.WriteFile(filepath.Join(held, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stderr bytes.Buffer
+	code := run([]string{"replay", "--plan", plan, "--url", "http://127.0.0.1:1", "--output-dir", held, "--no-gpu-telemetry", "--no-pin", "--validate"}, &stderr, func(string) string { return "" })
+	if code != 2 || !strings.Contains(stderr.String(), "already holds a run") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q; want 2 and one line: the directory holds a run", code, stderr.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(held, analyze.GeneratorValidationName)); !bytes.Equal(b, old) {
+		t.Fatalf("the held run's %s was replaced: %q", analyze.GeneratorValidationName, b)
+	}
+}
