@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -96,5 +98,12 @@ func TestLocalAddrFlag(t *testing.T) {
 	fs.Parse([]string{"--local-addr", "127.0.0.9-127.0.0.2"})
 	if err := d.Apply(o, func(string) string { return "" }, time.Now(), &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), "--local-addr") {
 		t.Fatalf("backwards range: %v", err)
+	}
+}
+
+// The terminal check sees os.Stderr through the redacting writer the commands wrap it in.
+func TestIsStderrThroughRedact(t *testing.T) {
+	if !isStderr(os.Stderr) || !isStderr(redact.NewWriter(os.Stderr)) || isStderr(redact.NewWriter(&bytes.Buffer{})) || isStderr(&bytes.Buffer{}) {
+		t.Error("isStderr does not tell os.Stderr through a redact.Writer")
 	}
 }
