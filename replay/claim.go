@@ -43,16 +43,8 @@ func IsRunFile(name string) bool {
 // one's), and it, or the nearest existing folder above it, is a folder this process can
 // create files in.
 func checkOutputDir(dir string) error {
-	if entries, err := os.ReadDir(dir); err == nil {
-		var found []string
-		for _, e := range entries {
-			if IsRunFile(e.Name()) {
-				found = append(found, e.Name())
-			}
-		}
-		if len(found) > 0 {
-			return fmt.Errorf("output-dir %s already holds a run (%s); choose another directory", dir, describeRunFiles(dir, found))
-		}
+	if err := checkNoRun(dir); err != nil {
+		return err
 	}
 	probe := filepath.Clean(dir)
 	for {
@@ -79,6 +71,24 @@ func checkOutputDir(dir string) error {
 		return fmt.Errorf("output-dir %s: cannot create files in %s: %w", dir, probe, errors.Unwrap(err))
 	}
 	os.Remove(d)
+	return nil
+}
+
+// checkNoRun refuses a directory that holds a run file.
+func checkNoRun(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // absent (or unreadable: the caller's next step says so)
+	}
+	var found []string
+	for _, e := range entries {
+		if IsRunFile(e.Name()) {
+			found = append(found, e.Name())
+		}
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("output-dir %s already holds a run (%s); choose another directory", dir, describeRunFiles(dir, found))
+	}
 	return nil
 }
 
@@ -111,7 +121,9 @@ func describeRunFiles(dir string, found []string) string {
 // this run is left: not run.json, not a directory it created.
 func (r *Replay) claimDir() error {
 	r.dir = r.opts.OutputDir
-	if err := checkOutputDir(r.dir); err != nil { // New checked it; another run may have come since
+	// New checked it all; another run may have come since. No write probe this time: the
+	// exclusive create below is one, and a run that loses writes nothing at all.
+	if err := checkNoRun(r.dir); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	clean := filepath.Clean(r.dir)
