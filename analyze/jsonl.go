@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // appendRecord appends one profile_export.jsonl line for m: AIPerf's record shape
@@ -160,7 +161,7 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 		b = append(b, `,"type":`...)
 		b = jsonwire.AppendString(b, m.Err.Kind)
 		b = append(b, `,"message":`...)
-		b = jsonwire.AppendString(b, m.Err.Message)
+		b = jsonwire.AppendString(b, redact.Text(m.Err.Message)) // a server's body may echo the URL
 		b = append(b, '}')
 	}
 	return append(b, '}', '\n')

@@ -243,6 +243,7 @@ func Analyze(opts Options, records io.Writer) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.redactSecrets()
 	return s, nil
 }
 
