@@ -171,10 +171,10 @@ func (r *Replay) setup() error {
 			r.cpus[i] = cpus[i]
 		}
 	}
-	r.planned = shardSizes(info.ord, n)
+	r.planned = recordsPerWorker(info.ord, n)
 	// Raised here, before any worker exists; each worker raises its own too.
 	soft, hard, _ := raiseFileLimit()
-	if err := checkFileLimit(shardC, n, info.sessions < r.plan.Len(), soft, hard); err != nil {
+	if err := checkFileLimit(shardC, n, soft, hard); err != nil {
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {
@@ -475,7 +475,7 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 		if ok {
 			c = rawlog.Counts{Planned: nums[0], Completed: nums[1], Failed: nums[2], Cancelled: nums[3], Aborted: nums[4], NotSent: nums[5]}
 			if c.Planned != wi.Planned || c.Accounted() != c.Planned {
-				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its shard has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
+				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its part has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
 			}
 			if f[1] == rawlog.StatusFailed {
 				// The worker ended the run itself (its log failed, the plan changed) and
@@ -505,7 +505,7 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 	if runErr != nil {
 		notSentWhy = "the run failed before the start"
 	}
-	rec := r.recoverShard(wi.ID, wi.Log)
+	rec := r.recoverPart(wi.ID, wi.Log)
 	c = rec.counts
 	logNote := ""
 	if rec.torn > 0 {
