@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
 // Both clients keep the same scheduling rules (package schedule): the same plans replayed
@@ -208,4 +209,71 @@ func maxOf(v []int) int {
 		m = max(m, x)
 	}
 	return m
+}
+
+// Both clients run a general graph (the agentic workloads' shape): branches of one unit in
+// flight at once, a join released when both branches ended plus its think time, and a
+// Strict node whose parent failed skipped with what depends on it, each logged not sent
+// with the request it depended on, under every reuse strategy.
+func TestClientsRunGraphs(t *testing.T) {
+	clients := []string{ClientNet}
+	if runtime.GOOS == "linux" {
+		clients = append(clients, ClientLoop)
+	}
+	srv := newTestServer(t)
+	ps := &planSpec{}
+	ok, fail := jobBody(job{N: 2, TTFTms: 30, Stream: true}), jobBody(job{Status: 500})
+	for i, body := range [][]byte{ok, ok, ok, ok, fail, ok, ok} {
+		s := uint32(1)
+		if i >= 4 {
+			s = 2
+		}
+		ps.add(mmapds.Record{SendOffsetNs: mmapds.NoSendOffset, DelayNs: -1, Session: s, Phase: mmapds.PhaseProfile}, body)
+	}
+	ps.meta.Concurrency = 2
+	plan := ps.write(t, t.TempDir())
+	// Unit 0: 0 -> {1, 2} -> 3 (join, 5 ms think time). Unit 1: 4 (fails) -> 5 (Strict) -> 6.
+	load := func(p *mmapds.Plan, ord []uint32, workers, worker int) (*schedule.Graph, error) {
+		g := &schedule.Graph{}
+		a, b := g.AddUnit(schedule.Unit{Session: 0}), g.AddUnit(schedule.Unit{Session: 1})
+		node := func(idx int32, think int64, strict bool) schedule.Node {
+			return schedule.Node{Index: idx, At: schedule.NoInstant, Think: think, Strict: strict}
+		}
+		for _, e := range []struct {
+			unit    int32
+			n       schedule.Node
+			parents []int32
+		}{
+			{a, node(0, 0, false), nil}, {a, node(1, 0, false), []int32{0}}, {a, node(2, 0, false), []int32{0}},
+			{a, node(3, 5e6, false), []int32{1, 2}},
+			{b, node(4, 0, false), nil}, {b, node(5, 0, true), []int32{4}}, {b, node(6, 0, false), []int32{5}},
+		} {
+			if _, err := g.AddNode(e.unit, e.n, e.parents...); err != nil {
+				return nil, err
+			}
+		}
+		return g, nil
+	}
+	for _, client := range clients {
+		for _, reuse := range []string{ReusePooled, ReuseSticky, ReuseNever} {
+			t.Run(client+"/"+reuse, func(t *testing.T) {
+				res, reqs, _ := runInProcess(t, workerConfig{Plan: plan, URLs: []string{srv.URL}, Client: client, ConnReuse: reuse, load: load}, nil)
+				if c := res.Counts; c.Completed != 4 || c.Failed != 1 || c.NotSent != 2 {
+					t.Fatalf("counts %+v", c)
+				}
+				q0, q1, q2, q3 := reqs[0], reqs[1], reqs[2], reqs[3]
+				if q1.ReadyNs != q0.EndNs || q2.ReadyNs != q0.EndNs || q2.ReadyNs >= q1.EndNs || q1.ReadyNs >= q2.EndNs {
+					t.Fatalf("branches ready at %d and %d, their parent ended at %d, they ended at %d and %d", q1.ReadyNs, q2.ReadyNs, q0.EndNs, q1.EndNs, q2.EndNs)
+				}
+				if want := max(q1.EndNs, q2.EndNs) + 5e6; q3.ReadyNs != want || q3.WriteStartNs < want {
+					t.Fatalf("join ready at %d, written at %d; want %d", q3.ReadyNs, q3.WriteStartNs, want)
+				}
+				for _, i := range []uint32{5, 6} {
+					if q := reqs[i]; q.Outcome != rawlog.OutcomeNotSent || q.Err != "not sent: request 4, which it depends on, did not complete" {
+						t.Fatalf("request %d after the failed one: %s", i, brief(q))
+					}
+				}
+			})
+		}
+	}
 }

@@ -51,6 +51,9 @@ type workerConfig struct {
 	// LocalAddrs are the source addresses to spread connections over (localaddr.go).
 	LocalAddrs []netip.Addr `json:"local_addrs,omitempty"`
 
+	// load builds the worker's part of the plan; nil means schedule.LoadChains. Tests put a
+	// graph with branches and joins here.
+	load func(p *mmapds.Plan, ord []uint32, workers, worker int) (*schedule.Graph, error)
 	// openLog opens the log file; nil means os.OpenFile. Tests put a failing file here.
 	openLog func(path string) (logFile, error)
 	// logWriteThrough (tests) writes each log frame before the next is queued (logSink).
@@ -183,7 +186,11 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if len(cfg.URLs) == 0 {
 		return fail(errors.New("no URL"))
 	}
-	if w.g, err = schedule.LoadChains(p, info.ord, cfg.Workers, cfg.ID); err != nil {
+	load := cfg.load
+	if load == nil {
+		load = schedule.LoadChains
+	}
+	if w.g, err = load(p, info.ord, cfg.Workers, cfg.ID); err != nil {
 		return fail(err)
 	}
 	tcfg, err := loadTLSConfig(cfg.TLSCAFile, cfg.TLSInsecure)

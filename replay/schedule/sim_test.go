@@ -155,7 +155,7 @@ func (m *sim) unitsInFlight(t int64) int {
 // graph builders
 
 // singles is n single-request units: closed loop when at is nil, else at at(i).
-func singles(t *testing.T, n int, at func(i int) int64, warmup func(i int) bool) *Graph {
+func singles(t testing.TB, n int, at func(i int) int64, warmup func(i int) bool) *Graph {
 	t.Helper()
 	g := &Graph{}
 	for i := 0; i < n; i++ {
@@ -173,7 +173,7 @@ func singles(t *testing.T, n int, at func(i int) int64, warmup func(i int) bool)
 }
 
 // chains is sessions of turns each; turn k > 0 thinks think(k) after the previous one.
-func chains(t *testing.T, sessions, turns int, at func(s int) int64, think func(k int) int64) *Graph {
+func chains(t testing.TB, sessions, turns int, at func(s int) int64, think func(k int) int64) *Graph {
 	t.Helper()
 	g := &Graph{}
 	idx := int32(0)
