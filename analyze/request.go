@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -559,7 +560,14 @@ func (p *processor) tokenMetrics(q *rawlog.Request, rec *mmapds.Record, isl floa
 			if u.Has&endpoint.UsageReasoning != 0 {
 				reasonTok = u.ReasoningTokens
 			}
-			outTok = max(0, osl-reasonTok)
+			// Visible output is what is not reasoning (none below zero; a difference past the
+			// int range, from counts a server made up, saturates).
+			switch outTok = osl - reasonTok; {
+			case reasonTok > osl:
+				outTok = 0
+			case outTok < 0:
+				outTok = math.MaxInt
+			}
 		} else {
 			haveOSL = false
 		}

@@ -29,14 +29,15 @@ func TestHistQuantile(t *testing.T) {
 // points with a reset counted from zero, histograms from the bucket increases.
 func TestWindowMetrics(t *testing.T) {
 	s := int64(1e9)
-	gauge := &smTrack{name: "server.kv_cache_usage", unit: "ratio", kind: "gauge", source: "vllm:kv_cache_usage_perc", scale: 1,
-		pts: []smPoint{{t: 0, v: 0.9}, {t: 1 * s, v: 0.1}, {t: 2 * s, v: 0.3}, {t: 3 * s, v: 0.5}, {t: 4 * s, v: 0.9}}}
-	counter := &smTrack{name: "server.generation_tokens", unit: "tokens/s", kind: "counter", scale: 1,
-		pts: []smPoint{{t: 0, v: 100}, {t: 1 * s, v: 200}, {t: 2 * s, v: 50}, {t: 3 * s, v: 150}}} // reset after 1 s
-	hist := &smTrack{name: "server.server_ttft", unit: "ms", kind: "histogram", scale: 1000,
-		pts: []smPoint{{t: 0, sum: 1, count: 10, buckets: []smBucket{{0.01, 5}, {0.1, 10}, {math.Inf(1), 10}}},
-			{t: 3 * s, sum: 3, count: 30, buckets: []smBucket{{0.01, 5}, {0.1, 30}, {math.Inf(1), 30}}}}}
-	ms := windowMetrics([]*smTrack{gauge, counter, hist}, 1*s, 3*s)
+	gauge := &sourceSeries{name: "server.kv_cache_usage", unit: "ratio", kind: "gauge", source: "vllm:kv_cache_usage_perc", scale: 1,
+		pts: []scrapePoint{{t: 0, v: 0.9}, {t: 1 * s, v: 0.1}, {t: 2 * s, v: 0.3}, {t: 3 * s, v: 0.5}, {t: 4 * s, v: 0.9}}}
+	counter := &sourceSeries{name: "server.generation_tokens", unit: "tokens/s", kind: "counter", scale: 1,
+		pts: []scrapePoint{{t: 0, v: 100}, {t: 1 * s, v: 200}, {t: 2 * s, v: 50}, {t: 3 * s, v: 150}}} // reset after 1 s
+	hist := &sourceSeries{name: "server.server_ttft", unit: "ms", kind: "histogram", scale: 1000,
+		pts: []scrapePoint{{t: 0, sum: 1, count: 10, buckets: []histBucket{{0.01, 5}, {0.1, 10}, {math.Inf(1), 10}}},
+			{t: 3 * s, sum: 3, count: 30, buckets: []histBucket{{0.01, 5}, {0.1, 30}, {math.Inf(1), 30}}}}}
+	origins := byOrigin([]*sourceSeries{gauge, counter, hist})
+	ms := windowMetrics(origins, 1*s, 3*s)
 	by := map[string]ServerMetric{}
 	for _, m := range ms {
 		by[m.Name] = m
@@ -58,7 +59,7 @@ func TestWindowMetrics(t *testing.T) {
 	if _, ok := h.stat("max"); ok {
 		t.Error("a histogram has a max")
 	}
-	ser := counter.series(0)
+	ser := origins[1].series(0)
 	if len(ser.V) != 3 || ser.V[0] != 100 || ser.V[1] != 50 || ser.V[2] != 100 {
 		t.Errorf("counter series %+v: want the rate per interval, the reset counted from zero", ser)
 	}

@@ -775,20 +775,20 @@ func (a *analysis) results(c *collector, env resultEnv) []Result {
 		setInt(MMaxResponseTimestamp, c.benchWin.hi)
 	}
 	if tokens && c.valid > 0 {
-		set(MOutputTokenThroughput, rate(float64(c.totalOSL)))
-		set(MTotalTokenThroughput, rate(float64(c.totalISL+c.totalOSL)))
-		set(MTotalISL, float64(c.totalISL))
-		set(MTotalOSL, float64(c.totalOSL))
-		set(MTotalOutputTokens, float64(c.totalOut))
+		set(MOutputTokenThroughput, rate(c.totalOSL.value()))
+		set(MTotalTokenThroughput, rate(c.totalISL.value()+c.totalOSL.value()))
+		set(MTotalISL, c.totalISL.value())
+		set(MTotalOSL, c.totalOSL.value())
+		set(MTotalOutputTokens, c.totalOut.value())
 		if rec[MReasoningTokenCount] != nil {
-			set(MTotalReasoningTokens, float64(c.totalReason))
+			set(MTotalReasoningTokens, c.totalReason.value())
 		}
 	}
 	if !tokens && c.valid > 0 && rec[MItemCount] != nil {
-		set(MItemThroughput, rate(float64(c.totalItems)))
+		set(MItemThroughput, rate(c.totalItems.value()))
 	}
 	if tokens && rec[MErrorISL] != nil {
-		set(MTotalErrorISL, float64(c.totalErrISL))
+		set(MTotalErrorISL, c.totalErrISL.value())
 	}
 	if len(a.opts.Goodput) > 0 {
 		set(MGoodRequestCount, float64(c.good))
@@ -805,7 +805,7 @@ func (a *analysis) results(c *collector, env resultEnv) []Result {
 	}
 	for i, id := range [...]MetricID{MTotalUsagePromptTokens, MTotalUsageCompletionTokens, MTotalUsageTotalTokens, MTotalUsageReasoningTokens} {
 		if c.usageSeen[i] {
-			set(id, float64(c.usage[i]))
+			set(id, c.usage[i].value())
 		}
 	}
 	if c.gaps > 0 {
@@ -833,7 +833,7 @@ func (a *analysis) results(c *collector, env resultEnv) []Result {
 		if any {
 			set(MMaxWorkerCPUUtilization, maxCPU)
 		}
-		gpuResults(env.gpus, float64(c.totalOut), env.concurrency, set)
+		gpuResults(env.gpus, c.totalOut.value(), env.concurrency, set)
 	} else {
 		if c.sent > 0 {
 			set(MDispatchedRequestRate, rate(float64(c.sent)))

@@ -3,6 +3,8 @@ package endpoint
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"math"
 	"math/bits"
 	"strconv"
 	"unicode/utf16"
@@ -320,6 +322,30 @@ func (s *scan) bool() bool {
 }
 
 // int reads an integer (a float is truncated); ok=false for null or a non-number.
+// saturatingInt converts f to an int, the nearest one past either end of the range (Go's
+// conversion of a float out of range is undefined): a server may send a token count of 1e300.
+func saturatingInt(f float64) int {
+	switch {
+	case f >= math.MaxInt:
+		return math.MaxInt
+	case f <= math.MinInt:
+		return math.MinInt
+	}
+	return int(f)
+}
+
+// saturatingAdd is a + b, the nearest int past either end of the range on overflow.
+func saturatingAdd(a, b int) int {
+	c := a + b
+	switch {
+	case a > 0 && b > 0 && c < 0:
+		return math.MaxInt
+	case a < 0 && b < 0 && c >= 0:
+		return math.MinInt
+	}
+	return c
+}
+
 func (s *scan) int() (v int, ok bool) {
 	c := s.peek()
 	if c != '-' && (c < '0' || c > '9') {
@@ -342,17 +368,17 @@ func (s *scan) int() (v int, ok bool) {
 		if d < '0' || d > '9' {
 			// Fraction or exponent: rare; let strconv do it.
 			f, err := strconv.ParseFloat(string(raw), 64)
-			if err != nil {
+			if err != nil && !errors.Is(err, strconv.ErrRange) {
 				return 0, false
 			}
-			return int(f), true
+			return saturatingInt(f), true
 		}
 		if j >= 18 {
 			if v, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 				return int(v), true
 			}
 			f, _ := strconv.ParseFloat(string(raw), 64)
-			return int(f), true
+			return saturatingInt(f), true
 		}
 		n = n*10 + uint64(d-'0')
 	}

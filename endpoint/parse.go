@@ -160,7 +160,7 @@ func parseUsage(s *scan, u *Usage) bool {
 		v.CachedPromptTokens, v.Has = cacheRead, v.Has|UsageCachedPrompt
 	}
 	if v.Has&UsagePrompt != 0 {
-		v.PromptTokens += cacheRead + cacheWrite
+		v.PromptTokens = saturatingAdd(v.PromptTokens, saturatingAdd(cacheRead, cacheWrite))
 	}
 	u.Merge(v)
 	return true
