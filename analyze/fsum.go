@@ -141,6 +141,12 @@ func (t *total) merge(o *total) {
 
 func (t *total) value() float64 { return t.inf.apply(t.f.value()) }
 
+// divided is t divided by d, kept as a total: a mean of sums each beyond float64 stays
+// usable in a ratio.
+func (t *total) divided(d float64) *total {
+	return &total{f: fsum{s: t.f.s / d, c: t.f.c / d, exp: t.f.exp}, inf: t.inf}
+}
+
 // div is the sum divided by d, finite whenever the quotient fits a float64.
 func (t *total) div(d float64) float64 { return t.inf.apply(t.f.div(d)) }
 

@@ -140,7 +140,7 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 			}
 			x := get(o)
 			x.rate.add(rate.div(float64(runs)) * o.scale)
-			x.ratioN.add(inc.div(float64(runs)))
+			x.ratioN.merge(inc.divided(float64(runs)))
 			x.m.Samples += int64(samples)
 			x.ok = true
 		case servermetrics.KindHistogram:
@@ -168,10 +168,10 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 			}
 			x := get(o)
 			k := float64(runs)
-			x.sum.add(sum.div(k))
-			x.count.add(count.div(k))
+			x.sum.merge(sum.divided(k))
+			x.count.merge(count.divided(k))
 			for le, b := range buckets {
-				bucket(x.buckets, le).add(b.div(k))
+				bucket(x.buckets, le).merge(b.divided(k))
 			}
 			x.ok = true
 		}
@@ -185,8 +185,13 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 		m := x.m
 		switch m.Kind {
 		case servermetrics.KindGauge:
-			st := x.d.stats(1)
-			m.Avg, m.Min, m.Max, m.P50, m.P99, m.Samples = st.Avg, st.Min, st.Max, st.P[4], st.P[8], st.Count
+			if st := x.d.stats(1); st != nil {
+				m.Avg, m.Min, m.Max, m.P50, m.P99, m.Samples = st.Avg, st.Min, st.Max, st.P[4], st.P[8], st.Count
+			} else {
+				// Every point NaN (label sets at +Inf and -Inf): reported as such.
+				nan := math.NaN()
+				m.Avg, m.Min, m.Max, m.P50, m.P99 = nan, nan, nan, nan, nan
+			}
 		case servermetrics.KindCounter:
 			m.Rate = x.rate.value()
 		case servermetrics.KindHistogram:
