@@ -16,17 +16,8 @@ import (
 // gauge pools every point. Every sum is overflow-free (fsum), and a value that is not
 // finite is reported as such (see Stats).
 
-// increase is a counter's increase from a to b; a counter that went down was reset, and
-// counted from zero again.
-func increase(a, b float64) float64 {
-	if b < a {
-		return b
-	}
-	return b - a
-}
-
-// addIncrease adds the counter's increase from a to b to t, without overflowing where b - a
-// itself would.
+// addIncrease adds a counter's increase from a to b to t, without overflowing where b - a
+// itself would; a counter that went down was reset, and counted from zero again.
 func addIncrease(t *total, a, b float64) {
 	if b < a {
 		t.add(b)
