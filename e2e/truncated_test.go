@@ -158,13 +158,13 @@ func (s *cutServer) serve(c net.Conn) {
 // content events it did carry, a JSON body cut mid-way is invalid_response; a response cut
 // before its framing's end is a transport error. The framing is the client's business, the
 // end marker the endpoint's: chat and its body go through every framing, the other types
-// through two.
+// through the close-delimited one, the framing of the report.
 func TestTruncatedResponses(t *testing.T) {
 	t.Parallel()
 	srv := startCutServer(t)
 	const n = 10
 	all := []string{"close", "chunked", "length", "chunked-cut", "length-cut"}
-	two := []string{"close", "length"}
+	one := []string{"close"}
 	cases := []struct {
 		name, typ, route string
 		stream           bool
@@ -173,14 +173,14 @@ func TestTruncatedResponses(t *testing.T) {
 		contentEvents    int
 	}{
 		{"chat-stream", "chat", "/v1/chat/completions/stream", true, all, "truncated_stream", 5},
-		{"chat-stream-mid-event", "chat", "/v1/chat/completions/stream-mid", true, two, "truncated_stream", 5},
-		{"completions-stream", "completions", "/v1/completions/stream", true, two, "truncated_stream", 5},
-		{"responses-stream", "responses", "/v1/responses/stream", true, two, "truncated_stream", 5},
-		{"anthropic-stream", "anthropic_messages", "/v1/messages/stream", true, two, "truncated_stream", 5},
-		{"tgi-stream", "huggingface_generate", "/generate_stream/stream", true, two, "truncated_stream", 5},
+		{"chat-stream-mid-event", "chat", "/v1/chat/completions/stream-mid", true, one, "truncated_stream", 5},
+		{"completions-stream", "completions", "/v1/completions/stream", true, one, "truncated_stream", 5},
+		{"responses-stream", "responses", "/v1/responses/stream", true, one, "truncated_stream", 5},
+		{"anthropic-stream", "anthropic_messages", "/v1/messages/stream", true, one, "truncated_stream", 5},
+		{"tgi-stream", "huggingface_generate", "/generate_stream/stream", true, one, "truncated_stream", 5},
 		{"chat-body", "chat", "/v1/chat/completions/body", false, all, "invalid_response", 0},
-		{"anthropic-body", "anthropic_messages", "/v1/messages/body", false, two, "invalid_response", 0},
-		{"responses-body", "responses", "/v1/responses/body", false, two, "invalid_response", 0},
+		{"anthropic-body", "anthropic_messages", "/v1/messages/body", false, one, "invalid_response", 0},
+		{"responses-body", "responses", "/v1/responses/body", false, one, "invalid_response", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
