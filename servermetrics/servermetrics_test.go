@@ -147,6 +147,14 @@ func TestDCGMFixture(t *testing.T) {
 	if len(part) != 1 || part[0].GPUUtilPct != 5 || part[0].PowerMilliwatts != -1 || part[0].TempC != -1 {
 		t.Errorf("partial page: %+v", part)
 	}
+	// A value beyond its field's int64 (1e308 W in mW) is unreadable, like NaN, on every
+	// machine (Go's conversion is undefined there: amd64 gave -9223372036854775808).
+	huge, _ := DCGMSamples([]Sample{{Name: "DCGM_FI_DEV_POWER_USAGE", Labels: map[string]string{"gpu": "0"}, V: 1e308},
+		{Name: "DCGM_FI_DEV_GPU_UTIL", Labels: map[string]string{"gpu": "0"}, V: 9.3e18},
+		{Name: "DCGM_FI_DEV_GPU_TEMP", Labels: map[string]string{"gpu": "0"}, V: 60}}, 1)
+	if len(huge) != 1 || huge[0].PowerMilliwatts != -1 || huge[0].GPUUtilPct != -1 || huge[0].TempC != 60 {
+		t.Errorf("values beyond int64: %+v", huge)
+	}
 }
 
 func TestFileRoundTrip(t *testing.T) {
