@@ -59,9 +59,13 @@ type Manifest struct {
 	TelemetryLog string `json:"telemetry_log,omitempty"`
 	// TelemetryNote says why there is no telemetry.
 	TelemetryNote string `json:"telemetry_note,omitempty"`
-	Host          string `json:"host"`
-	Kernel        string `json:"kernel"`
-	CPUModel      string `json:"cpu_model,omitempty"`
+	// ServerMetricsNotes are the server-metrics scraper's warnings (an endpoint dropped or
+	// unreachable, a page over the caps, scrapes spaced out), each said once, as on the
+	// console and in server_metrics.jsonl's notes.
+	ServerMetricsNotes []string `json:"server_metrics_notes,omitempty"`
+	Host               string   `json:"host"`
+	Kernel             string   `json:"kernel"`
+	CPUModel           string   `json:"cpu_model,omitempty"`
 	// CommandLine is the replay command line with secrets redacted.
 	CommandLine []string `json:"command_line"`
 	// Options are the replay options after defaults (secrets redacted).

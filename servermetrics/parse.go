@@ -2,6 +2,7 @@ package servermetrics
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,25 @@ var (
 // _bucket (label le), _sum and _count; summaries as the quantiles (label quantile), _sum and
 // _count.
 func Parse(body []byte, contentType string) ([]Sample, error) {
+	return parse(context.Background(), body, contentType)
+}
+
+// ctxReader reads r until ctx is done, so that parsing a page stops with its deadline.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// parse is Parse, stopped when ctx is done: the error then wraps ctx's, never
+// ErrNotPrometheus (a page cut short by a deadline says nothing about what it is).
+func parse(ctx context.Context, body []byte, contentType string) ([]Sample, error) {
 	if looksJSON(body, contentType) {
 		return nil, ErrJSON
 	}
@@ -38,7 +58,7 @@ func Parse(body []byte, contentType string) ([]Sample, error) {
 		// parser, not the header, decides.
 		format = expfmt.NewFormat(expfmt.TypeTextPlain)
 	}
-	dec := expfmt.NewDecoder(bytes.NewReader(body), format)
+	dec := expfmt.NewDecoder(ctxReader{ctx, bytes.NewReader(body)}, format)
 	var out []Sample
 	families := 0
 	for {
@@ -48,6 +68,9 @@ func Parse(body []byte, contentType string) ([]Sample, error) {
 			break
 		}
 		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, fmt.Errorf("parsing the page: %w", cerr)
+			}
 			return nil, fmt.Errorf("%w: %v", ErrNotPrometheus, err)
 		}
 		families++
