@@ -182,6 +182,16 @@ func TestScrapeStopWithinOneTimeout(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}, 1500 * time.Millisecond, Config{Interval: 100 * time.Millisecond}},
+		{"trickles past a MiB", func(w http.ResponseWriter, r *http.Request) {
+			w.Write(bytes.Repeat([]byte("# padding comment\n"), 2*lightPageBytes/18))
+			for r.Context().Err() == nil {
+				if _, err := w.Write([]byte("#")); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				time.Sleep(50 * time.Millisecond)
+			}
+		}, 1500 * time.Millisecond, Config{Interval: 100 * time.Millisecond}},
 		{"endless page", func(w http.ResponseWriter, r *http.Request) {
 			line := []byte("# a comment line that never ends the page\n")
 			for r.Context().Err() == nil {
@@ -309,35 +319,57 @@ func TestScrapeSpacedBySlowScrapes(t *testing.T) {
 	}
 }
 
-// Pages are read and parsed on a thread that runs only on an otherwise idle CPU
-// (SCHED_IDLE), never at the priority of the replay workers beside it.
+// A page over lightPageBytes is read and parsed on a thread that runs only on an otherwise
+// idle CPU (SCHED_IDLE), never at the priority of the replay workers beside it; a page of
+// the usual size costs no thread of its own.
 func TestScrapeOnIdleThread(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("thread policy is Linux's")
 	}
-	waitNoIdleThreads(t) // those of the tests before end a moment after their Run
-	inScrape := make(chan struct{})
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case inScrape <- struct{}{}:
-			<-release
-		default:
-		}
-		w.Write([]byte(vllmPage))
-	}))
-	defer srv.Close()
-	var idle int
-	go func() {
-		<-inScrape
-		idle = idleThreads(t)
-		close(release)
-	}()
-	scrapeRun(t, srv.URL, Config{Interval: time.Hour, Timeout: time.Minute}, 0)
-	if idle != 1 {
-		t.Errorf("%d threads at SCHED_IDLE while one endpoint was scraped, want 1", idle)
+	for _, c := range []struct {
+		name string
+		head []byte // sent before the server waits for the test to count
+		want int
+	}{
+		{"usual page", nil, 0},
+		{"huge page", bytes.Repeat([]byte("# padding comment\n"), 2*lightPageBytes/18), 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			waitNoIdleThreads(t) // those of the tests before end a moment after their Run
+			inScrape := make(chan struct{})
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Write(c.head)
+				w.(http.Flusher).Flush()
+				select {
+				case inScrape <- struct{}{}:
+					<-release
+				default:
+				}
+				w.Write([]byte(vllmPage))
+			}))
+			defer srv.Close()
+			idle := -1
+			go func() {
+				<-inScrape
+				// The scraper reads the head, then waits for the rest: on which thread?
+				for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+					if idle = idleThreads(t); idle == c.want || time.Now().After(deadline) {
+						break
+					}
+				}
+				close(release)
+			}()
+			res := scrapeRun(t, srv.URL, Config{Interval: time.Hour, Timeout: time.Minute}, 0)
+			if idle != c.want {
+				t.Errorf("%d threads at SCHED_IDLE while the page was read, want %d", idle, c.want)
+			}
+			if len(res.f.Scrapes) == 0 {
+				t.Errorf("no scrape: %q", res.notices)
+			}
+			waitNoIdleThreads(t)
+		})
 	}
-	waitNoIdleThreads(t)
 }
 
 // waitNoIdleThreads waits until no thread is at SCHED_IDLE: a scraper's ends with its

@@ -55,9 +55,10 @@ type Config struct {
 
 // Run scrapes every target: once at once (the baseline, before the first send when start
 // is ahead), then at start + k·Interval, then once more when stop is closed (after the last
-// response). Each target has its own goroutine, so a slow endpoint delays only itself; it
-// runs on an OS thread of its own at the lowest scheduling priority (SCHED_IDLE on Linux),
-// so that reading and parsing pages never takes a CPU from a worker that wants it. A scrape
+// response). Each target has its own goroutine, so a slow endpoint delays only itself; a
+// page over lightPageBytes is read on and parsed by an OS thread of its own at the lowest
+// scheduling priority (SCHED_IDLE on Linux), so that a huge page never takes a CPU from a
+// worker that wants it. A scrape
 // in flight when stop closes is abandoned for the final one, and a scrape of duration d is
 // followed by none for 2d, so that at most a third of the time goes to scraping. Run
 // returns when every final scrape is written, at most Timeout after stop closes (at once
@@ -111,10 +112,8 @@ func Run(cfg Config, start time.Time, stop <-chan struct{}) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			onIdleThread(func() {
-				e := &endpointState{cfg: &cfg, id: i, url: t.URL, role: t.Role, start: start, gpuMu: &gpuMu}
-				errs[i] = e.loop(runCtx, abortCtx)
-			})
+			e := &endpointState{cfg: &cfg, id: i, url: t.URL, role: t.Role, start: start, gpuMu: &gpuMu}
+			errs[i] = e.loop(runCtx, abortCtx)
 		}()
 	}
 	wg.Wait()
@@ -135,7 +134,8 @@ type endpointState struct {
 	// Said once each: a page over the series cap, over the byte cap, a series over the
 	// file's cap, scrapes spaced out by their duration.
 	saidSeries, saidBytes, saidFile, saidSlow bool
-	page, sel                                 []byte // the page read, and what of it is parsed (kept between scrapes)
+	page, sel                                 []byte        // the page read, and what of it is parsed (kept between scrapes)
+	heavy                                     chan struct{} // closed when the last page job on an idle thread ended
 }
 
 // loop scrapes until run ends, then once more (the final scrape) unless abort ended too.
@@ -203,22 +203,7 @@ func (e *endpointState) scrape(parent context.Context, phase string) (time.Durat
 	ctx, cancel := context.WithTimeout(parent, e.cfg.Timeout)
 	defer cancel()
 	t0 := time.Now()
-	body, ctype, cut, err := e.get(ctx)
-	t1 := time.Now()
-	var samples []Sample
-	var st pageStats
-	if err == nil {
-		if looksJSON(body, ctype) {
-			err = ErrJSON
-		} else {
-			var sel []byte
-			sel, st = selectFamilies(e.sel[:0], body, e.cfg.MaxSeries, cut)
-			if st.capped() {
-				e.sel = sel // its own buffer, kept for the next scrape
-			}
-			samples, err = parse(ctx, sel, ctype)
-		}
-	}
+	body, t1, samples, st, err := e.fetch(ctx)
 	took := time.Since(t0)
 	if err != nil && parent.Err() != nil {
 		return took, nil // abandoned for the final scrape, or aborted
@@ -302,43 +287,122 @@ func (e *endpointState) sayCapped(st *pageStats, n int) error {
 	return nil
 }
 
-// get reads the page within ctx into e.page: at most MaxPageBytes of it, cut after its last
-// whole line (cut then says so).
-func (e *endpointState) get(ctx context.Context) (body []byte, ctype string, cut bool, err error) {
+// lightPageBytes is the most of a page read and parsed at the coordinator's own priority:
+// the rest of a larger page, and all of its parsing, go to a thread at the lowest
+// (onIdleThread). A server's page is a few hundred kB.
+const lightPageBytes = 1 << 20
+
+// fetch reads the page within ctx into e.page (at most MaxPageBytes of it, cut after its
+// last whole line) and parses what selectFamilies keeps of it. t1 is when the read ended;
+// body is what was read.
+func (e *endpointState) fetch(ctx context.Context) (body []byte, t1 time.Time, samples []Sample, st pageStats, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url, nil)
 	if err != nil {
-		return nil, "", false, err
+		return nil, t1, nil, st, err
 	}
 	// Text first: every server here serves it, and its parser is the cheaper one.
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1")
 	resp, err := e.cfg.Client.Do(req)
 	if err != nil {
-		return nil, "", false, err
+		return nil, time.Now(), nil, st, err
 	}
-	defer resp.Body.Close()
-	limit := e.cfg.MaxPageBytes
+	closeBody := true
+	defer func() {
+		if closeBody {
+			resp.Body.Close()
+		}
+	}()
 	buf := bytes.NewBuffer(e.page[:0])
 	// A gzip page is inflated by the transport as it is read: the cap is on what it inflates to.
-	_, err = buf.ReadFrom(io.LimitReader(resp.Body, int64(limit)+1))
+	_, err = buf.ReadFrom(io.LimitReader(resp.Body, int64(min(e.cfg.MaxPageBytes+1, lightPageBytes))))
 	e.page = buf.Bytes()
+	t1 = time.Now()
 	if err != nil {
-		return nil, "", false, err
+		return nil, t1, nil, st, err
 	}
-	body = e.page
 	if resp.StatusCode == http.StatusNotFound {
-		return nil, "", false, fmt.Errorf("%w: HTTP 404, nothing served there", ErrNotPrometheus)
+		return nil, t1, nil, st, fmt.Errorf("%w: HTTP 404, nothing served there", ErrNotPrometheus)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, "", false, fmt.Errorf("HTTP %d", resp.StatusCode)
+		return nil, t1, nil, st, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
-	if len(body) > limit {
-		body = body[:limit]
-		cut = true
-		if i := bytes.LastIndexByte(body, '\n'); i >= 0 {
-			body = body[:i+1]
-		} else {
-			body = body[:0]
+	j := &pageJob{ctx: ctx, body: resp.Body, buf: buf, sel: e.sel, ctype: resp.Header.Get("Content-Type"),
+		limit: e.cfg.MaxPageBytes, maxSeries: e.cfg.MaxSeries, t1: t1}
+	if buf.Len() < lightPageBytes {
+		j.run()
+	} else {
+		// The rest on a thread at the lowest priority, which may get no CPU while the
+		// machine is busy: the scrape ends with its deadline all the same, leaving the job
+		// to end when it runs (it then sees the deadline passed). One such job per
+		// endpoint at most, so a busy machine piles none up.
+		if e.heavy != nil {
+			select {
+			case <-e.heavy:
+			default:
+				return nil, t1, nil, st, errors.New("the CPUs were too busy to parse the page before (over 1 MiB) yet")
+			}
+		}
+		closeBody = false
+		done := make(chan struct{})
+		e.heavy = done
+		go func() {
+			defer close(done)
+			defer resp.Body.Close()
+			onIdleThread(j.run)
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			e.page, e.sel = nil, nil // the job's now
+			return nil, time.Now(), nil, st, ctx.Err()
 		}
 	}
-	return body, resp.Header.Get("Content-Type"), cut, nil
+	e.page, e.sel = j.buf.Bytes(), j.sel
+	return j.page, j.t1, j.samples, j.st, j.err
+}
+
+// pageJob reads the rest of a page (past what fetch read), selects and parses it.
+type pageJob struct {
+	ctx       context.Context
+	body      io.Reader
+	buf       *bytes.Buffer // the page so far
+	sel       []byte        // a buffer for selectFamilies
+	ctype     string
+	limit     int
+	maxSeries int
+	// Results.
+	t1      time.Time
+	page    []byte
+	samples []Sample
+	st      pageStats
+	err     error
+}
+
+func (j *pageJob) run() {
+	if j.buf.Len() == lightPageBytes && j.limit+1 > lightPageBytes {
+		if _, j.err = j.buf.ReadFrom(io.LimitReader(j.body, int64(j.limit+1-lightPageBytes))); j.err != nil {
+			return
+		}
+		j.t1 = time.Now()
+	}
+	j.page = j.buf.Bytes()
+	cut := false
+	if len(j.page) > j.limit {
+		j.page, cut = j.page[:j.limit], true
+		if i := bytes.LastIndexByte(j.page, '\n'); i >= 0 {
+			j.page = j.page[:i+1]
+		} else {
+			j.page = j.page[:0]
+		}
+	}
+	if looksJSON(j.page, j.ctype) {
+		j.err = ErrJSON
+		return
+	}
+	var sel []byte
+	sel, j.st = selectFamilies(j.sel[:0], j.page, j.maxSeries, cut)
+	if j.st.capped() {
+		j.sel = sel // its own buffer, kept for the next scrape
+	}
+	j.samples, j.err = parse(j.ctx, sel, j.ctype)
 }
