@@ -102,6 +102,10 @@ type WorkerInfo struct {
 	// Recovered is the number of Request records in RecoveryLog; Log holds at most
 	// Planned - Recovered.
 	Recovered int `json:"recovered,omitempty"`
+	// MaxRSSBytes is the worker process's peak resident set size (Linux VmHWM, which the
+	// worker reports before it ends), 0 when unknown (it died, never started, or runs
+	// elsewhere than Linux).
+	MaxRSSBytes int64 `json:"max_rss_bytes,omitempty"`
 	// Calibration is what the worker measured of its machine before its first send; nil
 	// when it did not (older runs, workers run in-process, systems other than Linux).
 	Calibration *Calibration `json:"calibration,omitempty"`

@@ -506,12 +506,19 @@ func (l *evloop) connect(r *lreq) {
 	var c *lconn
 	switch w.reuse {
 	case ReusePooled:
-		if s := l.idle[r.url]; len(s) > 0 {
+		for s := l.idle[r.url]; len(s) > 0 && c == nil; s = l.idle[r.url] {
 			c, s[len(s)-1] = s[len(s)-1], nil
 			l.idle[r.url] = s[:len(s)-1]
+			if c.pendingIn { // bytes or a close came while idle: see conn.unsolicited
+				l.closeConn(c)
+				c = nil
+			}
 		}
 	case ReuseSticky:
-		c = r.sticky
+		if c = r.sticky; c != nil && c.pendingIn {
+			l.closeConn(c)
+			r.sticky, c = nil, nil
+		}
 	}
 	if c != nil {
 		c.req, r.c = r, c

@@ -277,6 +277,10 @@ func (r *runner) getConn(url int) *conn {
 	case ReusePooled:
 		return r.w.pool.get(url)
 	case ReuseSticky:
+		if c := r.sticky; c != nil && c.unsolicited() {
+			c.nc.Close() // see pool.get
+			r.sticky = nil
+		}
 		return r.sticky
 	}
 	return nil
