@@ -113,7 +113,7 @@ type smTrack struct {
 }
 
 // serverMetrics fills s.ServerSeries, s.ServerMetrics and each slice's ServerMetrics.
-func (a *analysis) serverMetrics(s *Summary, parts []*partial) {
+func (a *analysis) serverMetrics(s *Summary, parts []*logAnalysis) {
 	var tracks []*smTrack
 	for ri, r := range a.in.runs {
 		path := filepath.Join(r.dir, servermetrics.FileName)
@@ -276,7 +276,7 @@ var gpuFields = []struct {
 }
 
 // gpuTracks are the GPU samples of the telemetry logs, one track per GPU and field.
-func gpuTracks(a *analysis, parts []*partial) []*smTrack {
+func gpuTracks(a *analysis, parts []*logAnalysis) []*smTrack {
 	type key struct {
 		run, gpu int
 		uuid     string

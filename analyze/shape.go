@@ -67,7 +67,7 @@ func (c *shapeSamples) add(m *requestMetrics) {
 }
 
 // mergeShape joins the logs' samples.
-func mergeShape(parts []*partial) *shapeSamples {
+func mergeShape(parts []*logAnalysis) *shapeSamples {
 	out := &shapeSamples{}
 	for _, p := range parts {
 		if p != nil {

@@ -138,6 +138,7 @@ type Summary struct {
 	ServerMetrics []ServerMetric
 
 	runStarts     []int64       // every run's wall-clock zero after the first
+	runStatus     []string      // each run's run.json status, by run (Health)
 	hosts         []string      // each run's host, by run
 	planPathShown string        // the plan path as run.json (or --plan) gave it
 	shape         *shapeSamples // the requests shape validation compares (shape.go)
@@ -178,8 +179,9 @@ func (s *seenSet) has(i int) bool { return s.words[i/64]&(1<<(uint(i)%64)) != 0 
 // maxSlices bounds the number of time slices, whose summaries are all held in memory.
 const maxSlices = 10000
 
-// partial is what reading one log produced.
-type partial struct {
+// logAnalysis is one worker log's share of the analysis: what reading that log produced,
+// before summarise merges the logs.
+type logAnalysis struct {
 	all     *collector
 	slices  map[int64]*collector
 	budgets *[numRecord]budget // exact values held by this log's slices
@@ -241,6 +243,7 @@ func Analyze(opts Options, records io.Writer) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.redactSecrets()
 	return s, nil
 }
 
@@ -257,9 +260,9 @@ type analysis struct {
 // readAll reads every log, Parallelism at a time. With records wanted, each log's records go
 // to a temporary file that summarise concatenates in order, so the output does not depend
 // on scheduling.
-func (a *analysis) readAll(wantRecords bool) ([]*partial, error) {
+func (a *analysis) readAll(wantRecords bool) ([]*logAnalysis, error) {
 	jobs := a.in.jobs
-	parts := make([]*partial, len(jobs))
+	parts := make([]*logAnalysis, len(jobs))
 	errs := make([]error, len(jobs))
 	sem := make(chan struct{}, a.opts.Parallelism)
 	var wg sync.WaitGroup
@@ -269,7 +272,7 @@ func (a *analysis) readAll(wantRecords bool) ([]*partial, error) {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			p := &partial{all: newCollector(a.partLimit)}
+			p := &logAnalysis{all: newCollector(a.partLimit)}
 			if a.sliceNs > 0 {
 				p.slices = map[int64]*collector{}
 				p.budgets = new([numRecord]budget)
@@ -301,7 +304,7 @@ func (a *analysis) readAll(wantRecords bool) ([]*partial, error) {
 }
 
 // readLog reads one log into p, writing request records to w when not nil.
-func (a *analysis) readLog(job logJob, p *partial, w io.Writer) error {
+func (a *analysis) readLog(job logJob, p *logAnalysis, w io.Writer) error {
 	// A worker killed before it wrote its header leaves no log or an empty one: its planned
 	// requests are lost, which the counts report, rather than the analysis failing.
 	if st, err := os.Stat(job.path); (err != nil && errors.Is(err, fs.ErrNotExist)) || (err == nil && st.Size() == 0) {
@@ -437,8 +440,8 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// summarise merges the partials in log order and computes every result.
-func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, error) {
+// summarise merges the logs' analyses in log order and computes every result.
+func (a *analysis) summarise(parts []*logAnalysis, records io.Writer) (*Summary, error) {
 	in := a.in
 	meta := in.meta
 	all := newCollector(a.opts.ExactLimit)
@@ -474,6 +477,7 @@ func (a *analysis) summarise(parts []*partial, records io.Writer) (*Summary, err
 			s.runStarts = append(s.runStarts, r.m.StartUnixNs)
 		}
 		s.hosts = append(s.hosts, r.m.Host)
+		s.runStatus = append(s.runStatus, r.m.Status)
 		s.RunDirs = append(s.RunDirs, r.dir)
 		if r.m.Status == rawlog.StatusInterrupted {
 			s.WasCancelled = true
@@ -686,7 +690,7 @@ func (a *analysis) recordOpts(run int) recordOpts {
 }
 
 // writeRecords concatenates the per-log record files and appends the requests no log holds.
-func (a *analysis) writeRecords(parts []*partial, unseen []unseenRequest, w io.Writer) error {
+func (a *analysis) writeRecords(parts []*logAnalysis, unseen []unseenRequest, w io.Writer) error {
 	for _, p := range parts {
 		if p.records == nil {
 			continue

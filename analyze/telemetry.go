@@ -25,7 +25,7 @@ func (a *analysis) runWindow(r int, s *Summary) (lo, hi int64) {
 
 // workerHealth computes each worker's CPU use over the profile window and notes workers that
 // did not shut down cleanly.
-func (a *analysis) workerHealth(parts []*partial, s *Summary, notes []string) ([]WorkerSummary, []string) {
+func (a *analysis) workerHealth(parts []*logAnalysis, s *Summary, notes []string) ([]WorkerSummary, []string) {
 	var out []WorkerSummary
 	for i, job := range a.in.jobs {
 		if job.telemetry || job.recovery {
@@ -88,7 +88,7 @@ func usableCPU(samples []rawlog.CPUSample) []rawlog.CPUSample {
 
 // cpuDist is the distribution of per-interval CPU use (percent of one core) of every worker,
 // over the sample intervals that overlap the profile window.
-func (a *analysis) cpuDist(parts []*partial, s *Summary) *dist {
+func (a *analysis) cpuDist(parts []*logAnalysis, s *Summary) *dist {
 	d := newDist(a.opts.ExactLimit, catalog[MWorkerCPUUtilization].hdrScale)
 	for i, job := range a.in.jobs {
 		if job.telemetry {
@@ -129,7 +129,7 @@ type gpuKey struct {
 }
 
 // gpuSummaries summarises the GPU samples of every log by GPU.
-func gpuSummaries(parts []*partial, in *input, startWall, endWall int64) []GPUSummary {
+func gpuSummaries(parts []*logAnalysis, in *input, startWall, endWall int64) []GPUSummary {
 	type acc struct {
 		key                                    gpuKey
 		n                                      int

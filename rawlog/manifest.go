@@ -158,6 +158,40 @@ func WriteManifest(dir string, m *Manifest) error {
 	return nil
 }
 
+// CreateManifest writes m as dir/run.json only when dir has none: the file is created
+// exclusively (O_CREATE|O_EXCL, atomic on local file systems and on NFS from version 3), so
+// of several runs given one directory exactly one gets it. The error wraps fs.ErrExist when
+// another run holds the directory; nothing was written then. The content is synced before
+// it returns; a run.json that could not be written whole is removed. Later writes of the
+// same run go through WriteManifest.
+func CreateManifest(dir string, m *Manifest) (err error) {
+	m.FormatVersion = ManifestVersion
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("rawlog: encode manifest: %w", err)
+	}
+	path := filepath.Join(dir, ManifestName)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("rawlog: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("rawlog: %w", cerr)
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("rawlog: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("rawlog: %w", err)
+	}
+	return nil
+}
+
 // ErrManifest is wrapped by the error about a run.json that is damaged: bytes that do not
 // decode as JSON (cut short by a crash, garbled on disk), which RebuildManifest can stand in
 // for. A run.json that decodes but is inconsistent (Validate), or of a format version this

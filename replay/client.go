@@ -56,16 +56,16 @@ type headConfig struct {
 func newTarget(raw string, hc *headConfig, tcfg *tls.Config) (*target, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("bad URL %q: %w", raw, err)
+		return nil, fmt.Errorf("bad URL %q: %w", redactURL(raw), errors.Unwrap(err))
 	}
 	t := &target{scheme: u.Scheme}
 	switch u.Scheme {
 	case "http", "https":
 	default:
-		return nil, fmt.Errorf("URL %q: scheme must be http or https", raw)
+		return nil, fmt.Errorf("URL %q: scheme must be http or https", redactURL(raw))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("URL %q has no host", raw)
+		return nil, fmt.Errorf("URL %q has no host", redactURL(raw))
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("URL %q: credentials in URLs are not supported (use --api-key or -H)", redactURL(raw))
@@ -593,7 +593,8 @@ func classifyNetErr(c *conn, err error, gotBytes bool) (exchangeResult, error) {
 }
 
 // errText shortens a network error for the log: the operation and addresses that net.OpError
-// adds are the same for every request of a run.
+// adds are the same for every request of a run. Any other error is logged with the URLs in
+// it redacted (an HTTP client's errors name the request URL, query and all).
 func errText(err error) string {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Err != nil {
@@ -606,7 +607,7 @@ func errText(err error) string {
 	if err == io.ErrUnexpectedEOF {
 		return "connection closed before the response ended"
 	}
-	return err.Error()
+	return redactText(err.Error())
 }
 
 // failText is the Err of a request that failed with res and err (not a timeout or an abort);

@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 )
@@ -421,8 +424,8 @@ func TestParseCPUList(t *testing.T) {
 }
 
 func TestJSONEscapeAndSplice(t *testing.T) {
-	got := appendJSONEscaped(nil, []byte("a\"b\\c\nd\x01\xffé\u2028"))
-	if want := `a\"b\\c\nd\u0001\ufffdé\u2028`; string(got) != want {
+	got := jsonwire.AppendStringBody(nil, []byte("a\"b\\c\nd\x01\xffé\u2028\b\f"))
+	if want := `a\"b\\c\nd\u0001\ufffdé\u2028\b\f`; string(got) != want {
 		t.Fatalf("escape: %s want %s", got, want)
 	}
 	l := live{marker: []byte("@@")}
@@ -510,5 +513,14 @@ func TestTargetRequestLine(t *testing.T) {
 		if line != c.want {
 			t.Errorf("base %q path %q: request line %q, want %q", c.base, c.path, line, c.want)
 		}
+	}
+}
+
+// errText never logs a credential of the request URL: an HTTP client's errors hold it.
+func TestErrTextRedacts(t *testing.T) {
+	err := &url.Error{Op: "Post", URL: "http://h:1/v1/chat/completions?api_key=s3cr3t", Err: errors.New("http: server gave HTTP response to HTTPS client")}
+	got := errText(err)
+	if strings.Contains(got, "s3cr3t") || !strings.Contains(got, "api_key=REDACTED") || !strings.Contains(got, "HTTP response to HTTPS client") {
+		t.Errorf("errText = %q", got)
 	}
 }

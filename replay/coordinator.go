@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,7 +114,7 @@ func (r *Replay) setup() error {
 			return err
 		}
 	}
-	if err := checkOutputDir(o.OutputDir); err != nil {
+	if err := checkOutputDir(o.OutputDir); err != nil { // claimed in Run (claim.go)
 		return err
 	}
 	if o.WaitForModel > 0 {
@@ -187,11 +186,13 @@ func (r *Replay) setup() error {
 	return nil
 }
 
+// notice writes one line on the notice writer, every URL in it redacted (redact.Text: the
+// scraper's and the HTTP client's errors hold whole URLs).
 func (r *Replay) notice(s string) {
 	if r.opts.Notice != nil {
 		r.noticeMu.Lock()
 		defer r.noticeMu.Unlock()
-		fmt.Fprintln(r.opts.Notice, s)
+		fmt.Fprintln(r.opts.Notice, redactText(s))
 	}
 }
 
@@ -229,28 +230,26 @@ func (p *proc) send(s string) {
 
 // Run starts the workers, replays the plan and returns the final manifest (also written to
 // run.json). The error is non-nil when the run failed; an interrupted run returns its
-// manifest and a nil error. A nil manifest means nothing was run and no run directory was
-// left (the model never answered the readiness probe, or the output directory could not be
-// prepared).
+// manifest and a nil error. A nil manifest means nothing was run and nothing was written
+// (the model never answered the readiness probe, or the output directory could not be
+// claimed: it holds a run, or another run took it first).
 func (r *Replay) Run() (*rawlog.Manifest, error) {
 	defer r.plan.Close()
 	o := &r.opts
 	if err := r.waitForModel(); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	created, err := r.prepareDir()
-	if err != nil {
+	// The claim is the run's first write into the directory (claim.go): a run that loses
+	// it writes nothing.
+	if err := r.claimDir(); err != nil {
 		return nil, err
+	}
+	if o.Claimed != nil {
+		if err := o.Claimed(r.dir); err != nil {
+			r.notice("replay: " + err.Error())
+		}
 	}
 	m := &r.manifest
-	r.initManifest()
-	if err := r.writeManifest(); err != nil {
-		os.Remove(filepath.Join(r.dir, rawlog.ManifestName+".tmp"))
-		if created {
-			os.Remove(r.dir)
-		}
-		return nil, err
-	}
 	// Room for the final run.json, released just before it is written, so that a disk the
 	// run fills still gets the run's outcome.
 	r.reserveSpace()
@@ -443,7 +442,7 @@ func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.
 		m.Status = rawlog.StatusComplete
 	}
 	if len(failures) > 0 {
-		m.Error = strings.Join(failures, "; ")
+		m.Error = redactText(strings.Join(failures, "; "))
 	}
 	os.Remove(filepath.Join(r.dir, reserveName))
 	if err := r.writeManifest(); err != nil {
@@ -653,57 +652,6 @@ func (r *Replay) absPlan() string {
 	return r.opts.Plan
 }
 
-// prepareDir creates the run directory and reports whether it did; New checked it, and the
-// check is repeated in case another run took the directory since.
-func (r *Replay) prepareDir() (created bool, err error) {
-	r.dir = r.opts.OutputDir
-	if err := checkOutputDir(r.dir); err != nil {
-		return false, fmt.Errorf("replay: %w", err)
-	}
-	_, err = os.Stat(r.dir)
-	created = err != nil
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return false, fmt.Errorf("replay: output-dir: %w", err)
-	}
-	return created, nil
-}
-
-// checkOutputDir checks, creating nothing that outlives it, that dir can take a new run: it
-// does not hold a run already (an earlier run's logs are never mixed with or overwritten by
-// this one's), and it, or the nearest existing folder above it, is a folder this process can
-// create files in.
-func checkOutputDir(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, rawlog.ManifestName)); err == nil {
-		return fmt.Errorf("output-dir %s already holds a run (%s); choose another directory", dir, rawlog.ManifestName)
-	}
-	probe := filepath.Clean(dir)
-	for {
-		st, err := os.Stat(probe)
-		if err == nil {
-			if !st.IsDir() {
-				return fmt.Errorf("output-dir %s: %s is not a directory", dir, probe)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("output-dir %s: %w", dir, err)
-		}
-		up := filepath.Dir(probe)
-		if up == probe {
-			return fmt.Errorf("output-dir %s: %w", dir, err)
-		}
-		probe = up
-	}
-	// Permission bits do not tell (root ignores them, a read-only mount overrides them):
-	// try it.
-	d, err := os.MkdirTemp(probe, ".replay-check-")
-	if err != nil {
-		return fmt.Errorf("output-dir %s: cannot create files in %s: %w", dir, probe, errors.Unwrap(err))
-	}
-	os.Remove(d)
-	return nil
-}
-
 // reserveName is a file of reserveSize bytes that Run keeps in the run directory during the
 // run and removes just before it writes the final run.json.
 const (
@@ -789,7 +737,7 @@ func (r *Replay) startTelemetry(start time.Time, stop <-chan struct{}, done chan
 		done <- nil
 		return
 	}
-	f, err := os.OpenFile(filepath.Join(r.dir, TelemetryLogName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(filepath.Join(r.dir, TelemetryLogName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		s.Close()
 		m.TelemetryNote = err.Error()

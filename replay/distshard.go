@@ -27,6 +27,9 @@ import (
 // planned instant on whichever shard owns it. Every shard anchors the plan's t = 0 at one
 // wall-clock instant (StartAt), so no coordinator is needed while they run.
 
+// startNoticeAfter is the shortest wait for the start instant that replay announces.
+const startNoticeAfter = time.Second
+
 // notInShard marks, in planInfo.ord, a record of another distributed shard.
 const notInShard = math.MaxUint32
 
@@ -115,6 +118,33 @@ func firstGap(p *mmapds.Plan) (time.Duration, error) {
 	return time.Duration(second - first), nil
 }
 
+// MaxStartAhead is how far after now a start instant (--start-at) may be: a day. Shards are
+// started minutes ahead of their instant (deployments' margins are 20 s to a few minutes); an
+// instant further off is a mistake (a wrong year or date), and a replay would hold its
+// workers, pinned to their CPUs, for all that time. Instants past year 2262 do not fit the
+// run's nanosecond clock at all.
+const MaxStartAhead = 24 * time.Hour
+
+// CheckStartAhead refuses a start instant more than MaxStartAhead after now.
+func CheckStartAhead(startAt, now time.Time) error {
+	if ahead := startAt.Sub(now); ahead > MaxStartAhead {
+		return fmt.Errorf("start-at %s is %s from now, more than the %v a start may be ahead (replay/distshard.go MaxStartAhead): give an instant within the next day",
+			startAt.UTC().Format(time.RFC3339Nano), aheadWords(ahead), MaxStartAhead)
+	}
+	return nil
+}
+
+// aheadWords says how long ahead d is, in days past two days.
+func aheadWords(d time.Duration) string {
+	if d >= 48*time.Hour {
+		if d == math.MaxInt64 {
+			return "over 292 years"
+		}
+		return fmt.Sprintf("%.0f days", d.Hours()/24)
+	}
+	return d.Round(time.Second).String()
+}
+
 // checkLateStart refuses a start instant that passed more than gap before now.
 func checkLateStart(startAt, now time.Time, gap time.Duration) error {
 	if late := now.Sub(startAt); late > gap {
@@ -153,6 +183,9 @@ func (r *Replay) setupShard(info *planInfo) (int, error) {
 		return 0, err
 	}
 	if !o.StartAt.IsZero() {
+		if err := CheckStartAhead(o.StartAt, time.Now()); err != nil {
+			return 0, err
+		}
 		if r.lateGap, err = firstGap(r.plan); err != nil {
 			return 0, err
 		}
@@ -188,12 +221,17 @@ func (r *Replay) shardWords() string {
 
 // awaitStart, with a StartAt, sleeps until the start instant (the workers, told it already,
 // sleep on their own) and records in run.json how late after it this process woke: the
-// same timerfd wake the workers' dispatchers use, on the same clocks and load. An
-// interruption ends the wait early and leaves the skew 0.
+// same timerfd wake the workers' dispatchers use, on the same clocks and load. A wait of a
+// second or more is announced, with the instant. An interruption ends the wait early and
+// leaves the skew 0.
 func (r *Replay) awaitStart(start time.Time) {
 	m := &r.manifest
 	if r.opts.StartAt.IsZero() || m.Shard == nil {
 		return
+	}
+	if d := time.Until(start); d >= startNoticeAfter {
+		r.notice(fmt.Sprintf("replay%s: waiting %s for --start-at %s (%s local time); nothing is sent before then, Ctrl-C stops",
+			r.shardWords(), aheadWords(d), start.UTC().Format(time.RFC3339Nano), start.Local().Format("2006-01-02 15:04:05 MST")))
 	}
 	// Coarse wait first (interruptible), then a timerfd for the last milliseconds.
 	if d := time.Until(start) - 5*time.Millisecond; d > 0 {

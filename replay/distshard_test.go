@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -116,6 +117,8 @@ func TestDistributedShardRefusals(t *testing.T) {
 		{"index out of range", 3, 3, time.Time{}, nil, "between 0 and shard-count-1 (2)"},
 		{"index without count", 1, 0, time.Time{}, nil, "without --shard-count"},
 		{"late start", 0, 2, time.Now().Add(-time.Second), nil, "more than the plan's first gap (0s)"},
+		{"start in 2099", 0, 2, time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), nil, "start-at 2099-01-01T00:00:00Z is 26"},
+		{"start past the nanosecond clock", 0, 0, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), nil, "is over 292 years from now, more than the 24h0m0s a start may be ahead"},
 		{"foreign source address", 0, 0, time.Time{}, []netip.Addr{netip.MustParseAddr("192.0.2.77")}, "local-addr 192.0.2.77: this host cannot use it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,11 +264,13 @@ func TestDistributedRunsShareStart(t *testing.T) {
 	ps := multiTurnPlan(9, 2, 0)
 	dir := t.TempDir()
 	plan := ps.write(t, dir)
-	start := time.Now().Add(1500 * time.Millisecond)
+	start := time.Now().Add(3 * time.Second) // over startNoticeAfter ahead, even on a loaded machine
 	total := map[uint32]int{}
 	for i := 0; i < 3; i++ {
 		o := testOptions(t, plan, srv.URL)
 		o.ShardIndex, o.ShardCount, o.StartAt, o.RunID, o.Workers = i, 3, start, "r1", 1
+		var notices strings.Builder
+		o.Notice = &notices
 		r, err := New(o)
 		if err != nil {
 			t.Fatal(err)
@@ -283,6 +288,11 @@ func TestDistributedRunsShareStart(t *testing.T) {
 		}
 		if m.Shard.StartSkewNs < 0 {
 			t.Fatalf("shard %d: negative start skew %d", i, m.Shard.StartSkewNs)
+		}
+		// The first shard waited over a second for its instant, and said so, and until when.
+		if i == 0 && (!strings.Contains(notices.String(), "replay's shard 0 of 3: waiting ") ||
+			!strings.Contains(notices.String(), fmt.Sprintf(" for --start-at %s (", start.UTC().Format(time.RFC3339Nano)))) {
+			t.Errorf("shard 0's notices %q do not say it waits for %s", notices.String(), start.UTC().Format(time.RFC3339Nano))
 		}
 		for idx := range readRun(t, m, o.OutputDir) {
 			total[idx]++

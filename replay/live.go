@@ -3,17 +3,18 @@ package replay
 import (
 	"bytes"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/mmapds"
 )
 
 // Live conversation history (plan --conversation-history live; docs/plan-format.md). A record
 // flagged mmapds.FlagLiveHistory holds a body where the assistant messages are the marker
 // Meta.LiveHistoryMarker, inside JSON strings. Before sending it, the runner replaces the i-th
-// marker (in body order) with the JSON-string-escaped content text (no quotes) of the
-// session's response to turn i. This runs only for flagged records, off the common path.
+// marker (in body order) with the content text (no quotes) of the session's response to turn
+// i, escaped by internal/jsonwire's rule like every string the plan's bodies hold. This runs
+// only for flagged records, off the common path.
 
 type live struct {
 	marker    []byte
@@ -73,45 +74,8 @@ func (l *live) splice(dst, body []byte, hist [][]byte, firstTurn uint32) []byte 
 		}
 		dst = append(dst, body[:j]...)
 		if h := i - int(firstTurn); h >= 0 && h < len(hist) {
-			dst = appendJSONEscaped(dst, hist[h])
+			dst = jsonwire.AppendStringBody(dst, hist[h])
 		}
 		body = body[j+len(l.marker):]
 	}
-}
-
-// appendJSONEscaped appends s escaped for the inside of a JSON string; invalid UTF-8 becomes
-// U+FFFD so the body stays valid JSON.
-func appendJSONEscaped(dst, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	for len(s) > 0 {
-		c := s[0]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c < 0x20:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			default:
-				dst = append(dst, c)
-			}
-			s = s[1:]
-			continue
-		}
-		r, n := utf8.DecodeRune(s)
-		if r == utf8.RuneError && n == 1 {
-			dst = append(dst, `\ufffd`...)
-		} else if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&15])
-		} else {
-			dst = append(dst, s[:n]...)
-		}
-		s = s[n:]
-	}
-	return dst
 }

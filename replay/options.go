@@ -142,6 +142,11 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Notice receives one-line notices (no GPU telemetry, worker count lowered); nil discards.
 	Notice io.Writer
+	// Claimed, when not nil, is called with the run directory once Run has claimed it (its
+	// run.json created), before any worker starts: what belongs with the run but is not
+	// replay's (the generator validation file) is written there, never into a directory
+	// another run holds. An error is a notice; the run goes on.
+	Claimed func(dir string) error
 	// WorkerStderr receives the workers' stderr; nil means os.Stderr.
 	WorkerStderr io.Writer
 	// WorkerCommand starts a worker process: program and arguments. nil means this
@@ -164,7 +169,7 @@ func (o *Options) normalize() error {
 		}
 		p, err := url.Parse(u)
 		if err != nil {
-			return fmt.Errorf("url %q: %w", redactURL(u), err)
+			return fmt.Errorf("url %q: %w", redactURL(u), errors.Unwrap(err))
 		}
 		if p.Scheme != "http" && p.Scheme != "https" {
 			return fmt.Errorf("url %q: scheme must be http or https", redactURL(u))

@@ -132,7 +132,7 @@ func readWorkerLog(path string, fn func(*rawlog.Reader, rawlog.Kind) error, torn
 // removed, not left half written.
 func (r *Replay) writeRecoveryLog(id int, idx []int, why string) (err error) {
 	path := filepath.Join(r.dir, RecoveryLogName(id))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}

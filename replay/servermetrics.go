@@ -83,7 +83,7 @@ func (r *Replay) startServerMetrics(start time.Time, stop <-chan struct{}) {
 	if len(targets) == 0 {
 		return
 	}
-	f, err := os.OpenFile(filepath.Join(r.dir, servermetrics.FileName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(filepath.Join(r.dir, servermetrics.FileName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		r.notice("replay: no server metrics: " + err.Error())
 		return
@@ -117,13 +117,14 @@ func (r *Replay) startServerMetrics(start time.Time, stop <-chan struct{}) {
 
 // openDCGMLog opens telemetry.rawlog for the GPU samples of the DCGM pages.
 func (r *Replay) openDCGMLog(start time.Time) error {
-	f, err := os.OpenFile(filepath.Join(r.dir, TelemetryLogName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(filepath.Join(r.dir, TelemetryLogName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
 	lw, err := rawlog.NewWriter(f, rawlog.Header{Worker: -1, PID: os.Getpid(), CPU: -1, PlanHash: r.plan.HashHex(), StartUnixNs: start.UnixNano()})
 	if err != nil {
 		f.Close()
+		os.Remove(f.Name()) // NVML may take the name instead (startTelemetry)
 		return err
 	}
 	r.sm.gpuLog, r.sm.gpuFile = lw, f

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/rawlog"
 )
 
 // CompareVersion is the version of the comparison JSON (docs/report.md).
@@ -23,6 +24,11 @@ type Run struct {
 	// Records are its per-request records; nil leaves the run out of the per-request
 	// statistics (a sweep page needs only the summaries).
 	Records *Records
+	// Problems say what makes the run not a whole, successful measurement beyond its
+	// client's schedule (analyze.Health: a crash, failed requests above the bound), one
+	// clause each. Compare fills them; a sweep page takes them from its caller. A run with
+	// problems is shown, flagged, and is never on a sweep's Pareto set.
+	Problems []string
 }
 
 // Threshold is one --fail-on-regression METRIC:PCT: a significant change of the metric's
@@ -46,8 +52,8 @@ func ParseThreshold(s string) (Threshold, error) {
 		}
 		t.Metric, t.Stat = m, st
 	}
-	if !slices.Contains(compareTags(), t.Metric) {
-		return Threshold{}, fmt.Errorf("report: regression %q: metric %q: want one of %s", s, t.Metric, strings.Join(compareTags(), ", "))
+	if !slices.Contains(CompareTags(), t.Metric) {
+		return Threshold{}, fmt.Errorf("report: regression %q: metric %q: want one of %s", s, t.Metric, strings.Join(CompareTags(), ", "))
 	}
 	v, err := strconv.ParseFloat(pct, 64)
 	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -66,6 +72,14 @@ type CompareOptions struct {
 	MinEffectPct float64
 	// FailOn are the regressions that fail the comparison.
 	FailOn []Threshold
+	// MaxErrorRate is the largest fraction of failed profile requests a run may have and
+	// still count (analyze's --max-error-rate; 0: any failure): a run beyond it, or one that
+	// did not complete whole, is a regression of kind "failed_run" (analyze.Health).
+	MaxErrorRate float64
+	// MaxCompletedDropPct is how many percent fewer completed requests than the baseline a
+	// run of the same plan may have (0: DefaultMaxCompletedDropPct); more is a regression of
+	// kind "completed".
+	MaxCompletedDropPct float64
 	// Title names the page ("" = the run names).
 	Title string
 }
@@ -77,10 +91,23 @@ func (o *CompareOptions) defaults() {
 	if o.MinEffectPct <= 0 {
 		o.MinEffectPct = DefaultMinEffectPct
 	}
+	if o.MaxCompletedDropPct <= 0 {
+		o.MaxCompletedDropPct = DefaultMaxCompletedDropPct
+	}
 }
 
 // DefaultMinEffectPct is CompareOptions.MinEffectPct's default.
 const DefaultMinEffectPct = 1.0
+
+// DefaultMaxCompletedDropPct is CompareOptions.MaxCompletedDropPct's default.
+const DefaultMaxCompletedDropPct = 10.0
+
+// The kinds of Regression.
+const (
+	RegressionMetric    = "metric"     // a --fail-on-regression threshold crossed
+	RegressionFailedRun = "failed_run" // a run (the baseline too) with failures beyond the bound, or one that did not complete
+	RegressionCompleted = "completed"  // a run of the baseline's plan completed far fewer requests
+)
 
 // ComparePage is the comparison: the compare JSON and the data of compare.html.
 type ComparePage struct {
@@ -101,16 +128,24 @@ type ComparePage struct {
 
 // RunRow is one run of a comparison.
 type RunRow struct {
-	Name                  string  `json:"name"`
-	Dir                   string  `json:"dir"`
-	PlanHash              string  `json:"plan_hash"`
-	Model                 string  `json:"model"`
-	Concurrency           int     `json:"concurrency"`
-	OfferedRate           float64 `json:"offered_rate"`
-	Requests              int64   `json:"requests"`
-	Errors                int64   `json:"errors"`
-	OutputTokenThroughput Number  `json:"output_token_throughput"`
-	RequestThroughput     Number  `json:"request_throughput"`
+	Name        string  `json:"name"`
+	Dir         string  `json:"dir"`
+	PlanHash    string  `json:"plan_hash"`
+	Model       string  `json:"model"`
+	Concurrency int     `json:"concurrency"`
+	OfferedRate float64 `json:"offered_rate"`
+	Requests    int64   `json:"requests"`
+	Errors      int64   `json:"errors"`
+	// Completed are the profile requests that succeeded; Status is run.json's status.
+	Completed int64  `json:"completed"`
+	Status    string `json:"status"`
+	// Endpoint is the endpoint type and the URLs called (redacted).
+	Endpoint string `json:"endpoint"`
+	// Problems are what makes the run not a whole, successful measurement (Run.Problems);
+	// empty when it is one.
+	Problems              []string `json:"problems"`
+	OutputTokenThroughput Number   `json:"output_token_throughput"`
+	RequestThroughput     Number   `json:"request_throughput"`
 	// Verdict is analyze's verdict line; Saturated is true when the client did not keep
 	// its schedule (its numbers describe the client).
 	Verdict   string `json:"verdict"`
@@ -156,19 +191,30 @@ type Diff struct {
 	Regression bool `json:"regression"`
 }
 
-// Regression is a threshold a run crossed.
+// Regression is what fails the comparison: a threshold a run crossed, a run that failed,
+// or a run that completed far fewer requests than the baseline.
 type Regression struct {
-	Metric    string  `json:"metric"`
-	Stat      string  `json:"stat"`
-	Run       string  `json:"run"`
+	// Kind is RegressionMetric, RegressionFailedRun or RegressionCompleted.
+	Kind string `json:"kind"`
+	// Metric and Stat name what changed ("" for a failed run; completed_requests, count
+	// for kind completed).
+	Metric string `json:"metric"`
+	Stat   string `json:"stat"`
+	Run    string `json:"run"`
+	// ChangePct is how much worse, in percent (fewer completed requests for kind
+	// completed); Threshold the bound crossed, in percent (--max-error-rate × 100 for a
+	// run whose requests failed).
 	ChangePct float64 `json:"change_pct"`
 	Threshold float64 `json:"threshold_pct"`
+	// Reason says it in one line.
+	Reason string `json:"reason"`
 }
 
 // compareMetrics are the per-request metrics compared, by field.
 var compareMetrics = []Field{FTTFT, FTTFO, FITL, FLatency, FTPSUser}
 
-func compareTags() []string {
+// CompareTags are the per-request metrics a comparison compares, by tag.
+func CompareTags() []string {
 	out := make([]string, len(compareMetrics))
 	for i, f := range compareMetrics {
 		out[i] = f.Tag()
@@ -187,6 +233,10 @@ func Compare(runs []Run, o CompareOptions) (*ComparePage, error) {
 			return nil, fmt.Errorf("report: compare: run %s has no summary or records", r.Name)
 		}
 	}
+	runs = slices.Clone(runs)
+	for i := range runs {
+		runs[i].Problems = problems(runs[i].Summary, o.MaxErrorRate)
+	}
 	c := &ComparePage{Version: CompareVersion, Kind: "compare", Baseline: runs[0].Name, Alpha: o.Alpha,
 		MinEffectPct: o.MinEffectPct, Warnings: []string{}, Regressions: []Regression{}, Charts: []Chart{}}
 	c.Title = o.Title
@@ -199,6 +249,7 @@ func Compare(runs []Run, o CompareOptions) (*ComparePage, error) {
 	}
 	c.Runs = runRows(runs)
 	c.Warnings = warnings(c.Runs)
+	c.Regressions = runRegressions(c.Runs, o)
 	for _, f := range compareMetrics {
 		m, ok := compareMetric(runs, f, o)
 		if !ok {
@@ -233,7 +284,9 @@ func Compare(runs []Run, o CompareOptions) (*ComparePage, error) {
 				}
 				if sig && worse && change >= t.Pct {
 					d.Regression = true
-					c.Regressions = append(c.Regressions, Regression{Metric: m.Tag, Stat: t.Stat, Run: runs[d.Run].Name, ChangePct: change, Threshold: t.Pct})
+					c.Regressions = append(c.Regressions, Regression{Kind: RegressionMetric, Metric: m.Tag, Stat: t.Stat, Run: runs[d.Run].Name,
+						ChangePct: change, Threshold: t.Pct, Reason: fmt.Sprintf("%s %s of %s is %.2f%% worse than %s (threshold %g%%)",
+							m.Tag, t.Stat, runs[d.Run].Name, change, runs[0].Name, t.Pct)})
 				}
 			}
 		}
@@ -254,10 +307,55 @@ func runRows(runs []Run) []RunRow {
 		s := r.Summary
 		rows[i] = RunRow{Name: r.Name, Dir: strings.Join(s.RunDirs, ","), PlanHash: s.PlanHash, Model: s.Model,
 			Concurrency: s.Concurrency, OfferedRate: s.OfferedRate, Requests: s.Counts.Profile, Errors: s.Counts.Errors,
+			Completed: s.Counts.Valid, Status: s.RunStatus, Endpoint: strings.TrimSpace(s.Endpoint + " " + strings.Join(s.URLs, ",")),
+			Problems:              append([]string{}, r.Problems...),
 			OutputTokenThroughput: Number(value(s, "output_token_throughput")), RequestThroughput: Number(value(s, "request_throughput")),
 			Verdict: analyze.VerdictLine(s), Saturated: s.Verdict.Known && !s.Verdict.Kept}
 	}
 	return rows
+}
+
+// problems are what analyze.Health finds wrong with s at the error bound, the client's
+// schedule left out (a saturated client is its own warning).
+func problems(s *analyze.Summary, maxErrorRate float64) []string {
+	var out []string
+	for _, p := range analyze.Health(s, maxErrorRate) {
+		if p.Kind != analyze.ProblemSchedule {
+			out = append(out, p.Text)
+		}
+	}
+	return out
+}
+
+// runRegressions are the comparison's failures that need no statistics: every run (the
+// baseline first) with problems, then every other run of the baseline's plan that
+// completed more than o.MaxCompletedDropPct percent fewer requests than the baseline.
+func runRegressions(rows []RunRow, o CompareOptions) []Regression {
+	out := []Regression{}
+	for i, r := range rows {
+		if len(r.Problems) == 0 {
+			continue
+		}
+		role, after := "candidate", ""
+		if i == 0 {
+			role, after = "baseline", ": every difference against it describes failures"
+		}
+		out = append(out, Regression{Kind: RegressionFailedRun, Run: r.Name, Threshold: o.MaxErrorRate * 100,
+			Reason: fmt.Sprintf("run %s (%s) failed: %s%s", r.Name, role, strings.Join(r.Problems, "; "), after)})
+	}
+	base := rows[0]
+	for _, r := range rows[1:] {
+		if len(r.Problems) > 0 || r.PlanHash != base.PlanHash || base.Completed <= 0 {
+			continue
+		}
+		drop := float64(base.Completed-r.Completed) / float64(base.Completed) * 100
+		if drop > o.MaxCompletedDropPct {
+			out = append(out, Regression{Kind: RegressionCompleted, Metric: "completed_requests", Stat: "count", Run: r.Name, ChangePct: drop,
+				Threshold: o.MaxCompletedDropPct, Reason: fmt.Sprintf("run %s completed %d of %d profile requests, %.2f%% fewer than %s's %d of the same plan (threshold %g%%)",
+					r.Name, r.Completed, r.Requests, drop, base.Name, base.Completed, o.MaxCompletedDropPct)})
+		}
+	}
+	return out
 }
 
 // value is a single-value result of s, NaN when absent.
@@ -268,9 +366,15 @@ func value(s *analyze.Summary, tag string) float64 {
 	return math.NaN()
 }
 
-// warnings say first which clients were saturated, then whether the plans differ.
+// warnings say first which runs failed, then which clients were saturated, then whether
+// the plans, the endpoints or the runs' completion differ.
 func warnings(rows []RunRow) []string {
 	out := []string{}
+	for _, r := range rows {
+		if len(r.Problems) > 0 {
+			out = append(out, fmt.Sprintf("run %s FAILED: %s: its numbers describe failures, not the server's performance", r.Name, strings.Join(r.Problems, "; ")))
+		}
+	}
 	for _, r := range rows {
 		if r.Saturated {
 			out = append(out, fmt.Sprintf("run %s: the client was saturated (schedule NOT kept): its numbers describe the client, not the server, so differences against it are not the server's", r.Name))
@@ -285,9 +389,43 @@ func warnings(rows []RunRow) []string {
 		}
 	}
 	if len(hashes) > 1 {
-		out = append(out, "the runs used different plans ("+strings.Join(list, ", ")+"): they did not send the same requests")
+		out = append(out, "the runs used different plans ("+strings.Join(list, ", ")+"): they did not send the same requests, and their completed requests are not compared")
+	}
+	if d := differing(rows, func(r RunRow) string { return r.Endpoint }); d != "" {
+		out = append(out, "the runs called different endpoints ("+d+"): they did not measure the same API or server")
+	}
+	complete := true
+	for _, r := range rows {
+		complete = complete && r.Status == rawlog.StatusComplete
+	}
+	if d := differing(rows, func(r RunRow) string { return r.Status }); d != "" || !complete {
+		if d == "" {
+			d = "every run " + rows[0].Status
+		}
+		out = append(out, "the runs did not all complete (run.json status: "+d+")")
 	}
 	return out
+}
+
+// differing lists every run's key as "name key" when the runs' keys are not all the same,
+// else "".
+func differing(rows []RunRow, key func(RunRow) string) string {
+	same := true
+	for _, r := range rows[1:] {
+		same = same && key(r) == key(rows[0])
+	}
+	if same {
+		return ""
+	}
+	list := make([]string, len(rows))
+	for i, r := range rows {
+		k := key(r)
+		if k == "" {
+			k = "unknown"
+		}
+		list[i] = r.Name + " " + k
+	}
+	return strings.Join(list, ", ")
 }
 
 func short(h string) string {

@@ -45,7 +45,7 @@ func TestCompareSignificance(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Compare([]Run{a, tc.other}, CompareOptions{FailOn: []Threshold{ttft10, ttft50}})
+			c, err := Compare([]Run{a, tc.other}, CompareOptions{FailOn: []Threshold{ttft10, ttft50}, MaxErrorRate: 0.1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestCompareWarnings(t *testing.T) {
 	runs := []Run{analyseFixture(t, "conc-1", 0), analyseFixture(t, "conc-2", 0), analyseFixture(t, "conc-4", 0)}
 	runs[2].Summary.Verdict.Kept = false
 	runs[2].Summary.Verdict.Reasons = []string{"dispatch lag p99 5 ms > 1 ms"}
-	c, err := Compare(runs, CompareOptions{})
+	c, err := Compare(runs, CompareOptions{MaxErrorRate: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,5 +198,73 @@ func TestBootstrapCI(t *testing.T) {
 	}
 	if lo, hi := bootstrapCI(nil, b, 50); !math.IsNaN(lo) || !math.IsNaN(hi) {
 		t.Errorf("empty sample: [%v, %v]", lo, hi)
+	}
+}
+
+// TestCompareRunFailures: a run with failed requests beyond the bound, or one that did not
+// complete, is a failed_run regression (the baseline too) and a warning; a run of the
+// baseline's plan that completed far fewer requests is a completed regression; a failed or
+// saturated point of a sweep is never on its Pareto set.
+func TestCompareRunFailures(t *testing.T) {
+	base, cand := analyseFixture(t, "rate-a", 0), analyseFixture(t, "rate-a2", 0)
+	kinds := func(c *ComparePage) []string {
+		var k []string
+		for _, r := range c.Regressions {
+			k = append(k, r.Kind+" "+r.Run)
+		}
+		return k
+	}
+	// The fixtures failed 3-5% of their requests: beyond the default bound, within 0.1.
+	c, err := Compare([]Run{base, cand}, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(c); strings.Join(got, ",") != "failed_run rate-a,failed_run rate-a2" || !strings.Contains(c.Regressions[0].Reason, "(baseline) failed: ") ||
+		!strings.Contains(c.Warnings[0], "run rate-a FAILED: 2 of 60 profile requests failed") {
+		t.Errorf("default bound: regressions %v %q, warnings %q", got, c.Regressions[0].Reason, c.Warnings)
+	}
+	completed := cand.Summary.Counts.Valid
+	cand.Summary.Counts.Valid = completed / 2
+	c, err = Compare([]Run{base, cand}, CompareOptions{MaxErrorRate: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(c); len(got) != 1 || got[0] != "completed rate-a2" || !strings.Contains(c.Regressions[0].Reason, "fewer than rate-a's") || c.Regressions[0].ChangePct < 45 {
+		t.Errorf("half the completed requests: %v %+v", got, c.Regressions)
+	}
+	if c, _ = Compare([]Run{base, cand}, CompareOptions{MaxErrorRate: 0.1, MaxCompletedDropPct: 60}); len(c.Regressions) != 0 {
+		t.Errorf("a drop within --max-completed-drop: %+v", c.Regressions)
+	}
+	cand.Summary.Counts.Valid = completed
+	cand.Summary.RunStatus = "interrupted"
+	c, _ = Compare([]Run{base, cand}, CompareOptions{MaxErrorRate: 0.1})
+	if got := kinds(c); len(got) != 1 || got[0] != "failed_run rate-a2" || !strings.Contains(strings.Join(c.Warnings, "\n"), "the runs did not all complete (run.json status: rate-a complete, rate-a2 interrupted)") {
+		t.Errorf("interrupted: %v, warnings %q", got, c.Warnings)
+	}
+	cand.Summary.RunStatus = "complete"
+
+	// A sweep whose best point failed: it is drawn, flagged, and not on the Pareto set.
+	runs := []Run{analyseFixture(t, "conc-1", 0), analyseFixture(t, "conc-2", 0), analyseFixture(t, "conc-4", 0)}
+	pareto := func(runs []Run) []bool {
+		c, err := Compare(runs, CompareOptions{MaxErrorRate: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var on []bool
+		for _, p := range c.Sweep.Points {
+			on = append(on, p.Pareto)
+		}
+		return on
+	}
+	before := pareto(runs)
+	runs[2].Summary.Counts.GateErrors = runs[2].Summary.Counts.Profile
+	after := pareto(runs)
+	if !before[2] || after[2] || !(after[0] || after[1]) {
+		t.Errorf("pareto before %v, after conc-4 failed %v: want conc-4 off it and another on it", before, after)
+	}
+	runs[2].Summary.Counts.GateErrors = 0
+	runs[2].Summary.Verdict.Kept = false
+	if after := pareto(runs); after[2] {
+		t.Errorf("a saturated point on the Pareto set: %v", after)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/llmbench/llmbench/sweep"
 )
 
 // Sweep is a set of runs that are points of a concurrency or request-rate sweep.
@@ -30,9 +32,13 @@ type SweepPoint struct {
 	TPSUser Number `json:"output_token_throughput_per_user_p50"`
 	TTFTP50 Number `json:"time_to_first_token_p50"`
 	TTFTP99 Number `json:"time_to_first_token_p99"`
-	// Pareto marks the points no other point beats on both throughput and per-user speed.
+	// Pareto marks the points no other point beats on both throughput and per-user speed;
+	// a saturated or failed point is never on it, nor beats one that is.
 	Pareto    bool `json:"pareto"`
 	Saturated bool `json:"saturated"`
+	// Failed says the run has problems (Run.Problems: a crash, failed requests beyond the
+	// bound): its numbers describe failures.
+	Failed bool `json:"failed"`
 }
 
 // DetectSweep returns the sweep the runs form, nil when they do not: at least two runs of
@@ -74,7 +80,7 @@ func BuildSweep(runs []Run, parameter string) *Sweep {
 		s := r.Summary
 		p := SweepPoint{Name: r.Name, Value: s.OfferedRate, OutputTPS: Number(value(s, "output_token_throughput")),
 			OutputTPSPerGPU: Number(math.NaN()), GPUs: len(s.GPUs), TPSUser: Number(math.NaN()),
-			TTFTP50: Number(math.NaN()), TTFTP99: Number(math.NaN()), Saturated: s.Verdict.Known && !s.Verdict.Kept}
+			TTFTP50: Number(math.NaN()), TTFTP99: Number(math.NaN()), Saturated: s.Verdict.Known && !s.Verdict.Kept, Failed: len(r.Problems) > 0}
 		if parameter == "concurrency" {
 			p.Value = float64(s.Concurrency)
 		}
@@ -92,15 +98,13 @@ func BuildSweep(runs []Run, parameter string) *Sweep {
 		sw.Points = append(sw.Points, p)
 	}
 	slices.SortStableFunc(sw.Points, func(a, b SweepPoint) int { return cmpFloat(a.Value, b.Value) })
-	for i := range sw.Points {
-		a := &sw.Points[i]
-		a.Pareto = finite(a.OutputTPS) && finite(a.TPSUser)
-		for _, b := range sw.Points {
-			if a.Pareto && finite(b.OutputTPS) && finite(b.TPSUser) && b.OutputTPS >= a.OutputTPS && b.TPSUser >= a.TPSUser &&
-				(b.OutputTPS > a.OutputTPS || b.TPSUser > a.TPSUser) {
-				a.Pareto = false
-			}
-		}
+	vecs, ok := make([][]float64, len(sw.Points)), make([]bool, len(sw.Points))
+	for i, p := range sw.Points {
+		vecs[i] = []float64{float64(p.OutputTPS), float64(p.TPSUser)}
+		ok[i] = !p.Failed && !p.Saturated && finite(p.OutputTPS) && finite(p.TPSUser)
+	}
+	for _, i := range sweep.Pareto(vecs, []bool{true, true}, ok) {
+		sw.Points[i].Pareto = true
 	}
 	return sw
 }

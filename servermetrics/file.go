@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // FileName is the server-metrics file's name in the run directory.
@@ -148,17 +151,21 @@ func (x *Writer) flushLine() error {
 	return x.err
 }
 
-// Endpoint records an endpoint.
+// Endpoint records an endpoint, its URL redacted (package redact): the file never holds a
+// credential of the URL the scraper was given.
 func (x *Writer) Endpoint(e EndpointInfo) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	e.URL = redact.URL(e.URL)
 	return x.writeJSON("endpoint", e)
 }
 
-// Note records a warning about an endpoint.
+// Note records a warning about an endpoint, every URL in it redacted (redact.Text: the HTTP
+// client's errors hold the whole URL).
 func (x *Writer) Note(n Note) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	n.Message = redact.Text(n.Message)
 	return x.writeJSON("note", n)
 }
 
@@ -225,7 +232,7 @@ func (x *Writer) ScrapeLimited(ep int, phase string, tNs, unixNs, durNs int64, s
 	b := append(x.line[:0], `{"kind":"scrape","endpoint":`...)
 	b = strconv.AppendInt(b, int64(ep), 10)
 	b = append(b, `,"phase":`...)
-	b = strconv.AppendQuote(b, phase)
+	b = jsonwire.AppendString(b, phase)
 	b = append(b, `,"t_ns":`...)
 	b = strconv.AppendInt(b, tNs, 10)
 	b = append(b, `,"unix_ns":`...)
@@ -425,7 +432,8 @@ func (f *File) parseLine(n int, line []byte) error {
 		if l.Endpoint != len(f.Endpoints) {
 			return fmt.Errorf("endpoint %d out of order (want %d)", l.Endpoint, len(f.Endpoints))
 		}
-		f.Endpoints = append(f.Endpoints, EndpointInfo{ID: l.Endpoint, URL: l.URL, Role: l.Role})
+		// Redacted again on reading: a file from an older replay may hold secrets in clear.
+		f.Endpoints = append(f.Endpoints, EndpointInfo{ID: l.Endpoint, URL: redact.URL(l.URL), Role: l.Role})
 	case "series":
 		if l.ID != len(f.Series) {
 			return fmt.Errorf("series %d out of order (want %d)", l.ID, len(f.Series))
@@ -448,7 +456,7 @@ func (f *File) parseLine(n int, line []byte) error {
 		}
 		f.Scrapes = append(f.Scrapes, sc)
 	case "note":
-		f.Notes = append(f.Notes, Note{Endpoint: l.Endpoint, TimeNs: l.TimeNs, Message: l.Message})
+		f.Notes = append(f.Notes, Note{Endpoint: l.Endpoint, TimeNs: l.TimeNs, Message: redact.Text(l.Message)})
 	case "header":
 		return errors.New("a second header")
 	default:

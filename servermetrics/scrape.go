@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // Target is one endpoint to scrape.
@@ -46,7 +47,8 @@ type Config struct {
 	GPU  func(rawlog.GPUSample) error
 	GPUs func(url string, gpus []DCGMGPU)
 	// Notice receives one-line warnings (an endpoint dropped, unreachable, a page over the
-	// caps, scrapes spaced out), each said once; nil discards. They are also Notes of Out.
+	// caps, scrapes spaced out), each said once, URLs redacted; nil discards. They are also
+	// Notes of Out.
 	Notice func(string)
 	// Abort, when closed, ends every scrape at once and Run without the final scrapes (a
 	// second Ctrl-C); nil never aborts.
@@ -189,7 +191,9 @@ func (e *endpointState) loop(run, abort context.Context) error {
 	return err
 }
 
+// notice says msg, its URLs redacted, to Notice and in the file.
 func (e *endpointState) notice(msg string) error {
+	msg = redact.Text(msg)
 	if e.cfg.Notice != nil {
 		e.cfg.Notice(msg)
 	}

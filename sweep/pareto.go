@@ -71,3 +71,75 @@ func Best(values []float64, maximize bool, ok []bool) int {
 	}
 	return best
 }
+
+// Objective is one metric a best point or a Pareto axis is chosen on.
+type Objective struct {
+	// Name is the choice's name (best_throughput); "" for a Pareto axis.
+	Name string
+	// Key is the metric's aggregate key, <tag>_<stat> (request_throughput_avg).
+	Key      string
+	Maximize bool
+}
+
+// column is key's value at every point, NaN where a point has none, and whether some
+// point with ok[i] has one.
+func column(values []map[string]float64, ok []bool, key string) ([]float64, bool) {
+	col := make([]float64, len(values))
+	some := false
+	for i, m := range values {
+		v, has := m[key]
+		if !has {
+			v = math.NaN()
+		}
+		col[i] = v
+		some = some || (has && !math.IsNaN(v) && (ok == nil || ok[i]))
+	}
+	return col, some
+}
+
+// BestPoints chooses the best point per objective name among the points with ok[i]
+// (values[i] holds point i's metrics by key): for each name, the first of its objectives
+// that some such point has a value of (best_latency_p99: TTFT p99, else request latency p99),
+// best by Best. A point without a value of the key takes no part; a name no point can
+// answer is left out. An invalid point (ok false) never wins, whatever its numbers.
+func BestPoints(values []map[string]float64, ok []bool, objectives []Objective) map[string]Choice {
+	out := map[string]Choice{}
+	for _, o := range objectives {
+		if _, done := out[o.Name]; done {
+			continue
+		}
+		col, some := column(values, ok, o.Key)
+		if !some {
+			continue
+		}
+		if b := Best(col, o.Maximize, ok); b >= 0 {
+			out[o.Name] = Choice{Point: b, Objective: o, Value: col[b]}
+		}
+	}
+	return out
+}
+
+// Choice is the best point of one objective.
+type Choice struct {
+	Point     int
+	Objective Objective
+	Value     float64
+}
+
+// ParetoFront returns the Pareto set (Pareto) of the points with ok[i] on the first pair of
+// axes some such point has values of both of, and that pair; nil and nil when no pair has.
+func ParetoFront(values []map[string]float64, ok []bool, axes [][2]Objective) ([]int, []Objective) {
+	for _, pair := range axes {
+		x, okX := column(values, ok, pair[0].Key)
+		y, okY := column(values, ok, pair[1].Key)
+		if !okX || !okY {
+			continue
+		}
+		vecs := make([][]float64, len(values))
+		for i := range values {
+			vecs[i] = []float64{x[i], y[i]}
+		}
+		return Pareto(vecs, []bool{pair[0].Maximize, pair[1].Maximize}, ok), pair[:]
+	}
+	return nil, nil
+}

@@ -29,6 +29,7 @@ const (
 	ReasonMaxIterations = "max_iterations"                // the probe budget ran out first
 	ReasonGoodputPeak   = "max_goodput_precision_reached" // the peak is bracketed within the precision
 	ReasonGoodputAtMax  = "max_goodput_at_max"            // goodput still grew at the maximum
+	ReasonGoodputNoPass = "max_goodput_no_pass_in_range"  // no probe passed: there is no goodput to maximise
 )
 
 // SearchOptions bound a search over one load dimension (concurrency or request rate).
@@ -258,6 +259,9 @@ func (s *searcher) maxObjective() {
 	setBest()
 	if best.Value >= s.clamp(s.o.Max) {
 		r.Reason = ReasonGoodputAtMax
+		if !r.Found {
+			r.Reason = ReasonGoodputNoPass
+		}
 		return
 	}
 	for !s.narrow(lo, hi) {
@@ -296,4 +300,7 @@ func (s *searcher) maxObjective() {
 	}
 	setBest()
 	r.Reason = ReasonGoodputPeak
+	if !r.Found {
+		r.Reason = ReasonGoodputNoPass
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/cmd/internal/cli"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // Exported file names under the default --profile-export-prefix (AIPerf's).
@@ -29,8 +30,10 @@ const (
 	fileSlicesCSV  = cli.DefaultExportPrefix + cli.SuffixSlicesCSV
 )
 
+// main runs analyze with its output redacted (package redact): no line it prints holds a
+// credential of a URL it read.
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], redact.NewWriter(os.Stdout), redact.NewWriter(os.Stderr)))
 }
 
 // run parses the command line (flags: cli.Analyze) and analyses the run directories.

@@ -27,6 +27,7 @@ import (
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/cmd/internal/cli"
 	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -40,7 +41,8 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == replay.WorkerArg {
 		os.Exit(replay.WorkerMain(os.Stdin, os.Stdout))
 	}
-	os.Exit(run(os.Args, os.Stdout, os.Stderr, os.Getenv))
+	// Its output redacted (package redact): no line it prints holds a credential of a URL.
+	os.Exit(run(os.Args, redact.NewWriter(os.Stdout), redact.NewWriter(os.Stderr), os.Getenv))
 }
 
 // command is profile's composed flag set: the plan, replay and analyze sets, profile's own

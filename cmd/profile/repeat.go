@@ -54,10 +54,38 @@ type runResult struct {
 	s          *analyze.Summary
 	// replayCode is replay's exit status, code the run's (replay's, else analyze's).
 	replayCode, code int
+	// check is the run's validity (checkRun): it counts in the aggregate only when valid.
+	check sweep.Run
 }
 
-// ok reports whether the run completed and was analysed: it counts in the aggregate.
-func (r runResult) ok() bool { return r.replayCode == 0 && r.s != nil }
+// valid reports whether the run counts: it completed, at most --max-error-rate of its
+// requests failed and its client kept the schedule.
+func (r runResult) valid() bool { return r.check.Valid() }
+
+// kinds maps analyze's problem kinds onto the sweep package's.
+var kinds = map[string]sweep.Kind{analyze.ProblemIncomplete: sweep.Failed, analyze.ProblemErrors: sweep.Errors, analyze.ProblemSchedule: sweep.Schedule}
+
+// checkRun judges run: replay's and the analysis's exit status, then what analyze.Health
+// finds in its summary at --max-error-rate (a crash, a worker that did not finish, failed
+// requests above the bound, a schedule not kept).
+func (r *runner) checkRun(run *runResult) {
+	c := sweep.Run{Label: run.label}
+	add := func(k sweep.Kind, text string) { c.Problems = append(c.Problems, sweep.Problem{Kind: k, Text: text}) }
+	switch {
+	case run.replayCode == 130:
+		add(sweep.Interrupted, "interrupted (replay exited 130)")
+	case run.replayCode != 0:
+		add(sweep.Failed, fmt.Sprintf("replay exited %d", run.replayCode))
+	case run.s == nil:
+		add(sweep.Failed, fmt.Sprintf("the analysis failed (exit %d)", run.code))
+	}
+	if run.s != nil {
+		for _, p := range analyze.Health(run.s, r.c.analyze.MaxErrorRate()) {
+			add(kinds[p.Kind], p.Text)
+		}
+	}
+	run.check = c
+}
 
 // pointResult is everything one point measured.
 type pointResult struct {
@@ -65,10 +93,12 @@ type pointResult struct {
 	dir   string
 	runs  []runResult
 	code  int
-	// metrics are the confidence statistics over the successful runs, by <tag>_<stat>.
+	// metrics are the confidence statistics over the valid runs, by <tag>_<stat>; each
+	// says over how many runs it was taken.
 	metrics map[string]metricAgg
-	// valid is false when a run failed or the client verdict says the schedule was not
-	// kept; reasons says which and why.
+	// verdict says whether the point is valid (every run is: completed, errors within
+	// --max-error-rate, schedule kept), which runs count and why the others do not.
+	verdict sweep.Point
 	valid   bool
 	reasons []string
 	// converged says why the repeats stopped early, "" when they did not.
@@ -131,7 +161,9 @@ func (r *runner) point(dir string, p cli.Point) *pointResult {
 			fmt.Fprintf(r.stderr, "profile: run %d of %d in %s\n", i, r.o.Runs, runDir)
 		}
 		s, rc, code := r.runOnce(planPath, runDir)
-		pr.runs = append(pr.runs, runResult{label: label, dir: runDir, s: s, replayCode: rc, code: code})
+		run := runResult{label: label, dir: runDir, s: s, replayCode: rc, code: code}
+		r.checkRun(&run)
+		pr.runs = append(pr.runs, run)
 		if rc == 130 || rc == 2 {
 			break
 		}
@@ -147,6 +179,15 @@ func (r *runner) point(dir string, p cli.Point) *pointResult {
 			fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
 			pr.code = worse(pr.code, 1)
 		}
+		// Repeats with a run that does not count fail: the aggregate is over fewer runs
+		// than asked for, and the runs left out say why, one line each.
+		if !pr.valid {
+			for _, why := range pr.reasons {
+				fmt.Fprintf(r.stderr, "profile: INVALID RUN %s\n", why)
+			}
+			fmt.Fprintf(r.stderr, "profile: %d of %d runs valid in %s: the aggregate is over those only\n", len(pr.verdict.ValidRuns), len(pr.runs), pr.dir)
+			pr.code = worse(pr.code, 1)
+		}
 	}
 	return pr
 }
@@ -159,7 +200,7 @@ func (r *runner) convergence(pr *pointResult, i int) string {
 	}
 	var vals []float64
 	for _, run := range pr.runs {
-		if !run.ok() {
+		if !run.valid() {
 			continue
 		}
 		if m, ok := runMetrics(run.s)[cv.Key()]; ok {
@@ -174,30 +215,31 @@ func (r *runner) convergence(pr *pointResult, i int) string {
 	return fmt.Sprintf("converged after %d of %d runs: %s %s %.4g <= %g", i, r.o.Runs, cv.Key(), cv.Mode, v, cv.Threshold)
 }
 
-// finish computes the point's aggregate, validity and exit status from its runs.
+// finish computes the point's validity, exit status and aggregate from its runs (checked
+// by checkRun): the aggregate is over the valid runs only, so a run whose requests failed
+// never feeds a mean, and every metric says over how many runs it was taken.
 func (p *pointResult) finish(level float64) {
-	p.valid = len(p.runs) > 0
-	vals := map[string][]float64{}
-	units := map[string]string{}
-	for _, run := range p.runs {
+	checks := make([]sweep.Run, len(p.runs))
+	for i, run := range p.runs {
 		p.code = worse(p.code, run.code)
-		switch {
-		case !run.ok():
-			p.valid = false
-			p.reasons = append(p.reasons, fmt.Sprintf("%s: the run failed (exit %d)", run.label, run.code))
-			continue
-		case run.s.Verdict.Known && !run.s.Verdict.Kept:
-			p.valid = false
-			p.reasons = append(p.reasons, fmt.Sprintf("%s: the client did not keep its schedule: %s", run.label, strings.Join(run.s.Verdict.Reasons, "; ")))
-		}
-		for k, m := range runMetrics(run.s) {
-			vals[k] = append(vals[k], m.v)
-			units[k] = m.unit
-		}
+		checks[i] = run.check
 	}
-	p.metrics = make(map[string]metricAgg, len(vals))
-	for k, v := range vals {
-		p.metrics[k] = metricAgg{unit: units[k], c: sweep.Summarize(v, level)}
+	p.verdict = sweep.JudgePoint(checks)
+	p.valid, p.reasons = p.verdict.Valid, p.verdict.Reasons
+	var per []map[string]float64
+	units := map[string]string{}
+	for _, i := range p.verdict.ValidRuns {
+		m := map[string]float64{}
+		for k, uv := range runMetrics(p.runs[i].s) {
+			m[k] = uv.v
+			units[k] = uv.unit
+		}
+		per = append(per, m)
+	}
+	agg := sweep.Aggregate(per, level)
+	p.metrics = make(map[string]metricAgg, len(agg))
+	for k, c := range agg {
+		p.metrics[k] = metricAgg{unit: units[k], c: c}
 	}
 }
 
@@ -283,11 +325,14 @@ type confidenceJSON struct {
 	CIHigh    jnum   `json:"ci_high"`
 	TCritical jnum   `json:"t_critical"`
 	Unit      string `json:"unit"`
+	// Count is how many runs the statistics were taken over (ours): the valid runs that
+	// have a value of the metric.
+	Count int `json:"count"`
 }
 
 func toJSON(m metricAgg) confidenceJSON {
 	c := m.c
-	return confidenceJSON{jnum(c.Mean), jnum(c.Std), jnum(c.Min), jnum(c.Max), jnum(c.CV), jnum(c.SE), jnum(c.CILow), jnum(c.CIHigh), jnum(c.TCritical), m.unit}
+	return confidenceJSON{jnum(c.Mean), jnum(c.Std), jnum(c.Min), jnum(c.Max), jnum(c.CV), jnum(c.SE), jnum(c.CILow), jnum(c.CIHigh), jnum(c.TCritical), m.unit, c.N}
 }
 
 // failedRun is an entry of failed_runs.
@@ -296,15 +341,21 @@ type failedRun struct {
 	Error string `json:"error"`
 }
 
-// runCounts are the run labels and failures of a point.
+// runCounts are the labels of a point's valid runs and its runs that do not count, with
+// why (a run that completed but whose requests failed beyond --max-error-rate is one).
 func (p *pointResult) runCounts() (ok []string, failed []failedRun) {
 	failed = []failedRun{}
 	for _, run := range p.runs {
-		if run.ok() {
+		if run.valid() {
 			ok = append(ok, run.label)
-		} else {
-			failed = append(failed, failedRun{run.label, fmt.Sprintf("exit %d", run.code)})
+			continue
 		}
+		why := run.check.Reason()
+		why = strings.TrimPrefix(why, run.label+": ")
+		if run.code != 0 {
+			why = fmt.Sprintf("exit %d: %s", run.code, why)
+		}
+		failed = append(failed, failedRun{run.label, why})
 	}
 	return ok, failed
 }
@@ -378,7 +429,7 @@ func (r *runner) writeAggregate(p *pointResult) error {
 		return err
 	}
 	r.printConfidence(p)
-	fmt.Fprintf(r.stdout, "Aggregate of %d runs in %s: %s, %s, %s\n", len(p.runs), out, prefix+suffixAgg+".json", prefix+suffixAgg+".csv", prefix+suffixPooled)
+	fmt.Fprintf(r.stdout, "Aggregate over %d of %d runs in %s: %s, %s, %s\n", len(labels), len(p.runs), out, prefix+suffixAgg+".json", prefix+suffixAgg+".csv", prefix+suffixPooled)
 	return nil
 }
 
@@ -450,7 +501,7 @@ func (r *runner) pooled(p *pointResult) (map[string]pooledMetric, string) {
 	per := map[string][]perRun{}
 	var missing []string
 	for _, run := range p.runs {
-		if !run.ok() {
+		if !run.valid() {
 			continue
 		}
 		path := filepath.Join(run.dir, r.c.analyze.ExportPrefix()+cli.SuffixRecords)
@@ -551,16 +602,23 @@ var headline = []string{"time_to_first_token_avg", "time_to_first_token_p99", "i
 // printConfidence prints the headline metrics' confidence intervals.
 func (r *runner) printConfidence(p *pointResult) {
 	labels, _ := p.runCounts()
-	fmt.Fprintf(r.stdout, "\nConfidence over %d runs (%s%% Student-t intervals):\n", len(labels), strconv.FormatFloat(r.o.Level*100, 'g', -1, 64))
+	over := fmt.Sprintf("%d runs", len(labels))
+	if len(labels) != len(p.runs) {
+		over = fmt.Sprintf("%d of %d runs, the valid ones", len(labels), len(p.runs))
+	}
+	fmt.Fprintf(r.stdout, "\nConfidence over %s (%s%% Student-t intervals; runs: how many each metric was taken over):\n", over, strconv.FormatFloat(r.o.Level*100, 'g', -1, 64))
 	tw := tabwriter.NewWriter(r.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "Metric\tmean\tstd\tcv\tci_low\tci_high\t")
+	fmt.Fprintln(tw, "Metric\truns\tmean\tstd\tcv\tci_low\tci_high\t")
 	for _, k := range headline {
 		m, ok := p.metrics[k]
 		if !ok {
 			continue
 		}
 		c := m.c
-		fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\t%s\t\n", k, m.unit, f2(c.Mean), f2(c.Std), f4(c.CV), f2(c.CILow), f2(c.CIHigh))
+		fmt.Fprintf(tw, "%s (%s)\t%d\t%s\t%s\t%s\t%s\t%s\t\n", k, m.unit, c.N, f2(c.Mean), f2(c.Std), f4(c.CV), f2(c.CILow), f2(c.CIHigh))
 	}
 	tw.Flush()
+	if len(labels) == 0 {
+		fmt.Fprintln(r.stdout, "(no valid run: nothing to aggregate)")
+	}
 }

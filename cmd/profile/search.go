@@ -15,13 +15,6 @@ import (
 // searchHistory is the search's file name (AIPerf's), beside the aggregate directory.
 const searchHistory = "search_history.json"
 
-// Why a probe stopped the search without a verdict.
-const (
-	abortSchedule    = "client_schedule_not_kept" // the client could not keep up: the numbers describe it, not the server
-	abortRunFailed   = "run_failed"
-	abortInterrupted = "interrupted"
-)
-
 // probeRecord is one probe as search_history.json gives it: AIPerf's iteration fields, then ours.
 type probeRecord struct {
 	Index           int             `json:"iteration_idx"`
@@ -57,6 +50,10 @@ func (r *runner) search(dir string) int {
 	var points []*pointResult
 	var records []probeRecord
 	code := 0
+	if err := r.searchErrorBound(); err != nil {
+		fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+		return 2
+	}
 	probe := func(x float64) (sweep.Outcome, float64, string) {
 		i := len(points)
 		p := cli.Point{{Flag: dim, Name: name, Value: x}}
@@ -64,7 +61,7 @@ func (r *runner) search(dir string) int {
 		if err != nil {
 			fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
 			code = worse(code, 2)
-			return sweep.Abort, math.NaN(), abortRunFailed
+			return sweep.Abort, math.NaN(), sweep.ReasonRunFailed
 		}
 		fmt.Fprintf(r.stderr, "profile: search probe %d: %s=%s in %s\n", i, name, strconv.FormatFloat(x, 'f', -1, 64), pdir)
 		pr := r.point(pdir, p)
@@ -125,6 +122,22 @@ func reasonSuffix(why string) string {
 	return " (" + why + ")"
 }
 
+// searchErrorBound sets the error-rate bound every probe is judged by: --max-error-rate,
+// or --error-rate-sla when that is given and --max-error-rate is not (the stricter of the
+// two when both are). It becomes analyze's bound too, so each probe's own error-rate gate
+// line says the bound the probe is held to.
+func (r *runner) searchErrorBound() error {
+	sla := r.o.MaxErrorRate
+	if sla < 0 {
+		return nil
+	}
+	bound := sla
+	if cli.Changed(r.c.fs, "max-error-rate") {
+		bound = math.Min(bound, r.c.analyze.MaxErrorRate())
+	}
+	return r.c.analyze.FS.Set("max-error-rate", strconv.FormatFloat(bound, 'g', -1, 64))
+}
+
 // searchLine says the search's answer in one line.
 func searchLine(o *cli.SweepOptions, name string, res sweep.SearchResult) string {
 	num := func(v float64) string {
@@ -138,6 +151,18 @@ func searchLine(o *cli.SweepOptions, name string, res sweep.SearchResult) string
 		what = "highest goodput at"
 	}
 	if !res.Found {
+		passed := false
+		var firstFail *sweep.Probe
+		for i, p := range res.Probes {
+			passed = passed || p.Outcome == sweep.Pass
+			if p.Outcome != sweep.Pass && (firstFail == nil || p.Value < firstFail.Value) {
+				firstFail = &res.Probes[i]
+			}
+		}
+		if !passed && firstFail != nil {
+			return fmt.Sprintf("Search %s: NO BOUNDARY: no probe passed (%s) after %d probes; %s=%s %s: %s", o.Search, res.Reason, len(res.Probes),
+				name, num(firstFail.Value), [...]string{"passed", "failed", "aborted"}[firstFail.Outcome], firstFail.Reason)
+		}
 		return fmt.Sprintf("Search %s: NO BOUNDARY (%s) after %d probes; last passing %s=%s, first failing %s", o.Search, res.Reason, len(res.Probes), name, num(res.FeasibleMax), num(res.InfeasibleMin))
 	}
 	bracket := fmt.Sprintf("passing %s, failing %s", num(res.FeasibleMax), num(res.InfeasibleMin))
@@ -148,26 +173,21 @@ func searchLine(o *cli.SweepOptions, name string, res sweep.SearchResult) string
 		bracket, res.Reason, len(res.Probes), strconv.FormatFloat(o.Bounds.Precision, 'f', -1, 64))
 }
 
-// judge decides a probe: Abort when a run failed or was interrupted or the client did not
-// keep its schedule (the probe then measured the client), else Pass when every run met
-// every SLA (and the error-rate SLA), else Fail with the first SLA that did not hold.
-// objective is the mean goodput over the runs.
+// judge decides a probe from its runs' checks (sweep.Precheck): Abort when a run failed,
+// did not complete or was interrupted, or the client did not keep its schedule (the probe
+// then measured the client); Fail when a run's failed requests exceed the error bound
+// (searchErrorBound); else Pass when every run met every SLA, else Fail with the first SLA
+// that did not hold. objective is the mean goodput over the valid runs.
 func (r *runner) judge(pr *pointResult) (sweep.Outcome, float64, string, []slaResult) {
 	slas := []slaResult{}
 	obj := pr.value("goodput_avg")
-	for _, run := range pr.runs {
-		switch {
-		case run.replayCode == 130:
-			return sweep.Abort, obj, abortInterrupted, slas
-		case !run.ok():
-			return sweep.Abort, obj, abortRunFailed, slas
-		}
+	checks := make([]sweep.Run, len(pr.runs))
+	for i, run := range pr.runs {
+		checks[i] = run.check
 	}
-	if len(pr.runs) == 0 {
-		return sweep.Abort, obj, abortRunFailed, slas
-	}
-	if !pr.valid {
-		return sweep.Abort, obj, abortSchedule, slas
+	pre, preWhy, decided := sweep.Precheck(checks)
+	if decided && pre == sweep.Abort {
+		return pre, obj, preWhy, slas
 	}
 	out, why := sweep.Pass, ""
 	for _, g := range r.o.SLAs {
@@ -185,23 +205,28 @@ func (r *runner) judge(pr *pointResult) (sweep.Outcome, float64, string, []slaRe
 			observed = sum / float64(n)
 		}
 		slas = append(slas, slaResult{g.SLA.String(), jnum(observed), ok})
-		if !ok && out == sweep.Pass {
+		switch {
+		case ok || out != sweep.Pass:
+		case n < len(pr.runs):
+			out, why = sweep.Fail, fmt.Sprintf("%s: not evaluable: %d of %d runs have no %s values", g.SLA, len(pr.runs)-n, len(pr.runs), g.Gate.Metric.Tag)
+		default:
 			out, why = sweep.Fail, fmt.Sprintf("%s: observed %s", g.SLA, fmtNum(observed, 2))
 		}
 	}
-	if r.o.MaxErrorRate >= 0 {
-		ok, sum := true, 0.0
-		for _, run := range pr.runs {
-			e := analyze.CheckErrorRate(run.s, r.o.MaxErrorRate)
-			ok = ok && e.OK
-			sum += e.Rate
-		}
-		sla := "error_rate<=" + strconv.FormatFloat(r.o.MaxErrorRate, 'g', -1, 64)
-		observed := sum / float64(len(pr.runs))
-		slas = append(slas, slaResult{sla, jnum(observed), ok})
-		if !ok && out == sweep.Pass {
-			out, why = sweep.Fail, fmt.Sprintf("%s: observed %s", sla, fmtNum(observed, 4))
-		}
+	// The error bound holds in every search: failed requests never pass a probe. Precheck
+	// has judged it (analyze.Health at this bound); the row records it in the history.
+	bound := r.c.analyze.MaxErrorRate()
+	ok, sum := true, 0.0
+	for _, run := range pr.runs {
+		e := analyze.CheckErrorRate(run.s, bound)
+		ok = ok && e.OK
+		sum += e.Rate
+	}
+	sla := "error_rate<=" + strconv.FormatFloat(bound, 'g', -1, 64)
+	observed := sum / float64(len(pr.runs))
+	slas = append(slas, slaResult{sla, jnum(observed), ok})
+	if decided { // failed requests above the bound: the run's own account says how many
+		return pre, obj, preWhy, slas
 	}
 	if r.o.Search == cli.SearchMaxGoodput && math.IsNaN(obj) {
 		return sweep.Fail, obj, "no goodput measured", slas
@@ -274,9 +299,7 @@ func (r *runner) writeSearch(dir string, res sweep.SearchResult, records []probe
 	for _, g := range o.SLAs {
 		h.Config.SLAFilters = append(h.Config.SLAFilters, slaFilter{g.SLA.Metric, g.SLA.Stat, g.SLA.Op, g.SLA.Value})
 	}
-	if o.MaxErrorRate >= 0 {
-		h.Config.SLAFilters = append(h.Config.SLAFilters, slaFilter{"error_rate", "avg", "<=", o.MaxErrorRate})
-	}
+	h.Config.SLAFilters = append(h.Config.SLAFilters, slaFilter{"error_rate", "avg", "<=", r.c.analyze.MaxErrorRate()})
 	if o.Search == cli.SearchMaxGoodput {
 		h.Config.Objectives = append(h.Config.Objectives, map[string]string{"metric": "goodput", "stat": "avg", "direction": "MAXIMIZE"})
 	}

@@ -21,7 +21,8 @@ func summaryWith(t *testing.T, ttft95 float64, errors, requests int64, kept bool
 	st := &analyze.Stats{Count: requests}
 	st.P[7] = ttft95 // p95
 	s := &analyze.Summary{Results: []analyze.Result{{MetricDef: def, Stats: st}, {MetricDef: gp, Value: ttft95 / 10}}}
-	s.Counts.Profile, s.Counts.GateErrors = requests, errors
+	s.Counts.Profile, s.Counts.GateErrors, s.Counts.Valid = requests, errors, requests-errors
+	s.RunStatus = "complete"
 	s.Verdict = analyze.Verdict{Known: true, Kept: kept}
 	if !kept {
 		s.Verdict.Reasons = []string{"dispatch lag p99 9 ms over 1 ms"}
@@ -29,16 +30,20 @@ func summaryWith(t *testing.T, ttft95 float64, errors, requests int64, kept bool
 	return s
 }
 
-// TestJudge: a probe passes when every run meets every SLA; one that the client could not
-// keep up with, or whose run failed, stops the search instead of counting as a failure.
+// TestJudge: a probe passes when every run meets every SLA and the error bound; one whose
+// requests failed beyond the bound fails; one that the client could not keep up with, or
+// whose run failed, stops the search instead of counting as a failure.
 func TestJudge(t *testing.T) {
 	ttft, _ := sweep.ParseSLA("time_to_first_token:p95:le:25")
 	g, err := analyze.ParseGate(ttft.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &cli.SweepOptions{SLAs: []cli.SLAGate{{SLA: ttft, Gate: g}}, MaxErrorRate: 0.1, Level: 0.95}
-	r := &runner{o: o}
+	o := &cli.SweepOptions{SLAs: []cli.SLAGate{{SLA: ttft, Gate: g}}, MaxErrorRate: 0.1, Level: 0.95, Search: cli.SearchMaxConcurrency}
+	r := &runner{o: o, c: newCommand()}
+	if err := r.searchErrorBound(); err != nil || r.c.analyze.MaxErrorRate() != 0.1 {
+		t.Fatalf("--error-rate-sla 0.1 does not bound the probes: %v, %v", err, r.c.analyze.MaxErrorRate())
+	}
 	type run struct {
 		ttft95       float64
 		errors       int64
@@ -52,9 +57,9 @@ func TestJudge(t *testing.T) {
 	}{
 		{"pass", []run{{20, 0, true, false}, {24, 1, true, false}}, sweep.Pass, ""},
 		{"one run over the SLA", []run{{20, 0, true, false}, {30, 0, true, false}}, sweep.Fail, "time_to_first_token.p95<=25: observed 25.00"},
-		{"error rate", []run{{20, 2, true, false}}, sweep.Fail, "error_rate<=0.1: observed 0.2000"},
-		{"client could not keep up", []run{{20, 0, true, false}, {90, 0, false, false}}, sweep.Abort, abortSchedule},
-		{"run failed", []run{{20, 0, true, true}}, sweep.Abort, abortRunFailed},
+		{"error rate", []run{{20, 2, true, false}}, sweep.Fail, "run: 2 of 10 profile requests failed (20.00%), above --max-error-rate 0.1"},
+		{"client could not keep up", []run{{20, 0, true, false}, {90, 0, false, false}}, sweep.Abort, sweep.ReasonClientSchedule},
+		{"run failed", []run{{20, 0, true, true}}, sweep.Abort, sweep.ReasonRunFailed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,6 +70,7 @@ func TestJudge(t *testing.T) {
 					rr.replayCode, rr.code = 1, 1
 				}
 				_ = i
+				r.checkRun(&rr)
 				p.runs = append(p.runs, rr)
 			}
 			p.finish(0.95)
@@ -72,12 +78,13 @@ func TestJudge(t *testing.T) {
 			if out != c.want || why != c.reason {
 				t.Fatalf("judge = %v %q, want %v %q (slas %+v)", out, why, c.want, c.reason, slas)
 			}
-			if c.want != sweep.Abort && (len(slas) != 2 || math.IsNaN(obj)) {
+			// A probe whose requests failed has no valid run: no objective to offer.
+			if c.want != sweep.Abort && (len(slas) != 2 || math.IsNaN(obj) != (c.name == "error rate")) {
 				t.Errorf("sla results %+v, objective %v", slas, obj)
 			}
 		})
 	}
-	if !strings.Contains(searchLine(&cli.SweepOptions{Search: cli.SearchMaxConcurrency}, "concurrency", sweep.SearchResult{Reason: abortSchedule, FeasibleMax: 16, InfeasibleMin: math.NaN()}), "NO BOUNDARY (client_schedule_not_kept)") {
+	if !strings.Contains(searchLine(&cli.SweepOptions{Search: cli.SearchMaxConcurrency}, "concurrency", sweep.SearchResult{Reason: sweep.ReasonClientSchedule, FeasibleMax: 16, InfeasibleMin: math.NaN()}), "NO BOUNDARY (client_schedule_not_kept)") {
 		t.Error("searchLine does not say there is no boundary")
 	}
 }
@@ -89,13 +96,14 @@ func TestConvergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{o: &cli.SweepOptions{Runs: 5, Level: 0.95, Convergence: &cli.Convergence{Gate: g, Mode: sweep.ModeCV, Threshold: 0.05}}}
+	r := &runner{c: newCommand(), o: &cli.SweepOptions{Runs: 5, Level: 0.95, Convergence: &cli.Convergence{Gate: g, Mode: sweep.ModeCV, Threshold: 0.05}}}
 	p := &pointResult{}
 	add := func(ttft float64, failed bool) {
 		rr := runResult{label: "run", s: summaryWith(t, ttft, 0, 10, true)}
 		if failed {
 			rr.s, rr.replayCode, rr.code = nil, 1, 1
 		}
+		r.checkRun(&rr)
 		p.runs = append(p.runs, rr)
 	}
 	add(100, false)

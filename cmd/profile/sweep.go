@@ -63,7 +63,9 @@ func (r *runner) pointDir(dir, prefix string, p cli.Point) (string, error) {
 
 // sweep runs every point of the sweep, one directory each, then writes the aggregate into
 // dir/aggregate and prints one line per point. An interrupted point ends the sweep; the
-// aggregate then holds the points done.
+// aggregate then holds the points done. A sweep with an invalid point (a run that failed,
+// did not complete, had failed requests beyond --max-error-rate or a client that did not
+// keep its schedule) fails, saying which points and why.
 func (r *runner) sweep(dir string) int {
 	var points []*pointResult
 	code := 0
@@ -85,6 +87,17 @@ func (r *runner) sweep(dir string) int {
 		fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
 		return worse(code, 1)
 	}
+	var invalid []string
+	for _, p := range points {
+		if !p.valid {
+			invalid = append(invalid, describe(p.point))
+		}
+	}
+	if len(invalid) > 0 {
+		fmt.Fprintf(r.stderr, "profile: sweep: %d of %d points invalid (%s): never best nor Pareto-optimal; why is above, one line each\n",
+			len(invalid), len(points), strings.Join(invalid, "; "))
+		code = worse(code, 1)
+	}
 	return code
 }
 
@@ -97,36 +110,29 @@ func describe(p cli.Point) string {
 	return strings.Join(parts, ", ")
 }
 
-// objective is one metric a sweep's best configuration or Pareto set is chosen on.
-type objective struct {
-	name     string // best_configurations key
-	key      string // <tag>_<stat>
-	maximize bool
-}
-
 // bestObjectives are the sweep's best_configurations: AIPerf's best_throughput and
 // best_latency_p99 (TTFT p99, else request latency p99), and the two token throughputs.
-var bestObjectives = []objective{
-	{"best_throughput", "request_throughput_avg", true},
-	{"best_latency_p99", "time_to_first_token_p99", false},
-	{"best_latency_p99", "request_latency_p99", false},
-	{"best_output_token_throughput", "output_token_throughput_avg", true},
-	{"best_output_token_throughput_per_user", "output_token_throughput_per_user_avg", true},
+var bestObjectives = []sweep.Objective{
+	{Name: "best_throughput", Key: "request_throughput_avg", Maximize: true},
+	{Name: "best_latency_p99", Key: "time_to_first_token_p99"},
+	{Name: "best_latency_p99", Key: "request_latency_p99"},
+	{Name: "best_output_token_throughput", Key: "output_token_throughput_avg", Maximize: true},
+	{Name: "best_output_token_throughput_per_user", Key: "output_token_throughput_per_user_avg", Maximize: true},
 }
 
-// paretoObjectives are the axes of the Pareto set, the first pair present in every valid
-// point: output tokens/s against output tokens/s per user, else requests/s against
-// request latency p99.
-var paretoObjectives = [][2]objective{
-	{{"", "output_token_throughput_avg", true}, {"", "output_token_throughput_per_user_avg", true}},
-	{{"", "request_throughput_avg", true}, {"", "request_latency_p99", false}},
+// paretoObjectives are the axes of the Pareto set, the first pair some valid point has:
+// output tokens/s against output tokens/s per user, else requests/s against request
+// latency p99.
+var paretoObjectives = [][2]sweep.Objective{
+	{{Key: "output_token_throughput_avg", Maximize: true}, {Key: "output_token_throughput_per_user_avg", Maximize: true}},
+	{{Key: "request_throughput_avg", Maximize: true}, {Key: "request_latency_p99"}},
 }
 
 // sweepAnalysis is what the sweep aggregate says beyond the points.
 type sweepAnalysis struct {
 	best   map[string]bestConfig
 	pareto []int
-	axes   []objective
+	axes   []sweep.Objective
 }
 
 type bestConfig struct {
@@ -148,50 +154,25 @@ func params(p cli.Point) map[string]any {
 	return m
 }
 
-// analyse chooses the best point per objective and the Pareto set among the valid points:
-// a point whose client did not keep its schedule never wins.
+// analyse chooses the best point per objective and the Pareto set among the valid points
+// (sweep.BestPoints, sweep.ParetoFront): a point whose runs failed, whose requests failed
+// beyond --max-error-rate or whose client did not keep its schedule never wins, and a
+// point without a metric does not stop the others from being compared on it.
 func analyse(points []*pointResult) sweepAnalysis {
 	a := sweepAnalysis{best: map[string]bestConfig{}}
 	valid := make([]bool, len(points))
+	values := make([]map[string]float64, len(points))
 	for i, p := range points {
 		valid[i] = p.valid
-	}
-	has := func(key string) bool {
-		any := false
-		for i, p := range points {
-			if valid[i] {
-				if _, ok := p.metrics[key]; !ok {
-					return false
-				}
-				any = true
-			}
-		}
-		return any
-	}
-	for _, o := range bestObjectives {
-		if _, done := a.best[o.name]; done || !has(o.key) {
-			continue
-		}
-		vals := make([]float64, len(points))
-		for i, p := range points {
-			vals[i] = p.value(o.key)
-		}
-		if b := sweep.Best(vals, o.maximize, valid); b >= 0 {
-			a.best[o.name] = bestConfig{params(points[b].point), jnum(vals[b]), points[b].metrics[o.key].unit}
+		values[i] = make(map[string]float64, len(p.metrics))
+		for k, m := range p.metrics {
+			values[i][k] = m.c.Mean
 		}
 	}
-	for _, axes := range paretoObjectives {
-		if !has(axes[0].key) || !has(axes[1].key) {
-			continue
-		}
-		vecs := make([][]float64, len(points))
-		for i, p := range points {
-			vecs[i] = []float64{p.value(axes[0].key), p.value(axes[1].key)}
-		}
-		a.pareto = sweep.Pareto(vecs, []bool{axes[0].maximize, axes[1].maximize}, valid)
-		a.axes = axes[:]
-		break
+	for name, b := range sweep.BestPoints(values, valid, bestObjectives) {
+		a.best[name] = bestConfig{params(points[b.Point].point), jnum(b.Value), points[b.Point].metrics[b.Objective.Key].unit}
 	}
+	a.pareto, a.axes = sweep.ParetoFront(values, valid, paretoObjectives)
 	return a
 }
 
@@ -271,10 +252,10 @@ func (r *runner) writeSweep(dir string, points []*pointResult) error {
 		ConfidenceLevel: r.o.Level, ParetoObjectives: []string{}, Tool: "llmbench", ToolVersion: version.String()}
 	for _, o := range a.axes {
 		dirn := "minimize"
-		if o.maximize {
+		if o.Maximize {
 			dirn = "maximize"
 		}
-		doc.Metadata.ParetoObjectives = append(doc.Metadata.ParetoObjectives, o.key+":"+dirn)
+		doc.Metadata.ParetoObjectives = append(doc.Metadata.ParetoObjectives, o.Key+":"+dirn)
 	}
 	onPareto := map[int]bool{}
 	for _, i := range a.pareto {
@@ -414,7 +395,7 @@ var sweepColumns = []struct{ head, key string }{
 
 // printSweep prints one line per point: its parameters, validity and headline means.
 func (r *runner) printSweep(points []*pointResult, onPareto map[int]bool) {
-	fmt.Fprintf(r.stdout, "\nSweep: %d points (means over each point's runs; * Pareto-optimal; invalid points are never best)\n", len(points))
+	fmt.Fprintf(r.stdout, "\nSweep: %d points (means over each point's valid runs; runs: valid/made; * Pareto-optimal; invalid points are never best)\n", len(points))
 	tw := tabwriter.NewWriter(r.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "point\tvalid\truns\t")
 	for _, c := range sweepColumns {
@@ -440,17 +421,19 @@ func (r *runner) printSweep(points []*pointResult, onPareto map[int]bool) {
 	}
 	tw.Flush()
 	for _, p := range points {
-		for _, why := range p.reasons {
-			fmt.Fprintf(r.stdout, "invalid %s: %s\n", describe(p.point), why)
+		if line := p.verdict.Line(len(p.runs)); line != "" {
+			fmt.Fprintf(r.stdout, "invalid %s: %s\n", describe(p.point), line)
 		}
 	}
 }
 
 // sweepPage writes dir/aggregate/sweep.html, the sweep page of the HTML report (package
 // report: TTFT against throughput, the Pareto of per-user speed against throughput): one
-// point per point of the sweep, drawn from its first successful run. A grid of two swept
-// flags has no one axis and gets no page; a page that cannot be written is said on stderr
-// and does not fail the sweep, whose JSON and CSV hold everything.
+// point per point of the sweep, drawn from its first valid run, else its first analysed
+// one with what is wrong with it (a saturated client is flagged, a run with failures is
+// never on the page's Pareto). A grid of two swept flags has no one axis and gets no page;
+// a page that cannot be written is said on stderr and does not fail the sweep, whose JSON
+// and CSV hold everything.
 func (r *runner) sweepPage(dir string, points []*pointResult) {
 	var runs []report.Run
 	parameter := ""
@@ -459,11 +442,8 @@ func (r *runner) sweepPage(dir string, points []*pointResult) {
 			return
 		}
 		parameter = p.point[0].Name
-		for _, run := range p.runs {
-			if run.ok() {
-				runs = append(runs, report.Run{Name: filepath.Base(p.dir), Summary: run.s})
-				break
-			}
+		if run, ok := pageRun(p); ok {
+			runs = append(runs, run)
 		}
 	}
 	if len(runs) < 2 {
@@ -476,4 +456,30 @@ func (r *runner) sweepPage(dir string, points []*pointResult) {
 		return
 	}
 	fmt.Fprintf(r.stdout, "Sweep page: %s\n", path)
+}
+
+// pageRun is the run that stands for point p on the sweep page: its first valid run, else
+// its first analysed run, carrying its problems other than the schedule (the page flags a
+// saturated client itself).
+func pageRun(p *pointResult) (report.Run, bool) {
+	var fallback *runResult
+	for i := range p.runs {
+		run := &p.runs[i]
+		if run.valid() {
+			return report.Run{Name: filepath.Base(p.dir), Summary: run.s}, true
+		}
+		if fallback == nil && run.s != nil {
+			fallback = run
+		}
+	}
+	if fallback == nil {
+		return report.Run{}, false
+	}
+	out := report.Run{Name: filepath.Base(p.dir), Summary: fallback.s}
+	for _, pr := range fallback.check.Problems {
+		if pr.Kind != sweep.Schedule {
+			out.Problems = append(out.Problems, pr.Text)
+		}
+	}
+	return out, true
 }

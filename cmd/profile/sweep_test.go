@@ -44,7 +44,7 @@ func TestSweepAnalysis(t *testing.T) {
 	if want := []int{0, 1, 2}; !reflect.DeepEqual(a.pareto, want) {
 		t.Errorf("pareto %v, want %v", a.pareto, want)
 	}
-	if a.axes[0].key != "output_token_throughput_avg" || a.axes[1].key != "output_token_throughput_per_user_avg" {
+	if a.axes[0].Key != "output_token_throughput_avg" || a.axes[1].Key != "output_token_throughput_per_user_avg" {
 		t.Errorf("pareto axes %+v", a.axes)
 	}
 	want := map[string]int{"best_throughput": 4, "best_latency_p99": 1, "best_output_token_throughput": 4, "best_output_token_throughput_per_user": 1}
@@ -63,7 +63,7 @@ func TestSweepAnalysis(t *testing.T) {
 		delete(p.metrics, "output_token_throughput_per_user_avg")
 	}
 	a = analyse(points)
-	if a.best["best_latency_p99"].Metric != 40 || a.axes[1].key != "request_latency_p99" {
+	if a.best["best_latency_p99"].Metric != 40 || a.axes[1].Key != "request_latency_p99" {
 		t.Errorf("fallback: best %+v axes %+v", a.best["best_latency_p99"], a.axes)
 	}
 	// Every point invalid: no best, no Pareto set.

@@ -35,6 +35,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/cmd/internal/cli"
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -48,7 +49,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "copy-plan" {
 		os.Exit(cli.RunCopyPlan(os.Args[2:], os.Stderr))
 	}
-	os.Exit(run(os.Args, os.Stderr, os.Getenv))
+	// stderr redacted (package redact): no line replay prints holds a credential of a URL.
+	// `replay kubernetes` above writes the manifests whole: they must carry the real URLs.
+	os.Exit(run(os.Args, redact.NewWriter(os.Stderr), os.Getenv))
 }
 
 func run(argv []string, stderr io.Writer, getenv func(string) string) int {

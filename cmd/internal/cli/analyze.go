@@ -124,8 +124,10 @@ func NewAnalyze() *Analyze {
 func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 	c := a.c
 	a.last = nil
+	undo := func() {} // removes the output folders this Run created while they are empty, on bad input
 	bad := func(format string, args ...any) int {
 		fmt.Fprintln(stderr, OneLine("analyze", fmt.Errorf(format, args...)))
+		undo()
 		return exitBadInput
 	}
 	switch c.exportLevel {
@@ -174,25 +176,52 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		return bad("%v", gerr)
 	}
 	out := c.outputDir
+	outFlag := "--output-dir"
 	if out == "" {
-		out = dirs[0]
+		out, outFlag = dirs[0], "RUN_DIR"
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	// Nothing is written over an input of the analysis (a run's files, the plan...): the
+	// outputs are checked before anything is written, and again once the analysis knows
+	// every input, before the first is renamed into place.
+	outputs := []output{{outFlag, filepath.Join(out, fileJSON)}, {outFlag, filepath.Join(out, fileCSV)}}
+	if c.exportLevel != "summary" {
+		outputs = append(outputs, output{outFlag, filepath.Join(out, fileRecords)})
+	}
+	if c.sliceDuration > 0 {
+		outputs = append(outputs, output{outFlag, filepath.Join(out, fileSlicesJSON)}, output{outFlag, filepath.Join(out, fileSlicesCSV)})
+	}
+	if p := a.html.target(out); p != "" {
+		outputs = append(outputs, output{"--html", p})
+		if st, err := os.Stat(filepath.Dir(p)); a.html.path != "" && (err != nil || !st.IsDir()) {
+			return bad("--html %s: its directory %s does not exist", p, filepath.Dir(p))
+		}
+	}
+	guard := newOutputGuard()
+	a.inputsBefore(guard, dirs)
+	if err := guard.checkAll(outputs); err != nil {
+		return bad("%v", err)
+	}
+	mkUndo, err := mkdirNew(out)
+	if err != nil {
 		return bad("--output-dir: %v", err)
 	}
+	undo = mkUndo
 	opts.TempDir = out
 
 	var s *analyze.Summary
-	var err error
 	written := []string{fileJSON, fileCSV}
-	if c.exportLevel == "summary" {
-		s, err = analyze.Analyze(opts, a.html.tee(io.Discard))
-	} else {
-		err = writeFile(filepath.Join(out, fileRecords), func(w io.Writer) error {
-			var err error
-			s, err = analyze.Analyze(opts, a.html.tee(w))
+	analyzeChecked := func(w io.Writer) error {
+		var err error
+		if s, err = analyze.Analyze(opts, a.html.tee(w)); err != nil {
 			return err
-		})
+		}
+		inputsAfter(guard, s)
+		return guard.checkAll(outputs)
+	}
+	if c.exportLevel == "summary" {
+		err = analyzeChecked(io.Discard)
+	} else {
+		err = writeFile(filepath.Join(out, fileRecords), analyzeChecked)
 		written = append(written, fileRecords)
 	}
 	if err != nil {

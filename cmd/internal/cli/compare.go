@@ -27,8 +27,11 @@ const CompareUsage = "usage: analyze compare [flags] RUN_A RUN_B [RUN...] | DIR_
 
 // RunCompare is `analyze compare`: it analyses each run directory, compares the others
 // with the first (the baseline), writes compare.html and compare.json and prints the
-// differences. Exit status: 0, 1 when a --fail-on-regression threshold is crossed, 2 on
-// bad input (one line on stderr).
+// differences. Exit status: 0, 1 when a run failed (failed requests beyond
+// --max-error-rate, a crash, an interrupted or incomplete run: the baseline too), a run of
+// the baseline's plan completed more than --max-completed-drop percent fewer requests, or a
+// --fail-on-regression threshold is crossed (one line on stderr each), 2 on bad input (one
+// line on stderr).
 func RunCompare(args []string, stdout, stderr io.Writer) int {
 	fs := NewFlagSet("analyze compare")
 	fs.Usage = func() {}
@@ -36,6 +39,8 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	fail := fs.StringArray("fail-on-regression", nil, "exit 1 when METRIC[.p99]:PCT, e.g. time_to_first_token:10, got significantly worse by PCT% or more (repeatable)")
 	alpha := fs.Float64("alpha", 0.05, "Mann–Whitney U significance level")
 	minEffect := fs.Float64("min-effect", report.DefaultMinEffectPct, "smallest difference of medians, in percent, called significant")
+	maxErr := fs.Float64("max-error-rate", defaultMaxErrRate, "largest fraction of failed profile requests a run may have (0: any failure fails the comparison); the baseline too")
+	maxDrop := fs.Float64("max-completed-drop", report.DefaultMaxCompletedDropPct, "exit 1 when a run of the baseline's plan completed more than this many percent fewer requests")
 	noHTML := fs.Bool("no-html", false, "do not write "+FileCompareHTML)
 	quiet := fs.BoolP("quiet", "q", false, "print only regressions and errors")
 	bad := func(err error) int {
@@ -55,7 +60,13 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	if *minEffect <= 0 || math.IsNaN(*minEffect) {
 		return bad(fmt.Errorf("--min-effect %v: must be positive", *minEffect))
 	}
-	opts := report.CompareOptions{Alpha: *alpha, MinEffectPct: *minEffect}
+	if !(*maxErr >= 0 && *maxErr <= 1) {
+		return bad(fmt.Errorf("--max-error-rate %v: want a fraction between 0 and 1", *maxErr))
+	}
+	if !(*maxDrop > 0 && *maxDrop <= 100) {
+		return bad(fmt.Errorf("--max-completed-drop %v: want a percentage above 0, at most 100", *maxDrop))
+	}
+	opts := report.CompareOptions{Alpha: *alpha, MinEffectPct: *minEffect, MaxErrorRate: *maxErr, MaxCompletedDropPct: *maxDrop}
 	for _, f := range *fail {
 		t, err := report.ParseThreshold(f)
 		if err != nil {
@@ -97,8 +108,7 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "Exports in %s: %s\n", *out, strings.Join(files, ", "))
 	}
 	for _, r := range c.Regressions {
-		fmt.Fprintf(stderr, "analyze compare: REGRESSION: %s %s of %s is %.2f%% worse than %s (threshold %g%%)\n",
-			r.Metric, r.Stat, r.Run, r.ChangePct, c.Baseline, r.Threshold)
+		fmt.Fprintf(stderr, "analyze compare: REGRESSION: %s\n", r.Reason)
 	}
 	if len(c.Regressions) > 0 {
 		return exitGate
@@ -155,7 +165,22 @@ func printCompare(w io.Writer, c *report.ComparePage) {
 	}
 	fmt.Fprintf(w, "Differences against %s (significant: Mann–Whitney p < %g, bootstrap 95%% CI of the median difference excludes 0, |difference| ≥ %g%%):\n",
 		c.Baseline, c.Alpha, c.MinEffectPct)
+	switch {
+	case len(c.Metrics) == 0 && c.Runs[0].Completed == 0:
+		fmt.Fprintf(w, "  none: the baseline %s has no successful request to compare with\n", c.Baseline)
+	case len(c.Metrics) == 0:
+		fmt.Fprintf(w, "  none: the baseline %s has no per-request metric that is compared (%s)\n", c.Baseline, strings.Join(report.CompareTags(), ", "))
+	}
 	for _, m := range c.Metrics {
+		compared := map[int]bool{}
+		for _, d := range m.Diffs {
+			compared[d.Run] = true
+		}
+		for i := 1; i < len(c.Runs); i++ {
+			if !compared[i] {
+				fmt.Fprintf(w, "  %s (%s) %s: not compared: no successful request of the run has a value\n", m.Tag, m.Unit, c.Runs[i].Name)
+			}
+		}
 		for _, d := range m.Diffs {
 			verdict := "not significant"
 			switch {

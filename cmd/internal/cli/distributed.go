@@ -66,6 +66,9 @@ func (d *Distributed) Apply(o *replay.Options, getenv func(string) string, now t
 		if err != nil {
 			return err
 		}
+		if err := replay.CheckStartAhead(t, now); err != nil { // before any plan or directory is made
+			return fmt.Errorf("--%w", err)
+		}
 		o.StartAt = t
 	}
 	o.RunID, o.PlanHash = *d.runID, strings.ToLower(*d.planHash)

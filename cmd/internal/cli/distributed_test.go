@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -30,6 +32,10 @@ func TestDistributedShardIdentity(t *testing.T) {
 		{name: "index past count", args: []string{"--shard-count", "2"}, env: map[string]string{"SLURM_PROCID": "2"}, err: "$SLURM_PROCID 2: must be below the shard count 2 (--shard-count)"},
 		{name: "not a number", env: map[string]string{"SLURM_PROCID": "x"}, err: `$SLURM_PROCID "x": want a number`},
 		{name: "negative flag", args: []string{"--shard-index", "-1", "--shard-count", "2"}, err: "--shard-index -1: must not be negative"},
+		// now is 1970 here: an instant more than a day ahead is refused before anything starts.
+		{name: "start absurdly far ahead", args: []string{"--start-at", "2099-01-01T00:00:00Z"}, err: "--start-at 2099-01-01T00:00:00Z is 47117 days from now, more than the 24h0m0s"},
+		{name: "start two days ahead", args: []string{"--start-at", "+48h"}, err: "is 2 days from now"},
+		{name: "start a day ahead", args: []string{"--start-at", "+24h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := NewFlagSet("test")
@@ -92,5 +98,12 @@ func TestLocalAddrFlag(t *testing.T) {
 	fs.Parse([]string{"--local-addr", "127.0.0.9-127.0.0.2"})
 	if err := d.Apply(o, func(string) string { return "" }, time.Now(), &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), "--local-addr") {
 		t.Fatalf("backwards range: %v", err)
+	}
+}
+
+// The terminal check sees os.Stderr through the redacting writer the commands wrap it in.
+func TestIsStderrThroughRedact(t *testing.T) {
+	if !isStderr(os.Stderr) || !isStderr(redact.NewWriter(os.Stderr)) || isStderr(redact.NewWriter(&bytes.Buffer{})) || isStderr(&bytes.Buffer{}) {
+		t.Error("isStderr does not tell os.Stderr through a redact.Writer")
 	}
 }

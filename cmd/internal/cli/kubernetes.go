@@ -77,6 +77,9 @@ func RunKubernetes(args []string, stdout, stderr io.Writer, now time.Time) int {
 			return bad(err)
 		}
 	}
+	if err := replay.CheckStartAhead(o.StartAt, now); err != nil { // every shard would refuse it
+		return bad(fmt.Errorf("--start-in/--%w", err))
+	}
 	if o.RunID == "" {
 		o.RunID = fmt.Sprintf("llmbench-%s-%d", o.PlanHash[:8], now.Unix())
 	}

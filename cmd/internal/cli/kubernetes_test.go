@@ -42,6 +42,8 @@ func TestRunKubernetes(t *testing.T) {
 		{[]string{"--plan", plan, "--shards", "5", "--url", "u", "--image", "i"}, 2, "concurrency 4 cannot be split"},
 		{[]string{"--plan", plan, "--shards", "2", "--url", "u"}, 2, "--image is required"},
 		{[]string{"--plan", plan, "--shards", "2", "--url", "u", "--image", "i", "--run-id", "Bad"}, 2, "run-id \"Bad\""},
+		{[]string{"--plan", plan, "--shards", "2", "--url", "u", "--image", "i", "--start-in", "25h"}, 2, "is 25h0m0s from now, more than the 24h0m0s"},
+		{[]string{"--plan", plan, "--shards", "2", "--url", "u", "--image", "i", "--start-at", "2099-12-01T00:00:00Z"}, 2, "--start-in/--start-at 2099-12-01T00:00:00Z is 26662 days from now"},
 	} {
 		var out, errb bytes.Buffer
 		code := RunKubernetes(tc.args, &out, &errb, now)

@@ -201,7 +201,7 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 		// The line rewritten in place only makes sense on a terminal; logs and pipes get
 		// whole lines, seldom.
 		o.Progress, o.ProgressEvery = stderr, replay.DefaultProgressEvery
-		if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && stderr == io.Writer(os.Stderr) {
+		if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && isStderr(stderr) {
 			o.ProgressEvery = 0
 		}
 	}
@@ -274,6 +274,21 @@ func RunReplay(o *replay.Options, stderr io.Writer) int {
 		return 130
 	}
 	return 0
+}
+
+// isStderr reports whether w is os.Stderr, itself or under writers that say what they wrap
+// (redact.Writer).
+func isStderr(w io.Writer) bool {
+	for {
+		if w == io.Writer(os.Stderr) {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
 }
 
 // readAPIKey reads --api-key-file: the key is the file's content without its trailing

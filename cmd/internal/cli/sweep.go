@@ -358,3 +358,7 @@ func (a *Analyze) Last() *analyze.Summary { return a.last }
 
 // ExportPrefix is --profile-export-prefix: every export's file name starts with it.
 func (a *Analyze) ExportPrefix() string { return a.c.exportPrefix }
+
+// MaxErrorRate is --max-error-rate: the largest fraction of failed profile requests a run
+// may have and still pass (analyze's gate) or count (a sweep point, a repeat, a probe).
+func (a *Analyze) MaxErrorRate() float64 { return a.c.maxErrorRate }
