@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func TestSIGINTWithHostileMetrics(t *testing.T) {
 	plan := writePlan(t, planned, 10*time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(os.Args[0], "--plan", plan, "--url", srv.URL, "--output-dir", dir, "--workers", "1",
-		"--benchmark-grace-period", "60", "--server-metrics-url", metrics.URL+"/metrics", "--gpu-telemetry="+dcgm.URL+"/metrics")
+		"--benchmark-grace-period", "60", "--server-metrics-url", metrics.URL+"/metrics?token=s3cret", "--gpu-telemetry="+dcgm.URL+"/metrics")
 	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -109,5 +110,9 @@ func TestSIGINTWithHostileMetrics(t *testing.T) {
 	}
 	if len(m.ServerMetricsNotes) == 0 {
 		t.Errorf("run.json says nothing of the endpoints that never answered")
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, rawlog.ManifestName))
+	if strings.Contains(string(raw), "s3cret") || strings.Contains(stderr.String(), "s3cret") {
+		t.Errorf("the metrics URL's token is in run.json or on the console: %s", stderr.String())
 	}
 }
