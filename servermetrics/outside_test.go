@@ -243,12 +243,17 @@ func TestScrapeOverByteCap(t *testing.T) {
 	}
 	over := append([]byte(vllmPage), junkPage(2000, 100, "")...)
 	over = append(over, "# TYPE late_metric gauge\nlate_metric 1\n"...)
+	omOver := append([]byte(openMetricsPage[:strings.Index(openMetricsPage, "# EOF")]), junkPage(2000, 100, "# EOF\n")...)
 	for _, c := range []struct {
 		name  string
 		serve func(w http.ResponseWriter, r *http.Request)
 		limit int
 	}{
 		{"plain", func(w http.ResponseWriter, _ *http.Request) { w.Write(over) }, len(vllmPage) + 150*1000},
+		{"OpenMetrics", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/openmetrics-text; version=1.0.0")
+			w.Write(omOver)
+		}, 150 * 1000},
 		{"gzip bomb", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Encoding", "gzip")
 			w.Write(zbomb.Bytes())
@@ -265,8 +270,12 @@ func TestScrapeOverByteCap(t *testing.T) {
 			for _, s := range res.f.Series {
 				names[s.Name] = true
 			}
-			if !names["vllm:kv_cache_usage_perc"] || names["late_metric"] || names["junk_metric"] {
-				t.Errorf("series kept: vllm %v, junk (cut through) %v, late (past the cut) %v", names["vllm:kv_cache_usage_perc"], names["junk_metric"], names["late_metric"])
+			known := "vllm:kv_cache_usage_perc"
+			if c.name == "OpenMetrics" {
+				known = "vllm:num_preemptions_total"
+			}
+			if !names[known] || names["late_metric"] || names["junk_metric"] {
+				t.Errorf("series kept: %s %v, junk (cut through) %v, late (past the cut) %v; notices %q", known, names[known], names["junk_metric"], names["late_metric"], res.notices)
 			}
 			said := 0
 			for _, s := range res.notices {

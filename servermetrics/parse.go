@@ -50,9 +50,7 @@ func parse(ctx context.Context, body []byte, contentType string) ([]Sample, erro
 	if looksJSON(body, contentType) {
 		return nil, ErrJSON
 	}
-	h := http.Header{}
-	h.Set("Content-Type", contentType)
-	format := expfmt.ResponseFormat(h)
+	format := responseFormat(contentType)
 	if format.FormatType() != expfmt.TypeOpenMetrics {
 		// A text page with an odd or missing Content-Type is still tried as text: the
 		// parser, not the header, decides.
@@ -80,6 +78,18 @@ func parse(ctx context.Context, body []byte, contentType string) ([]Sample, erro
 		return nil, fmt.Errorf("%w: no metric family found", ErrNotPrometheus)
 	}
 	return out, nil
+}
+
+// responseFormat is expfmt's reading of a Content-Type.
+func responseFormat(contentType string) expfmt.Format {
+	h := http.Header{}
+	h.Set("Content-Type", contentType)
+	return expfmt.ResponseFormat(h)
+}
+
+// isOpenMetrics reports whether a page of this Content-Type is parsed as OpenMetrics.
+func isOpenMetrics(contentType string) bool {
+	return responseFormat(contentType).FormatType() == expfmt.TypeOpenMetrics
 }
 
 // isComments reports whether every non-blank line is a comment (an empty exposition).

@@ -406,6 +406,9 @@ func (j *pageJob) run() {
 	var sel []byte
 	sel, j.st = selectFamilies(j.sel[:0], j.page, j.maxSeries, cut)
 	if j.st.capped() {
+		if cut && isOpenMetrics(j.ctype) && !bytes.HasSuffix(sel, []byte("# EOF\n")) {
+			sel = append(sel, "# EOF\n"...) // the page's own end marker was past the cut
+		}
 		j.sel = sel // its own buffer, kept for the next scrape
 	}
 	j.samples, j.err = parse(j.ctx, sel, j.ctype)
