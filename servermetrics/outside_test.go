@@ -114,7 +114,7 @@ func TestScrapeHugePageCapped(t *testing.T) {
 		w.Write(page)
 	}))
 	defer srv.Close()
-	res := scrapeRun(t, srv.URL, Config{Interval: time.Hour, Timeout: time.Minute}, 0)
+	res := scrapeRun(t, srv.URL, Config{Interval: time.Hour, Timeout: time.Minute, IdleAbove: -1}, 0)
 	if len(res.f.Scrapes) != 2 {
 		t.Fatalf("%d scrapes, want the baseline and the final one; notices %q", len(res.f.Scrapes), res.notices)
 	}
@@ -262,7 +262,7 @@ func TestScrapeOverByteCap(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(c.serve))
 			defer srv.Close()
-			res := scrapeRun(t, srv.URL, Config{Interval: time.Hour, Timeout: time.Minute, MaxPageBytes: c.limit}, 0)
+			res := scrapeRun(t, srv.URL, Config{Interval: time.Hour, Timeout: time.Minute, MaxPageBytes: c.limit, IdleAbove: -1}, 0)
 			if len(res.f.Scrapes) != 2 {
 				t.Fatalf("%d scrapes, want 2; notices %q", len(res.f.Scrapes), res.notices)
 			}
@@ -369,12 +369,11 @@ func TestScrapeOnIdleThread(t *testing.T) {
 				}
 				close(release)
 			}()
-			res := scrapeRun(t, srv.URL, Config{Interval: time.Hour, Timeout: time.Minute}, 0)
+			// (Whether the huge page is then parsed in time depends on how busy the CPUs are:
+			// that is the point.)
+			scrapeRun(t, srv.URL, Config{Interval: time.Hour, Timeout: 2 * time.Second}, 0)
 			if idle != c.want {
 				t.Errorf("%d threads at SCHED_IDLE while the page was read, want %d", idle, c.want)
-			}
-			if len(res.f.Scrapes) == 0 {
-				t.Errorf("no scrape: %q", res.notices)
 			}
 			waitNoIdleThreads(t)
 		})

@@ -37,6 +37,10 @@ type Config struct {
 	// the bytes read of one page (0: MaxPageBytes).
 	MaxSeries    int
 	MaxPageBytes int
+	// IdleAbove is the page size past which the rest of a page is read, and all of it
+	// parsed, on a thread at the lowest priority (0: 1 MiB; negative: never, for tests
+	// about something else on a machine whose CPUs are all busy).
+	IdleAbove int
 	// Client makes the requests (nil: a client of its own, no proxy from the environment
 	// for loopback targets).
 	Client *http.Client
@@ -77,6 +81,9 @@ func Run(cfg Config, start time.Time, stop <-chan struct{}) error {
 	}
 	if cfg.MaxPageBytes <= 0 {
 		cfg.MaxPageBytes = MaxPageBytes
+	}
+	if cfg.IdleAbove == 0 {
+		cfg.IdleAbove = lightPageBytes
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, IdleConnTimeout: time.Minute}}
@@ -318,7 +325,11 @@ func (e *endpointState) fetch(ctx context.Context) (body []byte, t1 time.Time, s
 	}()
 	buf := bytes.NewBuffer(e.page[:0])
 	// A gzip page is inflated by the transport as it is read: the cap is on what it inflates to.
-	_, err = buf.ReadFrom(io.LimitReader(resp.Body, int64(min(e.cfg.MaxPageBytes+1, lightPageBytes))))
+	light := e.cfg.IdleAbove
+	if light < 0 {
+		light = e.cfg.MaxPageBytes + 1
+	}
+	_, err = buf.ReadFrom(io.LimitReader(resp.Body, int64(min(e.cfg.MaxPageBytes+1, light))))
 	e.page = buf.Bytes()
 	t1 = time.Now()
 	if err != nil {
@@ -331,8 +342,8 @@ func (e *endpointState) fetch(ctx context.Context) (body []byte, t1 time.Time, s
 		return nil, t1, nil, st, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	j := &pageJob{ctx: ctx, body: resp.Body, buf: buf, sel: e.sel, ctype: resp.Header.Get("Content-Type"),
-		limit: e.cfg.MaxPageBytes, maxSeries: e.cfg.MaxSeries, t1: t1}
-	if buf.Len() < lightPageBytes {
+		limit: e.cfg.MaxPageBytes, maxSeries: e.cfg.MaxSeries, t1: t1, light: light}
+	if buf.Len() < light || light > e.cfg.MaxPageBytes {
 		j.run()
 	} else {
 		// The rest on a thread at the lowest priority, which may get no CPU while the
@@ -343,7 +354,7 @@ func (e *endpointState) fetch(ctx context.Context) (body []byte, t1 time.Time, s
 			select {
 			case <-e.heavy:
 			default:
-				return nil, t1, nil, st, errors.New("the CPUs were too busy to parse the page before (over 1 MiB) yet")
+				return nil, t1, nil, st, errors.New("the CPUs were too busy to parse the large page before yet")
 			}
 		}
 		closeBody = false
@@ -374,6 +385,7 @@ type pageJob struct {
 	ctype     string
 	limit     int
 	maxSeries int
+	light     int // what fetch read before handing the page over
 	// Results.
 	t1      time.Time
 	page    []byte
@@ -383,8 +395,8 @@ type pageJob struct {
 }
 
 func (j *pageJob) run() {
-	if j.buf.Len() == lightPageBytes && j.limit+1 > lightPageBytes {
-		if _, j.err = j.buf.ReadFrom(io.LimitReader(j.body, int64(j.limit+1-lightPageBytes))); j.err != nil {
+	if j.buf.Len() == j.light && j.limit+1 > j.light {
+		if _, j.err = j.buf.ReadFrom(io.LimitReader(j.body, int64(j.limit+1-j.light))); j.err != nil {
 			return
 		}
 		j.t1 = time.Now()
