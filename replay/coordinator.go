@@ -221,6 +221,7 @@ type proc struct {
 	errs    atomic.Int64
 	exited  chan struct{}
 	waitErr error
+	maxRSS  int64 // peak resident set (its "memory" line)
 }
 
 func (p *proc) send(s string) {
@@ -420,6 +421,11 @@ func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.
 		wi := &m.Workers[i]
 		st, counts, why := r.workerOutcome(p, wi, runErr)
 		wi.Status = st
+		if p != nil {
+			p.mu.Lock()
+			wi.MaxRSSBytes = p.maxRSS
+			p.mu.Unlock()
+		}
 		m.Counts.Add(counts)
 		if why != "" {
 			failures = append(failures, why)
@@ -572,6 +578,12 @@ func (r *Replay) startWorker(cfg workerConfig, readyCh, exitCh chan<- int) (*pro
 				if json.Unmarshal([]byte(rest), &c) == nil {
 					p.mu.Lock()
 					p.calib = &c
+					p.mu.Unlock()
+				}
+			case "memory":
+				if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
+					p.mu.Lock()
+					p.maxRSS = n
 					p.mu.Unlock()
 				}
 			case "ready":

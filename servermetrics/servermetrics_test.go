@@ -349,8 +349,8 @@ func TestScraper(t *testing.T) {
 	mux.HandleFunc("/dcgm/metrics", func(w http.ResponseWriter, _ *http.Request) { w.Write(dcgm) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	var buf bytes.Buffer
-	out, err := NewWriter(&buf, Header{})
+	buf := &lineSignal{scrape: make(chan struct{})}
+	out, err := NewWriter(buf, Header{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,11 +366,32 @@ func TestScraper(t *testing.T) {
 	}
 	start := time.Now().Add(30 * time.Millisecond)
 	stop := make(chan struct{})
-	go func() { time.Sleep(120 * time.Millisecond); close(stop) }()
+	go func() {
+		// Stop once each good endpoint has two run-phase scrapes (a slow scrape spaces the
+		// next, so a fixed time may hold fewer on a loaded machine).
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			buf.mu.Lock()
+			f, err := Read(bytes.NewReader(buf.b.Bytes()))
+			buf.mu.Unlock()
+			if err != nil {
+				continue
+			}
+			runs := map[int]int{}
+			for _, s := range f.Scrapes {
+				if s.Phase == PhaseRun {
+					runs[s.Endpoint]++
+				}
+			}
+			if runs[0] >= 2 && runs[1] >= 2 && runs[3] >= 2 {
+				break
+			}
+		}
+		close(stop)
+	}()
 	if err := Run(cfg, start, stop); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Read(&buf)
+	f, err := Read(bytes.NewReader(buf.b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
