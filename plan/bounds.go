@@ -16,7 +16,7 @@ import (
 const (
 	// MaxSpan bounds every duration flag, every think time and every planned instant: a plan
 	// spans at most 365 days (spanWords).
-	MaxSpan = 365 * 24 * time.Hour
+	MaxSpan   = 365 * 24 * time.Hour
 	spanWords = "365 days"
 	// MaxDatasetEntries bounds --num-dataset-entries and --prompt-prefix-pool-size.
 	MaxDatasetEntries = 1 << 20

@@ -168,7 +168,7 @@ func TestPlanSizeRefusedBeforeAllocating(t *testing.T) {
 		}, "of them media"},
 		{"concurrency", func(o *Options) { o.Concurrency = 1e9 }, "--concurrency 1000000000: want sessions in [0, 1048576]"},
 		{"requests past a plan", func(o *Options) { o.NumSessions, o.ConversationTurnMean = 1e7, 10 }, "requests, more than the maximum of 16777216"},
-		{"own limit", func(o *Options) { o.RequestCount, o.MaxPlanBytes = 1000, 64 << 10 }, "more than --max-plan-bytes 65536 (64 KiB)"},
+		{"own limit", func(o *Options) { o.RequestCount, o.MaxPlanBytes = 1000, 64<<10 }, "more than --max-plan-bytes 65536 (64 KiB)"},
 		{"negative limit", func(o *Options) { o.MaxPlanBytes = -1 }, "--max-plan-bytes -1"},
 	}
 	for _, c := range cases {
@@ -212,7 +212,9 @@ func TestEstimateFollowsCompiledSize(t *testing.T) {
 			o.SharedSystemPromptLength, o.UserContextPromptLength, o.RequestCount = 300, 200, 30
 		}},
 		{"prefix pool", func(o *Options) { o.PromptPrefixPoolSize, o.PromptPrefixLength, o.RequestCount = 4, 500, 30 }},
-		{"embeddings batch", func(o *Options) { o.EndpointType, o.PromptBatchSize, o.OSLMean, o.RequestCount = "embeddings", 8, 0, 20 }},
+		{"embeddings batch", func(o *Options) {
+			o.EndpointType, o.PromptBatchSize, o.OSLMean, o.RequestCount = "embeddings", 8, 0, 20
+		}},
 		{"rankings", func(o *Options) {
 			o.EndpointType, o.RankingsPassagesMean, o.RankingsPassagesPromptTokenMean, o.RankingsQueryPromptTokenMean, o.RequestCount = "cohere_rankings", 5, 100, 30, 20
 		}},

@@ -7,7 +7,7 @@ func TestNearest(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"time_to_frist_token", "time_to_first_token"},
 		{"request_latncy", "request_latency"},
-		{"ttft", ""},                                  // too far from every name
+		{"ttft", ""},                                   // too far from every name
 		{"time_to_first_token", "time_to_first_token"}, // exact
 		{"", ""},
 	} {
