@@ -29,8 +29,8 @@ const (
 	// MaxOffsetMs bounds the fixed-schedule offsets (input timestamps in ms): the largest
 	// that fits in int64 nanoseconds, so epoch-ms traces can be windowed.
 	MaxOffsetMs = math.MaxInt64 / int64(time.Millisecond)
-	// MinSmoothness and MaxSmoothness bound --arrival-smoothness (the gamma shape): below,
-	// every gap rounds to 0; above, the arrivals are constant.
+	// MinSmoothness and MaxSmoothness bound --arrival-smoothness (the gamma shape): far
+	// below, nearly every gap rounds to 0; above, the arrivals are constant.
 	MinSmoothness, MaxSmoothness = 1e-3, 1e3
 	// MinSpeedup and MaxSpeedup bound --synthesis-speedup-ratio.
 	MinSpeedup, MaxSpeedup = 1e-6, 1e6
@@ -51,20 +51,15 @@ const (
 type Bound struct {
 	// Flag is the flag's name with its dashes, e.g. "--num-dataset-entries".
 	Flag string
-	// Min and Max are the inclusive range; MinOpen excludes Min itself.
+	// Min and Max are the inclusive range.
 	Min, Max float64
-	MinOpen  bool
 	// Unit says what the value counts ("seconds", "tokens", ...).
 	Unit string
 }
 
 // String is the range as the error lines write it, e.g. "seconds in [0, 31536000]".
 func (b Bound) String() string {
-	open := "["
-	if b.MinOpen {
-		open = "("
-	}
-	s := fmt.Sprintf("%s%s, %s]", open, num(b.Min), num(b.Max))
+	s := fmt.Sprintf("[%s, %s]", num(b.Min), num(b.Max))
 	if b.Unit != "" {
 		s = b.Unit + " in " + s
 	}
@@ -94,7 +89,6 @@ func (o *Options) bounds() []bounded {
 	b := func(flag string, v, lo, hi float64, unit string) bounded {
 		return bounded{Bound{Flag: flag, Min: lo, Max: hi, Unit: unit}, v}
 	}
-	open := func(x bounded) bounded { x.MinOpen = true; return x }
 	f := func(i int) float64 { return float64(i) }
 	out := []bounded{
 		b("--num-dataset-entries", f(o.NumDatasetEntries), 1, MaxDatasetEntries, "conversations"),
@@ -123,7 +117,7 @@ func (o *Options) bounds() []bounded {
 		b("--rankings-query-prompt-token-stddev", o.RankingsQueryPromptTokenStddev, 0, maxTok, tok),
 		b("--concurrency", f(o.Concurrency), 0, MaxConcurrency, "sessions"),
 		b("--request-rate", o.RequestRate, 0, MaxRate, "requests/s"),
-		open(b("--arrival-smoothness", o.ArrivalSmoothness, MinSmoothness, MaxSmoothness, "")),
+		b("--arrival-smoothness", o.ArrivalSmoothness, MinSmoothness, MaxSmoothness, ""),
 		b("--request-rate-ramp-duration", o.RequestRateRampDuration, 0, maxSpanSeconds, sec),
 		b("--concurrency-ramp-duration", o.ConcurrencyRampDuration, 0, maxSpanSeconds, sec),
 		b("--request-count", f(o.RequestCount), 0, MaxRequests, req),
@@ -138,7 +132,7 @@ func (o *Options) bounds() []bounded {
 		b("--synthesis-speedup-ratio", o.SynthesisSpeedupRatio, MinSpeedup, MaxSpeedup, ""),
 		b("--user-centric-rate", o.UserCentricRate, 0, MaxRate, "requests/s"),
 		b("--num-users", f(o.NumUsers), 0, MaxConcurrency, "users"),
-		b("--max-plan-bytes", float64(o.MaxPlanBytes), 0, math.MaxInt64, "bytes"),
+		b("--max-plan-bytes", float64(o.MaxPlanBytes), 0, 1<<50, "bytes"), // 0: the default; at most 1 PiB
 	}
 	for _, p := range []struct {
 		flag string
@@ -167,11 +161,7 @@ func Bounds() []Bound {
 // values and values past the cap are refused, naming the flag.
 func (o *Options) checkBounds() error {
 	for _, x := range o.bounds() {
-		lowOK := x.v >= x.Min
-		if x.MinOpen {
-			lowOK = x.v > x.Min
-		}
-		if !lowOK || !(x.v <= x.Max) { // NaN fails both
+		if !(x.v >= x.Min && x.v <= x.Max) { // NaN too
 			return usagef("%s %s: want %s", x.Flag, num(x.v), x.Bound)
 		}
 	}

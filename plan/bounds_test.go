@@ -290,3 +290,23 @@ func newTestImage(path string) (string, error) {
 	}
 	return path, os.WriteFile(path, b, 0o644)
 }
+
+// TestBoundsDocumented: docs/plan-format.md "Bounds" gives every bound as checked.
+func TestBoundsDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "plan-format.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for _, bd := range Bounds() {
+		found := false
+		for _, l := range lines {
+			if strings.HasPrefix(l, "| `"+bd.Flag+"` | "+bd.String()) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("docs/plan-format.md has no row | `%s` | %s |", bd.Flag, bd)
+		}
+	}
+}

@@ -568,7 +568,7 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.ISLMean = 0 }, "--synthetic-input-tokens-mean must be > 0 (got 0)"},
 		{func(o *Options) { o.RequestRate = -1 }, "--request-rate -1: want requests/s in [0, 1000000000]"},
 		{func(o *Options) { o.ArrivalPattern = "bursty" }, "--arrival-pattern must be constant, poisson or gamma"},
-		{func(o *Options) { o.ArrivalPattern, o.ArrivalSmoothness = "gamma", 0 }, "--arrival-smoothness 0: want (0.001, 1000]"},
+		{func(o *Options) { o.ArrivalPattern, o.ArrivalSmoothness = "gamma", 0 }, "--arrival-smoothness 0: want [0.001, 1000]"},
 		{func(o *Options) { o.FixedSchedule, o.RequestRate = true, 5 }, "--request-rate and --fixed-schedule are mutually exclusive"},
 		{func(o *Options) { o.FixedSchedule = true }, "--fixed-schedule needs an --input-file"},
 		{func(o *Options) { o.EndpointType = "soap" }, "--endpoint-type must be one of"},

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/plan"
 )
 
 // Export file names are AIPerf's: the prefix (--profile-export-prefix) and these endings.
@@ -41,19 +42,21 @@ func (s secondsFlag) String() string {
 }
 
 func (s secondsFlag) Set(v string) error {
+	errRange := errors.New("want a positive duration of at most 365 days")
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		if f <= 0 {
-			return errors.New("must be positive")
+		d, err := durationFlag("", f, false) // NaN, infinities and past the bound refused
+		if err != nil {
+			return errRange
 		}
-		*s.d = time.Duration(f * float64(time.Second))
+		*s.d = d
 		return nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return fmt.Errorf("%q is neither secondsFlag nor a duration such as 10s", v)
+		return fmt.Errorf("%q is neither seconds nor a duration such as 10s", v)
 	}
-	if d <= 0 {
-		return errors.New("must be positive")
+	if d <= 0 || d > plan.MaxSpan {
+		return errRange
 	}
 	*s.d = d
 	return nil
@@ -118,6 +121,97 @@ func NewAnalyze() *Analyze {
 	return a
 }
 
+// checked are the analyze flags once checked: what the gates and SLOs parse to.
+type checked struct {
+	goodput []analyze.SLO
+	gates   []analyze.Gate // --gate, then the --gates file's
+}
+
+// Check checks every analyze flag without reading a run: bounds, export names, the gates
+// (metrics, statistics, values), the goodput SLOs, the --gates file and the claim's files.
+// profile calls it before anything is sent, so a typo never costs a run. Errors name the
+// flag.
+func (a *Analyze) Check() error {
+	_, err := a.check()
+	return err
+}
+
+func (a *Analyze) check() (*checked, error) {
+	c := &a.c
+	switch c.exportLevel {
+	case "summary", "records", "raw":
+	default:
+		return nil, fmt.Errorf("--export-level %q: want summary, records or raw", c.exportLevel)
+	}
+	if c.exportPrefix == "" || strings.ContainsAny(c.exportPrefix, "/\\") {
+		return nil, fmt.Errorf("--profile-export-prefix %q: want a file name prefix without a path", c.exportPrefix)
+	}
+	switch {
+	case !(c.maxErrorRate >= 0 && c.maxErrorRate <= 1): // NaN too
+		return nil, fmt.Errorf("--max-error-rate %v: want a fraction between 0 and 1", c.maxErrorRate)
+	case c.maxScheduleLag <= 0:
+		return nil, fmt.Errorf("--max-schedule-lag %v: must be positive", c.maxScheduleLag)
+	case !(c.maxWorkerCPUPct > 0) || math.IsInf(c.maxWorkerCPUPct, 0):
+		return nil, fmt.Errorf("--max-worker-cpu %v: want a positive finite percentage of one core", c.maxWorkerCPUPct)
+	case c.parallelism < 0:
+		return nil, fmt.Errorf("--parallelism %d: must not be negative (0: all CPUs)", c.parallelism)
+	case a.html.off && a.html.path != "":
+		return nil, fmt.Errorf("--html %s and --no-html contradict each other", a.html.path)
+	}
+	out := &checked{}
+	if Changed(a.FS, "goodput") {
+		slos, err := analyze.ParseGoodput(c.goodput)
+		if err != nil {
+			return nil, err
+		}
+		out.goodput = slos
+	}
+	for _, g := range c.gates {
+		gate, err := analyze.ParseGate(g)
+		if err != nil {
+			return nil, err
+		}
+		out.gates = append(out.gates, gate)
+	}
+	gates, err := a.claim.gates(out.gates) // --gates FILE (claim.go)
+	if err != nil {
+		return nil, err
+	}
+	out.gates = gates
+	if err := a.claim.check(); err != nil { // the claim's files (claim.go)
+		return nil, err
+	}
+	return out, nil
+}
+
+// CheckStreaming refuses the gates and goodput SLOs on metrics a run without streamed
+// responses has no values for (time_to_first_token, inter_token_latency, ...), naming the
+// flag: streaming is the plan's --streaming.
+func (a *Analyze) CheckStreaming(streaming bool) error {
+	if streaming {
+		return nil
+	}
+	ck, err := a.check()
+	if err != nil {
+		return err
+	}
+	return ck.checkStreaming()
+}
+
+func (ck *checked) checkStreaming() error {
+	for _, s := range ck.goodput {
+		if s.Metric.NeedsStream() {
+			return fmt.Errorf("--goodput %s: the plan does not stream, so the run has no %s values (plan with --streaming)", s, s.Metric.Tag)
+		}
+	}
+	for _, g := range ck.gates {
+		if g.Metric.NeedsStream() {
+			return fmt.Errorf("--gate %q: the plan does not stream, so the run has no %s values (plan with --streaming)", g.Expr, g.Metric.Tag)
+		}
+	}
+	return nil
+}
+
 // Run analyses the run directories dirs, writes the exports and prints the console table
 // and the gates on stdout. Exit status: 0 every gate holds, 1 a gate fails or a log is
 // damaged, 2 bad input (one line "analyze: ..." on stderr).
@@ -130,25 +224,12 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		undo()
 		return exitBadInput
 	}
-	switch c.exportLevel {
-	case "summary", "records", "raw":
-	default:
-		return bad("--export-level %q: want summary, records or raw", c.exportLevel)
-	}
-	if c.exportPrefix == "" || strings.ContainsAny(c.exportPrefix, "/\\") {
-		return bad("--profile-export-prefix %q: want a file name prefix without a path", c.exportPrefix)
+	ck, err := a.check()
+	if err != nil {
+		return bad("%v", err)
 	}
 	fileJSON, fileCSV, fileRecords := c.exportPrefix+SuffixJSON, c.exportPrefix+SuffixCSV, c.exportPrefix+SuffixRecords
 	fileSlicesJSON, fileSlicesCSV := c.exportPrefix+SuffixSlicesJSON, c.exportPrefix+SuffixSlicesCSV
-	if c.maxErrorRate < 0 || c.maxErrorRate > 1 {
-		return bad("--max-error-rate %v: want a fraction between 0 and 1", c.maxErrorRate)
-	}
-	if c.maxScheduleLag <= 0 {
-		return bad("--max-schedule-lag %v: must be positive", c.maxScheduleLag)
-	}
-	if c.maxWorkerCPUPct <= 0 {
-		return bad("--max-worker-cpu %v: must be positive", c.maxWorkerCPUPct)
-	}
 	opts := analyze.Options{
 		RunDirs: dirs, PlanPath: c.plan, UseServerTokenCount: c.serverTokens,
 		TokenizerSpec: c.tokenizer, SliceDuration: c.sliceDuration, MaxScheduleLag: c.maxScheduleLag,
@@ -156,25 +237,8 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		ExportHTTPTrace: c.httpTrace, ExportPerChunkData: c.perChunk,
 		LoadTokenizer: loadTokenizer,
 	}
-	if Changed(a.FS, "goodput") {
-		slos, err := analyze.ParseGoodput(c.goodput)
-		if err != nil {
-			return bad("%v", err)
-		}
-		opts.Goodput = slos
-	}
-	var gates []analyze.Gate
-	for _, g := range c.gates {
-		gate, err := analyze.ParseGate(g)
-		if err != nil {
-			return bad("%v", err)
-		}
-		gates = append(gates, gate)
-	}
-	gates, gerr := a.claim.gates(gates) // --gates FILE (claim.go)
-	if gerr != nil {
-		return bad("%v", gerr)
-	}
+	opts.Goodput = ck.goodput
+	gates := ck.gates
 	out := c.outputDir
 	outFlag := "--output-dir"
 	if out == "" {
@@ -214,6 +278,13 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		var err error
 		if s, err = analyze.Analyze(opts, a.html.tee(w)); err != nil {
 			return err
+		}
+		// A gate or SLO the run cannot give (it did not stream) is bad input: refused
+		// before any export is written.
+		if !s.Streaming {
+			if err := ck.checkStreaming(); err != nil {
+				return err
+			}
 		}
 		inputsAfter(guard, s)
 		return guard.checkAll(outputs)

@@ -292,7 +292,9 @@ func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 		if !isStr {
 			return fmt.Errorf("--extra-inputs %s: want a string", l.key)
 		}
-		if Changed(fs, l.flag) {
+		// The same value is what an earlier apply put there (profile applies once to check
+		// the flags and once per compile).
+		if Changed(fs, l.flag) && fs.Lookup(l.flag).Value.String() != str {
 			return fmt.Errorf("--%s and --extra-inputs %s are both given", l.flag, l.key)
 		}
 		if err := fs.Set(l.flag, str); err != nil {
