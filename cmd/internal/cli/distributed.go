@@ -39,8 +39,8 @@ type Distributed struct {
 // AddDistributed defines the distributed-replay flags on fs.
 func AddDistributed(fs *pflag.FlagSet) *Distributed {
 	return &Distributed{fs: fs,
-		index: fs.Int("shard-index", 0, "replay only shard I of --shard-count (0-based; default $"+EnvJobCompletionIndex+", else $"+EnvSlurmProcID+")"),
-		count: fs.Int("shard-count", 0, "number of shards the plan is split into, by session (default $"+EnvShardCount+", else $"+EnvSlurmNTasks+" under srun; 0: the whole plan)"),
+		index: fs.Int("shard-index", 0, "replay only shard I of --shard-count (0-based; default $"+EnvJobCompletionIndex+", else $"+EnvSlurmProcID+"); never without a shard count"),
+		count: fs.Int("shard-count", 0, "number of shards the plan is split into, by session (default $"+EnvShardCount+", else $"+EnvSlurmNTasks+" under srun; 0: the whole plan); never without a shard index"),
 		startAt: fs.String("start-at", "", "wall-clock instant of the plan's t = 0, the same on every shard: RFC 3339 (2026-12-01T14:00:00.000Z) or +DURATION from now (+30s); "+
 			"a shard that starts more than the plan's first gap late refuses"),
 		runID:      fs.String("run-id", "", "name of the distributed run, recorded in run.json"),

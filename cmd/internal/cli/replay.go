@@ -71,9 +71,9 @@ func NewReplay() *Replay {
 	r.apiKey = fs.String("api-key", "", "API key sent as 'Authorization: Bearer KEY', or 'x-api-key: KEY' to the Anthropic Messages API (default $OPENAI_API_KEY); never written anywhere, but other local users can read it in the process list (ps): prefer --api-key-file or $OPENAI_API_KEY")
 	r.apiKeyFile = fs.String("api-key-file", "", "read the API key from this file (trailing newline trimmed); keeps it out of the process list")
 	r.headers = fs.StringArrayP("header", "H", nil, "extra request header 'Name: value' (repeatable)")
-	r.timeout = fs.Float64("request-timeout-seconds", replay.DefaultRequestTimeout.Seconds(), "per-request timeout, connect to last byte")
+	r.timeout = fs.Float64("request-timeout-seconds", replay.DefaultRequestTimeout.Seconds(), "per-request timeout, connect to last byte, in seconds (at most 365 days)")
 	r.grace = fs.String("benchmark-grace-period", strconv.FormatFloat(replay.DefaultGracePeriod.Seconds(), 'f', -1, 64),
-		"seconds in-flight requests may run after Ctrl-C or after a duration-sized plan's duration; inf to wait for them")
+		"seconds in-flight requests may run after Ctrl-C or after a duration-sized plan's duration (at most 365 days); inf to wait for them")
 	r.reuse = fs.String("connection-reuse-strategy", replay.ReusePooled, "pooled, never (new connection per request) or sticky-user-sessions (one per session)")
 	r.sessionHeader = fs.String("session-header", replay.DefaultSessionHeader, "header carrying the session id; empty for none")
 	r.gpuInterval = fs.Duration("gpu-sample-interval", replay.DefaultGPUSampleInterval, "NVML GPU sampling period")
