@@ -13,16 +13,6 @@ import (
 	"github.com/llmbench/llmbench/mmapds"
 )
 
-// TestMain makes the test binary act as profile (and so as its own replay workers) when
-// LLMBENCH_TEST_MAIN=1: a flag check that let a run start would then really send.
-func TestMain(m *testing.M) {
-	if os.Getenv("LLMBENCH_TEST_MAIN") == "1" {
-		main()
-		return
-	}
-	os.Exit(m.Run())
-}
-
 // countingServer is a loopback server that counts every request it gets (inference,
 // readiness probes, /metrics scrapes) and answers none usefully.
 func countingServer(t *testing.T) (string, *atomic.Int64) {
@@ -86,6 +76,7 @@ func TestBadFlagsSendNothing(t *testing.T) {
 		{"slice duration nan", []string{"--slice-duration", "nan"}, `invalid argument "nan" for "--slice-duration"`},
 		{"slice duration huge", []string{"--slice-duration", "1e300"}, `"--slice-duration" flag: want a positive duration of at most 365 days`},
 		{"html and no-html", []string{"--html", "r.html", "--no-html"}, "--html r.html and --no-html contradict each other"},
+		{"html directory", []string{"--html", missing + "/r.html"}, "--html " + missing + "/r.html: its directory " + missing + " does not exist"},
 		{"gates file", []string{"--gates", missing}, "--gates: open " + missing},
 		{"validate shape reference", []string{"--validate-shape", missing}, "--validate-shape " + missing},
 		{"generator validation file", []string{"--generator-validation", missing}, "--generator-validation: "},
@@ -124,7 +115,6 @@ func TestBadFlagsSendNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Chdir(t.TempDir())
-			t.Setenv("LLMBENCH_TEST_MAIN", "1")
 			args := append(append([]string{"profile"}, base...), c.args...)
 			if strings.Contains(strings.Join(c.args, " "), "--plan ") {
 				args = append([]string{"profile", "--url", url, "--ui-type", "none"}, c.args...)

@@ -158,6 +158,9 @@ func (a *Analyze) check() (*checked, error) {
 	case a.html.off && a.html.path != "":
 		return nil, fmt.Errorf("--html %s and --no-html contradict each other", a.html.path)
 	}
+	if err := a.html.checkDir(); err != nil {
+		return nil, err
+	}
 	out := &checked{}
 	if Changed(a.FS, "goodput") {
 		slos, err := analyze.ParseGoodput(c.goodput)
@@ -256,8 +259,8 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 	}
 	if p := a.html.target(out); p != "" {
 		outputs = append(outputs, output{"--html", p})
-		if st, err := os.Stat(filepath.Dir(p)); a.html.path != "" && (err != nil || !st.IsDir()) {
-			return bad("--html %s: its directory %s does not exist", p, filepath.Dir(p))
+		if err := a.html.checkDir(); err != nil {
+			return bad("%v", err)
 		}
 	}
 	guard := newOutputGuard()
