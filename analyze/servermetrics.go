@@ -118,8 +118,8 @@ func parseServerGate(g Gate, lhs string) (Gate, error) {
 	name, stat := lhs[:i], lhs[i+1:]
 	unit, kind, ok := serverMetricInfo(name)
 	if !ok {
-		return g, fmt.Errorf("--gate %q: unknown server metric %q (server.<name> of docs/metrics.md \"Server metrics\": %s; or gpu.<field>: %s)",
-			g.Expr, name, strings.Join(serverGateNames(), ", "), strings.Join(gpuGateNames(), ", "))
+		return g, fmt.Errorf("--gate %q: unknown server metric %q (%sserver.<name> of docs/metrics.md \"Server metrics\": %s; or gpu.<field>: %s)",
+			g.Expr, name, didYouMean(name, append(serverGateNames(), gpuGateNames()...)), strings.Join(serverGateNames(), ", "), strings.Join(gpuGateNames(), ", "))
 	}
 	if stat == "mean" {
 		stat = "avg"
