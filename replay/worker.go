@@ -51,8 +51,9 @@ type workerConfig struct {
 	// LocalAddrs are the source addresses to spread connections over (localaddr.go).
 	LocalAddrs []netip.Addr `json:"local_addrs,omitempty"`
 
-	// load builds the worker's part of the plan; nil means schedule.LoadChains. Tests put a
-	// graph with branches and joins here.
+	// load builds the worker's part of the plan; nil means schedule.LoadGraph for a plan
+	// with a graph section, else schedule.LoadChains. Tests put a graph with branches and
+	// joins here.
 	load func(p *mmapds.Plan, ord []uint32, workers, worker int) (*schedule.Graph, error)
 	// openLog opens the log file; nil means os.OpenFile. Tests put a failing file here.
 	openLog func(path string) (logFile, error)
@@ -187,7 +188,11 @@ func newWorker(cfg workerConfig) (*worker, error) {
 		return fail(errors.New("no URL"))
 	}
 	load := cfg.load
-	if load == nil {
+	switch {
+	case load != nil:
+	case p.HasGraph():
+		load = schedule.LoadGraph // agentic plans: the graph section says who waits for whom
+	default:
 		load = schedule.LoadChains
 	}
 	if w.g, err = load(p, info.ord, cfg.Workers, cfg.ID); err != nil {
