@@ -240,6 +240,9 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if err := w.lr.init(w.meta); err != nil {
 		return fail(err)
 	}
+	if p.HasGraph() {
+		w.lr.graph = p // live markers follow each record's reply sources
+	}
 	if cfg.Client == ClientLoop || cfg.Client == "" && DefaultClient == ClientLoop {
 		if w.loop, err = newEvloop(w); err != nil && err != errTLSNet {
 			fmt.Fprintf(os.Stderr, "replay worker %d: --client loop: %v; using the net client\n", cfg.ID, err)

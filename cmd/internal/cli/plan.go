@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -92,6 +93,12 @@ func NewPlan() *Plan {
 	fs.Int64Var(&cf.startOffset, "fixed-schedule-start-offset", 0, "replay from this input timestamp (ms)")
 	fs.Int64Var(&cf.endOffset, "fixed-schedule-end-offset", 0, "replay up to this input timestamp (ms)")
 	fs.Float64Var(&o.SynthesisSpeedupRatio, "synthesis-speedup-ratio", d.SynthesisSpeedupRatio, "divide input timestamps and delays by this")
+
+	// Agentic workloads (weka_trace, dag_jsonl)
+	fs.Float64Var(&o.TraceIdleGapCapSeconds, "trace-idle-gap-cap-seconds", 0, "weka_trace: shorten every longer gap between request starts of a session to this many seconds (AgentX: 10; 0: none)")
+	fs.Float64Var(&o.TrajectoryStartMinRatio, "trajectory-start-min-ratio", 0, "weka_trace closed loop: the first --concurrency sessions start at a point drawn in [min, max] of their trace")
+	fs.Float64Var(&o.TrajectoryStartMaxRatio, "trajectory-start-max-ratio", 0, "weka_trace closed loop: see --trajectory-start-min-ratio (both 0: every session from its start)")
+	fs.StringVar(&o.CacheBust, "cache-bust", "none", "agentic inputs: a marker per session before the first user text (first_turn_prefix) or the first message (system_prefix) of its bodies; none")
 	fs.Float64Var(&cf.synthesis.PromptLenMultiplier, "synthesis-prompt-len-multiplier", 1, "traces: scale each row's unshared input tokens (after its shared hash_id prefix)")
 	fs.Float64Var(&cf.synthesis.PrefixLenMultiplier, "synthesis-prefix-len-multiplier", 1, "traces: stretch each row's shared hash_id prefix (shared blocks stay shared)")
 	fs.IntVar(&cf.synthesis.PrefixRootMultiplier, "synthesis-prefix-root-multiplier", 1, "traces: independent copies of the prefix trees, one drawn per session")
@@ -217,13 +224,21 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 			Path: cf.inputFile, Type: cf.datasetType, BlockSize: cf.blockSize,
 			Tokenizer: tok, Corpus: o.Corpus, Seed: o.Seed,
 			SamplingStrategy: o.SamplingStrategy, NumConversations: o.NumSessions, Synthesis: cf.synthesis,
+			IdleGapCapNs: int64(math.Round(o.TraceIdleGapCapSeconds * 1e9)),
 		})
 		if err != nil {
 			return fail(stderr, 2, err)
 		}
+		if o.Dataset.LiveReplies && !Changed(p.FS, "conversation-history") {
+			// dag_jsonl bodies carry the actual replies (AIPerf's semantics): live unless asked
+			// otherwise, which plan.Compile then refuses naming the flag.
+			o.ConversationHistory = "live"
+			p.FS.Set("conversation-history", "live")
+		}
 	}
 	o.Spec = spec(p.FS)
 	dropMediaSpec(o.Spec, &o.Media) // cli/media.go
+	dropAgenticSpec(o.Spec, p.FS)
 	res, err := plan.Compile(o)
 	if err != nil {
 		code := 1
@@ -453,6 +468,18 @@ func spec(fs *pflag.FlagSet) map[string]any {
 		m[f.Name] = v
 	})
 	return m
+}
+
+// agenticFlags are the flags of agentic workloads, recorded in the spec only when given:
+// plans of other inputs keep the bytes they had before these flags existed.
+var agenticFlags = []string{"trace-idle-gap-cap-seconds", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "cache-bust"}
+
+func dropAgenticSpec(m map[string]any, fs *pflag.FlagSet) {
+	for _, name := range agenticFlags {
+		if !Changed(fs, name) {
+			delete(m, name)
+		}
+	}
 }
 
 // fail prints err as the one line "plan: ..." and returns code.
