@@ -530,6 +530,13 @@ func (l *loader) checkTimed(path string, s *sessionSet) (bool, error) {
 
 // detectType tells the format from the content, failing when it cannot.
 func detectType(in *inputData) (string, error) {
+	if in.dir {
+		for _, f := range in.files { // a trace folder: its .json files, whatever else it holds
+			if strings.EqualFold(filepath.Ext(f.path), ".json") && looksWeka(bytes.TrimSpace(trimBOM(f.data))) {
+				return TypeWeka, nil
+			}
+		}
+	}
 	f := in.files[0]
 	typ, err := detectFile(f)
 	if err != nil || !in.dir {

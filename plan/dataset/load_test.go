@@ -73,6 +73,9 @@ func TestDetectType(t *testing.T) {
 		{"raw_payload_dir", TypeRawPayload},
 		{"bailian_small.jsonl", TypeBailian},
 		{"burstgpt_small.csv", TypeBurstGPT},
+		{"weka", TypeWeka},
+		{"weka/trace_a.json", TypeWeka},
+		{"dag_branching.jsonl", TypeDAG},
 	}
 	for _, tc := range tests {
 		t.Run(tc.fixture, func(t *testing.T) {
