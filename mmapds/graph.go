@@ -18,7 +18,7 @@ const GraphVersion = 3
 
 // NodeSize and EdgeSize are the sizes of a graph node entry (one per record) and of an edge.
 const (
-	NodeSize = 16
+	NodeSize = 20
 	EdgeSize = 8
 )
 
@@ -83,6 +83,10 @@ type Node struct {
 	// Sources are, in body order, the records whose replies fill its live-history markers
 	// (kind EdgeReply).
 	Sources []Edge
+	// Reuse is the prompt tokens the input says an infinite prefix cache holds when the
+	// request is sent (its leading hash-id blocks that an earlier record of the plan sent):
+	// the reuse the workload offers, which analyze sets beside the server's hit counters.
+	Reuse uint32
 }
 
 // Agent describes one conversation of a session: its root agent (the session's own
@@ -107,7 +111,7 @@ type Agent struct {
 }
 
 // putNode encodes node entry fields into b (NodeSize bytes).
-func putNode(b []byte, agent, edgeFirst uint32, parents, sources uint16, flags uint8) {
+func putNode(b []byte, agent, edgeFirst uint32, parents, sources uint16, flags uint8, reuse uint32) {
 	le := binary.LittleEndian
 	le.PutUint32(b[0:], agent)
 	le.PutUint32(b[4:], edgeFirst)
@@ -115,16 +119,18 @@ func putNode(b []byte, agent, edgeFirst uint32, parents, sources uint16, flags u
 	le.PutUint16(b[10:], sources)
 	b[12] = flags
 	b[13], b[14], b[15] = 0, 0, 0
+	le.PutUint32(b[16:], reuse)
 }
 
-// GraphNode is a record's graph entry as read from the file: its agent, flags and where
-// its edges lie (Plan.Edge).
+// GraphNode is a record's graph entry as read from the file: its agent, flags, expected
+// prefix reuse and where its edges lie (Plan.Edge).
 type GraphNode struct {
 	Agent     uint32
 	EdgeFirst uint32
 	Parents   uint16
 	Sources   uint16
 	Flags     uint8
+	Reuse     uint32
 }
 
 // HasGraph says whether the plan has a graph section.
@@ -136,7 +142,7 @@ func (p *Plan) GraphNode(i int) GraphNode {
 	b := p.graph[i*NodeSize : (i+1)*NodeSize]
 	le := binary.LittleEndian
 	return GraphNode{Agent: le.Uint32(b[0:]), EdgeFirst: le.Uint32(b[4:]), Parents: le.Uint16(b[8:]),
-		Sources: le.Uint16(b[10:]), Flags: b[12]}
+		Sources: le.Uint16(b[10:]), Flags: b[12], Reuse: le.Uint32(b[16:])}
 }
 
 // Edge returns edge j of the edge table (GraphNode.EdgeFirst onwards: the parents, then the
@@ -196,6 +202,12 @@ func (p *Plan) validateGraph() error {
 		}
 		if n.Flags&^NodeStrict != 0 {
 			return bad(i, "has unknown node flags %#x", n.Flags)
+		}
+		if b := p.graph[i*NodeSize+13 : i*NodeSize+16]; b[0]|b[1]|b[2] != 0 {
+			return bad(i, "has reserved node bytes set")
+		}
+		if n.Reuse > r.ISL {
+			return bad(i, "expects %d reused prompt tokens of %d", n.Reuse, r.ISL)
 		}
 		for j := n.EdgeFirst; j < next; j++ {
 			e := p.Edge(j)
@@ -271,7 +283,7 @@ func (w *Writer) AddNode(n Node) error {
 		return w.err
 	}
 	var b [NodeSize]byte
-	putNode(b[:], n.Agent, uint32(len(g.edges)/EdgeSize), uint16(len(n.Parents)), uint16(len(n.Sources)), n.Flags)
+	putNode(b[:], n.Agent, uint32(len(g.edges)/EdgeSize), uint16(len(n.Parents)), uint16(len(n.Sources)), n.Flags, n.Reuse)
 	g.nodes = append(g.nodes, b[:]...)
 	for _, list := range [][]Edge{n.Parents, n.Sources} {
 		for _, e := range list {

@@ -21,12 +21,12 @@ func writeGraphPlan(t testing.TB, path string) [HashSize]byte {
 		{Agent: 0, Flags: NodeStrict},
 		{Agent: 1, Flags: NodeStrict, Parents: []Edge{{0, EdgeSpawn}}},
 		{Agent: 0, Flags: NodeStrict, Parents: []Edge{{0, EdgeTurn}}},
-		{Agent: 0, Flags: NodeStrict, Parents: []Edge{{2, EdgeTurn}, {1, EdgeJoin}}, Sources: []Edge{{0, EdgeReply}, {2, EdgeReply}}},
+		{Agent: 0, Flags: NodeStrict, Parents: []Edge{{2, EdgeTurn}, {1, EdgeJoin}}, Sources: []Edge{{0, EdgeReply}, {2, EdgeReply}}, Reuse: 7},
 		{Agent: 2},
 	}
 	sessions := []uint32{0, 0, 0, 0, 1}
 	for i, n := range nodes {
-		if err := w.Add(Record{SendOffsetNs: NoSendOffset, DelayNs: -1, Session: sessions[i], Phase: PhaseProfile}, []byte{'{', '}'}); err != nil {
+		if err := w.Add(Record{SendOffsetNs: NoSendOffset, DelayNs: -1, Session: sessions[i], Phase: PhaseProfile, ISL: 10}, []byte{'{', '}'}); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.AddNode(n); err != nil {
@@ -64,13 +64,13 @@ func TestGraphRoundTrip(t *testing.T) {
 	}
 	n := p.GraphNode(3)
 	parents, sources := p.Edges(nil, n)
-	if n.Agent != 0 || n.Flags != NodeStrict || len(parents) != 2 || parents[1] != (Edge{1, EdgeJoin}) || len(sources) != 2 || sources[1] != (Edge{2, EdgeReply}) {
+	if n.Agent != 0 || n.Flags != NodeStrict || n.Reuse != 7 || len(parents) != 2 || parents[1] != (Edge{1, EdgeJoin}) || len(sources) != 2 || sources[1] != (Edge{2, EdgeReply}) {
 		t.Fatalf("node 3: %+v %v %v", n, parents, sources)
 	}
 	if a := p.Meta().Agents[1]; a.Name != "agent_1" || a.Parent != 0 || a.Depth != 1 || a.Type != "Explore" {
 		t.Fatalf("agent 1: %+v", a)
 	}
-	if n := p.GraphNode(4); n.Agent != 2 || n.Parents != 0 || n.EdgeFirst != 6 {
+	if n := p.GraphNode(4); n.Agent != 2 || n.Parents != 0 || n.EdgeFirst != 6 || n.Reuse != 0 {
 		t.Fatalf("node 4: %+v", n)
 	}
 	// Deterministic.
@@ -115,6 +115,8 @@ func TestGraphValidation(t *testing.T) {
 		{"edge order", func(b []byte) { le.PutUint32(b[goff+2*NodeSize+4:], 0) }, "record 2 has its edges at 0, want 1"},
 		{"agent range", func(b []byte) { le.PutUint32(b[goff+4*NodeSize:], 9) }, "record 4 has agent 9, plan has 3"},
 		{"flags", func(b []byte) { b[goff+NodeSize+12] = 0x80 }, "unknown node flags"},
+		{"reserved", func(b []byte) { b[goff+NodeSize+14] = 1 }, "reserved node bytes"},
+		{"reuse", func(b []byte) { le.PutUint32(b[goff+3*NodeSize+16:], 11) }, "record 3 expects 11 reused prompt tokens of 10"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := append([]byte(nil), data...)

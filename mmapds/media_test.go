@@ -2,8 +2,8 @@ package mmapds
 
 import (
 	"crypto/sha256"
-	"fmt"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"

@@ -108,6 +108,7 @@ func (p *plays) laneFull(conv int, durationNs int64) bool {
 // graphRecords gives the records of a graph plan their graph nodes and the plan its agents,
 // as the renderer writes them.
 type graphRecords struct {
+	reuse     dataset.PrefixReuse
 	agents    []mmapds.Agent
 	first     int   // record index of the current session's first turn
 	agentBase int   // plan-wide number of its first agent
@@ -115,8 +116,9 @@ type graphRecords struct {
 }
 
 // node is the graph node of the record of planned p (its session's turn p.turn), to be
-// written right after it; rec is the record's index.
-func (g *graphRecords) node(c *dataset.Conversation, p *planned, rec int) mmapds.Node {
+// written right after it; rec is the record's index, marker the session's cache-bust marker
+// (at the system part's end, or before it with system_prefix).
+func (g *graphRecords) node(c *dataset.Conversation, p *planned, rec int, marker, bust string) mmapds.Node {
 	if int64(p.session) != g.session || p.turn == 0 {
 		g.session, g.first, g.agentBase = int64(p.session), rec, len(g.agents)
 		for _, a := range c.Agents {
@@ -128,8 +130,20 @@ func (g *graphRecords) node(c *dataset.Conversation, p *planned, rec int) mmapds
 				Kind: a.Kind, Name: a.Name, Type: a.Type, Background: a.Background})
 		}
 	}
-	n := c.Turns[p.turn].Node
+	t := &c.Turns[p.turn]
+	n := t.Node
 	out := mmapds.Node{Agent: uint32(g.agentBase + n.Agent), Flags: mmapds.NodeStrict}
+	if b := t.Blocks; b != nil && len(t.HashIDs) > 0 {
+		var salt uint64
+		salted := 0
+		if marker != "" {
+			salt = Stream(0, marker).Uint64() | 1
+			if bust == "first_turn_prefix" {
+				salted = b.System / b.BlockSize() // the block the marker lands in, and after
+			}
+		}
+		out.Reuse = uint32(g.reuse.Add(t.HashIDs, b.BlockSize(), b.Length, salt, salted))
+	}
 	for _, e := range n.Parents {
 		out.Parents = append(out.Parents, mmapds.Edge{Record: uint32(g.first + e.Turn), Kind: mmapds.EdgeKind(e.Kind)})
 	}

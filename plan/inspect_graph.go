@@ -33,6 +33,9 @@ type NodeView struct {
 	Parents []EdgeView `json:"parents"`
 	Sources []int      `json:"sources,omitempty"`
 	Strict  bool       `json:"strict"`
+	// ExpectedReuse is the prompt tokens an infinite prefix cache holds when it is sent
+	// (the leading hash-id blocks an earlier record sent).
+	ExpectedReuse uint32 `json:"expected_reuse"`
 }
 
 // EdgeView is one parent of a node: the record and why (turn, spawn, fork, join).
@@ -57,7 +60,7 @@ func (s *Summary) graph(p *mmapds.Plan) error {
 		}
 		gn := p.GraphNode(i)
 		v := NodeView{Index: i, Phase: r.Phase.String(), Session: r.Session, Agent: gn.Agent, Turn: r.Turn,
-			ISL: r.ISL, OSL: r.OSL, Parents: []EdgeView{}, Strict: gn.Flags&mmapds.NodeStrict != 0}
+			ISL: r.ISL, OSL: r.OSL, Parents: []EdgeView{}, Strict: gn.Flags&mmapds.NodeStrict != 0, ExpectedReuse: gn.Reuse}
 		if int(gn.Agent) < len(m.Agents) {
 			v.AgentName, v.Depth = m.Agents[gn.Agent].Name, m.Agents[gn.Agent].Depth
 		}
@@ -104,7 +107,7 @@ func (s *Summary) writeGraph(w io.Writer) {
 	}
 	fmt.Fprintln(w, "nodes:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  record\tphase\tsession\tagent\tturn\tisl\tosl\tat\tthink\tparents\tsources")
+	fmt.Fprintln(tw, "  record\tphase\tsession\tagent\tturn\tisl\tosl\treuse\tat\tthink\tparents\tsources")
 	for _, n := range s.Nodes {
 		at, think := "-", "-"
 		if n.SendOffsetNs != nil {
@@ -125,8 +128,8 @@ func (s *Summary) writeGraph(w io.Writer) {
 		if len(n.Sources) > 0 {
 			sources = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(n.Sources)), ","), "[]")
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d %s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", n.Index, n.Phase, n.Session, n.Agent, n.AgentName,
-			n.Turn, n.ISL, n.OSL, at, think, parents, sources)
+		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d %s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", n.Index, n.Phase, n.Session, n.Agent, n.AgentName,
+			n.Turn, n.ISL, n.OSL, n.ExpectedReuse, at, think, parents, sources)
 	}
 	tw.Flush()
 }

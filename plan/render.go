@@ -204,7 +204,7 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 				return fmt.Errorf("plan: %w", err)
 			}
 			if c.IsGraph() {
-				if err := w.AddNode(r.graph.node(c, p, idx)); err != nil {
+				if err := w.AddNode(r.graph.node(c, p, idx, r.markers[int(p.conv)], r.opts.CacheBust)); err != nil {
 					return fmt.Errorf("plan: %w", err)
 				}
 			}

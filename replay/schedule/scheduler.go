@@ -93,8 +93,8 @@ type Scheduler struct {
 
 	roots   [][]int32 // per unit: its roots other than the entry (nil for most)
 	waiting []int32   // per node: parents not ended yet
-	readyAt []int64 // per node: latest parent end plus think time so far
-	blocker []int32 // per node: the plan record of the failed node that skips it, or -1
+	readyAt []int64   // per node: latest parent end plus think time so far
+	blocker []int32   // per node: the plan record of the failed node that skips it, or -1
 	units   []unitState
 	heap    []timed
 
