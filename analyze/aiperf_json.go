@@ -172,6 +172,9 @@ func WriteAIPerfJSON(w io.Writer, s *Summary) error {
 		errs = append(errs, (&ordered{}).add("error_details", d).add("count", e.Count))
 	}
 	o.add("error_summary", errs)
+	if s.Sessions != nil {
+		o.add("branch_stats", branchStatsJSON(s.Sessions.Branch)) // AIPerf's, of DAG runs
+	}
 	o.add("start_time", isoTime(s.StartUnixNs))
 	o.add("end_time", isoTime(s.EndUnixNs))
 	for i := range s.Results {
@@ -253,6 +256,9 @@ func ownBlock(s *Summary) *ordered {
 	}
 	if sm := serverMetricsJSON(s); sm != nil {
 		o.add("server_metrics", sm)
+	}
+	if s.Sessions != nil {
+		o.add("sessions", sessionsJSON(s.Sessions))
 	}
 	o.add("extra_stats", extraStats(s.Results))
 	return o

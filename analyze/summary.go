@@ -136,6 +136,9 @@ type Summary struct {
 	// profile window. Both empty when the run has no server-metrics file.
 	ServerSeries  []ServerMetricSeries
 	ServerMetrics []ServerMetric
+	// Sessions are the session metrics of a graph plan (agentic workloads; sessions.go), nil
+	// for other plans.
+	Sessions *SessionSummary
 
 	runStarts     []int64       // every run's wall-clock zero after the first
 	runStatus     []string      // each run's run.json status, by run (Health)
@@ -200,6 +203,7 @@ type logAnalysis struct {
 	damaged  string       // why part or all of the log could not be read, for Summary.Notes
 	shape    shapeSamples // valid profile requests, for shape validation (shape.go)
 	records  *os.File     // per-request JSONL, when written to a temporary file
+	nodes    []nodeTiming // a graph plan's profile requests, for the session metrics
 }
 
 // Analyze reads the run directories of opts and computes the summary. When records is not
@@ -373,6 +377,9 @@ func (a *analysis) readLog(job logJob, p *logAnalysis, w io.Writer) error {
 			}
 			p.all.add(m)
 			p.shape.add(m)
+			if a.in.plan.HasGraph() {
+				p.nodes = append(p.nodes, timing(m, q))
+			}
 			if a.opts.OnRequest != nil && m.Sent {
 				ct := ContentTiming{Index: m.Index, Session: m.Session, Turn: m.Turn, WriteStartNs: q.WriteStartNs, WriteEndNs: q.WriteEndNs}
 				if m.Valid {
@@ -669,6 +676,7 @@ func (a *analysis) summarise(parts []*logAnalysis, records io.Writer) (*Summary,
 	}
 
 	a.serverMetrics(s, parts)
+	a.sessions(s, parts) // after the server metrics: it sets the prefix reuse beside them
 
 	if records != nil {
 		if err := a.writeRecords(parts, unseen, records); err != nil {
@@ -686,7 +694,11 @@ type unseenRequest struct {
 
 // recordOpts are the per-request record options for run number run.
 func (a *analysis) recordOpts(run int) recordOpts {
-	return recordOpts{correlated: sessionHeaderSent(a.in.runs[run].m), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData}
+	o := recordOpts{correlated: sessionHeaderSent(a.in.runs[run].m), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData}
+	if a.in.plan.HasGraph() {
+		o.graph = a.in.plan
+	}
+	return o
 }
 
 // writeRecords concatenates the per-log record files and appends the requests no log holds.

@@ -426,7 +426,7 @@ loop:
 		}
 		nodeWhy := why
 		if b := w.sched.SkippedFor(i); b >= 0 {
-			nodeWhy = fmt.Sprintf("not sent: request %d, which it depends on, did not complete", b)
+			nodeWhy = rawlog.SkippedErr(uint32(b))
 		}
 		q := notSentRecord(uint32(n.Index), w.info.offsets[n.Index], w.urlOfUnit(n.Unit()), nodeWhy)
 		w.logRequest(&q)

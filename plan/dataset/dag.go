@@ -47,6 +47,7 @@ type dagTurn struct {
 	forks    []dagFork
 	spawns   []dagSpawn
 	delayNs  int64
+	tokens   int // of its own messages
 }
 
 type dagFork struct {
@@ -264,6 +265,16 @@ func (l *loader) dag() (*Dataset, error) {
 	if err := l.checkDAG(f.path, convs, byID); err != nil {
 		return nil, err
 	}
+	tok, err := l.tok()
+	if err != nil {
+		return nil, err
+	}
+	for i := range convs {
+		for k := range convs[i].turns {
+			t := &convs[i].turns[k]
+			t.tokens = messagesTokens(tok, t.msgs) // its own messages: what the input insight counts
+		}
+	}
 	ds := &Dataset{Graph: true, LiveReplies: true}
 	for i := range convs {
 		if !l.dagRoot(convs, i) {
@@ -444,7 +455,7 @@ func (x *dagExpand) expand(ci, agent int, seed []Edge, lineage []int) (int, erro
 				n.RecordedThinkNs = 0
 			}
 		}
-		turn := Turn{TimestampNs: NoTime, DelayNs: NoTime, OSL: t.osl, Extra: t.extra, Messages: t.msgs, Node: n}
+		turn := Turn{TimestampNs: NoTime, DelayNs: NoTime, OSL: t.osl, Extra: t.extra, Messages: t.msgs, Node: n, PromptTokens: t.tokens}
 		if t.verbatim {
 			n.Verbatim = t.raw
 		}

@@ -112,3 +112,12 @@ type MediaRef struct {
 	// Dir is the input file's folder, where relative paths start.
 	Dir string
 }
+
+// TotalTurns counts the turns of every conversation.
+func (d *Dataset) TotalTurns() int {
+	n := 0
+	for i := range d.Conversations {
+		n += len(d.Conversations[i].Turns)
+	}
+	return n
+}
