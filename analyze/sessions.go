@@ -19,12 +19,12 @@ import (
 type nodeState uint8
 
 const (
-	nodeMissing  nodeState = iota // no log holds it (lost)
-	nodeOK                        // sent and counted valid
-	nodeFailed                    // sent and not valid
-	nodeSkipped                   // not sent: a request it depends on failed
-	nodeNotSent                   // not sent: the run stopped first
-	nodeNotDue                    // the plan's duration ended before it was due
+	nodeMissing nodeState = iota // no log holds it (lost)
+	nodeOK                       // sent and counted valid
+	nodeFailed                   // sent and not valid
+	nodeSkipped                  // not sent: a request it depends on failed
+	nodeNotSent                  // not sent: the run stopped first
+	nodeNotDue                   // the plan's duration ended before it was due
 )
 
 // nodeTiming is what the session metrics keep of one request: when it was written and when
