@@ -119,13 +119,19 @@ type SessionLane struct {
 	Agents  []AgentSpan
 }
 
-// AgentSpan is one agent's requests in a session, as Unix ns spans.
+// AgentSpan is one agent's requests in a session.
 type AgentSpan struct {
 	Agent    uint32
 	Name     string
 	Depth    int
-	Requests [][2]int64 // [written, ended]; an end of -1: it did not end
-	Failed   int
+	Requests []Span
+}
+
+// Span is one request on the swim lane: when it was written and ended (Unix ns; End -1:
+// it did not end) and whether it completed.
+type Span struct {
+	Send, End int64
+	OK        bool
 }
 
 // maxLanes bounds the sessions the swim lane draws.
@@ -180,7 +186,7 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 		requests     int64
 		ok, bad, cut int64
 		delayed      bool
-		spans        [][2]int64
+		spans        []Span
 	}
 	for lo := 0; lo < p.Len(); {
 		r0, _, _ := p.Record(lo)
@@ -239,7 +245,7 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 				requests++
 				acc.requests++
 				first, acc.first = min(first, n.send), min(acc.first, n.send)
-				acc.spans = append(acc.spans, [2]int64{n.send, n.end})
+				acc.spans = append(acc.spans, Span{Send: n.send, End: n.end, OK: n.state == nodeOK})
 			}
 			if n.end >= 0 {
 				last, acc.last = max(last, n.end), max(acc.last, n.end)
@@ -305,7 +311,7 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 				lane.Name = ag.Name
 			}
 			if acc.requests > 0 {
-				lane.Agents = append(lane.Agents, AgentSpan{Agent: k, Name: ag.Name, Depth: ag.Depth, Requests: acc.spans, Failed: int(acc.bad)})
+				lane.Agents = append(lane.Agents, AgentSpan{Agent: k, Name: ag.Name, Depth: ag.Depth, Requests: acc.spans})
 			}
 			if ag.Depth == 0 || acc.requests == 0 {
 				continue
@@ -383,6 +389,10 @@ func agentOrder(meta *mmapds.Meta, x, y uint32) int {
 	}
 	return slices.Compare(path(x), path(y))
 }
+
+// SessionLines are the console lines of the session metrics (none for plans without a
+// graph), for the reporters that show them.
+func SessionLines(s *Summary) []string { return sessionLines(s) }
 
 // sessionLines are the console lines of the session metrics.
 func sessionLines(s *Summary) []string {

@@ -50,6 +50,8 @@ type RunPage struct {
 	ServerNote string      `json:"server_note,omitempty"`
 	Slices     *SliceTable `json:"slices"`
 	Charts     []Chart     `json:"charts"`
+	// Sessions is the session section of a graph plan's run (sessions.go); absent otherwise.
+	Sessions *Sessions `json:"sessions,omitempty"`
 }
 
 // Info identifies a run.
@@ -166,6 +168,7 @@ func BuildRun(in RunInput) *RunPage {
 	p.Server, p.ServerNote = serverRows(s)
 	p.Slices = sliceTable(s)
 	p.Charts = runCharts(s, in.Records)
+	p.Sessions = sessionsSection(s)
 	if p.Table == nil {
 		p.Table = []Row{}
 	}
