@@ -375,3 +375,23 @@ func TestTrimGraphAndCriticalPath(t *testing.T) {
 		t.Fatalf("critical path %d, want %d", got, want)
 	}
 }
+
+// The docs/datasets.md example: three requests, the subagent's after the first, the root's
+// second after both, with the think times and shared prefix the page states.
+func TestWekaDocExample(t *testing.T) {
+	tok, _ := fileEnv(t)
+	ds, err := loadFixture(t, "weka_example.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ds.Conversations[0]
+	if len(c.Turns) != 3 || edges(c.Turns[1].Node) != "0:spawn" || edges(c.Turns[2].Node) != "0:turn 1:join" ||
+		c.Turns[1].DelayNs != 3.2e9 || c.Turns[2].DelayNs != 0.5e9 || c.Turns[0].Blocks.System != 32 {
+		t.Fatalf("turns %+v %+v %+v", *c.Turns[0].Node, *c.Turns[1].Node, *c.Turns[2].Node)
+	}
+	text := func(i int) string { s, u, _ := c.Turns[i].Blocks.Texts(); return s + u }
+	sys, _, _ := c.Turns[0].Blocks.Texts()
+	if !strings.HasPrefix(text(2), text(0)) || tok.Count(sys) != 32 || tok.Count(text(2)) != 96 {
+		t.Fatal("request 0's prompt is not a byte prefix of request 2's, or the lengths are off")
+	}
+}
