@@ -305,15 +305,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		case <-deadline.C:
 			return r.failProcs(procs, fmt.Errorf("workers not ready after %v", readyTimeout))
 		case <-r.stopReq:
-			// Interrupted before anything was sent: the workers log every request as not
-			// sent and the run ends interrupted, like any other interruption.
-			for _, p := range procs {
-				p.send("abort")
-			}
-			for _, p := range procs {
-				<-p.exited
-			}
-			return r.finish(procs, true, nil)
+			return r.stoppedBeforeStart(procs)
 		case <-exitCh:
 			return r.failProcs(procs, errors.New("a worker exited before the start"))
 		}
@@ -323,14 +315,12 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		m.Workers[i].Calibration = p.calib // sent before ready
 		p.mu.Unlock()
 	}
-	start := time.Now().Add(o.StartDelay)
-	if !o.StartAt.IsZero() {
-		// The shared instant: refused now if it passed too long ago (setup checked it
-		// already, but the workers took time to get ready).
-		if err := checkLateStart(o.StartAt, time.Now(), r.lateGap); err != nil {
-			return r.failProcs(procs, err)
-		}
-		start = o.StartAt
+	start, err := r.startInstant(time.Now())
+	if errors.Is(err, errStartStopped) {
+		return r.stoppedBeforeStart(procs)
+	}
+	if err != nil {
+		return r.failProcs(procs, err)
 	}
 	startNs := start.UnixNano()
 	for _, p := range procs {
@@ -402,6 +392,18 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	}
 	r.waitServerMetrics()
 	return r.finish(procs, interrupted, nil)
+}
+
+// stoppedBeforeStart ends a run interrupted before anything was sent: the workers log every
+// request as not sent and the run ends interrupted, like any other interruption.
+func (r *Replay) stoppedBeforeStart(procs []*proc) (*rawlog.Manifest, error) {
+	for _, p := range procs {
+		p.send("abort")
+	}
+	for _, p := range procs {
+		<-p.exited
+	}
+	return r.finish(procs, true, nil)
 }
 
 // abortKillDelay is how long aborted workers get to exit before they are killed.

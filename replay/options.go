@@ -121,6 +121,12 @@ type Options struct {
 	// StartAt, when not zero, is the wall-clock instant of the plan's t = 0, the same on
 	// every shard; zero means StartDelay after the workers are ready.
 	StartAt time.Time
+	// Rendezvous, when set, is shard 0's HOST:PORT: the shards meet there once their workers
+	// are ready, and shard 0 picks the start instant once all ShardCount have arrived
+	// (start_rendezvous.go, package rendezvous). Not with StartAt.
+	Rendezvous string
+	// RendezvousTimeout bounds the wait for every shard (0: rendezvous.DefaultTimeout).
+	RendezvousTimeout time.Duration
 	// RunID names the distributed run in run.json (shard.run_id); optional.
 	RunID string
 	// PlanHash, when set, is the identity (hex SHA-256) the plan must have: a shard refuses
@@ -183,6 +189,9 @@ func (o *Options) normalize() error {
 		return errors.New("output-dir: no run directory given")
 	}
 	if err := checkShard(o.ShardIndex, o.ShardCount); err != nil {
+		return err
+	}
+	if err := o.checkRendezvous(); err != nil {
 		return err
 	}
 	if o.Workers < 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/replay"
+	"github.com/llmbench/llmbench/replay/rendezvous"
 )
 
 // Environment variables a shard's identity is taken from when its flags are not given
@@ -34,6 +35,8 @@ type Distributed struct {
 	runID      *string
 	planHash   *string
 	localAddrs *string
+	rendezvous *string
+	rdvTimeout *time.Duration
 }
 
 // AddDistributed defines the distributed-replay flags on fs.
@@ -46,6 +49,8 @@ func AddDistributed(fs *pflag.FlagSet) *Distributed {
 		runID:      fs.String("run-id", "", "name of the distributed run, recorded in run.json"),
 		planHash:   fs.String("plan-hash", "", "refuse to start unless the plan is this one (hex SHA-256, as `plan inspect` prints it)"),
 		localAddrs: fs.String("local-addr", "", "source addresses to spread connections over, round-robin: a list of addresses and ranges (127.0.0.2-127.0.0.9,10.0.0.5)"),
+		rendezvous: fs.String("rendezvous", "", "HOST:PORT of shard 0: the shards meet there once ready and start together at an instant shard 0 picks (instead of --start-at)"),
+		rdvTimeout: fs.Duration("rendezvous-timeout", 0, "how long a shard waits at the rendezvous for every other shard (default "+rendezvous.DefaultTimeout.String()+")"),
 	}
 }
 
@@ -69,6 +74,10 @@ func (d *Distributed) Apply(o *replay.Options, getenv func(string) string, now t
 		o.StartAt = t
 	}
 	o.RunID, o.PlanHash = *d.runID, strings.ToLower(*d.planHash)
+	o.Rendezvous, o.RendezvousTimeout = *d.rendezvous, *d.rdvTimeout
+	if Changed(d.fs, "rendezvous-timeout") && *d.rdvTimeout <= 0 {
+		return fmt.Errorf("--rendezvous-timeout %v: must be positive", *d.rdvTimeout)
+	}
 	if *d.localAddrs != "" {
 		a, err := replay.ParseLocalAddrs(*d.localAddrs)
 		if err != nil {
