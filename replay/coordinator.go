@@ -133,9 +133,19 @@ func (r *Replay) setup() error {
 	}
 	r.info = info
 	cpus := o.CPUs
+	cpuWhy := ""
 	if cpus == nil {
 		if cpus, err = allowedCPUs(); err != nil {
 			return err
+		}
+		all := cpus
+		// A container's quota and cpuset, and this replay's part of a shared machine.
+		if cpus, cpuWhy, err = workerCPUs(cpus, readCgroupCPU("/"), o.LocalPart); err != nil {
+			return err
+		}
+		if cpuWhy != "" {
+			r.notice(fmt.Sprintf("replay: workers on CPUs %s of %s: %s", formatCPUs(cpus), formatCPUs(all), cpuWhy))
+			cpuWhy = " (" + cpuWhy + ")"
 		}
 	} else if !o.NoPin {
 		// Caught here, before anything is created, rather than by every worker failing to
@@ -152,7 +162,7 @@ func (r *Replay) setup() error {
 		n = len(cpus)
 	}
 	if n > len(cpus) && !o.NoPin {
-		return fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+		return fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s%s)", n, len(cpus), formatCPUs(cpus), cpuWhy)
 	}
 	want := n
 	if info.sessions > 0 && n > info.sessions {

@@ -58,6 +58,10 @@ type Options struct {
 	CPUs []int
 	// NoPin leaves workers unpinned (for machines that forbid sched_setaffinity).
 	NoPin bool
+	// LocalPart, with Count > 1 and CPUs nil, takes part Index of Count of the CPUs this
+	// process may use (contiguous blocks, so the parts never share a CPU): several replays
+	// on one machine, such as Slurm tasks on one node that Slurm did not bind (cgroup.go).
+	LocalPart CPUPart
 	// APIKey is sent as "Authorization: Bearer KEY" ("x-api-key: KEY" when the headers carry
 	// anthropic-version: the Messages API) unless Headers sets that header. It is
 	// never written anywhere.
