@@ -35,12 +35,14 @@ const readyTimeout = 2 * time.Minute
 // Replay is one run: the coordinator of the worker processes. Create it with New, call Run
 // once; Stop and Abort may be called from any goroutine (signal handlers).
 type Replay struct {
-	opts    Options
-	plan    *mmapds.Plan
-	info    *planInfo
-	cpus    []int // one per worker, -1 when unpinned
-	planned []int // records per worker
-	dir     string
+	opts Options
+	plan *mmapds.Plan
+	info *planInfo
+	cpus []int // one per worker, -1 when unpinned
+	// partCPUs are this replay's CPUs when it has a part of a shared machine (LocalPart).
+	partCPUs []int
+	planned  []int // records per worker
+	dir      string
 
 	stopReq  chan struct{}
 	abortReq chan struct{}
@@ -146,6 +148,9 @@ func (r *Replay) setup() error {
 		if cpuWhy != "" {
 			r.notice(fmt.Sprintf("replay: workers on CPUs %s of %s: %s", formatCPUs(cpus), formatCPUs(all), cpuWhy))
 			cpuWhy = " (" + cpuWhy + ")"
+		}
+		if o.LocalPart.Count > 1 {
+			r.partCPUs = cpus
 		}
 	} else if !o.NoPin {
 		// Caught here, before anything is created, rather than by every worker failing to
@@ -269,11 +274,20 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	if !o.NoPin {
 		if all, err := allowedCPUs(); err == nil {
 			defer setAffinity(all)
+			// With a part of a shared machine (LocalPart), the other parts' CPUs are another
+			// replay's: stay within this part, beside its own workers if need be.
+			home := all
+			if r.partCPUs != nil {
+				home = r.partCPUs
+			}
 			var rest []int
-			for _, c := range all {
+			for _, c := range home {
 				if !containsInt(r.cpus, c) {
 					rest = append(rest, c)
 				}
+			}
+			if len(rest) == 0 && r.partCPUs != nil {
+				rest = home
 			}
 			if len(rest) > 0 {
 				setAffinity(rest)

@@ -115,7 +115,7 @@ func (c *Config) dial(timeout <-chan time.Time, stop <-chan struct{}) (net.Conn,
 		case <-t.C:
 		case <-timeout:
 			t.Stop()
-			return nil, c.errf("shard 0 did not answer within %v (last: %v): shard 0 of %d did not arrive; nothing was sent", c.Timeout, last, c.Count)
+			return nil, c.errf("shard 0 of %d did not arrive within %v (nothing answered there: %v); nothing was sent", c.Count, c.Timeout, last)
 		case <-stop:
 			t.Stop()
 			return nil, ErrStopped
