@@ -141,10 +141,17 @@ type Options struct {
 	Deadline time.Duration
 	// Grace is replay's own --benchmark-grace-period; the pods' termination grace exceeds it.
 	Grace time.Duration
-	// ReplayArgs are extra replay flags (e.g. --api-key-file, -H); the caller has refused
-	// those the generator owns (OwnedFlags).
+	// APIKeySecret, when set, is the Secret holding the server's API key (APIKeySecretKey
+	// in it, default "api-key"): mounted read-only into the shard pods and passed to replay
+	// as --api-key-file, so that the key is never in the manifests.
+	APIKeySecret, APIKeySecretKey string
+	// ReplayArgs are extra replay flags (e.g. -H); the caller has refused those the
+	// generator owns (OwnedFlags).
 	ReplayArgs []string
 }
+
+// apiKeyDir is where the API key Secret is mounted.
+const apiKeyDir = "/var/run/secrets/llmbench"
 
 // OwnedFlags are the replay flags the generator sets itself: given after "--", they would
 // defeat what the manifests guarantee (the shard identity, the shared start, the plan hash
@@ -152,7 +159,11 @@ type Options struct {
 var OwnedFlags = []string{"plan", "plan-hash", "output-dir", "shard-index", "shard-count", "start-at",
 	"run-id", "rendezvous", "rendezvous-timeout", "url"}
 
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var (
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+	secretKey    = regexp.MustCompile(`^[-._a-zA-Z0-9]{1,253}$`)
+)
 
 // check fills defaults and refuses what cannot make a valid run.
 func (o *Options) check() error {
@@ -193,6 +204,10 @@ func (o *Options) check() error {
 	case len(o.PlanBytes) > ConfigMapMaxPlanBytes:
 		return fmt.Errorf("plan is %d bytes, more than a ConfigMap holds (%d): copy it to a volume and pass --plan-claim NAME (and --plan-claim-path)",
 			len(o.PlanBytes), ConfigMapMaxPlanBytes)
+	case o.APIKeySecret != "" && (len(o.APIKeySecret) > 253 || !dnsSubdomain.MatchString(o.APIKeySecret)):
+		return fmt.Errorf("api-key-secret %q: want a Secret name (a DNS subdomain)", o.APIKeySecret)
+	case o.APIKeySecretKey != "" && !secretKey.MatchString(o.APIKeySecretKey):
+		return fmt.Errorf("api-key-secret key %q: want a Secret key (letters, digits, '-', '_', '.')", o.APIKeySecretKey)
 	case o.RendezvousPort < 1 || o.RendezvousPort > 65535:
 		return fmt.Errorf("rendezvous-port %d: want 1-65535", o.RendezvousPort)
 	case o.RendezvousTimeout < 0 || o.TTL < 0 || o.Deadline < 0 || o.Grace < 0:
@@ -254,15 +269,16 @@ func (o *Options) startWait() time.Duration {
 
 // ReplayDeadline is the replay Job's activeDeadlineSeconds: Options.Deadline, else the wait
 // for the start plus twice the plan's duration plus 10 minutes (UnknownDurationDeadline when
-// the duration is unknown).
+// the duration is unknown), in whole seconds.
 func (o *Options) ReplayDeadline() time.Duration {
+	d := o.startWait() + 2*o.PlanDuration + deadlineSlack
 	switch {
 	case o.Deadline > 0:
-		return o.Deadline
+		d = o.Deadline
 	case o.PlanDuration <= 0:
-		return max(UnknownDurationDeadline, o.startWait()+deadlineSlack)
+		d = max(UnknownDurationDeadline, o.startWait()+deadlineSlack)
 	}
-	return o.startWait() + 2*o.PlanDuration + deadlineSlack
+	return (d + time.Second - 1).Truncate(time.Second)
 }
 
 // TerminationGrace is the shard pods' terminationGracePeriodSeconds: replay's grace plus the
@@ -395,6 +411,13 @@ func (o *Options) copyPlan(res corev1.ResourceRequirements) corev1.Container {
 		Resources:    res}
 }
 
+func (o *Options) apiKeyItem() string {
+	if o.APIKeySecretKey == "" {
+		return "api-key"
+	}
+	return o.APIKeySecretKey
+}
+
 // runDir is the run's results folder inside the pods.
 func (o *Options) runDir() string { return resultsDir + "/" + o.RunID }
 
@@ -418,6 +441,9 @@ func (o *Options) replayJob() *batchv1.Job {
 	}
 	for _, u := range o.URLs {
 		args = append(args, "--url", u)
+	}
+	if o.APIKeySecret != "" {
+		args = append(args, "--api-key-file", apiKeyDir+"/"+o.apiKeyItem())
 	}
 	args = append(args, o.ReplayArgs...)
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{LabelRunID: o.RunID, LabelRole: roleReplay}}
@@ -446,6 +472,11 @@ func (o *Options) replayJob() *batchv1.Job {
 		// <job>-<index>.<service>: shard 0's stable name for the rendezvous.
 		pod.Subdomain = o.serviceName()
 		c.Ports = []corev1.ContainerPort{{Name: "rendezvous", ContainerPort: int32(o.RendezvousPort), Protocol: corev1.ProtocolTCP}}
+	}
+	if o.APIKeySecret != "" {
+		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "api-key", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: o.APIKeySecret, Items: []corev1.KeyToPath{{Key: o.apiKeyItem(), Path: o.apiKeyItem()}}, DefaultMode: ptr(int32(0o440))}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "api-key", MountPath: apiKeyDir, ReadOnly: true})
 	}
 	pod.Containers = []corev1.Container{c}
 	meta := o.meta(o.replayName(), roleReplay)

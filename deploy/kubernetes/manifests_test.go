@@ -261,6 +261,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 		{"fixed start", func(o *Options) { o.StartAt = testNow.Add(2 * time.Minute) }, 1},
 		{"closed loop of unknown duration", func(o *Options) { o.PlanDuration = 0 }, 1},
 		{"long grace", func(o *Options) { o.Grace = 10 * time.Minute }, 1},
+		{"api key secret", func(o *Options) { o.APIKeySecret = "llm-key" }, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := testOptions()
@@ -279,6 +280,16 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 			src := d.jobs["replay"].Spec.Template.Spec.Volumes[0]
 			if (src.ConfigMap != nil) != (tc.cms == 1) || (src.PersistentVolumeClaim != nil) == (tc.cms == 1) {
 				t.Errorf("plan source volume %+v", src)
+			}
+			if o.APIKeySecret != "" {
+				// The key is mounted from the Secret, never written into the manifests.
+				pod := d.jobs["replay"].Spec.Template.Spec
+				v := pod.Volumes[len(pod.Volumes)-1]
+				c := pod.Containers[0]
+				if v.Secret == nil || v.Secret.SecretName != "llm-key" || c.VolumeMounts[len(c.VolumeMounts)-1].MountPath != apiKeyDir ||
+					!strings.Contains(strings.Join(c.Args, " "), "--api-key-file "+apiKeyDir+"/api-key") {
+					t.Errorf("api key: volume %+v, args %q", v, c.Args)
+				}
 			}
 			run, err := ReadRun(d.objs)
 			if err != nil {

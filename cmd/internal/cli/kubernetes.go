@@ -79,6 +79,7 @@ func kubeOptions(name string, args []string, stderr io.Writer, now time.Time) (*
 	cpu := fs.String("cpu", kubernetes.DefaultCPU, "whole CPUs per replay pod (requests = limits: Guaranteed QoS, CPUs to pin to)")
 	mem := fs.String("memory", kubernetes.DefaultMemory, "memory per replay pod (requests = limits), a Kubernetes quantity")
 	ttl := fs.Duration("ttl", kubernetes.DefaultTTL, "the Jobs, and everything they own, are deleted this long after they finish: collect the results before")
+	apiKeySecret := fs.String("api-key-secret", "", "Secret holding the server's API key, NAME or NAME:KEY (key default api-key): mounted into the shard pods and passed as --api-key-file")
 	deadline := fs.Duration("active-deadline", 0, "the replay Job's activeDeadlineSeconds (default: the wait for the start + 2 × the plan's duration + 10m; 24h when the duration is unknown)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s --plan FILE --shards N --url URL --image IMAGE [flags] [-- REPLAY_FLAGS...]\n\n%s", name, fs.FlagUsages())
@@ -126,10 +127,11 @@ func kubeOptions(name string, args []string, stderr io.Writer, now time.Time) (*
 			return bad(err)
 		}
 	}
-	grace, err := checkReplayArgs(fs.Args())
+	grace, err := checkReplayArgs(fs.Args(), *apiKeySecret != "")
 	if err != nil {
 		return bad(err)
 	}
+	secret, secretKey, _ := strings.Cut(*apiKeySecret, ":")
 	p, err := mmapds.Open(*plan, mmapds.Options{})
 	if err != nil {
 		return bad(err)
@@ -137,7 +139,7 @@ func kubeOptions(name string, args []string, stderr io.Writer, now time.Time) (*
 	o := kubernetes.Options{PlanHash: p.HashHex(), PlanSize: p.Size(), Shards: *shards, URLs: *urls, Image: *image, Now: now,
 		RunID: *runID, Namespace: *ns, ResultsClaim: *results, PlanClaim: *planClaim, PlanClaimPath: *planClaimPath,
 		CPU: *cpu, Memory: *mem, TTL: *ttl, Deadline: *deadline, Grace: grace, ReplayArgs: fs.Args(),
-		RendezvousPort: *rdvPort, RendezvousTimeout: *rdvTimeout}
+		RendezvousPort: *rdvPort, RendezvousTimeout: *rdvTimeout, APIKeySecret: secret, APIKeySecretKey: secretKey}
 	sessions, conc, dur := planShape(p)
 	p.Close()
 	o.PlanDuration = dur
@@ -193,7 +195,7 @@ func checkPodURL(u string) error {
 // checkReplayArgs parses the flags after "--" as replay does (an unknown or malformed one is
 // bad input here, not in N pods later), refuses those the generator owns, naming them, and
 // returns replay's grace period, which the pods' termination grace must exceed.
-func checkReplayArgs(args []string) (time.Duration, error) {
+func checkReplayArgs(args []string, keySecret bool) (time.Duration, error) {
 	rf := NewReplay()
 	fs := rf.FS
 	AddDistributed(fs)
@@ -208,6 +210,12 @@ func checkReplayArgs(args []string) (time.Duration, error) {
 		if Changed(fs, f) {
 			return 0, fmt.Errorf("after --: --%s is set by replay kubernetes itself (for every shard); remove it", f)
 		}
+	}
+	if Changed(fs, "api-key") {
+		return 0, errors.New("after --: --api-key would write the key into the manifests, readable by anyone who can read them; put it in a Secret and pass --api-key-secret NAME")
+	}
+	if keySecret && Changed(fs, "api-key-file") {
+		return 0, errors.New("after --: --api-key-file and --api-key-secret: give one")
 	}
 	g, err := parseGrace(fs.Lookup("benchmark-grace-period").Value.String())
 	if err != nil {
@@ -254,12 +262,17 @@ func runKubePreflight(args []string, stdout, stderr io.Writer, now time.Time) in
 		n = "-n " + o.Namespace + " "
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
+	item := 0
+	check := func(format string, a ...any) {
+		item++
+		w("  %d. "+format, append([]any{item}, a...)...)
+	}
 	w("Offline checks passed for run %s:", o.RunID)
 	where := "in a ConfigMap"
 	if o.PlanClaim != "" {
 		where = "on claim " + o.PlanClaim
 	}
-	w("  plan      %s, %d bytes %s, %d shards, sends for %v", o.PlanHash, o.PlanSize, where, o.Shards, durationWords(o.PlanDuration))
+	w("  plan      %s, %d bytes %s, %d shards, sends for %v", o.PlanHash, o.PlanSize, where, o.Shards, durationWords(o.PlanDuration.Round(time.Millisecond)))
 	if o.StartAt.IsZero() {
 		w("  start     rendezvous at %s; the shards wait up to %v for each other", o.RendezvousAddr(), o.RendezvousTimeout)
 	} else {
@@ -270,27 +283,38 @@ func runKubePreflight(args []string, stdout, stderr io.Writer, now time.Time) in
 	w("  replay    flags after -- parse, none of them set by the generator")
 	w("")
 	w("Check on the cluster, with the context the run will use:")
-	w("  1. the results claim is ReadWriteMany and Bound (every shard and the analysis mount it):")
+	check("the results claim is ReadWriteMany and Bound (every shard and the analysis mount it):")
 	w("       kubectl %sget pvc %s -o jsonpath='{.spec.accessModes} {.status.phase}{\"\\n\"}'", n, o.ResultsClaim)
 	if o.PlanClaim != "" {
 		w("       kubectl %sget pvc %s -o jsonpath='{.spec.accessModes} {.status.phase}{\"\\n\"}'   (ReadOnlyMany or ReadWriteMany)", n, o.PlanClaim)
 	}
-	w("  2. at least %d schedulable nodes with %s CPU and %s free (one shard per node):", o.Shards, o.CPU, o.Memory)
+	check("at least %d schedulable nodes with %s CPU and %s free (one shard per node):", o.Shards, o.CPU, o.Memory)
 	w("       kubectl get nodes --field-selector spec.unschedulable=false -o custom-columns=NODE:.metadata.name,CPU:.status.allocatable.cpu,MEMORY:.status.allocatable.memory")
-	w("  3. the kubelet's CPU manager policy is static there (whole CPUs to pin workers to; else pinning shares CPUs, or pass -- --no-pin):")
+	check("the kubelet's CPU manager policy is static there (whole CPUs to pin workers to; else pinning shares CPUs, or pass -- --no-pin):")
 	w("       kubectl get --raw /api/v1/nodes/NODE/proxy/configz | grep -o '\"cpuManagerPolicy\":\"[a-z]*\"'")
-	w("  4. the nodes' clocks are synchronised (the rendezvous refuses clocks further apart than the plan's first gap; analyze flags unsynchronised ones):")
+	check("the nodes' clocks are synchronised (the rendezvous refuses clocks further apart than the plan's first gap; analyze flags unsynchronised ones):")
 	w("       kubectl debug node/NODE -it --image=busybox -- chroot /host chronyc tracking")
-	w("  5. you may create and own what the run needs:")
+	if o.APIKeySecret != "" {
+		check("the API key Secret exists and holds the key:")
+		w("       kubectl %sget secret %s -o jsonpath='{.data.%s}' | wc -c   (not 0)", n, o.APIKeySecret, strings.ReplaceAll(firstNonEmpty(o.APIKeySecretKey, "api-key"), ".", "\\."))
+	}
+	check("you may create and own what the run needs:")
 	w("       kubectl %sauth can-i create jobs; kubectl %sauth can-i create configmaps; kubectl %sauth can-i create services; kubectl %sauth can-i patch configmaps", n, n, n, n)
-	w("  6. the image runs on the nodes and the server answers from inside the cluster:")
+	check("the image runs on the nodes and the server answers from inside the cluster:")
 	w("       kubectl %srun %s-preflight --rm -i --restart=Never --image=%s --command -- /bin/replay --version", n, o.RunID, o.Image)
 	w("       kubectl %srun %s-probe --rm -i --restart=Never --image=curlimages/curl -- curl -sf %s/v1/models", n, o.RunID, strings.TrimSuffix(o.URLs[0], "/"))
 	if o.StartAt.IsZero() {
-		w("  7. pods of the namespace may reach each other on TCP %d (no NetworkPolicy in the way of the rendezvous):", o.RendezvousPort)
+		check("pods of the namespace may reach each other on TCP %d (no NetworkPolicy in the way of the rendezvous):", o.RendezvousPort)
 		w("       kubectl %sget networkpolicy", n)
 	}
 	return 0
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // durationWords is d, or "an unknown time" (a closed loop sized by request count).

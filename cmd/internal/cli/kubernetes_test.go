@@ -100,6 +100,10 @@ func TestRunKubernetes(t *testing.T) {
 		{"unknown replay flag", with("--", "--no-such-flag"), 2, "after --: unknown flag: --no-such-flag"},
 		{"stray argument", with("--", "extra"), 2, `after --: unexpected argument "extra"`},
 		{"infinite grace", with("--", "--benchmark-grace-period", "inf"), 2, "--benchmark-grace-period inf: a pod is killed"},
+		{"api key secret", with("--api-key-secret", "llm-key:token"), 0, "--url http://s:8000 --api-key-file /var/run/secrets/llmbench/token"},
+		{"api key in the manifests", with("--", "--api-key", "sk-123"), 2, "--api-key would write the key into the manifests"},
+		{"api key file and secret", with("--api-key-secret", "k", "--", "--api-key-file", "/x"), 2, "--api-key-file and --api-key-secret: give one"},
+		{"bad secret name", with("--api-key-secret", "Not_A_Name"), 2, `api-key-secret "Not_A_Name"`},
 		{"deadline too short", []string{"--plan", open, "--shards", "2", "--url", "http://s", "--image", "i", "--active-deadline", "15m"}, 2,
 			"active-deadline 15m0s ends the run before its planned end (19m59s"},
 	} {
