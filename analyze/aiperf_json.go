@@ -3,6 +3,7 @@ package analyze
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -180,7 +181,11 @@ func WriteAIPerfJSON(w io.Writer, s *Summary) error {
 		}
 	}
 	o.add("llmbench", ownBlock(s))
-	_, err := w.Write(marshalIndent(o))
+	b, err := marshalIndent(o)
+	if err != nil {
+		return fmt.Errorf("analyze: profile export: %w", err)
+	}
+	_, err = w.Write(b)
 	return err
 }
 

@@ -134,7 +134,7 @@ func summaryLines(s *Summary) []string {
 		for _, e := range s.Errors {
 			p := fmt.Sprintf("%s ×%d", e.Kind, e.Count)
 			if e.Message != "" {
-				p += fmt.Sprintf(" (%q)", truncateText([]byte(e.Message), 80))
+				p += fmt.Sprintf(" (%q)", clipWords(e.Message, consoleMessageBytes))
 			}
 			parts = append(parts, p)
 		}
@@ -151,6 +151,34 @@ func summaryLines(s *Summary) []string {
 	out = append(out, VerdictLine(s))
 	out = append(out, ClaimLines(s.Claim)...)
 	return out
+}
+
+// consoleMessageBytes bounds an error message in the console's Errors line; every message
+// analyze writes itself is shorter, so only a server's long text is cut (the exports keep it
+// whole).
+const consoleMessageBytes = 200
+
+// clipWords returns s whole when it has at most n bytes, else cut at its last sentence or
+// clause end (". ", "; ", ", ") in the second half of the first n bytes, or else at its last
+// space, or else (one long word) at n bytes on a character boundary; a cut text ends in "…".
+func clipWords(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	head := truncateText([]byte(s), n)
+	if i := strings.LastIndex(head, ". "); i >= n/2 {
+		return head[:i+1] + " …"
+	}
+	for _, sep := range []string{"; ", ", "} {
+		if i := strings.LastIndex(head, sep); i >= n/2 {
+			return head[:i] + " …"
+		}
+	}
+	if i := strings.LastIndexByte(head, ' '); i > 0 {
+		return strings.TrimRight(head[:i], ",;:") + " …"
+	}
+	return head + "…"
 }
 
 // warmupNote says how many warmup requests were left out, and how many of them failed.
@@ -180,29 +208,73 @@ func VerdictLine(s *Summary) string {
 	if v.Kept && v.Jitter {
 		facts = append(facts, jitterFact(&v))
 	}
+	var line string
 	switch {
 	case !v.Known:
-		return "Verdict: unknown: no request was sent and no worker CPU was sampled"
+		line = "Verdict: unknown: no request was sent and no worker CPU was sampled"
 	case v.Kept && s.Counts.Valid == 0:
 		// Nothing succeeded: there is no server performance to describe, only its failures.
-		return "Verdict: schedule kept: " + strings.Join(facts, "; ") +
+		line = "Verdict: schedule kept: " + strings.Join(facts, "; ") +
 			". But every request failed, so these numbers describe failures, not the server's performance: see Errors."
 	case v.Kept:
-		return "Verdict: schedule kept: " + strings.Join(facts, "; ") + ". These numbers describe the server."
+		line = "Verdict: schedule kept: " + strings.Join(facts, "; ") + ". These numbers describe the server."
 	default:
 		reasons := v.Reasons
 		if f := floorFact(&v); f != "" {
 			reasons = append(reasons[:len(reasons):len(reasons)], f)
 		}
-		return "Verdict: schedule NOT kept: " + strings.Join(reasons, "; ") +
+		line = "Verdict: schedule NOT kept: " + strings.Join(reasons, "; ") +
 			". These numbers describe the client, not the server: use more workers or a lower rate."
 	}
+	if e := endedEarly(s); e != "" {
+		line += " " + e
+	}
+	return line
 }
 
-// fmtNum formats like AIPerf's console: two decimals and thousands separators.
+// endedEarly says which runs (shards) of s did not run to their end, "" when all did: the
+// numbers then cover only what their logs hold.
+func endedEarly(s *Summary) string {
+	statuses := s.runStatus
+	if statuses == nil && s.RunStatus != "" {
+		statuses = []string{s.RunStatus}
+	}
+	var ended []string
+	for i, st := range statuses {
+		how, _ := runOutcome(st, "")
+		switch {
+		case how == "":
+		case s.Shards != nil:
+			for _, sh := range s.Shards.Shards {
+				if sh.run == i {
+					ended = append(ended, fmt.Sprintf("shard %d %s", sh.Index, how))
+				}
+			}
+		case len(statuses) == 1:
+			ended = append(ended, "the run "+how)
+		default:
+			ended = append(ended, fmt.Sprintf("run %d (%s) %s", i+1, s.RunDirs[i], how))
+		}
+	}
+	if len(ended) == 0 {
+		return ""
+	}
+	return "But " + strings.Join(ended, ", ") + " before the end: the numbers cover only what the logs hold (see the notes)."
+}
+
+// fmtNum formats like AIPerf's console: two decimals and thousands separators. A value no
+// reading of a digit string helps (|v| ≥ 1e15: a server may expose any float) is in
+// exponent form, an infinity is +Inf or -Inf, and NaN, no value, is N/A.
 func fmtNum(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	switch {
+	case math.IsNaN(v):
 		return "N/A"
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	case math.Abs(v) >= 1e15:
+		return strconv.FormatFloat(v, 'e', 2, 64)
 	}
 	s := strconv.FormatFloat(v, 'f', 2, 64)
 	neg := strings.HasPrefix(s, "-")
@@ -223,4 +295,12 @@ func fmtNum(v float64) string {
 	b.WriteByte('.')
 	b.WriteString(frac)
 	return b.String()
+}
+
+// fmtSigned is fmtNum with the sign always shown: a difference.
+func fmtSigned(v float64) string {
+	if v >= 0 {
+		return "+" + fmtNum(v)
+	}
+	return fmtNum(v)
 }

@@ -1,14 +1,14 @@
 package analyze
 
 import (
-	"encoding/json"
 	"math"
-	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
 )
 
-// JSON writing by hand: keys in a fixed order (never map iteration order), floats in
+// JSON writing by hand, with internal/jsonwire: keys in a fixed order (never map iteration
+// order), strings escaped by jsonwire's rule (encoding/json's, HTML escaping off), floats in
 // Python's repr format so files read like AIPerf's, and no reflection on the per-request path.
 
 // appendPyFloat appends v the way Python's repr (and orjson) writes a float: the shortest
@@ -39,41 +39,17 @@ func appendPyFloat(b []byte, v float64) []byte {
 	return append(b, ".0"...)
 }
 
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c >= 0x20:
-				b = append(b, c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, "\ufffd"...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
-}
+// pyJSON writes the JSON exports: orjson's OPT_INDENT_2 layout, with Python's floats.
+var pyJSON = jsonwire.Encoder{Indent: "  ", Float: appendPyFloatBits}
 
-const hexDigits = "0123456789abcdef"
+// appendPyFloatBits is appendPyFloat for the Encoder: a float32 is first rounded to its
+// shortest decimal form, as Python prints a value read from a file written with it.
+func appendPyFloatBits(b []byte, v float64, bitSize int) ([]byte, error) {
+	if bitSize == 32 && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', -1, 32), 64)
+	}
+	return appendPyFloat(b, v), nil
+}
 
 // ordered is a JSON object whose keys keep the order they were added in.
 type ordered struct {
@@ -87,119 +63,24 @@ func (o *ordered) add(k string, v any) *ordered {
 	return o
 }
 
+// Len and Member make an ordered a jsonwire.Object.
+func (o *ordered) Len() int { return len(o.keys) }
+
+// Member returns the i-th key and value.
+func (o *ordered) Member(i int) (string, any) { return o.keys[i], o.vals[i] }
+
 // pyFloat is a float written in Python's repr form.
 type pyFloat float64
 
-// rawJSON is written as is.
-type rawJSON []byte
+// AppendJSON makes a pyFloat a jsonwire.Appender.
+func (f pyFloat) AppendJSON(b []byte) []byte { return appendPyFloat(b, float64(f)) }
 
-// marshalIndent writes v with two-space indentation, like orjson's OPT_INDENT_2.
-func marshalIndent(v any) []byte {
-	b := appendValue(nil, v, 0)
-	return append(b, '\n')
-}
-
-func indent(b []byte, depth int) []byte {
-	b = append(b, '\n')
-	for i := 0; i < depth; i++ {
-		b = append(b, ' ', ' ')
-	}
-	return b
-}
-
-func appendValue(b []byte, v any, depth int) []byte {
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...)
-	case *ordered:
-		if len(x.keys) == 0 {
-			return append(b, "{}"...)
-		}
-		b = append(b, '{')
-		for i, k := range x.keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = indent(b, depth+1)
-			b = appendJSONString(b, k)
-			b = append(b, ':', ' ')
-			b = appendValue(b, x.vals[i], depth+1)
-		}
-		b = indent(b, depth)
-		return append(b, '}')
-	case []any:
-		if len(x) == 0 {
-			return append(b, "[]"...)
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = indent(b, depth+1)
-			b = appendValue(b, e, depth+1)
-		}
-		b = indent(b, depth)
-		return append(b, ']')
-	case []string:
-		s := make([]any, len(x))
-		for i := range x {
-			s[i] = x[i]
-		}
-		return appendValue(b, s, depth)
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		o := &ordered{}
-		for _, k := range keys {
-			o.add(k, x[k])
-		}
-		return appendValue(b, o, depth)
-	case string:
-		return appendJSONString(b, x)
-	case bool:
-		return strconv.AppendBool(b, x)
-	case int:
-		return strconv.AppendInt(b, int64(x), 10)
-	case int64:
-		return strconv.AppendInt(b, x, 10)
-	case uint64:
-		return strconv.AppendUint(b, x, 10)
-	case pyFloat:
-		return appendPyFloat(b, float64(x))
-	case float64:
-		return appendPyFloat(b, x)
-	case rawJSON:
-		return append(b, x...)
-	}
-	// Anything else (values decoded from the plan's spec): encoding/json, whose maps are
-	// sorted, re-indented to our layout.
-	j, err := json.Marshal(v)
+// marshalIndent writes v with two-space indentation, like orjson's OPT_INDENT_2, and a
+// final newline.
+func marshalIndent(v any) ([]byte, error) {
+	b, err := pyJSON.Append(nil, v)
 	if err != nil {
-		return appendJSONString(b, "unencodable")
+		return nil, err
 	}
-	var generic any
-	if json.Unmarshal(j, &generic) != nil {
-		return append(b, j...)
-	}
-	return appendGeneric(b, generic, depth)
-}
-
-// appendGeneric writes a value decoded by encoding/json (maps, slices, float64, strings).
-func appendGeneric(b []byte, v any, depth int) []byte {
-	switch x := v.(type) {
-	case map[string]any:
-		return appendValue(b, x, depth)
-	case []any:
-		return appendValue(b, x, depth)
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return strconv.AppendInt(b, int64(x), 10)
-		}
-		return appendPyFloat(b, x)
-	}
-	return appendValue(b, v, depth)
+	return append(b, '\n'), nil
 }

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -34,5 +36,31 @@ func TestAppendNsAsMs(t *testing.T) {
 		if f, err := strconv.ParseFloat(want, 64); err != nil || f != float64(ns)/1e6 {
 			t.Fatalf("%s does not round-trip %d", want, ns)
 		}
+	}
+}
+
+// The exports' layout is encoding/json's two-space indentation and their strings its
+// escaping with HTML escaping off, byte for byte; only floats differ (Python's repr). The
+// strings here are those the former escaper wrote differently (\u0008, \u000c, U+2028 and
+// U+FFFD raw).
+func TestMarshalIndentMatchesEncodingJSON(t *testing.T) {
+	v := map[string]any{
+		"error":  "server said \b\f\u2028\u2029 <&> \x01 \"q\" é \xff",
+		"counts": []any{int64(1), uint64(2), int8(-3), true, nil, []any{}, map[string]any{}},
+		"nested": map[string]any{"b": []string{"x", "y"}, "a": map[string]any{"k": "v"}},
+	}
+	got, err := marshalIndent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var std bytes.Buffer
+	enc := json.NewEncoder(&std)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, std.Bytes()) {
+		t.Errorf("marshalIndent:\n%s\nencoding/json:\n%s", got, std.Bytes())
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // appendRecord appends one profile_export.jsonl line for m: AIPerf's record shape
@@ -70,7 +72,7 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 	if m.Err != nil && m.Err.Kind == "lost" {
 		b = append(b, `"lost"`...)
 	} else {
-		b = appendJSONString(b, m.Outcome.String())
+		b = jsonwire.AppendString(b, m.Outcome.String())
 	}
 	b = append(b, `,"http_status":`...)
 	if m.Status > 0 {
@@ -157,9 +159,9 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 			b = append(b, "null"...)
 		}
 		b = append(b, `,"type":`...)
-		b = appendJSONString(b, m.Err.Kind)
+		b = jsonwire.AppendString(b, m.Err.Kind)
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, m.Err.Message)
+		b = jsonwire.AppendString(b, redact.Text(m.Err.Message)) // a server's body may echo the URL
 		b = append(b, '}')
 	}
 	return append(b, '}', '\n')
@@ -272,8 +274,8 @@ func sessionHeaderSent(m *rawlog.Manifest) bool {
 var jsonKeys = func() (k [numRecord]struct{ open, close []byte }) {
 	for id := range k {
 		d := &catalog[id]
-		k[id].open = append(appendJSONString(nil, d.Tag), `:{"value":`...)
-		k[id].close = append(append([]byte(`,"unit":`), appendJSONString(nil, d.Unit)...), '}')
+		k[id].open = append(jsonwire.AppendString(nil, d.Tag), `:{"value":`...)
+		k[id].close = append(append([]byte(`,"unit":`), jsonwire.AppendString(nil, d.Unit)...), '}')
 	}
 	return k
 }()

@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -46,9 +48,13 @@ type ShardSummary struct {
 	Dir   string
 	Host  string
 	// Planned are the shard's planned requests (its run.json counts).
-	Planned     int
-	StartSkewNs int64
-	Clock       *rawlog.ClockState
+	Planned int
+	// Status is how the shard's run ended (its run.json status: complete, interrupted,
+	// failed, running for one that crashed, unknown for a rebuilt run.json); Error why it
+	// failed.
+	Status, Error string
+	StartSkewNs   int64
+	Clock         *rawlog.ClockState
 	// Verdict judges this shard alone (dispatch lag and its workers' CPU).
 	Verdict Verdict
 	run     int
@@ -64,15 +70,27 @@ func expandRunDirs(dirs []string) ([]string, error) {
 			continue
 		}
 		entries, err := os.ReadDir(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, inputErr("%s does not exist: no run and no shard ran into it (a replay, or every shard of a distributed run, that refuses to start writes nothing: see its stderr)", d)
+		}
 		if err != nil {
 			out = append(out, d) // readManifest says what is wrong with it
 			continue
 		}
-		var sub []string
+		var sub, empty []string
+		logs := false
 		for _, e := range entries {
-			if e.IsDir() && fileExists(filepath.Join(d, e.Name(), rawlog.ManifestName)) {
+			switch {
+			case e.IsDir() && fileExists(filepath.Join(d, e.Name(), rawlog.ManifestName)):
 				sub = append(sub, filepath.Join(d, e.Name()))
+			case e.IsDir():
+				empty = append(empty, e.Name())
+			case strings.HasSuffix(e.Name(), ".rawlog"):
+				logs = true // a run without its run.json: readManifest says so
 			}
+		}
+		if len(sub) == 0 && !logs {
+			return nil, noRunErr(d, empty)
 		}
 		if len(sub) == 0 {
 			out = append(out, d)
@@ -82,6 +100,22 @@ func expandRunDirs(dirs []string) ([]string, error) {
 		out = append(out, sub...)
 	}
 	return out, nil
+}
+
+// noRunErr is the error about a directory that holds no run: no run.json, no log, and no
+// subdirectory with a run.json. subdirs are its subdirectories (a distributed run's
+// shard-<I>, each empty when its shard refused to start).
+func noRunErr(d string, subdirs []string) error {
+	sort.Slice(subdirs, func(i, j int) bool { return shardDirLess(subdirs[i], subdirs[j]) })
+	if len(subdirs) > 0 {
+		if len(subdirs) > 4 {
+			subdirs = append(subdirs[:4:4], "...")
+		}
+		return inputErr("%s: no shard ran: neither it nor its subdirectories (%s) hold a %s, so no replay (no shard of a distributed run) wrote a run there; "+
+			"a replay that refuses to start (a --start-at already past, a plan hash that differs...) writes nothing: see its stderr", d, strings.Join(subdirs, ", "), rawlog.ManifestName)
+	}
+	return inputErr("%s: no run and no shard ran into it: it holds no %s, no log and no run directory (a replay, or every shard of a distributed run, that refuses to start writes nothing: see its stderr)",
+		d, rawlog.ManifestName)
 }
 
 // shardDirLess orders shard-2 before shard-10.
@@ -134,7 +168,7 @@ func checkShards(runs []run) (*ShardReport, error) {
 		}
 		byIndex[sh.Index] = r.dir
 		rep.Shards = append(rep.Shards, ShardSummary{Index: sh.Index, Dir: r.dir, Host: r.m.Host, Planned: r.m.Counts.Planned,
-			StartSkewNs: sh.StartSkewNs, Clock: r.m.Clock, run: i})
+			Status: r.m.Status, Error: r.m.Error, StartSkewNs: sh.StartSkewNs, Clock: r.m.Clock, run: i})
 		if sk := abs64(sh.StartSkewNs); sh.StartAtUnixNs != 0 && (rep.MaxStartSkewShard < 0 || sk > rep.MaxStartSkewNs) {
 			rep.MaxStartSkewNs, rep.MaxStartSkewShard = sk, sh.Index
 		}
@@ -241,9 +275,22 @@ func shardLines(s *Summary) []string {
 		return nil
 	}
 	var out []string
+	var ended []string // the shards that did not complete, with how they ended
 	for _, sh := range rep.Shards {
 		v := "schedule kept"
+		how, why := runOutcome(sh.Status, sh.Error)
 		switch {
+		case how != "":
+			// A shard that did not run to its end kept no schedule to its end: say how it
+			// ended, and its lag only as a fact about what it sent.
+			v = how
+			if why != "" {
+				v += ": " + why
+			}
+			if sh.Verdict.LagKnown {
+				v += fmt.Sprintf("; dispatch lag p99 %s ms over what it sent", fmtNum(sh.Verdict.DispatchLagP99Ms))
+			}
+			ended = append(ended, fmt.Sprintf("shard %d %s", sh.Index, how))
 		case !sh.Verdict.Known:
 			v = "verdict unknown"
 		case !sh.Verdict.Kept:
@@ -265,6 +312,9 @@ func shardLines(s *Summary) []string {
 	if len(rep.Missing) > 0 {
 		line += fmt.Sprintf(", MISSING %s", joinInts(rep.Missing))
 	}
+	if len(ended) > 0 {
+		line += fmt.Sprintf(", %d of them did not complete (%s)", len(ended), strings.Join(ended, ", "))
+	}
 	if rep.MaxStartSkewShard >= 0 {
 		line += fmt.Sprintf("; largest start skew %s ms (shard %d)", fmtNum(float64(rep.MaxStartSkewNs)/1e6), rep.MaxStartSkewShard)
 	}
@@ -272,6 +322,24 @@ func shardLines(s *Summary) []string {
 		line += fmt.Sprintf("; %d shard clock(s) not trusted to %s ms", len(rep.Unsynchronised), fmtNum(rep.ClockBudgetMs))
 	}
 	return append(out, line+"; combined verdict below")
+}
+
+// runOutcome says how a run (or a shard) that did not complete ended, in capitals for the
+// console, and why when run.json says: how is "" for a complete run.
+func runOutcome(status, runErr string) (how, why string) {
+	switch status {
+	case rawlog.StatusComplete:
+		return "", ""
+	case rawlog.StatusRunning:
+		return "CRASHED", "its run.json still says running: replay's coordinator died before the run ended"
+	case rawlog.StatusInterrupted:
+		return "INTERRUPTED", "stopped (Ctrl-C or SIGTERM) before the end of its plan"
+	case rawlog.StatusFailed:
+		return "FAILED", runErr
+	case rawlog.StatusUnknown:
+		return "OUTCOME UNKNOWN", "its run.json was rebuilt from the logs"
+	}
+	return "ENDED " + strings.ToUpper(status), runErr
 }
 
 func joinInts(v []int) string {

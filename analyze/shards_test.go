@@ -109,3 +109,90 @@ func TestExpandRunDirs(t *testing.T) {
 		t.Fatalf("a run directory itself expanded to %v", got)
 	}
 }
+
+// TestShardLinesSayHowShardsEnded: a shard that crashed, was interrupted or failed never
+// reads "schedule kept": its line says how it ended, the Shards line counts it, and the
+// combined verdict says the run did not complete. A complete shard keeps its verdict.
+func TestShardLinesSayHowShardsEnded(t *testing.T) {
+	kept := Verdict{Known: true, Kept: true, LagKnown: true, DispatchLagP99Ms: 0.2, MaxLagMs: 1}
+	synced := &rawlog.ClockState{Source: "adjtimex", Synchronised: true}
+	var runs []run
+	for i, st := range []string{rawlog.StatusComplete, rawlog.StatusRunning, rawlog.StatusInterrupted, rawlog.StatusFailed} {
+		r := shardRun("runs/r1/shard-"+string(rune('0'+i)), i, 4, "r1", 0, synced)
+		r.m.Status = st
+		if st == rawlog.StatusFailed {
+			r.m.Error = "worker 0 (pid 7, CPU 1) killed by signal killed: 3 of its 10 planned requests lost in flight"
+		}
+		runs = append(runs, r)
+	}
+	rep, err := checkShards(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rep.Shards {
+		rep.Shards[i].Verdict = kept
+	}
+	s := &Summary{Verdict: kept, Counts: Counts{Valid: 10}, RunStatus: rawlog.StatusComplete, Shards: rep}
+	for _, r := range runs {
+		s.RunDirs = append(s.RunDirs, r.dir)
+		s.runStatus = append(s.runStatus, r.m.Status)
+	}
+	lines := shardLines(s)
+	if len(lines) != 5 {
+		t.Fatalf("lines %q", lines)
+	}
+	for i, want := range []string{"; schedule kept (dispatch lag p99 0.20 ms)",
+		"; CRASHED: its run.json still says running", "; INTERRUPTED: stopped",
+		"; FAILED: worker 0 (pid 7, CPU 1) killed by signal killed: 3 of its 10 planned requests lost in flight; dispatch lag p99 0.20 ms over what it sent"} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("shard %d line %q lacks %q", i, lines[i], want)
+		}
+		if i > 0 && strings.Contains(lines[i], "schedule kept") {
+			t.Errorf("shard %d did not complete and its line says the schedule was kept: %q", i, lines[i])
+		}
+	}
+	if want := "Shards: 4 of 4 present, 3 of them did not complete (shard 1 CRASHED, shard 2 INTERRUPTED, shard 3 FAILED)"; !strings.HasPrefix(lines[4], want) {
+		t.Errorf("Shards line %q; want it to start %q", lines[4], want)
+	}
+	if v := VerdictLine(s); !strings.Contains(v, "But shard 1 CRASHED, shard 2 INTERRUPTED, shard 3 FAILED before the end") {
+		t.Errorf("combined verdict %q does not say the run did not complete", v)
+	}
+	// One run, crashed: the verdict says so too.
+	one := &Summary{Verdict: kept, Counts: Counts{Valid: 10}, RunStatus: rawlog.StatusRunning}
+	if v := VerdictLine(one); !strings.Contains(v, "But the run CRASHED before the end") {
+		t.Errorf("crashed run's verdict %q", v)
+	}
+	done := &Summary{Verdict: kept, Counts: Counts{Valid: 10}, RunStatus: rawlog.StatusComplete}
+	if v := VerdictLine(done); strings.Contains(v, "But") {
+		t.Errorf("complete run's verdict %q", v)
+	}
+}
+
+// TestNoShardRan: a directory where nothing ran (every shard refused a past --start-at, so
+// none wrote anything) is bad input saying so, not "open .../run.json: no such file"; one
+// holding logs without run.json is left to the manifest's reader.
+func TestNoShardRan(t *testing.T) {
+	root := t.TempDir()
+	shards := filepath.Join(root, "r1")
+	for _, s := range []string{"shard-1", "shard-0"} {
+		os.MkdirAll(filepath.Join(shards, s), 0o755)
+	}
+	empty := filepath.Join(root, "empty")
+	os.MkdirAll(empty, 0o755)
+	for _, c := range []struct{ dir, want string }{
+		{shards, "no shard ran: neither it nor its subdirectories (shard-0, shard-1) hold a run.json"},
+		{empty, "no run and no shard ran into it"},
+		{filepath.Join(root, "absent"), "does not exist: no run and no shard ran into it"},
+	} {
+		_, err := expandRunDirs([]string{c.dir})
+		if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "no such file") {
+			t.Errorf("%s: %v; want bad input with %q", c.dir, err, c.want)
+		}
+	}
+	logs := filepath.Join(root, "logs")
+	os.MkdirAll(logs, 0o755)
+	os.WriteFile(filepath.Join(logs, "worker-000.rawlog"), nil, 0o644)
+	if got, err := expandRunDirs([]string{logs}); err != nil || len(got) != 1 {
+		t.Errorf("a directory of logs: %v %v", got, err)
+	}
+}

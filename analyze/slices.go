@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -33,7 +34,11 @@ func WriteTimeslicesJSON(w io.Writer, s *Summary) error {
 		list = append(list, o)
 	}
 	doc := (&ordered{}).add("timeslices", list).add("input_config", inputConfig(s))
-	_, err := w.Write(marshalIndent(doc))
+	b, err := marshalIndent(doc)
+	if err != nil {
+		return fmt.Errorf("analyze: timeslices export: %w", err)
+	}
+	_, err = w.Write(b)
 	return err
 }
 

@@ -1,5 +1,7 @@
 package endpoint
 
+import "github.com/llmbench/llmbench/internal/jsonwire"
+
 import "errors"
 
 // Anthropic Messages API (/v1/messages). The system prompt is a top-level field, max_tokens
@@ -27,66 +29,66 @@ func renderAnthropic(dst []byte, r *Request) ([]byte, error) {
 // parseAnthropic parses one streaming event or a whole message body. Inner objects are read
 // by key, which is unambiguous in this API: text_delta carries "text", thinking_delta
 // "thinking", input_json_delta "partial_json", a tool_use block "name".
-func parseAnthropic(s *scan, d *Delta) shapeError {
-	if se, ok := s.enterTopObject(); !ok {
+func parseAnthropic(s *jsonwire.Scanner, d *Delta) shapeError {
+	if se, ok := enterTopObject(s); !ok {
 		return se
 	}
-	var typ span
+	var typ jsonwire.Span
 	var sawError bool
-	var content rawSpan
+	var content jsonwire.RawSpan
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			break
 		}
 		switch string(k) {
 		case "type":
-			typ = s.strVal()
+			typ = s.StrSpan()
 		case "delta", "content_block":
 			parseAnthropicBlock(s, d, false)
 		case "message":
 			// message_start: the message object carries the input usage.
 			parseAnthropicMessage(s, d)
 		case "content":
-			content = s.rawVal()
+			content = s.ValueSpan()
 		case "usage":
 			parseUsage(s, &d.Usage)
 		case "error":
 			sawError = parseErrorValue(s, d) || sawError
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	s.end()
-	if s.err != nil {
+	s.End()
+	if s.Err() != nil {
 		return ""
 	}
 	switch {
-	case s.is(typ, "message_stop"):
+	case s.Is(typ, "message_stop"):
 		d.Done = true
-	case s.is(typ, "message"):
+	case s.Is(typ, "message"):
 		// A whole non-streaming message.
 		parseAnthropicContent(s, content, d)
 		d.Done = true
-	case !typ.ok && !sawError:
+	case !typ.OK && !sawError:
 		return `missing "type"`
 	}
-	if typ.ok {
+	if typ.OK {
 		d.EndMarker = endAnthropic
 	}
 	return ""
 }
 
 // parseAnthropicMessage reads message_start's message: usage and (normally empty) content.
-func parseAnthropicMessage(s *scan, d *Delta) {
-	if !s.enterObject() {
-		s.skip()
+func parseAnthropicMessage(s *jsonwire.Scanner, d *Delta) {
+	if !s.EnterObject() {
+		s.Skip()
 		return
 	}
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			return
 		}
@@ -94,10 +96,10 @@ func parseAnthropicMessage(s *scan, d *Delta) {
 		case "usage":
 			parseUsage(s, &d.Usage)
 		case "content":
-			r := s.rawVal()
+			r := s.ValueSpan()
 			parseAnthropicContent(s, r, d)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
@@ -106,53 +108,53 @@ func parseAnthropicMessage(s *scan, d *Delta) {
 // (whole) an element of a complete message's content array. A tool_use call's input counts as
 // output: in a whole message it is the input JSON, in a stream the input_json_delta's
 // partial_json (content_block_start's input is an empty placeholder, so it is skipped).
-func parseAnthropicBlock(s *scan, d *Delta, whole bool) {
-	if !s.enterObject() {
-		s.skip()
+func parseAnthropicBlock(s *jsonwire.Scanner, d *Delta, whole bool) {
+	if !s.EnterObject() {
+		s.Skip()
 		return
 	}
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			return
 		}
 		switch string(k) {
 		case "text", "name":
-			d.Content, _ = s.str(d.Content)
+			d.Content, _ = s.Str(d.Content)
 		case "thinking":
-			d.Reasoning, _ = s.str(d.Reasoning)
+			d.Reasoning, _ = s.Str(d.Reasoning)
 		case "partial_json":
 			if whole {
-				s.skip()
+				s.Skip()
 			} else {
-				d.Content, _ = s.str(d.Content)
+				d.Content, _ = s.Str(d.Content)
 			}
 		case "input":
 			if whole {
-				d.Content = append(d.Content, s.raw()...)
+				d.Content = append(d.Content, s.Raw()...)
 			} else {
-				s.skip()
+				s.Skip()
 			}
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
 
 // parseAnthropicContent reads a content block array: text and thinking blocks, and tool_use
 // blocks whose name and input JSON count as output.
-func parseAnthropicContent(s *scan, r rawSpan, d *Delta) {
-	if r.end == r.start {
+func parseAnthropicContent(s *jsonwire.Scanner, r jsonwire.RawSpan, d *Delta) {
+	if r.Len() == 0 {
 		return
 	}
-	t := s.sub(r)
-	defer s.adopt(&t)
-	if !t.enterArray() {
+	t := s.Sub(r)
+	defer s.Adopt(&t)
+	if !t.EnterArray() {
 		return
 	}
 	n := 0
-	for t.element(&n) {
+	for t.Element(&n) {
 		parseAnthropicBlock(&t, d, true)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/llmbench/llmbench/internal/jsonwire"
 	"maps"
 	"slices"
 	"strings"
@@ -333,7 +334,7 @@ func (e *Endpoint) ParseEvent(event []byte, d *Delta) error {
 		d.Done = true
 		return nil
 	}
-	s := scan{b: event}
+	s := jsonwire.NewScanner(event)
 	var se shapeError
 	switch e.kind {
 	case kindChat:
@@ -365,8 +366,8 @@ func (e *Endpoint) ParseEvent(event []byte, d *Delta) error {
 	default:
 		return fmt.Errorf("endpoint %q: not obtained from Lookup", e.Name)
 	}
-	if s.err != nil {
-		return &ParseError{Endpoint: e.Name, Offset: s.err.off, Detail: s.err.msg}
+	if s.Err() != nil {
+		return &ParseError{Endpoint: e.Name, Offset: s.Err().Offset, Detail: s.Err().Msg}
 	}
 	if se != "" {
 		return &ParseError{Endpoint: e.Name, Offset: -1, Detail: string(se)}

@@ -1,5 +1,7 @@
 package endpoint
 
+import "github.com/llmbench/llmbench/internal/jsonwire"
+
 // Non-token APIs: embeddings, rankings and image generation. Their responses matter for
 // counting what came back (Items), usage and errors; the vectors and scores are skipped.
 
@@ -43,7 +45,7 @@ func renderNIMRankings(dst []byte, r *Request) ([]byte, error) {
 	o.openModel(dst, r)
 	if o.key("query") {
 		o.b = append(o.b, `{"text":`...)
-		o.b = appendString(o.b, r.Query)
+		o.b = jsonwire.AppendString(o.b, r.Query)
 		o.b = append(o.b, '}')
 	}
 	if o.key("passages") {
@@ -53,7 +55,7 @@ func renderNIMRankings(dst []byte, r *Request) ([]byte, error) {
 				o.b = append(o.b, ',')
 			}
 			o.b = append(o.b, `{"text":`...)
-			o.b = appendString(o.b, p)
+			o.b = jsonwire.AppendString(o.b, p)
 			o.b = append(o.b, '}')
 		}
 		o.b = append(o.b, ']')
@@ -88,7 +90,7 @@ func appendStrings(dst []byte, ss []string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, t)
+		dst = jsonwire.AppendString(dst, t)
 	}
 	return append(dst, ']')
 }
@@ -117,21 +119,21 @@ func renderImages(dst []byte, r *Request) ([]byte, error) {
 // parseList reads an object whose array member key holds the results (embeddings "data",
 // NIM "rankings", Cohere "results"): Items counts them. Usage comes from "usage" or Cohere's
 // meta.tokens.
-func parseList(s *scan, d *Delta, key string) shapeError {
-	if se, ok := s.enterTopObject(); !ok {
+func parseList(s *jsonwire.Scanner, d *Delta, key string) shapeError {
+	if se, ok := enterTopObject(s); !ok {
 		return se
 	}
 	var sawList, sawError bool
-	var object, message span
+	var object, message jsonwire.Span
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			break
 		}
 		switch string(k) {
 		case key:
-			c, ok := s.count()
+			c, ok := s.Count()
 			d.Items += c
 			sawList = sawList || ok
 		case "usage":
@@ -141,19 +143,19 @@ func parseList(s *scan, d *Delta, key string) shapeError {
 		case "error":
 			sawError = parseErrorValue(s, d) || sawError
 		case "object":
-			object = s.strVal()
+			object = s.StrSpan()
 		case "message":
-			message = s.strVal()
+			message = s.StrSpan()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	s.end()
-	if s.err != nil {
+	s.End()
+	if s.Err() != nil {
 		return ""
 	}
 	switch {
-	case s.is(object, "error"):
+	case s.Is(object, "error"):
 		errorFromSpan(s, d, message)
 	case sawList:
 		d.Done = true
@@ -164,32 +166,32 @@ func parseList(s *scan, d *Delta, key string) shapeError {
 }
 
 // parseCohereMeta reads meta.tokens {input_tokens, output_tokens} as usage.
-func parseCohereMeta(s *scan, d *Delta) {
-	if !s.enterObject() {
-		s.skip()
+func parseCohereMeta(s *jsonwire.Scanner, d *Delta) {
+	if !s.EnterObject() {
+		s.Skip()
 		return
 	}
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			return
 		}
 		if string(k) == "tokens" {
 			parseUsage(s, &d.Usage)
 		} else {
-			s.skip()
+			s.Skip()
 		}
 	}
 }
 
 // parseTEIRankings reads TEI's /rerank answer: a bare array of {index, score}.
-func parseTEIRankings(s *scan, d *Delta) shapeError {
-	switch s.peek() {
+func parseTEIRankings(s *jsonwire.Scanner, d *Delta) shapeError {
+	switch s.Peek() {
 	case '[':
-		c, _ := s.count()
-		s.end()
-		if s.err != nil {
+		c, _ := s.Count()
+		s.End()
+		if s.Err() != nil {
 			return "" // malformed: nothing counted, not the end of anything
 		}
 		d.Items += c
@@ -199,8 +201,8 @@ func parseTEIRankings(s *scan, d *Delta) shapeError {
 		// TEI errors: {"error": "...", "error_type": "..."}
 		return parseList(s, d, "results")
 	}
-	if s.err == nil {
-		s.skip()
+	if s.Err() == nil {
+		s.Skip()
 		return "expected a JSON array"
 	}
 	return ""
@@ -208,49 +210,49 @@ func parseTEIRankings(s *scan, d *Delta) shapeError {
 
 // parseImages reads an images response ({"data": [...], "usage": {...}}) or a streaming
 // event (image_generation.partial_image, image_generation.completed with usage).
-func parseImages(s *scan, d *Delta) shapeError {
-	if se, ok := s.enterTopObject(); !ok {
+func parseImages(s *jsonwire.Scanner, d *Delta) shapeError {
+	if se, ok := enterTopObject(s); !ok {
 		return se
 	}
 	var sawData, sawError bool
-	var typ span
+	var typ jsonwire.Span
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			break
 		}
 		switch string(k) {
 		case "data":
-			c, ok := s.count()
+			c, ok := s.Count()
 			d.Items += c
 			sawData = sawData || ok
 		case "type":
-			typ = s.strVal()
+			typ = s.StrSpan()
 		case "usage":
 			parseUsage(s, &d.Usage)
 		case "error":
 			sawError = parseErrorValue(s, d) || sawError
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	s.end()
-	if s.err != nil {
+	s.End()
+	if s.Err() != nil {
 		return ""
 	}
-	if typ.ok {
+	if typ.OK {
 		d.EndMarker = endImages
 	}
 	switch {
 	case sawData:
 		d.Done = true
-	case s.is(typ, "image_generation.completed"):
+	case s.Is(typ, "image_generation.completed"):
 		// One per image; a stream of n images is done at the last, which the parser cannot
 		// tell from the others: each marks the stream ended so far.
 		d.Items++
 		d.Done = true
-	case typ.ok || sawError:
+	case typ.OK || sawError:
 	default:
 		return `missing "data"`
 	}

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"encoding/base64"
 	"fmt"
+	"github.com/llmbench/llmbench/internal/jsonwire"
 )
 
 // Media content parts: images, audio clips and videos attached to a request's last user
@@ -45,10 +46,10 @@ var mediaNames = [...]string{"", "image", "audio", "video"}
 // appendURL writes the medium as a JSON string: its URL, or a data URL of its bytes.
 func (m *Media) appendURL(dst []byte) []byte {
 	if m.URL != "" {
-		return appendString(dst, m.URL)
+		return jsonwire.AppendString(dst, m.URL)
 	}
 	dst = append(dst, `"data:`...)
-	dst = appendStringBody(dst, m.MIME)
+	dst = jsonwire.AppendStringBody(dst, m.MIME)
 	dst = append(dst, ";base64,"...)
 	dst = base64.StdEncoding.AppendEncode(dst, m.Data)
 	return append(dst, '"')
@@ -59,14 +60,14 @@ func (m *Media) appendURL(dst []byte) []byte {
 func (m *Media) appendAudioObject(dst []byte) []byte {
 	dst = append(dst, `{"data":`...)
 	if m.URL != "" {
-		dst = appendString(dst, m.URL)
+		dst = jsonwire.AppendString(dst, m.URL)
 	} else {
 		dst = append(dst, '"')
 		dst = base64.StdEncoding.AppendEncode(dst, m.Data)
 		dst = append(dst, '"')
 	}
 	dst = append(dst, `,"format":`...)
-	return append(appendString(dst, m.Format), '}')
+	return append(jsonwire.AppendString(dst, m.Format), '}')
 }
 
 // partStyle selects the content-part dialect.
@@ -85,7 +86,7 @@ func appendParts(dst []byte, text string, media []Media, style partStyle) []byte
 	}
 	dst = append(dst, '[')
 	dst = append(dst, textType...)
-	dst = appendString(dst, text)
+	dst = jsonwire.AppendString(dst, text)
 	dst = append(dst, '}')
 	for i := range media {
 		m := &media[i]

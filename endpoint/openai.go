@@ -1,5 +1,7 @@
 package endpoint
 
+import "github.com/llmbench/llmbench/internal/jsonwire"
+
 // OpenAI Chat Completions (chat) and Completions (completions). vLLM, SGLang, TensorRT-LLM,
 // Dynamo and NIM all speak these; reasoning servers add reasoning_content (vLLM < 0.10,
 // SGLang, DeepSeek) or reasoning (vLLM >= 0.10, OpenRouter) to the message/delta.
@@ -20,7 +22,7 @@ func appendMessageParts(dst []byte, r *Request, skipSystem bool, style partStyle
 		if len(r.Media) > 0 {
 			dst = appendParts(dst, r.Prompt, r.Media, style)
 		} else {
-			dst = appendString(dst, r.Prompt)
+			dst = jsonwire.AppendString(dst, r.Prompt)
 		}
 		return append(dst, '}', ']')
 	}
@@ -38,12 +40,12 @@ func appendMessageParts(dst []byte, r *Request, skipSystem bool, style partStyle
 		}
 		j++
 		dst = append(dst, `{"role":`...)
-		dst = appendString(dst, r.Messages[i].Role)
+		dst = jsonwire.AppendString(dst, r.Messages[i].Role)
 		dst = append(dst, `,"content":`...)
 		if i == target {
 			dst = appendParts(dst, r.Messages[i].Content, r.Media, style)
 		} else {
-			dst = appendString(dst, r.Messages[i].Content)
+			dst = jsonwire.AppendString(dst, r.Messages[i].Content)
 		}
 		dst = append(dst, '}')
 	}
@@ -73,7 +75,7 @@ func appendSystem(o *obj, key string, r *Request) {
 			o.b = append(o.b, `\n\n`...)
 		}
 		j++
-		o.b = appendStringBody(o.b, r.Messages[i].Content)
+		o.b = jsonwire.AppendStringBody(o.b, r.Messages[i].Content)
 	}
 	o.b = append(o.b, '"')
 }
@@ -82,14 +84,14 @@ func appendSystem(o *obj, key string, r *Request) {
 // contents joined with a space (how AIPerf joins turns for ISL).
 func appendPrompt(dst []byte, r *Request) []byte {
 	if r.Prompt != "" || len(r.Messages) == 0 {
-		return appendString(dst, r.Prompt)
+		return jsonwire.AppendString(dst, r.Prompt)
 	}
 	dst = append(dst, '"')
 	for i := range r.Messages {
 		if i > 0 {
 			dst = append(dst, ' ')
 		}
-		dst = appendStringBody(dst, r.Messages[i].Content)
+		dst = jsonwire.AppendStringBody(dst, r.Messages[i].Content)
 	}
 	return append(dst, '"')
 }
@@ -150,19 +152,19 @@ const (
 // as "no content". Likewise a chat endpoint given a completions choice (text) or the
 // reverse. modeAuto (raw/template detection) skips these checks: there the dialect is not
 // known in advance.
-func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
-	if se, ok := s.enterTopObject(); !ok {
+func parseOpenAI(s *jsonwire.Scanner, d *Delta, mode openAIMode) shapeError {
+	if se, ok := enterTopObject(s); !ok {
 		return se
 	}
 	var (
 		sawChoices, sawUsage, sawError bool
-		object, message                span
+		object, message                jsonwire.Span
 		foreign                        string // first member that marks another API's shape
 		dialect                        choiceDialect
 	)
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			break
 		}
@@ -174,21 +176,21 @@ func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
 		case "error":
 			sawError = parseErrorValue(s, d) || sawError
 		case "object":
-			object = s.strVal()
+			object = s.StrSpan()
 		case "message":
-			message = s.strVal()
+			message = s.StrSpan()
 		default:
 			if foreign == "" {
 				foreign = foreignMember(k)
 			}
-			s.skip()
+			s.Skip()
 		}
 	}
-	s.end()
-	if s.err != nil {
+	s.End()
+	if s.Err() != nil {
 		return ""
 	}
-	if s.is(object, "error") {
+	if s.Is(object, "error") {
 		errorFromSpan(s, d, message)
 		return ""
 	}
@@ -199,7 +201,7 @@ func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
 		if foreign != "" {
 			return shapeError(`missing "choices" (has "` + foreign + `": another API's response)`)
 		}
-		if object.ok && !s.is(object, "chat.completion") && !s.is(object, "chat.completion.chunk") && !s.is(object, "text_completion") {
+		if object.OK && !s.Is(object, "chat.completion") && !s.Is(object, "chat.completion.chunk") && !s.Is(object, "text_completion") {
 			return `missing "choices" (object is not a chat.completion, chat.completion.chunk or text_completion)`
 		}
 	}
@@ -212,7 +214,7 @@ func parseOpenAI(s *scan, d *Delta, mode openAIMode) shapeError {
 	if sawChoices || sawUsage {
 		d.EndMarker = endOpenAI
 	}
-	if s.is(object, "chat.completion") {
+	if s.Is(object, "chat.completion") {
 		// A whole non-streaming chat body. (text_completion is also the streaming chunk type
 		// of /v1/completions, so a completions body cannot be told from a chunk.)
 		d.Done = true
@@ -258,24 +260,24 @@ const (
 // parseChoices reads the choices array, taking choices[0] like AIPerf (n > 1 is not used
 // for benchmarking). It returns false when the value is not an array, and the dialect of
 // choices[0].
-func parseChoices(s *scan, d *Delta, mode openAIMode) (bool, choiceDialect) {
-	if !s.enterArray() {
-		if s.isNull() {
+func parseChoices(s *jsonwire.Scanner, d *Delta, mode openAIMode) (bool, choiceDialect) {
+	if !s.EnterArray() {
+		if s.IsNull() {
 			return false, choiceUnknown
 		}
-		s.skip()
+		s.Skip()
 		return false, choiceUnknown
 	}
 	var sawText, sawMessage bool
 	n := 0
-	for s.element(&n) {
-		if n > 1 || !s.enterObject() {
-			s.skip()
+	for s.Element(&n) {
+		if n > 1 || !s.EnterObject() {
+			s.Skip()
 			continue
 		}
 		m := 0
 		for {
-			k, ok := s.member(&m)
+			k, ok := s.Member(&m)
 			if !ok {
 				break
 			}
@@ -283,19 +285,19 @@ func parseChoices(s *scan, d *Delta, mode openAIMode) (bool, choiceDialect) {
 			case "delta", "message":
 				sawMessage = true
 				if mode == modeCompletions {
-					s.skip()
+					s.Skip()
 				} else {
 					parseChatMessage(s, d)
 				}
 			case "text":
 				sawText = true
 				if mode == modeChat {
-					s.skip()
+					s.Skip()
 				} else {
-					d.Content, _ = s.str(d.Content)
+					d.Content, _ = s.Str(d.Content)
 				}
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 	}
@@ -311,71 +313,71 @@ func parseChoices(s *scan, d *Delta, mode openAIMode) (bool, choiceDialect) {
 // parseChatMessage reads a message or delta object: content, reasoning (reasoning_content
 // preferred over reasoning: some vLLM versions send both with the same text) and tool calls,
 // whose function name and arguments count as output text (AIPerf §5.11).
-func parseChatMessage(s *scan, d *Delta) {
-	if !s.enterObject() {
-		s.skip()
+func parseChatMessage(s *jsonwire.Scanner, d *Delta) {
+	if !s.EnterObject() {
+		s.Skip()
 		return
 	}
-	var reasoningContent, reasoning span
+	var reasoningContent, reasoning jsonwire.Span
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			break
 		}
 		switch string(k) {
 		case "content":
-			d.Content, _ = s.str(d.Content)
+			d.Content, _ = s.Str(d.Content)
 		case "reasoning_content":
-			reasoningContent = s.strVal()
+			reasoningContent = s.StrSpan()
 		case "reasoning":
-			reasoning = s.strVal()
+			reasoning = s.StrSpan()
 		case "tool_calls":
 			parseToolCalls(s, d)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	if reasoningContent.ok && reasoningContent.end > reasoningContent.start {
-		d.Reasoning = s.appendSpan(d.Reasoning, reasoningContent)
+	if reasoningContent.OK && reasoningContent.Len() > 0 {
+		d.Reasoning = s.AppendSpan(d.Reasoning, reasoningContent)
 	} else {
-		d.Reasoning = s.appendSpan(d.Reasoning, reasoning)
+		d.Reasoning = s.AppendSpan(d.Reasoning, reasoning)
 	}
 }
 
 // parseToolCalls appends each tool call's function name and arguments text to Content.
-func parseToolCalls(s *scan, d *Delta) {
-	if !s.enterArray() {
-		s.skip()
+func parseToolCalls(s *jsonwire.Scanner, d *Delta) {
+	if !s.EnterArray() {
+		s.Skip()
 		return
 	}
 	n := 0
-	for s.element(&n) {
-		if !s.enterObject() {
-			s.skip()
+	for s.Element(&n) {
+		if !s.EnterObject() {
+			s.Skip()
 			continue
 		}
 		m := 0
 		for {
-			k, ok := s.member(&m)
+			k, ok := s.Member(&m)
 			if !ok {
 				break
 			}
-			if string(k) != "function" || !s.enterObject() {
-				s.skip()
+			if string(k) != "function" || !s.EnterObject() {
+				s.Skip()
 				continue
 			}
 			f := 0
 			for {
-				fk, ok := s.member(&f)
+				fk, ok := s.Member(&f)
 				if !ok {
 					break
 				}
 				switch string(fk) {
 				case "name", "arguments":
-					d.Content, _ = s.str(d.Content)
+					d.Content, _ = s.Str(d.Content)
 				default:
-					s.skip()
+					s.Skip()
 				}
 			}
 		}

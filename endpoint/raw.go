@@ -3,6 +3,7 @@ package endpoint
 import (
 	"bytes"
 	"fmt"
+	"github.com/llmbench/llmbench/internal/jsonwire"
 	"strings"
 	"sync/atomic"
 	"text/template"
@@ -13,8 +14,8 @@ import (
 // user-given dotted path (Endpoint.ResponseField).
 
 // parseAuto classifies the event by its top-level keys and hands it to the matching parser.
-func parseAuto(s *scan, d *Delta) shapeError {
-	switch s.peek() {
+func parseAuto(s *jsonwire.Scanner, d *Delta) shapeError {
+	switch s.Peek() {
 	case '[':
 		// TGI's array-wrapped answer or TEI's rankings array.
 		if autoArrayIsTGI(s) {
@@ -23,30 +24,30 @@ func parseAuto(s *scan, d *Delta) shapeError {
 		return parseTEIRankings(s, d)
 	case '{':
 	default:
-		if s.err == nil {
-			s.skip()
+		if s.Err() == nil {
+			s.Skip()
 			return "expected a JSON object or array"
 		}
 		return ""
 	}
 	var (
-		typ, object                                        span
+		typ, object                                        jsonwire.Span
 		choices, output, token, generated, rankings        bool
 		results, data, errorKey, usage, delta, contentBlck bool
 	)
-	s.enterObject()
+	s.EnterObject()
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			break
 		}
 		switch string(k) {
 		case "type":
-			typ = s.strVal()
+			typ = s.StrSpan()
 			continue
 		case "object":
-			object = s.strVal()
+			object = s.StrSpan()
 			continue
 		case "choices":
 			choices = true
@@ -71,23 +72,23 @@ func parseAuto(s *scan, d *Delta) shapeError {
 		case "content_block":
 			contentBlck = true
 		}
-		s.skip()
+		s.Skip()
 	}
-	s.end()
-	if s.err != nil {
+	s.End()
+	if s.Err() != nil {
 		return ""
 	}
-	s.i, s.depth = 0, 0
+	s.Rewind()
 	switch {
-	case choices || s.is(object, "chat.completion") || s.is(object, "chat.completion.chunk") || s.is(object, "text_completion"):
+	case choices || s.Is(object, "chat.completion") || s.Is(object, "chat.completion.chunk") || s.Is(object, "text_completion"):
 		return parseOpenAI(s, d, modeAuto)
-	case s.hasPrefix(typ, "response.") || s.is(object, "response") || output:
+	case s.HasPrefix(typ, "response.") || s.Is(object, "response") || output:
 		return parseResponses(s, d)
-	case s.hasPrefix(typ, "image_generation."):
+	case s.HasPrefix(typ, "image_generation."):
 		return parseImages(s, d)
-	case s.is(typ, "error") && !errorKey:
+	case s.Is(typ, "error") && !errorKey:
 		return parseResponses(s, d)
-	case typ.ok && (delta || contentBlck || isAnthropicType(s, typ)):
+	case typ.OK && (delta || contentBlck || isAnthropicType(s, typ)):
 		return parseAnthropic(s, d)
 	case token || generated:
 		return parseTGI(s, d)
@@ -97,15 +98,14 @@ func parseAuto(s *scan, d *Delta) shapeError {
 		return parseList(s, d, "results")
 	case data:
 		return parseImages(s, d)
-	case errorKey || s.is(object, "error") || usage:
+	case errorKey || s.Is(object, "error") || usage:
 		return parseOpenAI(s, d, modeAuto)
 	}
-	s.i = len(s.b)
 	return "unrecognized response shape (no choices, output, type, generated_text, token, data, rankings, results or error)"
 }
 
-func isAnthropicType(s *scan, typ span) bool {
-	switch string(s.b[typ.start:typ.end]) {
+func isAnthropicType(s *jsonwire.Scanner, typ jsonwire.Span) bool {
+	switch string(s.SpanBytes(typ)) {
 	case "message", "message_start", "message_delta", "message_stop",
 		"content_block_start", "content_block_delta", "content_block_stop", "ping", "error":
 		return true
@@ -114,47 +114,47 @@ func isAnthropicType(s *scan, typ span) bool {
 }
 
 // autoArrayIsTGI peeks whether the first element of a top-level array has generated_text.
-func autoArrayIsTGI(s *scan) bool {
-	t := scan{b: s.b, i: s.i}
-	t.enterArray()
+func autoArrayIsTGI(s *jsonwire.Scanner) bool {
+	t := s.Lookahead()
+	t.EnterArray()
 	n := 0
-	if !t.element(&n) || !t.enterObject() {
+	if !t.Element(&n) || !t.EnterObject() {
 		return false
 	}
 	m := 0
 	for {
-		k, ok := t.member(&m)
+		k, ok := t.Member(&m)
 		if !ok {
 			return false
 		}
 		if string(k) == "generated_text" {
 			return true
 		}
-		t.skip()
+		t.Skip()
 	}
 }
 
 // parseField reads the value at the dotted path (the output text), plus top-level usage and
 // error. A path missing from an event (a usage-only chunk, a role-only delta) is an empty
 // delta, not an error.
-func parseField(s *scan, d *Delta, path string) shapeError {
+func parseField(s *jsonwire.Scanner, d *Delta, path string) shapeError {
 	se := walkPath(s, d, path, true)
-	s.end()
+	s.End()
 	return se
 }
 
-func walkPath(s *scan, d *Delta, path string, top bool) shapeError {
+func walkPath(s *jsonwire.Scanner, d *Delta, path string, top bool) shapeError {
 	if path == "" {
 		return takeValue(s, d)
 	}
 	seg, rest, _ := strings.Cut(path, ".")
 	var se shapeError
-	switch s.peek() {
+	switch s.Peek() {
 	case '{':
-		s.enterObject()
+		s.EnterObject()
 		n := 0
 		for {
-			k, ok := s.member(&n)
+			k, ok := s.Member(&n)
 			if !ok {
 				break
 			}
@@ -168,44 +168,44 @@ func walkPath(s *scan, d *Delta, path string, top bool) shapeError {
 			case top && string(k) == "error":
 				parseErrorValue(s, d)
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 	case '[':
 		idx, ok := atoi(seg)
-		s.enterArray()
+		s.EnterArray()
 		n := 0
-		for s.element(&n) {
+		for s.Element(&n) {
 			if ok && n-1 == idx {
 				if e := walkPath(s, d, rest, false); e != "" && se == "" {
 					se = e
 				}
 			} else {
-				s.skip()
+				s.Skip()
 			}
 		}
 	default:
-		s.skip()
+		s.Skip()
 	}
 	return se
 }
 
 // takeValue appends the value found at the response field: a string is output text, an
 // array counts as Items, a number or boolean is taken as text, null is nothing.
-func takeValue(s *scan, d *Delta) shapeError {
-	switch c := s.peek(); c {
+func takeValue(s *jsonwire.Scanner, d *Delta) shapeError {
+	switch c := s.Peek(); c {
 	case '"':
-		d.Content, _ = s.str(d.Content)
+		d.Content, _ = s.Str(d.Content)
 	case '[':
-		c, _ := s.count()
+		c, _ := s.Count()
 		d.Items += c
 	case '{':
-		s.skip()
+		s.Skip()
 		return "response field is an object, not text"
 	case 'n':
-		s.skip()
+		s.Skip()
 	default:
-		d.Content = append(d.Content, s.raw()...)
+		d.Content = append(d.Content, s.Raw()...)
 	}
 	return ""
 }
@@ -254,7 +254,7 @@ func templateJSON(v any) (string, error) {
 	if s, ok := v.(string); ok {
 		b = make([]byte, 0, len(s)+len(s)/16+8) // room for a few escapes: one allocation
 	}
-	b, err := appendValue(b, v)
+	b, err := jsonwire.AppendValue(b, v)
 	return string(b), err
 }
 
@@ -312,11 +312,11 @@ func (e *Endpoint) renderTemplate(dst []byte, r *Request) ([]byte, error) {
 	// The body goes out as application/json: catch a template that forgot {{json}} at plan
 	// time rather than as a wall of 400s during the run.
 	body := w.b[start:]
-	t := scan{b: body}
-	t.skip()
-	t.end()
-	if t.err != nil {
-		return dst, fmt.Errorf("template output is not valid JSON at byte %d (%s): %q", t.err.off, t.err.msg, excerpt(body, t.err.off))
+	t := jsonwire.NewScanner(body)
+	t.Skip()
+	t.End()
+	if t.Err() != nil {
+		return dst, fmt.Errorf("template output is not valid JSON at byte %d (%s): %q", t.Err().Offset, t.Err().Msg, excerpt(body, t.Err().Offset))
 	}
 	return w.b, nil
 }

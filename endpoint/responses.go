@@ -1,5 +1,7 @@
 package endpoint
 
+import "github.com/llmbench/llmbench/internal/jsonwire"
+
 // OpenAI Responses API (/v1/responses), as served by OpenAI, vLLM and SGLang. Streaming
 // events carry their kind in "type" (vLLM writes it after "delta"), so values are recorded
 // as spans and interpreted once the whole event has been read.
@@ -20,102 +22,102 @@ func renderResponses(dst []byte, r *Request) ([]byte, error) {
 }
 
 // parseResponses parses one streaming event or a whole response object.
-func parseResponses(s *scan, d *Delta) shapeError {
-	if se, ok := s.enterTopObject(); !ok {
+func parseResponses(s *jsonwire.Scanner, d *Delta) shapeError {
+	if se, ok := enterTopObject(s); !ok {
 		return se
 	}
 	var (
-		typ, delta, object, message span
-		item, response, output      rawSpan
+		typ, delta, object, message jsonwire.Span
+		item, response, output      jsonwire.RawSpan
 		sawError                    bool
 	)
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			break
 		}
 		switch string(k) {
 		case "type":
-			typ = s.strVal()
+			typ = s.StrSpan()
 		case "delta":
-			delta = s.strVal()
+			delta = s.StrSpan()
 		case "item":
-			item = s.rawVal()
+			item = s.ValueSpan()
 		case "response":
-			response = s.rawVal()
+			response = s.ValueSpan()
 		case "output":
-			output = s.rawVal()
+			output = s.ValueSpan()
 		case "object":
-			object = s.strVal()
+			object = s.StrSpan()
 		case "message":
-			message = s.strVal()
+			message = s.StrSpan()
 		case "usage":
 			parseUsage(s, &d.Usage)
 		case "error":
 			sawError = parseErrorValue(s, d) || sawError
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	s.end()
-	if s.err != nil {
+	s.End()
+	if s.Err() != nil {
 		return ""
 	}
-	if !typ.ok {
+	if !typ.OK {
 		switch {
-		case s.is(object, "response") || output.end > output.start:
+		case s.Is(object, "response") || output.Len() > 0:
 			// A whole non-streaming response; its usage was read above.
 			parseResponseOutput(s, output, d)
 			d.Done = true
 			return ""
 		case sawError:
 			return ""
-		case s.is(object, "error"):
+		case s.Is(object, "error"):
 			errorFromSpan(s, d, message)
 			return ""
 		}
 		return `missing "type" or "output"`
 	}
 	d.EndMarker = endResponses
-	switch string(s.b[typ.start:typ.end]) {
+	switch string(s.SpanBytes(typ)) {
 	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta":
-		d.Content = s.appendSpan(d.Content, delta)
+		d.Content = s.AppendSpan(d.Content, delta)
 	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
-		d.Reasoning = s.appendSpan(d.Reasoning, delta)
+		d.Reasoning = s.AppendSpan(d.Reasoning, delta)
 	case "response.output_item.added":
 		// A function call starts: its name counts as output like chat tool calls; the
 		// arguments follow as response.function_call_arguments.delta events.
-		t := s.sub(item)
-		var ityp, name span
-		if t.enterObject() {
+		t := s.Sub(item)
+		var ityp, name jsonwire.Span
+		if t.EnterObject() {
 			m := 0
 			for {
-				k, ok := t.member(&m)
+				k, ok := t.Member(&m)
 				if !ok {
 					break
 				}
 				switch string(k) {
 				case "type":
-					ityp = t.strVal()
+					ityp = t.StrSpan()
 				case "name":
-					name = t.strVal()
+					name = t.StrSpan()
 				default:
-					t.skip()
+					t.Skip()
 				}
 			}
 		}
-		s.adopt(&t)
-		if t.is(ityp, "function_call") {
-			d.Content = t.appendSpan(d.Content, name)
+		s.Adopt(&t)
+		if t.Is(ityp, "function_call") {
+			d.Content = t.AppendSpan(d.Content, name)
 		}
 	case "response.completed", "response.incomplete", "response.failed":
 		d.Done = true
-		t := s.sub(response)
-		if t.enterObject() {
+		t := s.Sub(response)
+		if t.EnterObject() {
 			m := 0
 			for {
-				k, ok := t.member(&m)
+				k, ok := t.Member(&m)
 				if !ok {
 					break
 				}
@@ -125,11 +127,11 @@ func parseResponses(s *scan, d *Delta) shapeError {
 				case "error":
 					parseErrorValue(&t, d)
 				default:
-					t.skip()
+					t.Skip()
 				}
 			}
 		}
-		s.adopt(&t)
+		s.Adopt(&t)
 	case "error":
 		if !sawError {
 			errorFromSpan(s, d, message)
@@ -140,81 +142,81 @@ func parseResponses(s *scan, d *Delta) shapeError {
 
 // parseResponseOutput reads the output items of a whole response: message text (output_text,
 // refusal), reasoning (reasoning_text content and summary_text) and function calls.
-func parseResponseOutput(s *scan, r rawSpan, d *Delta) {
-	t := s.sub(r)
-	defer s.adopt(&t)
-	if !t.enterArray() {
+func parseResponseOutput(s *jsonwire.Scanner, r jsonwire.RawSpan, d *Delta) {
+	t := s.Sub(r)
+	defer s.Adopt(&t)
+	if !t.EnterArray() {
 		return
 	}
 	n := 0
-	for t.element(&n) {
-		if !t.enterObject() {
-			t.skip()
+	for t.Element(&n) {
+		if !t.EnterObject() {
+			t.Skip()
 			continue
 		}
-		var typ, name, args span
-		var content, summary rawSpan
+		var typ, name, args jsonwire.Span
+		var content, summary jsonwire.RawSpan
 		m := 0
 		for {
-			k, ok := t.member(&m)
+			k, ok := t.Member(&m)
 			if !ok {
 				break
 			}
 			switch string(k) {
 			case "type":
-				typ = t.strVal()
+				typ = t.StrSpan()
 			case "name":
-				name = t.strVal()
+				name = t.StrSpan()
 			case "arguments":
-				args = t.strVal()
+				args = t.StrSpan()
 			case "content":
-				content = t.rawVal()
+				content = t.ValueSpan()
 			case "summary":
-				summary = t.rawVal()
+				summary = t.ValueSpan()
 			default:
-				t.skip()
+				t.Skip()
 			}
 		}
 		switch {
-		case t.is(typ, "message"):
+		case t.Is(typ, "message"):
 			parseResponseParts(&t, content, &d.Content)
-		case t.is(typ, "reasoning"):
+		case t.Is(typ, "reasoning"):
 			parseResponseParts(&t, content, &d.Reasoning)
 			parseResponseParts(&t, summary, &d.Reasoning)
-		case t.is(typ, "function_call"):
-			d.Content = t.appendSpan(d.Content, name)
-			d.Content = t.appendSpan(d.Content, args)
+		case t.Is(typ, "function_call"):
+			d.Content = t.AppendSpan(d.Content, name)
+			d.Content = t.AppendSpan(d.Content, args)
 		}
 	}
 }
 
 // parseResponseParts appends the text (or refusal) of each content part.
-func parseResponseParts(s *scan, r rawSpan, dst *[]byte) {
-	if r.end == r.start {
+func parseResponseParts(s *jsonwire.Scanner, r jsonwire.RawSpan, dst *[]byte) {
+	if r.Len() == 0 {
 		return
 	}
-	t := s.sub(r)
-	defer s.adopt(&t)
-	if !t.enterArray() {
+	t := s.Sub(r)
+	defer s.Adopt(&t)
+	if !t.EnterArray() {
 		return
 	}
 	n := 0
-	for t.element(&n) {
-		if !t.enterObject() {
-			t.skip()
+	for t.Element(&n) {
+		if !t.EnterObject() {
+			t.Skip()
 			continue
 		}
 		m := 0
 		for {
-			k, ok := t.member(&m)
+			k, ok := t.Member(&m)
 			if !ok {
 				break
 			}
 			switch string(k) {
 			case "text", "refusal":
-				*dst, _ = t.str(*dst)
+				*dst, _ = t.Str(*dst)
 			default:
-				t.skip()
+				t.Skip()
 			}
 		}
 	}

@@ -1,5 +1,7 @@
 package endpoint
 
+import "github.com/llmbench/llmbench/internal/jsonwire"
+
 // Hugging Face Text Generation Inference: POST /generate returns {"generated_text", "details"}
 // (the serverless Inference API wraps it in an array); /generate_stream sends one event per
 // token, the last also carrying the full generated_text and the details.
@@ -16,86 +18,86 @@ func renderTGI(dst []byte, r *Request) ([]byte, error) {
 		o.b = append(o.b, `{"details":true`...)
 		if r.MaxTokens > 0 {
 			o.b = append(o.b, `,"max_new_tokens":`...)
-			o.b = appendInt(o.b, r.MaxTokens)
+			o.b = jsonwire.AppendInt(o.b, r.MaxTokens)
 		}
 		o.b = append(o.b, '}')
 	}
 	return o.close()
 }
 
-func parseTGI(s *scan, d *Delta) shapeError {
-	switch s.peek() {
+func parseTGI(s *jsonwire.Scanner, d *Delta) shapeError {
+	switch s.Peek() {
 	case '[':
-		s.enterArray()
+		s.EnterArray()
 		n := 0
-		for s.element(&n) {
+		for s.Element(&n) {
 			if se := parseTGIObject(s, d); se != "" {
 				return se
 			}
 		}
-		s.end()
+		s.End()
 		return ""
 	case '{':
 		se := parseTGIObject(s, d)
-		s.end()
+		s.End()
 		return se
 	}
-	if s.err == nil {
-		s.skip()
+	if s.Err() == nil {
+		s.Skip()
 		return "expected a JSON object or array"
 	}
 	return ""
 }
 
-func parseTGIObject(s *scan, d *Delta) shapeError {
-	if se, ok := s.enterTopObject(); !ok {
+func parseTGIObject(s *jsonwire.Scanner, d *Delta) shapeError {
+	if se, ok := enterTopObject(s); !ok {
 		return se
 	}
 	var (
-		text, generated     span
+		text, generated     jsonwire.Span
 		special             bool
 		sawToken, sawDetail bool
 		sawError            bool
 	)
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			break
 		}
 		switch string(k) {
 		case "token":
 			sawToken = true
-			if !s.enterObject() {
-				s.skip()
+			if !s.EnterObject() {
+				s.Skip()
 				continue
 			}
 			m := 0
 			for {
-				tk, ok := s.member(&m)
+				tk, ok := s.Member(&m)
 				if !ok {
 					break
 				}
 				switch string(tk) {
 				case "text":
-					text = s.strVal()
+					text = s.StrSpan()
 				case "special":
-					special = s.bool()
+					special = s.Bool()
 				default:
-					s.skip()
+					s.Skip()
 				}
 			}
 		case "generated_text":
-			generated = s.strVal()
+			generated = s.StrSpan()
 		case "details":
 			sawDetail = parseTGIDetails(s, d) || sawDetail
 		case "error":
 			sawError = parseErrorValue(s, d) || sawError
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	if s.err != nil {
+	if s.Err() != nil {
 		return ""
 	}
 	switch {
@@ -104,14 +106,14 @@ func parseTGIObject(s *scan, d *Delta) shapeError {
 		// output. The last event's generated_text repeats the whole output, so it is not
 		// appended, only taken as the end of the stream.
 		if !special {
-			d.Content = s.appendSpan(d.Content, text)
+			d.Content = s.AppendSpan(d.Content, text)
 		}
 		d.EndMarker = endTGI
-		if generated.ok || sawDetail {
+		if generated.OK || sawDetail {
 			d.Done = true
 		}
-	case generated.ok:
-		d.Content = s.appendSpan(d.Content, generated)
+	case generated.OK:
+		d.Content = s.AppendSpan(d.Content, generated)
 		d.Done = true
 	case sawError:
 	default:
@@ -122,29 +124,29 @@ func parseTGIObject(s *scan, d *Delta) shapeError {
 
 // parseTGIDetails reads details.generated_tokens (and input_length, sent by TGI >= 2 in
 // stream details) as usage. It returns false for null.
-func parseTGIDetails(s *scan, d *Delta) bool {
-	if !s.enterObject() {
-		s.skip()
+func parseTGIDetails(s *jsonwire.Scanner, d *Delta) bool {
+	if !s.EnterObject() {
+		s.Skip()
 		return false
 	}
 	var u Usage
 	n := 0
 	for {
-		k, ok := s.member(&n)
+		k, ok := s.Member(&n)
 		if !ok {
 			break
 		}
 		switch string(k) {
 		case "generated_tokens":
-			if v, ok := s.int(); ok {
+			if v, ok := s.Int(); ok {
 				u.CompletionTokens, u.Has = v, u.Has|UsageCompletion
 			}
 		case "input_length":
-			if v, ok := s.int(); ok {
+			if v, ok := s.Int(); ok {
 				u.PromptTokens, u.Has = v, u.Has|UsagePrompt
 			}
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	d.Usage.Merge(u)

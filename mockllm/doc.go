@@ -13,7 +13,10 @@
 // jitter and faults are deterministic under Options.Seed.
 //
 // Files: server.go routes and serves; gen.go plans a response (lengths,
-// words, tool call, fault); render_*.go and other.go write each API's
-// bytes; clock*.go keep time; metrics.go counts; words.go builds the
-// vocabulary; parse.go reads requests.
+// words, tool call, fault); render_*.go write the text APIs' bytes;
+// prerendered.go serves the APIs that answer at once, each rendered by its
+// own file (embeddings.go, rankings.go, images.go), as are models.go and
+// health.go; clock*.go keep time; metrics.go counts; words.go builds the
+// vocabulary; parse.go reads requests. JSON is written with
+// internal/jsonwire.
 package mockllm

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
 )
 
 // errStyle is the shape of an API's error body.
@@ -63,29 +65,29 @@ func writeError(w http.ResponseWriter, style errStyle, code int, typ, msg string
 	switch style {
 	case styleAnthropic:
 		b = append(b, `{"type":"error","error":{"type":`...)
-		b = appendJSONString(b, anthropicErrType(typ, code))
+		b = jsonwire.AppendString(b, anthropicErrType(typ, code))
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, msg)
+		b = jsonwire.AppendString(b, msg)
 		b = append(b, `}}`...)
 	case styleTGI:
 		b = append(b, `{"error":`...)
-		b = appendJSONString(b, msg)
+		b = jsonwire.AppendString(b, msg)
 		b = append(b, `,"error_type":`...)
-		b = appendJSONString(b, typ)
+		b = jsonwire.AppendString(b, typ)
 		b = append(b, '}')
 	case styleCohere:
 		b = append(b, `{"message":`...)
-		b = appendJSONString(b, msg)
+		b = jsonwire.AppendString(b, msg)
 		b = append(b, '}')
 	case styleNIM:
 		b = append(b, `{"detail":`...)
-		b = appendJSONString(b, msg)
+		b = jsonwire.AppendString(b, msg)
 		b = append(b, '}')
 	default:
 		b = append(b, `{"error":{"message":`...)
-		b = appendJSONString(b, msg)
+		b = jsonwire.AppendString(b, msg)
 		b = append(b, `,"type":`...)
-		b = appendJSONString(b, typ)
+		b = jsonwire.AppendString(b, typ)
 		b = append(b, `,"param":null,"code":`...)
 		b = strconv.AppendInt(b, int64(code), 10)
 		b = append(b, `}}`...)

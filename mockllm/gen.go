@@ -1,9 +1,13 @@
 package mockllm
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"math"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
 )
 
 // Determinism: everything a response says (text, lengths, tool calls,
@@ -37,6 +41,13 @@ func splitmix64(x uint64) uint64 {
 }
 
 func mix(seed, h, salt uint64) uint64 { return splitmix64(splitmix64(seed^salt) ^ h) }
+
+// appendHex appends v as 16 lowercase hex digits (ids).
+func appendHex(b []byte, v uint64) []byte {
+	var be [8]byte
+	binary.BigEndian.PutUint64(be[:], v)
+	return hex.AppendEncode(b, be[:])
+}
 
 func newRNG(seed, h, salt uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(mix(seed, h, salt), salt))
@@ -192,10 +203,10 @@ func (g *gen) chunkTokens(c chunk) int {
 // appendPieces appends the text of a chunk, JSON-escaped.
 func (g *gen) appendPieces(b []byte, c chunk) []byte {
 	if c.kind == chunkToolName {
-		return appendJSONEscaped(b, g.tool.name)
+		return jsonwire.AppendStringBody(b, g.tool.name)
 	}
 	for _, p := range g.pieces(c) {
-		b = appendJSONEscaped(b, p)
+		b = jsonwire.AppendStringBody(b, p)
 	}
 	return b
 }

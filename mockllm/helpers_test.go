@@ -217,3 +217,17 @@ func str(v any) string {
 }
 
 func nan() float64 { return math.NaN() }
+
+func postJSON(t *testing.T, url, body string) map[string]any {
+	t.Helper()
+	resp := post(t, url, body)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %s", url, resp.StatusCode, b)
+	}
+	if strings.HasPrefix(string(b), "[") {
+		return jsonOf(t, `{"list":`+string(b)+`}`)
+	}
+	return jsonOf(t, string(b))
+}

@@ -1,5 +1,7 @@
 package mockllm
 
+import "github.com/llmbench/llmbench/internal/jsonwire"
+
 // OpenAI chat completions and completions, as vLLM serves them.
 
 // The id prefix and object type of each OpenAI object the mock renders.
@@ -20,9 +22,9 @@ func (g *gen) appendOpenAIHead(b []byte, idPrefix, object string) []byte {
 	b = append(b, `","object":"`...)
 	b = append(b, object...)
 	b = append(b, `","created":`...)
-	b = appendInt(b, g.created)
+	b = jsonwire.AppendInt(b, g.created)
 	b = append(b, `,"model":`...)
-	return appendJSONString(b, g.model)
+	return jsonwire.AppendString(b, g.model)
 }
 
 func (g *gen) chatFinishReason() string {
@@ -37,16 +39,16 @@ func (g *gen) chatFinishReason() string {
 
 func (g *gen) appendOpenAIUsage(b []byte) []byte {
 	b = append(b, `{"prompt_tokens":`...)
-	b = appendInt(b, int64(g.promptTokens))
+	b = jsonwire.AppendInt(b, g.promptTokens)
 	b = append(b, `,"completion_tokens":`...)
-	b = appendInt(b, int64(g.outputTokens))
+	b = jsonwire.AppendInt(b, g.outputTokens)
 	b = append(b, `,"total_tokens":`...)
-	b = appendInt(b, int64(g.promptTokens+g.outputTokens))
+	b = jsonwire.AppendInt(b, g.promptTokens+g.outputTokens)
 	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
-	b = appendInt(b, int64(len(g.reasoning)))
+	b = jsonwire.AppendInt(b, len(g.reasoning))
 	if g.audioTokens > 0 {
 		b = append(b, `},"prompt_tokens_details":{"audio_tokens":`...)
-		b = appendInt(b, int64(g.audioTokens))
+		b = jsonwire.AppendInt(b, g.audioTokens)
 	}
 	return append(b, `}}`...)
 }
@@ -75,7 +77,7 @@ func (g *gen) chatEvent(b []byte, j int) []byte {
 		b = append(b, '"')
 	case chunkToolName:
 		b = append(b, `"tool_calls":[{"index":0,"id":`...)
-		b = appendJSONString(b, g.tool.callID)
+		b = jsonwire.AppendString(b, g.tool.callID)
 		b = append(b, `,"type":"function","function":{"name":"`...)
 		b = g.appendPieces(b, c)
 		b = append(b, `","arguments":""}}]`...)
@@ -119,19 +121,19 @@ func (g *gen) chatBody(b []byte) []byte {
 	if g.tool != nil {
 		b = append(b, `null`...)
 	} else {
-		b = appendJSONString(b, g.contentText())
+		b = jsonwire.AppendString(b, g.contentText())
 	}
 	if len(g.reasoning) > 0 {
 		b = append(b, `,"reasoning_content":`...)
-		b = appendJSONString(b, g.reasoningText())
+		b = jsonwire.AppendString(b, g.reasoningText())
 	}
 	if g.tool != nil {
 		b = append(b, `,"tool_calls":[{"id":`...)
-		b = appendJSONString(b, g.tool.callID)
+		b = jsonwire.AppendString(b, g.tool.callID)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = appendJSONString(b, g.tool.name)
+		b = jsonwire.AppendString(b, g.tool.name)
 		b = append(b, `,"arguments":`...)
-		b = appendJSONString(b, g.tool.argsText)
+		b = jsonwire.AppendString(b, g.tool.argsText)
 		b = append(b, `}}]`...)
 	}
 	b = append(b, `},"logprobs":null,"finish_reason":`...)
@@ -154,7 +156,7 @@ func (g *gen) completionEvent(b []byte, j int) []byte {
 func (g *gen) completionBody(b []byte) []byte {
 	b = g.appendOpenAIHead(b, completionIDPrefix, completionObject)
 	b = append(b, `,"choices":[{"index":0,"text":`...)
-	b = appendJSONString(b, g.contentText())
+	b = jsonwire.AppendString(b, g.contentText())
 	b = append(b, `,"logprobs":null,"finish_reason":`...)
 	b = append(b, g.chatFinishReason()...)
 	b = append(b, `}],"usage":`...)

@@ -1,6 +1,10 @@
 package mockllm
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
+)
 
 // OpenAI Responses API (/v1/responses). Streaming opens one output item
 // per kind of output (reasoning, then a message or a function call),
@@ -11,7 +15,7 @@ func (g *gen) respEvent(b []byte, typ string) []byte {
 	b = append(b, `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","sequence_number":`...)
-	b = appendInt(b, int64(g.respSeq))
+	b = jsonwire.AppendInt(b, g.respSeq)
 	g.respSeq++
 	return b
 }
@@ -31,13 +35,13 @@ func (g *gen) respItemID(b []byte, kind chunkKind) []byte {
 
 func (g *gen) appendRespUsage(b []byte) []byte {
 	b = append(b, `{"input_tokens":`...)
-	b = appendInt(b, int64(g.promptTokens))
+	b = jsonwire.AppendInt(b, g.promptTokens)
 	b = append(b, `,"input_tokens_details":{"cached_tokens":0},"output_tokens":`...)
-	b = appendInt(b, int64(g.outputTokens))
+	b = jsonwire.AppendInt(b, g.outputTokens)
 	b = append(b, `,"output_tokens_details":{"reasoning_tokens":`...)
-	b = appendInt(b, int64(len(g.reasoning)))
+	b = jsonwire.AppendInt(b, len(g.reasoning))
 	b = append(b, `},"total_tokens":`...)
-	b = appendInt(b, int64(g.promptTokens+g.outputTokens))
+	b = jsonwire.AppendInt(b, g.promptTokens+g.outputTokens)
 	return append(b, '}')
 }
 
@@ -47,9 +51,9 @@ func (g *gen) appendRespObject(b []byte, done bool) []byte {
 	b = append(b, `{"id":"resp_`...)
 	b = append(b, g.id...)
 	b = append(b, `","object":"response","created_at":`...)
-	b = appendInt(b, g.created)
+	b = jsonwire.AppendInt(b, g.created)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, g.model)
+	b = jsonwire.AppendString(b, g.model)
 	if !done {
 		return append(b, `,"status":"in_progress","error":null,"incomplete_details":null,"output":[],"usage":null}`...)
 	}
@@ -93,7 +97,7 @@ func (g *gen) appendRespItem(b []byte, kind chunkKind, done bool) []byte {
 		b = append(b, `,"type":"reasoning","summary":[],"content":[`...)
 		if done {
 			b = append(b, `{"type":"reasoning_text","text":`...)
-			b = appendJSONString(b, g.reasoningText())
+			b = jsonwire.AppendString(b, g.reasoningText())
 			b = append(b, '}')
 		}
 		b = append(b, `],"status":`...)
@@ -104,7 +108,7 @@ func (g *gen) appendRespItem(b []byte, kind chunkKind, done bool) []byte {
 		b = append(b, `,"role":"assistant","content":[`...)
 		if done {
 			b = append(b, `{"type":"output_text","text":`...)
-			b = appendJSONString(b, g.contentText())
+			b = jsonwire.AppendString(b, g.contentText())
 			b = append(b, `,"annotations":[],"logprobs":[]}`...)
 		}
 		b = append(b, ']')
@@ -113,14 +117,14 @@ func (g *gen) appendRespItem(b []byte, kind chunkKind, done bool) []byte {
 		b = append(b, status...)
 		b = append(b, `,"arguments":`...)
 		if done {
-			b = appendJSONString(b, g.tool.argsText)
+			b = jsonwire.AppendString(b, g.tool.argsText)
 		} else {
 			b = append(b, `""`...)
 		}
 		b = append(b, `,"call_id":`...)
-		b = appendJSONString(b, g.tool.callID)
+		b = jsonwire.AppendString(b, g.tool.callID)
 		b = append(b, `,"name":`...)
-		b = appendJSONString(b, g.tool.name)
+		b = jsonwire.AppendString(b, g.tool.name)
 	}
 	return append(b, '}')
 }
@@ -143,7 +147,7 @@ func (g *gen) respPreamble(b []byte) []byte {
 func (g *gen) respItemEvent(b []byte, typ string, kind chunkKind, done bool) []byte {
 	b = g.respEvent(b, typ)
 	b = append(b, `,"output_index":`...)
-	b = appendInt(b, int64(g.blockIdx))
+	b = jsonwire.AppendInt(b, g.blockIdx)
 	b = append(b, `,"item":`...)
 	b = g.appendRespItem(b, kind, done)
 	b = append(b, '}')
@@ -155,7 +159,7 @@ func (g *gen) respItemHead(b []byte, typ string, kind chunkKind) []byte {
 	b = append(b, `,"item_id":`...)
 	b = g.respItemID(b, kind)
 	b = append(b, `,"output_index":`...)
-	return appendInt(b, int64(g.blockIdx))
+	return jsonwire.AppendInt(b, g.blockIdx)
 }
 
 // respOpen starts the output item of kind.
@@ -186,7 +190,7 @@ func (g *gen) respClose(b []byte, kind chunkKind) []byte {
 		}
 		b = g.respItemHead(b, doneTyp, kind)
 		b = append(b, `,"content_index":0,"text":`...)
-		b = appendJSONString(b, text)
+		b = jsonwire.AppendString(b, text)
 		if kind == chunkContent {
 			b = append(b, `,"logprobs":[]`...)
 		}
@@ -195,7 +199,7 @@ func (g *gen) respClose(b []byte, kind chunkKind) []byte {
 		b = g.respItemHead(b, "response.content_part.done", kind)
 		b = append(b, `,"content_index":0,"part":`...)
 		b = append(b, partTyp...)
-		b = appendJSONString(b, text)
+		b = jsonwire.AppendString(b, text)
 		if kind == chunkContent {
 			b = append(b, `,"annotations":[],"logprobs":[]`...)
 		}
@@ -204,7 +208,7 @@ func (g *gen) respClose(b []byte, kind chunkKind) []byte {
 	default:
 		b = g.respItemHead(b, "response.function_call_arguments.done", kind)
 		b = append(b, `,"arguments":`...)
-		b = appendJSONString(b, g.tool.argsText)
+		b = jsonwire.AppendString(b, g.tool.argsText)
 		b = append(b, '}')
 		b = sseEnd(b)
 	}
@@ -293,9 +297,9 @@ func (g *gen) anthPreamble(b []byte) []byte {
 	b = append(b, `{"type":"message_start","message":{"id":"msg_`...)
 	b = append(b, g.id...)
 	b = append(b, `","type":"message","role":"assistant","model":`...)
-	b = appendJSONString(b, g.model)
+	b = jsonwire.AppendString(b, g.model)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
-	b = appendInt(b, int64(g.promptTokens))
+	b = jsonwire.AppendInt(b, g.promptTokens)
 	b = append(b, `,"output_tokens":1}}}`...)
 	b = sseEnd(b)
 	b = sseEvent(b, "ping")
@@ -311,7 +315,7 @@ func (g *gen) anthBlockEvent(b []byte, typ string) []byte {
 	b = append(b, `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","index":`...)
-	return appendInt(b, int64(g.blockIdx))
+	return jsonwire.AppendInt(b, g.blockIdx)
 }
 
 func (g *gen) anthClose(b []byte, kind chunkKind) []byte {
@@ -338,7 +342,7 @@ func (g *gen) anthOpen(b []byte, kind chunkKind) []byte {
 		b = append(b, `,"content_block":{"type":"tool_use","id":"toolu_`...)
 		b = append(b, g.id...)
 		b = append(b, `","name":`...)
-		b = appendJSONString(b, g.tool.name)
+		b = jsonwire.AppendString(b, g.tool.name)
 		b = append(b, `,"input":{}}}`...)
 	}
 	return sseEnd(b)
@@ -368,7 +372,7 @@ func (g *gen) anthStreamEvent(b []byte, j int) []byte {
 		b = append(b, `{"type":"message_delta","delta":{"stop_reason":`...)
 		b = append(b, g.anthropicStopReason()...)
 		b = append(b, `,"stop_sequence":null},"usage":{"output_tokens":`...)
-		b = appendInt(b, int64(g.outputTokens))
+		b = jsonwire.AppendInt(b, g.outputTokens)
 		b = append(b, `}}`...)
 		b = sseEnd(b)
 		b = sseEvent(b, "message_stop")
@@ -382,12 +386,12 @@ func (g *gen) anthBody(b []byte) []byte {
 	b = append(b, `{"id":"msg_`...)
 	b = append(b, g.id...)
 	b = append(b, `","type":"message","role":"assistant","model":`...)
-	b = appendJSONString(b, g.model)
+	b = jsonwire.AppendString(b, g.model)
 	b = append(b, `,"content":[`...)
 	n := 0
 	if len(g.reasoning) > 0 {
 		b = append(b, `{"type":"thinking","thinking":`...)
-		b = appendJSONString(b, g.reasoningText())
+		b = jsonwire.AppendString(b, g.reasoningText())
 		b = append(b, `,"signature":"`...)
 		b = append(b, g.anthSignature()...)
 		b = append(b, `"}`...)
@@ -401,7 +405,7 @@ func (g *gen) anthBody(b []byte) []byte {
 			b = append(b, `{"type":"tool_use","id":"toolu_`...)
 			b = append(b, g.id...)
 			b = append(b, `","name":`...)
-			b = appendJSONString(b, g.tool.name)
+			b = jsonwire.AppendString(b, g.tool.name)
 			b = append(b, `,"input":`...)
 			if json.Valid([]byte(g.tool.argsText)) {
 				b = append(b, g.tool.argsText...)
@@ -411,16 +415,16 @@ func (g *gen) anthBody(b []byte) []byte {
 			b = append(b, '}')
 		} else {
 			b = append(b, `{"type":"text","text":`...)
-			b = appendJSONString(b, g.contentText())
+			b = jsonwire.AppendString(b, g.contentText())
 			b = append(b, '}')
 		}
 	}
 	b = append(b, `],"stop_reason":`...)
 	b = append(b, g.anthropicStopReason()...)
 	b = append(b, `,"stop_sequence":null,"usage":{"input_tokens":`...)
-	b = appendInt(b, int64(g.promptTokens))
+	b = jsonwire.AppendInt(b, g.promptTokens)
 	b = append(b, `,"output_tokens":`...)
-	b = appendInt(b, int64(g.outputTokens))
+	b = jsonwire.AppendInt(b, g.outputTokens)
 	return append(b, `}}`...)
 }
 
@@ -444,7 +448,7 @@ func (g *gen) tgiFinishReason() string {
 func (g *gen) appendTGIToken(b []byte, c chunk) []byte {
 	b = append(b, `{"id":`...)
 	id := g.contentIDs[c.hi-1]
-	b = appendInt(b, int64(id))
+	b = jsonwire.AppendInt(b, id)
 	b = append(b, `,"text":"`...)
 	b = g.appendPieces(b, c)
 	b = append(b, `","logprob":`...)
@@ -462,14 +466,14 @@ func appendTGILogprob(b []byte, id int) []byte {
 	if v < 10 {
 		b = append(b, '0')
 	}
-	return appendInt(b, int64(v))
+	return jsonwire.AppendInt(b, v)
 }
 
 func (g *gen) tgiStreamEvent(b []byte, j int) []byte {
 	c := g.chunks[j]
 	b = sseData(b)
 	b = append(b, `{"index":`...)
-	b = appendInt(b, int64(c.hi))
+	b = jsonwire.AppendInt(b, c.hi)
 	b = append(b, `,"token":`...)
 	b = g.appendTGIToken(b, c)
 	if j < len(g.chunks)-1 {
@@ -477,24 +481,24 @@ func (g *gen) tgiStreamEvent(b []byte, j int) []byte {
 		return sseEnd(b)
 	}
 	b = append(b, `,"generated_text":`...)
-	b = appendJSONString(b, g.contentText())
+	b = jsonwire.AppendString(b, g.contentText())
 	b = append(b, `,"details":{"finish_reason":`...)
 	b = append(b, g.tgiFinishReason()...)
 	b = append(b, `,"generated_tokens":`...)
-	b = appendInt(b, int64(g.outputTokens))
+	b = jsonwire.AppendInt(b, g.outputTokens)
 	b = append(b, `,"input_length":`...)
-	b = appendInt(b, int64(g.promptTokens))
+	b = jsonwire.AppendInt(b, g.promptTokens)
 	b = append(b, `,"seed":null}}`...)
 	return sseEnd(b)
 }
 
 func (g *gen) tgiBody(b []byte) []byte {
 	b = append(b, `{"generated_text":`...)
-	b = appendJSONString(b, g.contentText())
+	b = jsonwire.AppendString(b, g.contentText())
 	b = append(b, `,"details":{"finish_reason":`...)
 	b = append(b, g.tgiFinishReason()...)
 	b = append(b, `,"generated_tokens":`...)
-	b = appendInt(b, int64(g.outputTokens))
+	b = jsonwire.AppendInt(b, g.outputTokens)
 	b = append(b, `,"seed":null,"prefill":[],"tokens":[`...)
 	for i := range g.content {
 		if i > 0 {

@@ -142,11 +142,11 @@ var routes = map[string]route{
 	"/v1/messages":           {http.MethodPost, apiAnthropic, (*Server).serveText, true},
 	"/generate":              {http.MethodPost, apiTGI, (*Server).serveText, true},
 	"/generate_stream":       {http.MethodPost, apiTGI, (*Server).serveText, true},
-	"/v1/embeddings":         {http.MethodPost, apiEmbeddings, (*Server).serveOther, true},
-	"/v1/ranking":            {http.MethodPost, apiNIMRankings, (*Server).serveOther, true},
-	"/rerank":                {http.MethodPost, apiTEIRerank, (*Server).serveOther, true},
-	"/v2/rerank":             {http.MethodPost, apiCohereRerank, (*Server).serveOther, true},
-	"/v1/images/generations": {http.MethodPost, apiImages, (*Server).serveOther, true},
+	"/v1/embeddings":         {http.MethodPost, apiEmbeddings, (*Server).servePrerendered, true},
+	"/v1/ranking":            {http.MethodPost, apiNIMRankings, (*Server).servePrerendered, true},
+	"/rerank":                {http.MethodPost, apiTEIRerank, (*Server).servePrerendered, true},
+	"/v2/rerank":             {http.MethodPost, apiCohereRerank, (*Server).servePrerendered, true},
+	"/v1/images/generations": {http.MethodPost, apiImages, (*Server).servePrerendered, true},
 	"/v1/models":             {http.MethodGet, apiChat, (*Server).serveModels, true},
 	"/health":                {http.MethodGet, apiChat, (*Server).serveHealth, false},
 	"/metrics":               {http.MethodGet, apiChat, (*Server).serveMetrics, false},
@@ -395,6 +395,19 @@ func setSSEHeaders(h http.Header) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 }
+
+// sseData appends "data: " + payload start; callers close with sseEnd.
+func sseData(b []byte) []byte { return append(b, "data: "...) }
+
+// sseEvent appends an "event: NAME" line and the "data: " prefix.
+func sseEvent(b []byte, name string) []byte {
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	return append(b, "\ndata: "...)
+}
+
+// sseEnd ends one SSE event.
+func sseEnd(b []byte) []byte { return append(b, '\n', '\n') }
 
 // streamText emits a stream on its absolute schedule: the preamble at
 // admission, token event j at start + TTFT + the sum of j drawn gaps.

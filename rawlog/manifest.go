@@ -59,9 +59,13 @@ type Manifest struct {
 	TelemetryLog string `json:"telemetry_log,omitempty"`
 	// TelemetryNote says why there is no telemetry.
 	TelemetryNote string `json:"telemetry_note,omitempty"`
-	Host          string `json:"host"`
-	Kernel        string `json:"kernel"`
-	CPUModel      string `json:"cpu_model,omitempty"`
+	// ServerMetricsNotes are the server-metrics scraper's warnings (an endpoint dropped or
+	// unreachable, a page over the caps, scrapes spaced out), each said once, as on the
+	// console and in server_metrics.jsonl's notes.
+	ServerMetricsNotes []string `json:"server_metrics_notes,omitempty"`
+	Host               string   `json:"host"`
+	Kernel             string   `json:"kernel"`
+	CPUModel           string   `json:"cpu_model,omitempty"`
 	// CommandLine is the replay command line with secrets redacted.
 	CommandLine []string `json:"command_line"`
 	// Options are the replay options after defaults (secrets redacted).
@@ -83,7 +87,7 @@ type WorkerInfo struct {
 	PID int    `json:"pid"`
 	CPU int    `json:"cpu"`
 	Log string `json:"log"`
-	// Planned is the number of plan records in this worker's shard.
+	// Planned is the number of plan records in this worker's part.
 	Planned int `json:"planned"`
 	// Status is how the worker ended: complete, interrupted, failed or killed.
 	Status string `json:"status"`
@@ -98,6 +102,10 @@ type WorkerInfo struct {
 	// Recovered is the number of Request records in RecoveryLog; Log holds at most
 	// Planned - Recovered.
 	Recovered int `json:"recovered,omitempty"`
+	// MaxRSSBytes is the worker process's peak resident set size (Linux VmHWM, which the
+	// worker reports before it ends), 0 when unknown (it died, never started, or runs
+	// elsewhere than Linux).
+	MaxRSSBytes int64 `json:"max_rss_bytes,omitempty"`
 	// Calibration is what the worker measured of its machine before its first send; nil
 	// when it did not (older runs, workers run in-process, systems other than Linux).
 	Calibration *Calibration `json:"calibration,omitempty"`
@@ -145,6 +153,40 @@ func WriteManifest(dir string, m *Manifest) error {
 		return fmt.Errorf("rawlog: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, ManifestName)); err != nil {
+		return fmt.Errorf("rawlog: %w", err)
+	}
+	return nil
+}
+
+// CreateManifest writes m as dir/run.json only when dir has none: the file is created
+// exclusively (O_CREATE|O_EXCL, atomic on local file systems and on NFS from version 3), so
+// of several runs given one directory exactly one gets it. The error wraps fs.ErrExist when
+// another run holds the directory; nothing was written then. The content is synced before
+// it returns; a run.json that could not be written whole is removed. Later writes of the
+// same run go through WriteManifest.
+func CreateManifest(dir string, m *Manifest) (err error) {
+	m.FormatVersion = ManifestVersion
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("rawlog: encode manifest: %w", err)
+	}
+	path := filepath.Join(dir, ManifestName)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("rawlog: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("rawlog: %w", cerr)
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("rawlog: %w", err)
+	}
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("rawlog: %w", err)
 	}
 	return nil
@@ -329,7 +371,7 @@ func RebuildManifest(dir string) (*Manifest, error) {
 				return nil, fmt.Errorf("rawlog: rebuild run.json: %w", err)
 			}
 			w.RecoveryLog, w.Recovered = name, s.Requests
-			// The recovery log's header has the dead worker's shard size too: what tells
+			// The recovery log's header has the dead worker's part size too: what tells
 			// it for a worker that never wrote a log of its own.
 			w.Planned = max(w.Planned, s.Header.Planned)
 			continue

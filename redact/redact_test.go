@@ -26,6 +26,13 @@ func TestArgs(t *testing.T) {
 		{"replay -uhttp://h/?x-auth=s3cr3t", "replay -uhttp://h/?x-auth=REDACTED"},
 		{"replay --plan p", "replay --plan p"},
 		{"replay -- --api-key s3cr3t", "replay -- --api-key s3cr3t"},
+		// Metrics URLs take no scheme: "h:9400/metrics?token=t" is still a URL.
+		{"replay --server-metrics-url h:9400/metrics?token=s3cr3t&x=1", "replay --server-metrics-url h:9400/metrics?token=REDACTED&x=1"},
+		{"replay --server-metrics-url=u:pw@h:9400/metrics", "replay --server-metrics-url=REDACTED@h:9400/metrics"},
+		{"replay --gpu-telemetry=h:9400/metrics?api_key=s3cr3t", "replay --gpu-telemetry=h:9400/metrics?api_key=REDACTED"},
+		{"replay --server-metrics=h:1/m?sig=s3cr3t", "replay --server-metrics=h:1/m?sig=REDACTED"},
+		// Optional values are only ever attached: a bare --gpu-telemetry takes nothing.
+		{"replay --gpu-telemetry --url h:1/?key=s3cr3t", "replay --gpu-telemetry --url h:1/?key=REDACTED"},
 	} {
 		got := strings.Join(Args(strings.Fields(c.in)), " ")
 		if got != c.want {
@@ -42,7 +49,12 @@ func TestIsSecretName(t *testing.T) {
 		"Authorization": true, "Proxy-Authorization": true, "X-Api-Key": true, "api-key": true,
 		"Cookie": true, "Set-Cookie": true, "X-Custom-Token": true, "X-CUSTOM-TOKEN": true,
 		"client_secret": true, " x-auth ": true, "password": true, "X-Amz-Signature": true,
+		"sig": true, "SIG": true, "X-Sig": true, "urlSig": true, "X-Amz-Credential": true, "X-Amz-Security-Token": true,
+		"X-Goog-Signature": true, "X-Goog-Credential": true, "AWSAccessKeyId": true, "Signature": true,
+		"pwd": true, "passwd": true, "passphrase": true, "pass": true, "jwt": true, "code": true,
 		"Content-Type": false, "Accept": false, "X-Session-Id": false, "model": false, "": false,
+		"signal": false, "design": false, "X-Amz-Date": false, "X-Amz-Expires": false, "sv": false, "se": false, "sp": false,
+		"bypass": false, "encoding": false,
 	} {
 		if got := IsSecretName(name); got != want {
 			t.Errorf("IsSecretName(%q) = %v; want %v", name, got, want)
@@ -58,8 +70,21 @@ func TestURL(t *testing.T) {
 		{"http://h/v1?a=1&access_token=x%20y&b=2", "http://h/v1?a=1&access_token=REDACTED&b=2"},
 		{"http://h/v1?API%5FKEY=x", "http://h/v1?API%5FKEY=REDACTED"},
 		{"http://h/v1?flag&key", "http://h/v1?flag&key"},
-		{"http://[bad@host", Value},
+		{"http://[bad@host", "http://REDACTED@host"},
 		{"http://[bad", "http://[bad"},
+		// Azure SAS, S3 and GCS presigned URLs.
+		{"https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2026&sp=r&sig=abc%2Bdef%3D", "https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2026&sp=r&sig=REDACTED"},
+		{"https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F2026&X-Amz-Date=20261201T000000Z&X-Amz-Security-Token=tok&X-Amz-Signature=f00",
+			"https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=REDACTED&X-Amz-Date=20261201T000000Z&X-Amz-Security-Token=REDACTED&X-Amz-Signature=REDACTED"},
+		{"https://storage.googleapis.com/b/o?X-Goog-Credential=sa%40p&X-Goog-Signature=00ff", "https://storage.googleapis.com/b/o?X-Goog-Credential=REDACTED&X-Goog-Signature=REDACTED"},
+		// No scheme, no path, ';' separators, fragments, a password holding '?' or '#'.
+		{"h:9400?token=t", "h:9400?token=REDACTED"},
+		{"u:pw@h:9400/metrics", "REDACTED@h:9400/metrics"},
+		{"http://h/m?a=1;token=t", "http://h/m?a=1;token=REDACTED"},
+		{"http://h/cb#access_token=t&state=s", "http://h/cb#access_token=REDACTED&state=s"},
+		{"http://u:p?ss@h/x", "http://REDACTED@h/x"},
+		{"http://u:p#ss@h/x", "http://REDACTED@h/x"},
+		{"http://h/a@b?x=1", "http://h/a@b?x=1"},
 	} {
 		if got := URL(c.in); got != c.want {
 			t.Errorf("URL(%q) = %q; want %q", c.in, got, c.want)
@@ -68,4 +93,60 @@ func TestURL(t *testing.T) {
 	if got := URLs([]string{"http://u:p@h/"}); len(got) != 1 || got[0] != "http://REDACTED@h/" {
 		t.Errorf("URLs: %q", got)
 	}
+}
+
+func TestText(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"no url here", "no url here"},
+		{"what? yes", "what? yes"},
+		{`Get "http://h:1/metrics?token=s3cr3t&x=1": dial tcp: connection refused`, `Get "http://h:1/metrics?token=REDACTED&x=1": dial tcp: connection refused`},
+		{"server metrics http://h/metrics?api_key=s3cr3t: 404.", "server metrics http://h/metrics?api_key=REDACTED: 404."},
+		{`metrics URL "h:9400/m?sig=s3cr3t": no host`, `metrics URL "h:9400/m?sig=REDACTED": no host`},
+		{"endpoint=https://u:pw@h/metrics", "endpoint=https://REDACTED@h/metrics"},
+		{"a\thttp://u:p@h\n", "a\thttp://REDACTED@h\n"},
+		{"(see http://h/?key=k)", "(see http://h/?key=REDACTED)"},
+		{"\r progress 10/20 http://h:1", "\r progress 10/20 http://h:1"},
+	} {
+		if got := Text(c.in); got != c.want {
+			t.Errorf("Text(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewWriter(&b)
+	in := "replay: server metrics http://h/metrics?token=s3cr3t: refused\n"
+	n, err := w.Write([]byte(in))
+	if err != nil || n != len(in) {
+		t.Fatalf("Write = %d, %v; want %d, nil", n, err, len(in))
+	}
+	if want := "replay: server metrics http://h/metrics?token=REDACTED: refused\n"; b.String() != want {
+		t.Errorf("wrote %q; want %q", b.String(), want)
+	}
+	if w.Unwrap() != &b {
+		t.Error("Unwrap is not the underlying writer")
+	}
+}
+
+// FuzzText: Text never panics, is idempotent, leaves text without a URL alone, and no value
+// of a secret-named parameter survives it.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"http://h/?token=abc", "u:p@h:1?sig=x#code=y", "plain text", `Get "https://h/m?X-Amz-Signature=ff;a=b": x`, "?=&;#@://"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Text(s)
+		if again := Text(got); again != got {
+			t.Fatalf("Text not idempotent: %q -> %q -> %q", s, got, again)
+		}
+		if !strings.Contains(s, "://") && !strings.ContainsAny(s, "?#") && got != s {
+			t.Fatalf("Text(%q) = %q changed text without a URL", s, got)
+		}
+		const secret = "zq9SECRETzq9"
+		probe := "see http://h/m?token=" + secret + "&" + s
+		if strings.Contains(Text(probe), secret) && !strings.Contains(s, secret) {
+			t.Fatalf("Text(%q) kept the secret", probe)
+		}
+	})
 }

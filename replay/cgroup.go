@@ -249,10 +249,10 @@ func readQuota(dir string, v2 bool) (float64, string) {
 // machine (Slurm tasks on one node that Slurm did not bind to CPUs of their own).
 type CPUPart struct{ Index, Count int }
 
-// workerCPUs narrows cpus (those sched_getaffinity allows) to what the workers may use by
+// narrowCPUs narrows cpus (those sched_getaffinity allows) to what the workers may use by
 // default: the cgroup's cpuset, then part of them, then as many as the quota allows whole
 // CPUs (at least one). why says what narrowed them, "" when nothing did.
-func workerCPUs(cpus []int, cg cgroupCPU, part CPUPart) (out []int, why string, err error) {
+func narrowCPUs(cpus []int, cg cgroupCPU, part CPUPart) (out []int, why string, err error) {
 	var whys []string
 	if cg.Cpuset != nil {
 		var in []int

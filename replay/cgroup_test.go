@@ -40,7 +40,7 @@ func TestReadCgroupCPU(t *testing.T) {
 }
 
 // The workers' CPUs follow the cpuset, this replay's part of the machine and the quota.
-func TestWorkerCPUs(t *testing.T) {
+func TestNarrowCPUs(t *testing.T) {
 	node := []int{0, 1, 2, 3, 4, 5, 6, 7}
 	for _, tc := range []struct {
 		name string
@@ -64,7 +64,7 @@ func TestWorkerCPUs(t *testing.T) {
 		{name: "more parts than CPUs", cg: cgroupCPU{Cpuset: []int{0}}, part: CPUPart{0, 2}, err: "cannot be split over 2 replays"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why, err := workerCPUs(node, tc.cg, tc.part)
+			got, why, err := narrowCPUs(node, tc.cg, tc.part)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -83,7 +83,7 @@ func TestWorkerCPUs(t *testing.T) {
 	for n := 1; n <= len(node); n++ {
 		seen := map[int]int{}
 		for i := range n {
-			got, _, err := workerCPUs(node, cgroupCPU{}, CPUPart{i, n})
+			got, _, err := narrowCPUs(node, cgroupCPU{}, CPUPart{i, n})
 			if err != nil || len(got) == 0 {
 				t.Fatalf("part %d of %d: %v %v", i, n, got, err)
 			}

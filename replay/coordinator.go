@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,7 +116,7 @@ func (r *Replay) setup() error {
 			return err
 		}
 	}
-	if err := checkOutputDir(o.OutputDir); err != nil {
+	if err := checkOutputDir(o.OutputDir); err != nil { // claimed in Run (claim.go)
 		return err
 	}
 	if o.WaitForModel > 0 {
@@ -134,40 +133,15 @@ func (r *Replay) setup() error {
 		return err
 	}
 	r.info = info
-	cpus := o.CPUs
-	cpuWhy := ""
-	if cpus == nil {
-		if cpus, err = allowedCPUs(); err != nil {
-			return err
-		}
-		all := cpus
-		// A container's quota and cpuset, and this replay's part of a shared machine.
-		if cpus, cpuWhy, err = workerCPUs(cpus, readCgroupCPU("/"), o.LocalPart); err != nil {
-			return err
-		}
-		if cpuWhy != "" {
-			r.notice(fmt.Sprintf("replay: workers on CPUs %s of %s: %s", formatCPUs(cpus), formatCPUs(all), cpuWhy))
-			cpuWhy = " (" + cpuWhy + ")"
-		}
-		if o.LocalPart.Count > 1 {
-			r.partCPUs = cpus
-		}
-	} else if !o.NoPin {
-		// Caught here, before anything is created, rather than by every worker failing to
-		// pin itself.
-		if err := CheckCPUs(cpus); err != nil {
-			return fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
-		}
+	cpus, n, cpuWhy, err := o.workerCPUs()
+	if err != nil {
+		return err
 	}
-	if len(cpus) == 0 {
-		return errors.New("cpus: no CPU to run workers on")
+	if cpuWhy != "" {
+		r.notice("replay: " + cpuWhy)
 	}
-	n := o.Workers
-	if n == 0 {
-		n = len(cpus)
-	}
-	if n > len(cpus) && !o.NoPin {
-		return fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s%s)", n, len(cpus), formatCPUs(cpus), cpuWhy)
+	if o.CPUs == nil && o.LocalPart.Count > 1 {
+		r.partCPUs = cpus
 	}
 	want := n
 	if info.sessions > 0 && n > info.sessions {
@@ -186,10 +160,10 @@ func (r *Replay) setup() error {
 			r.cpus[i] = cpus[i]
 		}
 	}
-	r.planned = shardSizes(info.ord, n)
+	r.planned = recordsPerWorker(info.ord, n)
 	// Raised here, before any worker exists; each worker raises its own too.
 	soft, hard, _ := raiseFileLimit()
-	if err := checkFileLimit(shardC, n, info.sessions < r.plan.Len(), soft, hard); err != nil {
+	if err := checkFileLimit(shardC, n, soft, hard); err != nil {
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {
@@ -202,11 +176,85 @@ func (r *Replay) setup() error {
 	return nil
 }
 
+// workerCPUs returns the CPUs workers may be pinned to and how many workers the options ask
+// for (before the plan lowers it), checking them before anything is created rather than
+// letting every worker fail to pin itself. Without CPUs, they are those this process may
+// use, narrowed by its container's cgroup and LocalPart (cgroup.go); why then says how
+// ("" when nothing narrowed them).
+func (o *Options) workerCPUs() (cpus []int, n int, why string, err error) {
+	cpus = o.CPUs
+	if cpus == nil {
+		if cpus, err = allowedCPUs(); err != nil {
+			return nil, 0, "", err
+		}
+		all := cpus
+		if cpus, why, err = narrowCPUs(cpus, readCgroupCPU("/"), o.LocalPart); err != nil {
+			return nil, 0, "", err
+		}
+		if why != "" {
+			why = fmt.Sprintf("workers on CPUs %s of %s: %s", formatCPUs(cpus), formatCPUs(all), why)
+		}
+	} else if !o.NoPin {
+		if err := CheckCPUs(cpus); err != nil {
+			return nil, 0, "", fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
+		}
+	}
+	if len(cpus) == 0 {
+		return nil, 0, "", errors.New("cpus: no CPU to run workers on")
+	}
+	n = o.Workers
+	if n == 0 {
+		n = len(cpus)
+	}
+	if n > len(cpus) && !o.NoPin {
+		because := ""
+		if why != "" {
+			because = "; " + why
+		}
+		return nil, 0, "", fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s%s)", n, len(cpus), formatCPUs(cpus), because)
+	}
+	return cpus, n, why, nil
+}
+
+// CheckOptions checks what New checks of opts without a plan, a server or an output
+// directory (the options, headers, TLS files, URLs, CPUs and workers), so a caller that
+// makes the plan first (profile) can refuse bad flags before anything is compiled or sent.
+func CheckOptions(opts Options) error {
+	opts.URLs = append([]string(nil), opts.URLs...) // normalize rewrites them
+	if opts.Plan == "" {
+		opts.Plan = "plan" // not opened here
+	}
+	if opts.OutputDir == "" {
+		opts.OutputDir = "run"
+	}
+	if err := opts.normalize(); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	if _, err := mergeHeaders(nil, opts.Headers, opts.APIKey); err != nil {
+		return fmt.Errorf("replay: header: %w", err)
+	}
+	tcfg, err := loadTLSConfig(opts.TLSCAFile, opts.TLSInsecureSkipVerify)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	for _, u := range opts.URLs {
+		if _, err := newTarget(u, &headConfig{method: "POST", paths: []string{"/"}}, tcfg); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+	}
+	if _, _, _, err := opts.workerCPUs(); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	return nil
+}
+
+// notice writes one line on the notice writer, every URL in it redacted (redact.Text: the
+// scraper's and the HTTP client's errors hold whole URLs).
 func (r *Replay) notice(s string) {
 	if r.opts.Notice != nil {
 		r.noticeMu.Lock()
 		defer r.noticeMu.Unlock()
-		fmt.Fprintln(r.opts.Notice, s)
+		fmt.Fprintln(r.opts.Notice, redactText(s))
 	}
 }
 
@@ -235,6 +283,7 @@ type proc struct {
 	errs    atomic.Int64
 	exited  chan struct{}
 	waitErr error
+	maxRSS  int64 // peak resident set (its "memory" line)
 }
 
 func (p *proc) send(s string) {
@@ -243,28 +292,26 @@ func (p *proc) send(s string) {
 
 // Run starts the workers, replays the plan and returns the final manifest (also written to
 // run.json). The error is non-nil when the run failed; an interrupted run returns its
-// manifest and a nil error. A nil manifest means nothing was run and no run directory was
-// left (the model never answered the readiness probe, or the output directory could not be
-// prepared).
+// manifest and a nil error. A nil manifest means nothing was run and nothing was written
+// (the model never answered the readiness probe, or the output directory could not be
+// claimed: it holds a run, or another run took it first).
 func (r *Replay) Run() (*rawlog.Manifest, error) {
 	defer r.plan.Close()
 	o := &r.opts
 	if err := r.waitForModel(); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	created, err := r.prepareDir()
-	if err != nil {
+	// The claim is the run's first write into the directory (claim.go): a run that loses
+	// it writes nothing.
+	if err := r.claimDir(); err != nil {
 		return nil, err
+	}
+	if o.Claimed != nil {
+		if err := o.Claimed(r.dir); err != nil {
+			r.notice("replay: " + err.Error())
+		}
 	}
 	m := &r.manifest
-	r.initManifest()
-	if err := r.writeManifest(); err != nil {
-		os.Remove(filepath.Join(r.dir, rawlog.ManifestName+".tmp"))
-		if created {
-			os.Remove(r.dir)
-		}
-		return nil, err
-	}
 	// Room for the final run.json, released just before it is written, so that a disk the
 	// run fills still gets the run's outcome.
 	r.reserveSpace()
@@ -339,8 +386,8 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		m.Workers[i].Calibration = p.calib // sent before ready
 		p.mu.Unlock()
 	}
-	start, err := r.startInstant(time.Now())
-	if errors.Is(err, errStartStopped) {
+	start, err := r.startSource().StartInstant(time.Now(), r.stopReq)
+	if errors.Is(err, ErrStartStopped) {
 		return r.stoppedBeforeStart(procs)
 	}
 	if err != nil {
@@ -445,6 +492,11 @@ func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.
 		wi := &m.Workers[i]
 		st, counts, why := r.workerOutcome(p, wi, runErr)
 		wi.Status = st
+		if p != nil {
+			p.mu.Lock()
+			wi.MaxRSSBytes = p.maxRSS
+			p.mu.Unlock()
+		}
 		m.Counts.Add(counts)
 		if why != "" {
 			failures = append(failures, why)
@@ -463,7 +515,7 @@ func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.
 		m.Status = rawlog.StatusComplete
 	}
 	if len(failures) > 0 {
-		m.Error = strings.Join(failures, "; ")
+		m.Error = redactText(strings.Join(failures, "; "))
 	}
 	os.Remove(filepath.Join(r.dir, reserveName))
 	if err := r.writeManifest(); err != nil {
@@ -501,7 +553,7 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 		if ok {
 			c = rawlog.Counts{Planned: nums[0], Completed: nums[1], Failed: nums[2], Cancelled: nums[3], Aborted: nums[4], NotSent: nums[5]}
 			if c.Planned != wi.Planned || c.Accounted() != c.Planned {
-				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its shard has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
+				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its part has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
 			}
 			if f[1] == rawlog.StatusFailed {
 				// The worker ended the run itself (its log failed, the plan changed) and
@@ -531,7 +583,7 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 	if runErr != nil {
 		notSentWhy = "the run failed before the start"
 	}
-	rec := r.recoverShard(wi.ID, wi.Log)
+	rec := r.recoverPart(wi.ID, wi.Log)
 	c = rec.counts
 	logNote := ""
 	if rec.torn > 0 {
@@ -597,6 +649,12 @@ func (r *Replay) startWorker(cfg workerConfig, readyCh, exitCh chan<- int) (*pro
 				if json.Unmarshal([]byte(rest), &c) == nil {
 					p.mu.Lock()
 					p.calib = &c
+					p.mu.Unlock()
+				}
+			case "memory":
+				if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
+					p.mu.Lock()
+					p.maxRSS = n
 					p.mu.Unlock()
 				}
 			case "ready":
@@ -665,57 +723,6 @@ func (r *Replay) absPlan() string {
 		return a
 	}
 	return r.opts.Plan
-}
-
-// prepareDir creates the run directory and reports whether it did; New checked it, and the
-// check is repeated in case another run took the directory since.
-func (r *Replay) prepareDir() (created bool, err error) {
-	r.dir = r.opts.OutputDir
-	if err := checkOutputDir(r.dir); err != nil {
-		return false, fmt.Errorf("replay: %w", err)
-	}
-	_, err = os.Stat(r.dir)
-	created = err != nil
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return false, fmt.Errorf("replay: output-dir: %w", err)
-	}
-	return created, nil
-}
-
-// checkOutputDir checks, creating nothing that outlives it, that dir can take a new run: it
-// does not hold a run already (an earlier run's logs are never mixed with or overwritten by
-// this one's), and it, or the nearest existing folder above it, is a folder this process can
-// create files in.
-func checkOutputDir(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, rawlog.ManifestName)); err == nil {
-		return fmt.Errorf("output-dir %s already holds a run (%s); choose another directory", dir, rawlog.ManifestName)
-	}
-	probe := filepath.Clean(dir)
-	for {
-		st, err := os.Stat(probe)
-		if err == nil {
-			if !st.IsDir() {
-				return fmt.Errorf("output-dir %s: %s is not a directory", dir, probe)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("output-dir %s: %w", dir, err)
-		}
-		up := filepath.Dir(probe)
-		if up == probe {
-			return fmt.Errorf("output-dir %s: %w", dir, err)
-		}
-		probe = up
-	}
-	// Permission bits do not tell (root ignores them, a read-only mount overrides them):
-	// try it.
-	d, err := os.MkdirTemp(probe, ".replay-check-")
-	if err != nil {
-		return fmt.Errorf("output-dir %s: cannot create files in %s: %w", dir, probe, errors.Unwrap(err))
-	}
-	os.Remove(d)
-	return nil
 }
 
 // reserveName is a file of reserveSize bytes that Run keeps in the run directory during the
@@ -803,7 +810,7 @@ func (r *Replay) startTelemetry(start time.Time, stop <-chan struct{}, done chan
 		done <- nil
 		return
 	}
-	f, err := os.OpenFile(filepath.Join(r.dir, TelemetryLogName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(filepath.Join(r.dir, TelemetryLogName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		s.Close()
 		m.TelemetryNote = err.Error()

@@ -13,22 +13,24 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
-// Distributed shards (--shard-index I --shard-count N). Not to be confused with worker
-// shards (shard.go), which split one replay's part of the plan over its worker processes.
+// Distributed shards (--shard-index I --shard-count N): one machine's part of the plan. Its
+// workers then split the shard's part among themselves (sessions.go).
 //
-// Session ordinal k (shard.go) belongs to distributed shard k mod N; inside shard I its
-// sessions are renumbered k/N, and worker sharding then works on those local ordinals
+// Session ordinal k (sessions.go) belongs to distributed shard k mod N; inside shard I its
+// sessions are renumbered k/N, and the workers' deal then works on those local ordinals
 // unchanged. A session never splits, each shard replays exactly its sessions' records at
 // their planned instants, and the union of the shards is the plan. A closed loop's
-// concurrency C is split the same way: global slot j belongs to shard j mod N (C/N each,
-// the remainder to the first shards), and a concurrency ramp opens global slot j at its
-// planned instant on whichever shard owns it. Every shard anchors the plan's t = 0 at one
-// wall-clock instant (StartAt), so no coordinator is needed while they run.
+// concurrency C is dealt the same way (schedule.Slots): global slot j belongs to shard
+// j mod N (C/N each, the remainder to the first shards), and a concurrency ramp opens global
+// slot j at its planned instant on whichever shard and worker own it. Every shard anchors
+// the plan's t = 0 at one wall-clock instant (StartAt), so no coordinator is needed while
+// they run.
 
-// notInShard marks, in planInfo.ord, a record of another distributed shard.
-const notInShard = math.MaxUint32
+// startNoticeAfter is the shortest wait for the start instant that replay announces.
+const startNoticeAfter = time.Second
 
 // checkShard checks a shard identity: count 0 (no sharding) or 0 <= index < count.
 func checkShard(index, count int) error {
@@ -44,7 +46,7 @@ func checkShard(index, count int) error {
 }
 
 // restrict keeps only distributed shard index of count in info: other shards' records get
-// ordinal notInShard, this shard's sessions local ordinals k/count. count <= 1 keeps all.
+// ordinal schedule.NotInShard, this shard's sessions local ordinals k/count. count <= 1 keeps all.
 func (info *planInfo) restrict(index, count int) error {
 	if count <= 1 {
 		return nil
@@ -59,7 +61,7 @@ func (info *planInfo) restrict(index, count int) error {
 		if int(o)%count == index {
 			info.ord[i] = o / uint32(count)
 		} else {
-			info.ord[i] = notInShard
+			info.ord[i] = schedule.NotInShard
 		}
 	}
 	info.sessions = (info.sessions - index + count - 1) / count
@@ -70,7 +72,7 @@ func (info *planInfo) restrict(index, count int) error {
 func (info *planInfo) records() int {
 	n := 0
 	for _, o := range info.ord {
-		if o != notInShard {
+		if o != schedule.NotInShard {
 			n++
 		}
 	}
@@ -86,7 +88,7 @@ func shardConcurrency(c, index, count int) (int, error) {
 	if count > c {
 		return 0, fmt.Errorf("shard-count %d: the plan's concurrency %d cannot be split over more shards than that", count, c)
 	}
-	return slotShare(c, count, index), nil
+	return schedule.Share(c, schedule.Part{Shard: index, Shards: count}), nil
 }
 
 // firstGap is how late a shard may start: the time between the plan's first planned send
@@ -113,6 +115,33 @@ func firstGap(p *mmapds.Plan) (time.Duration, error) {
 		return 0, nil
 	}
 	return time.Duration(second - first), nil
+}
+
+// MaxStartAhead is how far after now a start instant (--start-at) may be: a day. Shards are
+// started minutes ahead of their instant (deployments' margins are 20 s to a few minutes); an
+// instant further off is a mistake (a wrong year or date), and a replay would hold its
+// workers, pinned to their CPUs, for all that time. Instants past year 2262 do not fit the
+// run's nanosecond clock at all.
+const MaxStartAhead = 24 * time.Hour
+
+// CheckStartAhead refuses a start instant more than MaxStartAhead after now.
+func CheckStartAhead(startAt, now time.Time) error {
+	if ahead := startAt.Sub(now); ahead > MaxStartAhead {
+		return fmt.Errorf("start-at %s is %s from now, more than the %v a start may be ahead (replay/distshard.go MaxStartAhead): give an instant within the next day",
+			startAt.UTC().Format(time.RFC3339Nano), aheadWords(ahead), MaxStartAhead)
+	}
+	return nil
+}
+
+// aheadWords says how long ahead d is, in days past two days.
+func aheadWords(d time.Duration) string {
+	if d >= 48*time.Hour {
+		if d == math.MaxInt64 {
+			return "over 292 years"
+		}
+		return fmt.Sprintf("%.0f days", d.Hours()/24)
+	}
+	return d.Round(time.Second).String()
 }
 
 // checkLateStart refuses a start instant that passed more than gap before now.
@@ -151,6 +180,11 @@ func (r *Replay) setupShard(info *planInfo) (int, error) {
 	c, err := shardConcurrency(r.plan.Meta().Concurrency, o.ShardIndex, o.ShardCount)
 	if err != nil {
 		return 0, err
+	}
+	if !o.StartAt.IsZero() {
+		if err := CheckStartAhead(o.StartAt, time.Now()); err != nil {
+			return 0, err
+		}
 	}
 	if !o.StartAt.IsZero() || o.Rendezvous != "" {
 		if r.lateGap, err = firstGap(r.plan); err != nil {
@@ -191,11 +225,16 @@ func (r *Replay) shardWords() string {
 // awaitStart, with a shared start instant (StartAt or the rendezvous's), sleeps until it
 // (the workers, told it already, sleep on their own) and records in run.json how late after
 // it this process woke: the same timerfd wake the workers' dispatchers use, on the same
-// clocks and load. An interruption ends the wait early and leaves the skew 0.
+// clocks and load. A wait of a second or more is announced, with the instant. An
+// interruption ends the wait early and leaves the skew 0.
 func (r *Replay) awaitStart(start time.Time) {
 	m := &r.manifest
 	if m.Shard == nil || m.Shard.StartAtUnixNs == 0 {
 		return
+	}
+	if d := time.Until(start); d >= startNoticeAfter {
+		r.notice(fmt.Sprintf("replay%s: waiting %s for --start-at %s (%s local time); nothing is sent before then, Ctrl-C stops",
+			r.shardWords(), aheadWords(d), start.UTC().Format(time.RFC3339Nano), start.Local().Format("2006-01-02 15:04:05 MST")))
 	}
 	// Coarse wait first (interruptible), then a timerfd for the last milliseconds.
 	if d := time.Until(start) - 5*time.Millisecond; d > 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
 // multiTurnPlan is sessions of turns each, closed loop at concurrency c (open loop at
@@ -67,11 +68,12 @@ func TestDistributedShardsPartitionPlan(t *testing.T) {
 			const workers = 2
 			total := 0
 			for w := 0; w < workers; w++ {
-				sh, err := buildShard(p, info.ord, workers, w, 1)
+				g, err := schedule.LoadChains(p, info.ord, workers, w)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, idx := range sh.records {
+				for n := int32(0); n < int32(g.Len()); n++ {
+					idx := g.Node(n).Index
 					r, _, _ := p.Record(int(idx))
 					if prev, ok := owner[int(idx)]; ok {
 						t.Fatalf("n=%d: record %d in shards %d and %d", n, idx, prev, i)
@@ -87,7 +89,7 @@ func TestDistributedShardsPartitionPlan(t *testing.T) {
 					}
 					sessWorker[r.Session] = key
 				}
-				total += len(sh.records)
+				total += g.Len()
 			}
 			if total != info.records() {
 				t.Fatalf("n=%d shard %d: workers hold %d records, the shard %d", n, i, total, info.records())
@@ -117,6 +119,8 @@ func TestDistributedShardRefusals(t *testing.T) {
 		{"index out of range", 3, 3, time.Time{}, nil, "between 0 and shard-count-1 (2)"},
 		{"index without count", 1, 0, time.Time{}, nil, "without --shard-count"},
 		{"late start", 0, 2, time.Now().Add(-time.Second), nil, "more than the plan's first gap (0s)"},
+		{"start in 2099", 0, 2, time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), nil, "start-at 2099-01-01T00:00:00Z is 26"},
+		{"start past the nanosecond clock", 0, 0, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), nil, "is over 292 years from now, more than the 24h0m0s a start may be ahead"},
 		{"foreign source address", 0, 0, time.Time{}, []netip.Addr{netip.MustParseAddr("192.0.2.77")}, "local-addr 192.0.2.77: this host cannot use it"},
 		{"rendezvous and start-at", 0, 2, time.Now().Add(time.Hour), nil, "rendezvous 127.0.0.1:7411 and start-at: the rendezvous picks the start instant"},
 		{"rendezvous without shards", 0, 0, time.Time{}, nil, "rendezvous 127.0.0.1:7411: needs the shard identity"},
@@ -172,29 +176,6 @@ func TestFirstGap(t *testing.T) {
 	}
 	if err := checkLateStart(at, at.Add(3*time.Millisecond), 2*time.Millisecond); err == nil {
 		t.Fatal("3 ms late with a 2 ms gap accepted")
-	}
-}
-
-// The concurrency ramp opens global slot j at its instant on the shard that owns it: over
-// the shards and their workers, each slot opens once.
-func TestRampOverShards(t *testing.T) {
-	const n, shards, workers = 7, 3, 2
-	ramp := int64(600)
-	seen := map[int64]int{}
-	for si := 0; si < shards; si++ {
-		for id := 0; id < workers; id++ {
-			for j := si + id*shards; j < n; j += workers * shards {
-				seen[ramp*int64(j)/(n-1)]++
-			}
-		}
-	}
-	if len(seen) != n {
-		t.Fatalf("%d distinct slot instants, want %d: %v", len(seen), n, seen)
-	}
-	for k, v := range seen {
-		if v != 1 {
-			t.Fatalf("instant %d opened %d times", k, v)
-		}
 	}
 }
 
@@ -267,11 +248,13 @@ func TestDistributedRunsShareStart(t *testing.T) {
 	ps := multiTurnPlan(9, 2, 0)
 	dir := t.TempDir()
 	plan := ps.write(t, dir)
-	start := time.Now().Add(1500 * time.Millisecond)
+	start := time.Now().Add(3 * time.Second) // over startNoticeAfter ahead, even on a loaded machine
 	total := map[uint32]int{}
 	for i := 0; i < 3; i++ {
 		o := testOptions(t, plan, srv.URL)
 		o.ShardIndex, o.ShardCount, o.StartAt, o.RunID, o.Workers = i, 3, start, "r1", 1
+		var notices strings.Builder
+		o.Notice = &notices
 		r, err := New(o)
 		if err != nil {
 			t.Fatal(err)
@@ -289,6 +272,11 @@ func TestDistributedRunsShareStart(t *testing.T) {
 		}
 		if m.Shard.StartSkewNs < 0 {
 			t.Fatalf("shard %d: negative start skew %d", i, m.Shard.StartSkewNs)
+		}
+		// The first shard waited over a second for its instant, and said so, and until when.
+		if i == 0 && (!strings.Contains(notices.String(), "replay's shard 0 of 3: waiting ") ||
+			!strings.Contains(notices.String(), fmt.Sprintf(" for --start-at %s (", start.UTC().Format(time.RFC3339Nano)))) {
+			t.Errorf("shard 0's notices %q do not say it waits for %s", notices.String(), start.UTC().Format(time.RFC3339Nano))
 		}
 		for idx := range readRun(t, m, o.OutputDir) {
 			total[idx]++

@@ -212,12 +212,11 @@ func TestRunOnFullDisk(t *testing.T) {
 	o.Workers = 1
 	var notices bytes.Buffer
 	o.Notice = &notices
-	if err := os.MkdirAll(o.OutputDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("/dev/full", filepath.Join(o.OutputDir, WorkerLogName(0))); err != nil {
-		t.Fatal(err)
-	}
+	// The log becomes /dev/full once the run has claimed its directory (which a directory
+	// holding a worker log already cannot be): the worker is started through a shell that
+	// links it first.
+	o.WorkerCommand = []string{"/bin/sh", "-c", `ln -s /dev/full "$1" && shift && exec "$0" "$@"`,
+		os.Args[0], filepath.Join(o.OutputDir, WorkerLogName(0)), WorkerArg}
 	r, err := New(o)
 	if err != nil {
 		t.Fatal(err)

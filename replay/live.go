@@ -3,17 +3,18 @@ package replay
 import (
 	"bytes"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/mmapds"
 )
 
 // Live conversation history (plan --conversation-history live; docs/plan-format.md). A record
 // flagged mmapds.FlagLiveHistory holds a body where the assistant messages are the marker
 // Meta.LiveHistoryMarker, inside JSON strings. Before sending it, the runner replaces the i-th
-// marker (in body order) with the JSON-string-escaped content text (no quotes) of the
-// session's response to turn i. This runs only for flagged records, off the common path.
+// marker (in body order) with the content text (no quotes) of the session's response to turn
+// i, escaped by internal/jsonwire's rule like every string the plan's bodies hold. This runs
+// only for flagged records, off the common path.
 
 type live struct {
 	marker    []byte
@@ -37,6 +38,38 @@ func (l *live) init(m *mmapds.Meta) error {
 
 func (l *live) enabled() bool { return l.ep != nil }
 
+// fresh returns a live state with l's settings and its own scratch buffers.
+func (l *live) fresh() live { return live{marker: l.marker, ep: l.ep, streaming: l.streaming} }
+
+// history is a unit's earlier responses, for the markers of its later live-history turns:
+// texts[k] answered turn firstTurn+k.
+type history struct {
+	texts     [][]byte
+	firstTurn uint32
+}
+
+// reset empties h (keeping its buffers) for a unit whose first record is turn firstTurn.
+func (h *history) reset(firstTurn uint32) {
+	h.texts, h.firstTurn = h.texts[:0], firstTurn
+}
+
+// add appends the content text of a response body (see live.responseText), into the
+// buffer an earlier unit left in that place when there is one.
+func (h *history) add(l *live, body []byte) {
+	if n := len(h.texts); n < cap(h.texts) {
+		h.texts = h.texts[:n+1]
+	} else {
+		h.texts = append(h.texts, nil)
+	}
+	t := &h.texts[len(h.texts)-1]
+	*t = l.responseText((*t)[:0], body)
+}
+
+// splice appends body to dst with its markers replaced by h's texts (see live.splice).
+func (h *history) splice(l *live, dst, body []byte) []byte {
+	return l.splice(dst, body, h.texts, h.firstTurn)
+}
+
 // responseText appends to dst the content text of a response body: the concatenated
 // content of its SSE events when streaming, of the whole body otherwise. Events the endpoint
 // cannot parse are skipped: the history then lacks their text, as a user would see it.
@@ -57,10 +90,8 @@ func (l *live) responseText(dst, body []byte) []byte {
 	return append(dst, l.d.Content...)
 }
 
-func looksLikeSSE(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return bytes.HasPrefix(b, []byte("data:")) || bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte(":"))
-}
+// looksLikeSSE reports whether b is an event stream, by the rule analysis applies.
+func looksLikeSSE(b []byte) bool { return endpoint.DetectFormat("", b) == endpoint.FormatSSE }
 
 // splice appends body to dst with its markers replaced by the escaped texts of hist, the
 // session's earlier responses: hist[k] answered turn firstTurn+k. A marker for a turn with no
@@ -73,45 +104,8 @@ func (l *live) splice(dst, body []byte, hist [][]byte, firstTurn uint32) []byte 
 		}
 		dst = append(dst, body[:j]...)
 		if h := i - int(firstTurn); h >= 0 && h < len(hist) {
-			dst = appendJSONEscaped(dst, hist[h])
+			dst = jsonwire.AppendStringBody(dst, hist[h])
 		}
 		body = body[j+len(l.marker):]
 	}
-}
-
-// appendJSONEscaped appends s escaped for the inside of a JSON string; invalid UTF-8 becomes
-// U+FFFD so the body stays valid JSON.
-func appendJSONEscaped(dst, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	for len(s) > 0 {
-		c := s[0]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c < 0x20:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			default:
-				dst = append(dst, c)
-			}
-			s = s[1:]
-			continue
-		}
-		r, n := utf8.DecodeRune(s)
-		if r == utf8.RuneError && n == 1 {
-			dst = append(dst, `\ufffd`...)
-		} else if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&15])
-		} else {
-			dst = append(dst, s[:n]...)
-		}
-		s = s[n:]
-	}
-	return dst
 }

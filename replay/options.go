@@ -105,8 +105,9 @@ type Options struct {
 	// MaxResponseBytes bounds what one request stores of its response: its body, and its
 	// reads at 12 bytes each (at least 1,024 reads). A response past either limit ends the
 	// request as failed, err "response too large: ...", with the body kept up to the limit;
-	// so a response that never ends costs bounded memory. 0 means DefaultMaxResponseBytes;
-	// at most MaxResponseBytesLimit.
+	// so a response that never ends costs a worker at most twice the limit plus 32 MiB
+	// (docs/run-format.md, "Response size"). 0 means DefaultMaxResponseBytes; at most
+	// MaxResponseBytesLimit.
 	MaxResponseBytes int64
 
 	// WaitForModel, when positive, makes Run poll every URL first (WaitForModelMode, every
@@ -125,9 +126,12 @@ type Options struct {
 	// StartAt, when not zero, is the wall-clock instant of the plan's t = 0, the same on
 	// every shard; zero means StartDelay after the workers are ready.
 	StartAt time.Time
+	// Start, when set, decides the start instant instead of StartAt and StartDelay
+	// (StartSource).
+	Start StartSource
 	// Rendezvous, when set, is shard 0's HOST:PORT: the shards meet there once their workers
 	// are ready, and shard 0 picks the start instant once all ShardCount have arrived
-	// (start_rendezvous.go, package rendezvous). Not with StartAt.
+	// (start_rendezvous.go, package rendezvous: a StartSource). Not with StartAt.
 	Rendezvous string
 	// RendezvousTimeout bounds the wait for every shard (0: rendezvous.DefaultTimeout).
 	RendezvousTimeout time.Duration
@@ -151,6 +155,11 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Notice receives one-line notices (no GPU telemetry, worker count lowered); nil discards.
 	Notice io.Writer
+	// Claimed, when not nil, is called with the run directory once Run has claimed it (its
+	// run.json created), before any worker starts: what belongs with the run but is not
+	// replay's (the generator validation file) is written there, never into a directory
+	// another run holds. An error is a notice; the run goes on.
+	Claimed func(dir string) error
 	// WorkerStderr receives the workers' stderr; nil means os.Stderr.
 	WorkerStderr io.Writer
 	// WorkerCommand starts a worker process: program and arguments. nil means this
@@ -173,7 +182,7 @@ func (o *Options) normalize() error {
 		}
 		p, err := url.Parse(u)
 		if err != nil {
-			return fmt.Errorf("url %q: %w", redactURL(u), err)
+			return fmt.Errorf("url %q: %w", redactURL(u), errors.Unwrap(err))
 		}
 		if p.Scheme != "http" && p.Scheme != "https" {
 			return fmt.Errorf("url %q: scheme must be http or https", redactURL(u))

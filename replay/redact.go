@@ -9,7 +9,8 @@ const Redacted = redact.Value
 // records it (redact.Args).
 func RedactArgs(args []string) []string { return redact.Args(args) }
 
-// redactHeader and redactURL are the redact package's rules under the names the coordinator
-// and client use.
+// redactHeader, redactURL and redactText are the redact package's rules under the names the
+// coordinator and client use.
 func redactHeader(h string) string { return redact.Header(h) }
 func redactURL(raw string) string  { return redact.URL(raw) }
+func redactText(s string) string   { return redact.Text(s) }

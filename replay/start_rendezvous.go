@@ -9,39 +9,21 @@ import (
 	"github.com/llmbench/llmbench/replay/rendezvous"
 )
 
-// errStartStopped is startInstant's error when the run was interrupted while it waited.
-var errStartStopped = errors.New("interrupted before the start")
+// rendezvousStart is the StartSource of a shard meeting the others at Options.Rendezvous
+// (package rendezvous): the instant shard 0 picks once every shard is ready. It records in
+// run.json the instant and how it was agreed.
+type rendezvousStart struct{ r *Replay }
 
-// startInstant is the run's start instant, asked once every worker is ready (plan mapped,
-// CPU pinned, calibrated, nothing connected): from the rendezvous of the shards
-// (Options.Rendezvous), the fixed StartAt (refused when it passed more than the plan's first
-// gap before ready), or StartDelay after ready. An error fails the run before anything is
-// sent; errStartStopped ends it interrupted, nothing sent.
-func (r *Replay) startInstant(ready time.Time) (time.Time, error) {
-	o := &r.opts
-	switch {
-	case o.Rendezvous != "":
-		return r.meetShards()
-	case !o.StartAt.IsZero():
-		if err := checkLateStart(o.StartAt, ready, r.lateGap); err != nil {
-			return time.Time{}, err
-		}
-		return o.StartAt, nil
-	}
-	return ready.Add(o.StartDelay), nil
-}
-
-// meetShards waits at the rendezvous for every shard and records in run.json the instant
-// shard 0 chose and how.
-func (r *Replay) meetShards() (time.Time, error) {
+func (s rendezvousStart) StartInstant(_ time.Time, stop <-chan struct{}) (time.Time, error) {
+	r := s.r
 	o := &r.opts
 	m := &r.manifest
 	cfg := rendezvous.Config{Addr: o.Rendezvous, Index: o.ShardIndex, Count: o.ShardCount, PlanHash: r.plan.HashHex(),
 		RunID: o.RunID, Host: m.Host, Clock: m.Clock, Gap: r.lateGap, Timeout: o.RendezvousTimeout,
 		Notice: func(s string) { r.notice("replay: " + s) }}
-	res, err := rendezvous.Meet(cfg, r.stopReq)
+	res, err := rendezvous.Meet(cfg, stop)
 	if errors.Is(err, rendezvous.ErrStopped) {
-		return time.Time{}, errStartStopped
+		return time.Time{}, ErrStartStopped
 	}
 	if err != nil {
 		return time.Time{}, err
@@ -61,7 +43,7 @@ func (o *Options) checkRendezvous() error {
 		return nil
 	}
 	switch {
-	case !o.StartAt.IsZero():
+	case !o.StartAt.IsZero() || o.Start != nil:
 		return fmt.Errorf("rendezvous %s and start-at: the rendezvous picks the start instant; give one of them", o.Rendezvous)
 	case o.ShardCount < 1:
 		return fmt.Errorf("rendezvous %s: needs the shard identity (--shard-index and --shard-count, or the environment)", o.Rendezvous)

@@ -99,7 +99,7 @@ func (r *Replay) waitForModel() error {
 	for _, base := range o.URLs {
 		u, err := url.Parse(base)
 		if err != nil {
-			return fmt.Errorf("url %q: %w", redactURL(base), err)
+			return fmt.Errorf("url %q: %w", redactURL(base), errors.Unwrap(err))
 		}
 		prefix := u.Scheme + "://" + u.Host + strings.TrimSuffix(u.EscapedPath(), "/")
 		for _, p := range ps {
@@ -143,7 +143,7 @@ func tryProbe(ctx context.Context, client *http.Client, p probe, target string, 
 	}
 	req, err := http.NewRequestWithContext(ctx, p.method, target, body)
 	if err != nil {
-		return err.Error()
+		return redactText(err.Error())
 	}
 	for _, h := range headers {
 		req.Header.Set(h[0], h[1])
@@ -154,7 +154,7 @@ func tryProbe(ctx context.Context, client *http.Client, p probe, target string, 
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is named by the caller, redacted
 		}
-		return err.Error()
+		return redactText(err.Error())
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, probeBodyLimit))
 	resp.Body.Close()

@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // FileName is the server-metrics file's name in the run directory.
@@ -101,6 +104,7 @@ type Writer struct {
 	mu     sync.Mutex
 	w      *bufio.Writer
 	series map[string]int
+	per    map[int]int // series per endpoint
 	next   int
 	line   []byte
 	err    error
@@ -109,7 +113,7 @@ type Writer struct {
 // NewWriter writes h (Format and Version filled in) as the first line of w.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	h.Format, h.Version = FormatName, Version
-	x := &Writer{w: bufio.NewWriterSize(w, 64<<10), series: map[string]int{}}
+	x := &Writer{w: bufio.NewWriterSize(w, 64<<10), series: map[string]int{}, per: map[int]int{}}
 	if err := x.writeJSON("header", h); err != nil {
 		return nil, err
 	}
@@ -147,17 +151,21 @@ func (x *Writer) flushLine() error {
 	return x.err
 }
 
-// Endpoint records an endpoint.
+// Endpoint records an endpoint, its URL redacted (package redact): the file never holds a
+// credential of the URL the scraper was given.
 func (x *Writer) Endpoint(e EndpointInfo) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	e.URL = redact.URL(e.URL)
 	return x.writeJSON("endpoint", e)
 }
 
-// Note records a warning about an endpoint.
+// Note records a warning about an endpoint, every URL in it redacted (redact.Text: the HTTP
+// client's errors hold the whole URL).
 func (x *Writer) Note(n Note) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	n.Message = redact.Text(n.Message)
 	return x.writeJSON("note", n)
 }
 
@@ -191,6 +199,13 @@ func seriesKey(ep int, s *Sample) string {
 // Scrape records one scrape of endpoint ep: a series line for every sample stream not seen
 // before, then the scrape line.
 func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples []Sample) error {
+	_, err := x.ScrapeLimited(ep, phase, tNs, unixNs, durNs, samples, 0)
+	return err
+}
+
+// ScrapeLimited is Scrape with at most maxSeries series for endpoint ep over the file (0:
+// no limit): samples of a new series past it are left out, and dropped counts them.
+func (x *Writer) ScrapeLimited(ep int, phase string, tNs, unixNs, durNs int64, samples []Sample, maxSeries int) (dropped int, err error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	ids := make([]int, len(samples))
@@ -199,11 +214,17 @@ func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples 
 		k := seriesKey(ep, s)
 		id, ok := x.series[k]
 		if !ok {
+			if maxSeries > 0 && x.per[ep] >= maxSeries {
+				ids[i] = -1
+				dropped++
+				continue
+			}
 			id = x.next
 			x.next++
+			x.per[ep]++
 			x.series[k] = id
 			if err := x.writeJSON("series", Series{ID: id, Endpoint: ep, Family: s.Family, Type: s.Type, Name: s.Name, Labels: s.Labels}); err != nil {
-				return err
+				return dropped, err
 			}
 		}
 		ids[i] = id
@@ -211,7 +232,7 @@ func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples 
 	b := append(x.line[:0], `{"kind":"scrape","endpoint":`...)
 	b = strconv.AppendInt(b, int64(ep), 10)
 	b = append(b, `,"phase":`...)
-	b = strconv.AppendQuote(b, phase)
+	b = jsonwire.AppendString(b, phase)
 	b = append(b, `,"t_ns":`...)
 	b = strconv.AppendInt(b, tNs, 10)
 	b = append(b, `,"unix_ns":`...)
@@ -219,10 +240,15 @@ func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples 
 	b = append(b, `,"dur_ns":`...)
 	b = strconv.AppendInt(b, durNs, 10)
 	b = append(b, `,"values":[`...)
+	first := true
 	for i := range samples {
-		if i > 0 {
+		if ids[i] < 0 {
+			continue
+		}
+		if !first {
 			b = append(b, ',')
 		}
+		first = false
 		b = append(b, '[')
 		b = strconv.AppendInt(b, int64(ids[i]), 10)
 		b = append(b, ',')
@@ -231,7 +257,7 @@ func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples 
 	}
 	b = append(b, "]}\n"...)
 	x.line = b
-	return x.flushLine()
+	return dropped, x.flushLine()
 }
 
 // appendValue writes v as a JSON number, or "NaN", "+Inf", "-Inf" as strings.
@@ -406,7 +432,8 @@ func (f *File) parseLine(n int, line []byte) error {
 		if l.Endpoint != len(f.Endpoints) {
 			return fmt.Errorf("endpoint %d out of order (want %d)", l.Endpoint, len(f.Endpoints))
 		}
-		f.Endpoints = append(f.Endpoints, EndpointInfo{ID: l.Endpoint, URL: l.URL, Role: l.Role})
+		// Redacted again on reading: a file from an older replay may hold secrets in clear.
+		f.Endpoints = append(f.Endpoints, EndpointInfo{ID: l.Endpoint, URL: redact.URL(l.URL), Role: l.Role})
 	case "series":
 		if l.ID != len(f.Series) {
 			return fmt.Errorf("series %d out of order (want %d)", l.ID, len(f.Series))
@@ -429,7 +456,7 @@ func (f *File) parseLine(n int, line []byte) error {
 		}
 		f.Scrapes = append(f.Scrapes, sc)
 	case "note":
-		f.Notes = append(f.Notes, Note{Endpoint: l.Endpoint, TimeNs: l.TimeNs, Message: l.Message})
+		f.Notes = append(f.Notes, Note{Endpoint: l.Endpoint, TimeNs: l.TimeNs, Message: redact.Text(l.Message)})
 	case "header":
 		return errors.New("a second header")
 	default:

@@ -147,6 +147,14 @@ func TestDCGMFixture(t *testing.T) {
 	if len(part) != 1 || part[0].GPUUtilPct != 5 || part[0].PowerMilliwatts != -1 || part[0].TempC != -1 {
 		t.Errorf("partial page: %+v", part)
 	}
+	// A value beyond its field's int64 (1e308 W in mW) is unreadable, like NaN, on every
+	// machine (Go's conversion is undefined there: amd64 gave -9223372036854775808).
+	huge, _ := DCGMSamples([]Sample{{Name: "DCGM_FI_DEV_POWER_USAGE", Labels: map[string]string{"gpu": "0"}, V: 1e308},
+		{Name: "DCGM_FI_DEV_GPU_UTIL", Labels: map[string]string{"gpu": "0"}, V: 9.3e18},
+		{Name: "DCGM_FI_DEV_GPU_TEMP", Labels: map[string]string{"gpu": "0"}, V: 60}}, 1)
+	if len(huge) != 1 || huge[0].PowerMilliwatts != -1 || huge[0].GPUUtilPct != -1 || huge[0].TempC != 60 {
+		t.Errorf("values beyond int64: %+v", huge)
+	}
 }
 
 func TestFileRoundTrip(t *testing.T) {
@@ -186,6 +194,60 @@ func TestFileRoundTrip(t *testing.T) {
 	}
 }
 
+// A scrape's phase is written as a JSON string whatever it holds (strconv.Quote's Go escapes,
+// \x01 or \u2028 left raw, are not JSON's), and reads back as written.
+func TestScrapePhaseEscaping(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Endpoint(EndpointInfo{ID: 0, URL: "http://h/metrics", Role: RoleServer})
+	phase := "odd\x01\x7f\u2028\"é"
+	if err := w.Scrape(0, phase, 0, 0, 0, []Sample{{Family: "g", Type: "gauge", Name: "g", V: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.Bytes())
+	}
+	if len(f.Scrapes) != 1 || f.Scrapes[0].Phase != phase {
+		t.Errorf("scrapes %+v, want phase %q", f.Scrapes, phase)
+	}
+}
+
+// TestFileRedacts: secrets in a scraped URL and in notes never reach the file, and a file
+// from an older replay that holds them in clear is redacted on reading.
+func TestFileRedacts(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{StartUnixNs: 1, IntervalNs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Endpoint(EndpointInfo{ID: 0, URL: "http://u:s3cr3t@h/metrics?token=s3cr3t&sig=s3cr3t&x=1", Role: RoleServer})
+	w.Note(Note{Endpoint: 0, Message: `server metrics http://h/metrics?api_key=s3cr3t: Get "http://h/metrics?api_key=s3cr3t": refused`})
+	if strings.Contains(buf.String(), "s3cr3t") {
+		t.Fatalf("the file holds the secret:\n%s", buf.String())
+	}
+	f, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.Endpoints[0].URL, "http://REDACTED@h/metrics?token=REDACTED&sig=REDACTED&x=1"; got != want {
+		t.Errorf("endpoint URL %q; want %q", got, want)
+	}
+	old := `{"kind":"header","format":"llmbench-server-metrics","version":1,"start_unix_ns":0,"interval_ns":1}` + "\n" +
+		`{"kind":"endpoint","endpoint":0,"url":"http://h/metrics?X-Amz-Signature=s3cr3t","role":"server"}` + "\n" +
+		`{"kind":"note","endpoint":0,"t_ns":0,"message":"Get \"http://h/metrics?X-Amz-Signature=s3cr3t\": refused"}` + "\n"
+	f, err = Read(strings.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(f.Endpoints[0].URL, "s3cr3t") || strings.Contains(f.Notes[0].Message, "s3cr3t") {
+		t.Errorf("read in clear: %q, %q", f.Endpoints[0].URL, f.Notes[0].Message)
+	}
+}
+
 func TestReadRejects(t *testing.T) {
 	head := `{"kind":"header","format":"llmbench-server-metrics","version":1,"start_unix_ns":0,"interval_ns":1}` + "\n"
 	for _, c := range []struct{ in, want string }{
@@ -213,11 +275,23 @@ func TestNormalizeURL(t *testing.T) {
 		{"http://", "", "no host"},
 		{"http://u:p@h", "", "credentials"},
 		{" ", "", "empty"},
+		// Refused URLs are shown redacted: no credential reaches the error line.
+		{"ftp://h/m?token=s3cr3t", "", `"ftp://h/m?token=REDACTED": scheme must be http or https`},
+		{"http://s3cr3t:s3cr3t@h/m", "", `"http://REDACTED@h/m": credentials`},
+		{"s3cr3t@h:9400", "", `"REDACTED@h:9400": credentials`},
+		{"http://h:bad/m?sig=s3cr3t", "", `"http://h:bad/m?sig=REDACTED": invalid port`},
+		{"http:///m?api_key=s3cr3t", "", "no host"},
 	} {
 		got, err := NormalizeURL(c.in)
 		if got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("%q: %q %v, want %q %q", c.in, got, err, c.want, c.err)
 		}
+		if err != nil && strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("%q: the error shows the secret: %v", c.in, err)
+		}
+	}
+	if _, err := DefaultServerURLs([]string{"http://[::1/?token=s3cr3t"}); err == nil || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("bad base URL: %v", err)
 	}
 	d, _ := DefaultServerURLs([]string{"http://a:8000/v1", "http://a:8000", "b:9"})
 	if strings.Join(d, " ") != "http://a:8000/metrics http://b:9/metrics" {
@@ -275,8 +349,8 @@ func TestScraper(t *testing.T) {
 	mux.HandleFunc("/dcgm/metrics", func(w http.ResponseWriter, _ *http.Request) { w.Write(dcgm) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	var buf bytes.Buffer
-	out, err := NewWriter(&buf, Header{})
+	buf := &lineSignal{scrape: make(chan struct{})}
+	out, err := NewWriter(buf, Header{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,11 +366,32 @@ func TestScraper(t *testing.T) {
 	}
 	start := time.Now().Add(30 * time.Millisecond)
 	stop := make(chan struct{})
-	go func() { time.Sleep(120 * time.Millisecond); close(stop) }()
+	go func() {
+		// Stop once each good endpoint has two run-phase scrapes (a slow scrape spaces the
+		// next, so a fixed time may hold fewer on a loaded machine).
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			buf.mu.Lock()
+			f, err := Read(bytes.NewReader(buf.b.Bytes()))
+			buf.mu.Unlock()
+			if err != nil {
+				continue
+			}
+			runs := map[int]int{}
+			for _, s := range f.Scrapes {
+				if s.Phase == PhaseRun {
+					runs[s.Endpoint]++
+				}
+			}
+			if runs[0] >= 2 && runs[1] >= 2 && runs[3] >= 2 {
+				break
+			}
+		}
+		close(stop)
+	}()
 	if err := Run(cfg, start, stop); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Read(&buf)
+	f, err := Read(bytes.NewReader(buf.b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}

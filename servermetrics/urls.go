@@ -1,11 +1,14 @@
 package servermetrics
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/llmbench/llmbench/redact"
 )
 
 // DefaultInterval is AIPerf's server-metrics and GPU-telemetry scrape period.
@@ -15,9 +18,10 @@ const DefaultInterval = 333 * time.Millisecond
 var DCGMPorts = []string{"9400", "9401"}
 
 // NormalizeURL checks a metrics URL and completes it as AIPerf does: http:// when no scheme
-// is given, /metrics when it has no path.
+// is given, /metrics when it has no path. Its errors show the URL redacted (package redact).
 func NormalizeURL(s string) (string, error) {
 	raw := strings.TrimSpace(s)
+	shown := redact.URL(s)
 	if raw == "" {
 		return "", fmt.Errorf("metrics URL %q: empty", s)
 	}
@@ -26,16 +30,21 @@ func NormalizeURL(s string) (string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("metrics URL %q: %w", s, err)
+		// url.Error holds the URL itself: say what is wrong without it.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("metrics URL %q: %w", shown, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("metrics URL %q: scheme must be http or https", s)
+		return "", fmt.Errorf("metrics URL %q: scheme must be http or https", shown)
 	}
 	if u.Host == "" || u.Hostname() == "" {
-		return "", fmt.Errorf("metrics URL %q: no host", s)
+		return "", fmt.Errorf("metrics URL %q: no host", shown)
 	}
 	if u.User != nil {
-		return "", fmt.Errorf("metrics URL %q: credentials in the URL are not supported", u.Redacted())
+		return "", fmt.Errorf("metrics URL %q: credentials in the URL are not supported", shown)
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/metrics"
@@ -79,7 +88,7 @@ func parseBase(b string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("base URL %q: not a URL with a host", b)
+		return nil, fmt.Errorf("base URL %q: not a URL with a host", redact.URL(b))
 	}
 	return u, nil
 }

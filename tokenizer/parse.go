@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
 )
 
 // The subset of tokenizer.json (HuggingFace tokenizers' serialization) that byte-level
@@ -33,8 +36,8 @@ type modelJSON struct {
 	ByteFallback            bool
 	IgnoreMerges            bool
 	vocab                   map[string]int
-	merges                  *mergeTable // read with the vocab when it comes first (it does in HuggingFace's files)
-	mergesAt                int         // else the merges' offset, read later; -1 if absent
+	merges                  *mergeTable      // read with the vocab when it comes first (it does in HuggingFace's files)
+	mergesAt                jsonwire.RawSpan // else where they are, read later; empty if absent
 	sawType                 bool
 }
 
@@ -109,26 +112,26 @@ func Parse(data []byte) (*Tokenizer, error) {
 }
 
 func parse(data []byte) (*Tokenizer, error) {
-	r := &jsonReader{data: data}
-	if r.peek() != '{' {
+	s := jsonwire.NewScanner(data)
+	if !s.EnterObject() {
 		return nil, fmt.Errorf("tokenizer.json: %w", errNotObject)
 	}
 	top := rawObject{}
 	var model *modelJSON
-	err := r.object(func(key []byte) error {
+	n := 0
+	for key, ok := s.Member(&n); ok; key, ok = s.Member(&n) {
 		if string(key) != "model" {
-			raw, err := r.skip()
-			top[string(key)] = raw
-			return err
+			top[string(key)] = s.Raw()
+			continue
 		}
-		m, err := readModel(r)
+		m, err := readModel(&s)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer.json: %w", err)
+		}
 		model = m
-		return err
-	})
-	if err == nil {
-		err = r.end()
 	}
-	if err != nil {
+	s.End()
+	if err := scanError(&s); err != nil {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
 	// truncation and padding only shape batches for model input; Encode never truncates
@@ -177,40 +180,38 @@ func parse(data []byte) (*Tokenizer, error) {
 }
 
 // readModel reads the model object, noting where vocab and merges are.
-func readModel(r *jsonReader) (*modelJSON, error) {
-	if r.peek() != '{' {
+func readModel(s *jsonwire.Scanner) (*modelJSON, error) {
+	if !s.EnterObject() {
 		return nil, fmt.Errorf("model: %w", errNotObject)
 	}
-	m := &modelJSON{mergesAt: -1}
+	m := &modelJSON{}
 	fields := rawObject{}
 	// Vocab and merges are read in place, not skipped and re-read, unless the model is not
 	// BPE at all, which is better reported by its type than by a vocab in another shape.
 	notBPE := func() bool { return m.sawType && m.Type != "BPE" }
-	err := r.object(func(key []byte) error {
+	n := 0
+	for key, ok := s.Member(&n); ok; key, ok = s.Member(&n) {
 		var err error
 		switch k := string(key); {
 		case k == "vocab" && !notBPE():
-			if m.vocab, err = readVocab(r); err != nil {
-				return fmt.Errorf("model.vocab: %w", err)
+			if m.vocab, err = readVocab(s); err != nil {
+				return nil, fmt.Errorf("model.vocab: %w", err)
 			}
 		case k == "merges" && !notBPE() && m.vocab != nil:
-			if m.merges, err = readMerges(r, m.vocab); err != nil {
-				return fmt.Errorf("model.merges: %w", err)
+			if m.merges, err = readMerges(s, m.vocab); err != nil {
+				return nil, fmt.Errorf("model.merges: %w", err)
 			}
 		case k == "merges":
-			m.mergesAt = r.pos
-			_, err = r.skip()
+			m.mergesAt = s.ValueSpan()
 		default:
-			var raw []byte
-			raw, err = r.skip()
+			raw := s.Raw()
 			fields[k] = raw
-			if k == "type" && err == nil {
+			if k == "type" && s.Err() == nil {
 				m.sawType = json.Unmarshal(raw, &m.Type) == nil
 			}
 		}
-		return err
-	})
-	if err != nil {
+	}
+	if err := scanError(s); err != nil {
 		return nil, err
 	}
 	for _, f := range []field{
@@ -223,6 +224,23 @@ func readModel(r *jsonReader) (*modelJSON, error) {
 		}
 	}
 	return m, nil
+}
+
+// errNotObject is the error for a document or model that is not a JSON object.
+var errNotObject = errors.New("not a JSON object")
+
+// scanError is the scanner's syntax error, if any, naming its line.
+func scanError(s *jsonwire.Scanner) error {
+	if e := s.Err(); e != nil {
+		return lineError(s.Bytes(), e.Offset, "%s", e.Msg)
+	}
+	return nil
+}
+
+// lineError is an error at byte off of data, naming its line.
+func lineError(data []byte, off int, format string, args ...any) error {
+	line := 1 + bytes.Count(data[:min(max(off, 0), len(data))], []byte{'\n'})
+	return fmt.Errorf("line %d: %s", line, fmt.Sprintf(format, args...))
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -334,7 +352,7 @@ func (t *Tokenizer) parsePreTokenizer(raw json.RawMessage) error {
 }
 
 func (t *Tokenizer) parseModel(data []byte, m *modelJSON) error {
-	if m.Type != "BPE" && !(m.Type == "" && (m.merges != nil || m.mergesAt >= 0)) {
+	if m.Type != "BPE" && !(m.Type == "" && (m.merges != nil || m.mergesAt.Len() > 0)) {
 		return fmt.Errorf("model type %q is not supported (only BPE)", m.Type)
 	}
 	if m.Dropout != nil && *m.Dropout != 0 {
@@ -391,9 +409,11 @@ func (t *Tokenizer) parseModel(data []byte, m *modelJSON) error {
 	switch {
 	case m.merges != nil:
 		md.merges = m.merges
-	case m.mergesAt >= 0:
+	case m.mergesAt.Len() > 0:
 		var err error
-		if md.merges, err = readMerges(&jsonReader{data: data, pos: m.mergesAt}, vocab); err != nil {
+		whole := jsonwire.NewScanner(data)
+		sub := whole.Sub(m.mergesAt)
+		if md.merges, err = readMerges(&sub, vocab); err != nil {
 			return fmt.Errorf("model.merges: %w", err)
 		}
 	default:
@@ -415,78 +435,101 @@ func (t *Tokenizer) parseModel(data []byte, m *modelJSON) error {
 }
 
 // readVocab reads the vocabulary object, token → id.
-func readVocab(r *jsonReader) (map[string]int, error) {
+func readVocab(s *jsonwire.Scanner) (map[string]int, error) {
+	if !s.EnterObject() {
+		if err := scanError(s); err != nil {
+			return nil, err
+		}
+		return nil, lineError(s.Bytes(), s.Pos(), "expected an object of token ids")
+	}
 	vocab := make(map[string]int, 1024)
 	var seen []bool // by id, to catch two tokens sharing an id
-	err := r.object(func(key []byte) error {
-		id, err := r.integer()
+	n := 0
+	for key, ok := s.Member(&n); ok; key, ok = s.Member(&n) {
+		at := s.Pos()
+		raw := s.Raw()
+		if s.Err() != nil {
+			break
+		}
+		id, err := strconv.Atoi(string(raw))
 		if err != nil {
-			return err
+			return nil, lineError(s.Bytes(), at, "token %q: expected an integer id, got %s", key, raw)
 		}
 		if id < 0 || id >= maxTokenID {
-			return r.errorf("token %q has id %d, outside [0, %d)", key, id, maxTokenID)
+			return nil, lineError(s.Bytes(), at, "token %q has id %d, outside [0, %d)", key, id, maxTokenID)
 		}
 		if _, dup := vocab[string(key)]; dup {
-			return r.errorf("token %q appears twice", key)
+			return nil, lineError(s.Bytes(), at, "token %q appears twice", key)
 		}
 		if id >= len(seen) {
 			seen = append(seen, make([]bool, id+1-len(seen)+len(seen)/2)...)
 		}
 		if seen[id] {
-			return r.errorf("token %q reuses id %d", key, id)
+			return nil, lineError(s.Bytes(), at, "token %q reuses id %d", key, id)
 		}
 		seen[id] = true
 		vocab[string(key)] = id
-		return nil
-	})
-	return vocab, err
+	}
+	return vocab, scanError(s)
 }
 
 // readMerges reads the merge list in either form HuggingFace writes, ["a b", ...] or
 // [["a", "b"], ...], into a merge table; a merge's rank is its index.
-func readMerges(r *jsonReader, vocab map[string]int) (*mergeTable, error) {
+func readMerges(s *jsonwire.Scanner, vocab map[string]int) (*mergeTable, error) {
 	type merge struct{ a, b, ab int32 }
 	var list []merge
-	if r.peek() == 'n' {
-		return newMergeTable(0), r.literal("null")
+	if s.IsNull() {
+		return newMergeTable(0), scanError(s)
+	}
+	if !s.EnterArray() {
+		if err := scanError(s); err != nil {
+			return nil, err
+		}
+		return nil, lineError(s.Bytes(), s.Pos(), "expected a list")
 	}
 	var a, b, ab []byte
-	err := r.array(func(i int) error {
-		var err error
-		switch r.peek() {
+	n := 0
+	for i := 0; s.Element(&n); i++ {
+		switch s.Peek() {
 		case '"':
-			if a, err = r.str(a[:0]); err != nil {
-				return err
-			}
+			a, _ = s.Str(a[:0])
 			sp := bytes.IndexByte(a, ' ')
-			if sp < 0 {
-				return fmt.Errorf("[%d]: %q is not two tokens separated by a space", i, a)
+			if s.Err() == nil && sp < 0 {
+				return nil, fmt.Errorf("[%d]: %q is not two tokens separated by a space", i, a)
 			}
-			b = append(b[:0], a[sp+1:]...)
-			a = a[:sp]
+			if sp >= 0 {
+				b = append(b[:0], a[sp+1:]...)
+				a = a[:sp]
+			}
 		case '[':
-			n := 0
-			err = r.array(func(j int) error {
-				var err error
-				switch j {
+			s.EnterArray()
+			parts, m := 0, 0
+			for s.Element(&m) {
+				at := s.Pos()
+				var ok bool
+				switch parts {
 				case 0:
-					a, err = r.str(a[:0])
+					a, ok = s.Str(a[:0])
 				case 1:
-					b, err = r.str(b[:0])
+					b, ok = s.Str(b[:0])
 				default:
-					return fmt.Errorf("[%d]: more than 2 tokens", i)
+					return nil, fmt.Errorf("[%d]: more than 2 tokens", i)
 				}
-				n++
-				return err
-			})
-			if err != nil {
-				return err
+				if !ok && s.Err() == nil {
+					return nil, lineError(s.Bytes(), at, "[%d]: expected a string", i)
+				}
+				parts++
 			}
-			if n != 2 {
-				return fmt.Errorf("[%d]: %d tokens, want 2", i, n)
+			if s.Err() == nil && parts != 2 {
+				return nil, fmt.Errorf("[%d]: %d tokens, want 2", i, parts)
 			}
 		default:
-			return r.errorf("[%d]: expected a string or a list", i)
+			if s.Err() == nil {
+				return nil, lineError(s.Bytes(), s.Pos(), "[%d]: expected a string or a list", i)
+			}
+		}
+		if s.Err() != nil {
+			break
 		}
 		ab = append(append(ab[:0], a...), b...)
 		idA, okA := vocab[string(a)]
@@ -494,16 +537,15 @@ func readMerges(r *jsonReader, vocab map[string]int) (*mergeTable, error) {
 		idAB, okAB := vocab[string(ab)]
 		switch {
 		case !okA:
-			return fmt.Errorf("[%d]: %q is not in the vocabulary", i, a)
+			return nil, fmt.Errorf("[%d]: %q is not in the vocabulary", i, a)
 		case !okB:
-			return fmt.Errorf("[%d]: %q is not in the vocabulary", i, b)
+			return nil, fmt.Errorf("[%d]: %q is not in the vocabulary", i, b)
 		case !okAB:
-			return fmt.Errorf("[%d]: merged token %q is not in the vocabulary", i, ab)
+			return nil, fmt.Errorf("[%d]: merged token %q is not in the vocabulary", i, ab)
 		}
 		list = append(list, merge{int32(idA), int32(idB), int32(idAB)})
-		return nil
-	})
-	if err != nil {
+	}
+	if err := scanError(s); err != nil {
 		return nil, err
 	}
 	mt := newMergeTable(len(list))

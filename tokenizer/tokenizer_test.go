@@ -288,7 +288,14 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"not json", func() []byte { return []byte("{\"model\": [") }, "tokenizer.json"},
 		{"empty", func() []byte { return nil }, "tokenizer.json"},
-		{"trailing", func() []byte { return append(base.json(t), " {}"...) }, "after the document"},
+		{"trailing", func() []byte { return append(base.json(t), " {}"...) }, "data after top-level value"},
+		{"float id", func() []byte {
+			return []byte("{\"model\": {\"type\": \"BPE\",\n \"vocab\": {\"a\": 0,\n \"b\": 1.5}}}")
+		}, `line 3: token "b": expected an integer id, got 1.5`},
+		{"syntax line", func() []byte { return []byte("{\"model\": {\"type\": \"BPE\",\n\n \"vocab\": {\"a\": 0,}}}") }, "model.vocab: line 3: expected string key in object"},
+		{"merge pair number", func() []byte {
+			return []byte(`{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", 7]]}}`)
+		}, "model.merges: line 1: [0]: expected a string"},
 		{"wordpiece", func() []byte { s := base; s.model = map[string]any{"type": "WordPiece"}; return s.json(t) }, `model type "WordPiece"`},
 		{"nfkc", func() []byte { s := base; s.normalizer = map[string]any{"type": "NFKC"}; return s.json(t) }, `normalizer "NFKC"`},
 		{"metaspace", func() []byte {

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/cmd/internal/cli"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // Exported file names under the default --profile-export-prefix (AIPerf's).
@@ -32,8 +33,10 @@ const (
 	fileSlicesCSV  = cli.DefaultExportPrefix + cli.SuffixSlicesCSV
 )
 
+// main runs analyze with its output redacted (package redact): no line it prints holds a
+// credential of a URL it read.
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], redact.NewWriter(os.Stdout), redact.NewWriter(os.Stderr)))
 }
 
 // run parses the command line (flags: cli.Analyze) and analyses the run directories.
@@ -50,6 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	a := cli.NewAnalyze()
 	fs := a.FS
 	ver := cli.AddVersion(fs)
+	checkOnly := fs.Bool("check-flags", false, "check the flags (bounds, gates, goodput, the --gates file) and exit: 0 when they are valid, 2 with one line when not; no run is read (scripts that analyse after a replay check first: deploy/slurm)")
 	fs.Usage = func() {}
 	bad := func(err error) int {
 		fmt.Fprintln(stderr, cli.OneLine("analyze", err))
@@ -64,6 +68,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *ver {
 		cli.PrintVersion(stdout, "analyze")
+		return 0
+	}
+	if *checkOnly {
+		if err := a.Check(); err != nil {
+			return bad(err)
+		}
 		return 0
 	}
 	dirs := fs.Args()

@@ -10,10 +10,14 @@ package main
 import (
 	"io"
 	"os"
+
+	"github.com/llmbench/llmbench/redact"
 )
 
+// main runs plan with its stderr redacted (package redact); stdout carries what was asked
+// for (a plan's inspection, tokens) unchanged.
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, redact.NewWriter(os.Stderr)))
 }
 
 // run dispatches a command line and returns the exit status.

@@ -49,6 +49,10 @@ func TestSetupErrorsExit2(t *testing.T) {
 	} else if err := os.Mkdir(readOnly, 0o555); err != nil {
 		t.Fatal(err)
 	}
+	logsOnly := t.TempDir() // a run's logs without its run.json
+	if err := os.WriteFile(filepath.Join(logsOnly, "worker-000.rawlog"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	notDir := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(notDir, nil, 0o644)
 	env := func(string) string { return "" }
@@ -59,12 +63,15 @@ func TestSetupErrorsExit2(t *testing.T) {
 		dir    string
 		exists bool // the directory exists before the run
 		want   string
+		extra  []string
 	}{
-		{"output dir holds a run", plan, "http://127.0.0.1:1", held, true, "already holds a run"},
-		{"read-only output dir", plan, "http://127.0.0.1:1", readOnly, false, "cannot create files in"},
-		{"output dir under a file", plan, "http://127.0.0.1:1", filepath.Join(notDir, "run"), false, "not a directory"},
-		{"credentials in the URL", plan, "http://user:sk-pass@127.0.0.1:1", filepath.Join(t.TempDir(), "run"), false, "credentials in URLs are not supported"},
-		{"record index out of range", badPlan, "http://127.0.0.1:1", filepath.Join(t.TempDir(), "run"), false, badPlan + ": not a valid plan file: record 1 has index 64"},
+		{"output dir holds a run", plan, "http://127.0.0.1:1", held, true, "already holds a run", nil},
+		{"read-only output dir", plan, "http://127.0.0.1:1", readOnly, false, "cannot create files in", nil},
+		{"output dir under a file", plan, "http://127.0.0.1:1", filepath.Join(notDir, "run"), false, "not a directory", nil},
+		{"credentials in the URL", plan, "http://user:sk-pass@127.0.0.1:1", filepath.Join(t.TempDir(), "run"), false, "credentials in URLs are not supported", nil},
+		{"record index out of range", badPlan, "http://127.0.0.1:1", filepath.Join(t.TempDir(), "run"), false, badPlan + ": not a valid plan file: record 1 has index 64", nil},
+		{"output dir holds logs without run.json", plan, "http://127.0.0.1:1", logsOnly, true, "already holds a run (worker-000.rawlog, without run.json)", nil},
+		{"start-at in 2099", plan, "http://127.0.0.1:1", filepath.Join(t.TempDir(), "run"), false, "more than the 24h0m0s a start may be ahead", []string{"--start-at", "2099-01-01T00:00:00Z"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.dir == readOnly && os.Geteuid() == 0 {
@@ -77,7 +84,7 @@ func TestSetupErrorsExit2(t *testing.T) {
 				before, _ = os.ReadDir(c.dir)
 			}
 			var stderr bytes.Buffer
-			code := run([]string{"replay", "--plan", c.plan, "--url", c.url, "--output-dir", c.dir, "--no-gpu-telemetry"}, &stderr, env)
+			code := run(append([]string{"replay", "--plan", c.plan, "--url", c.url, "--output-dir", c.dir, "--no-gpu-telemetry"}, c.extra...), &stderr, env)
 			out := stderr.String()
 			if code != 2 || !strings.Contains(out, c.want) || strings.Count(out, "\n") != 1 || strings.Contains(out, "sk-pass") {
 				t.Fatalf("exit %d, stderr %q; want 2 and one line with %q", code, out, c.want)
@@ -173,5 +180,27 @@ func TestCoordinatorKilled(t *testing.T) {
 	}
 	if !crashed {
 		t.Fatalf("notes %q do not say the run crashed", s.Notes)
+	}
+}
+
+// TestValidateIntoHeldDirectory: --validate into a directory that holds a run is refused
+// before the validation sends anything, and the run's own generator validation file is left
+// as it was (it was overwritten by the new validation, then the run refused).
+func TestValidateIntoHeldDirectory(t *testing.T) {
+	plan := writePlan(t, 4, 0)
+	held := t.TempDir()
+	old := []byte(`{"the":"old run's evidence"}` + "\n")
+	for name, b := range map[string][]byte{rawlog.ManifestName: []byte("{}\n"), analyze.GeneratorValidationName: old} {
+		if err := os.WriteFile(filepath.Join(held, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stderr bytes.Buffer
+	code := run([]string{"replay", "--plan", plan, "--url", "http://127.0.0.1:1", "--output-dir", held, "--no-gpu-telemetry", "--no-pin", "--validate"}, &stderr, func(string) string { return "" })
+	if code != 2 || !strings.Contains(stderr.String(), "already holds a run") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q; want 2 and one line: the directory holds a run", code, stderr.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(held, analyze.GeneratorValidationName)); !bytes.Equal(b, old) {
+		t.Fatalf("the held run's %s was replaced: %q", analyze.GeneratorValidationName, b)
 	}
 }

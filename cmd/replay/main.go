@@ -37,6 +37,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/cmd/internal/cli"
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -50,7 +51,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "copy-plan" {
 		os.Exit(cli.RunCopyPlan(os.Args[2:], os.Stderr))
 	}
-	os.Exit(run(os.Args, os.Stderr, os.Getenv))
+	// stderr redacted (package redact): no line replay prints holds a credential of a URL.
+	// `replay kubernetes` above writes the manifests whole: they must carry the real URLs.
+	os.Exit(run(os.Args, redact.NewWriter(os.Stderr), os.Getenv))
 }
 
 func run(argv []string, stderr io.Writer, getenv func(string) string) int {
@@ -61,6 +64,17 @@ func run(argv []string, stderr io.Writer, getenv func(string) string) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2
+	}
+	if validation.Enabled() {
+		// The validation writes into the run directory: every flag is checked before it.
+		if err := validation.Check(); err != nil {
+			fmt.Fprintf(stderr, "replay: %v\n", err)
+			return 2
+		}
+		if err := replay.CheckOptions(*o); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
 	}
 	if err := validation.RunIfEnabled(o, stderr); err != nil { // --validate: the generator, before the run
 		fmt.Fprintf(stderr, "replay: %v\n", err)

@@ -155,9 +155,9 @@ const apiKeyDir = "/var/run/secrets/llmbench"
 
 // OwnedFlags are the replay flags the generator sets itself: given after "--", they would
 // defeat what the manifests guarantee (the shard identity, the shared start, the plan hash
-// check, one results folder per shard).
+// check, one results folder per shard, a pod log without a progress line rewritten in place).
 var OwnedFlags = []string{"plan", "plan-hash", "output-dir", "shard-index", "shard-count", "start-at",
-	"run-id", "rendezvous", "rendezvous-timeout", "url"}
+	"run-id", "rendezvous", "rendezvous-timeout", "url", "ui-type"}
 
 var (
 	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)

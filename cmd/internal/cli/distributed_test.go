@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -30,6 +32,17 @@ func TestDistributedShardIdentity(t *testing.T) {
 		{name: "index past count", args: []string{"--shard-count", "2"}, env: map[string]string{"SLURM_PROCID": "2"}, err: "$SLURM_PROCID 2: must be below the shard count 2 (--shard-count)"},
 		{name: "not a number", env: map[string]string{"SLURM_PROCID": "x"}, err: `$SLURM_PROCID "x": want a number`},
 		{name: "negative flag", args: []string{"--shard-index", "-1", "--shard-count", "2"}, err: "--shard-index -1: must not be negative"},
+		// now is 1970 here: an instant more than a day ahead is refused before anything starts.
+		{name: "start absurdly far ahead", args: []string{"--start-at", "2099-01-01T00:00:00Z"}, err: "--start-at 2099-01-01T00:00:00Z is 47117 days from now, more than the 24h0m0s"},
+		{name: "start two days ahead", args: []string{"--start-at", "+48h"}, err: "is 2 days from now"},
+		{name: "start a day ahead", args: []string{"--start-at", "+24h"}},
+		// Issue 24: one shard flag without the other is bad input, even --shard-index 0
+		// (alone it would replay the whole plan on every shard).
+		{name: "index flag 0 alone", args: []string{"--shard-index", "0"}, err: "--shard-index 0 without a shard count: pass --shard-count"},
+		{name: "index flag alone", args: []string{"--shard-index", "1"}, err: "--shard-index 1 without a shard count"},
+		{name: "count flag alone", args: []string{"--shard-count", "3"}, err: "--shard-count 3 without a shard index: pass --shard-index"},
+		{name: "count variable alone", env: map[string]string{"LLMBENCH_SHARD_COUNT": "3"}, err: "$LLMBENCH_SHARD_COUNT 3 without a shard index"},
+		{name: "count 0 alone is the whole plan", args: []string{"--shard-count", "0"}, index: 0, count: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := NewFlagSet("test")
@@ -185,5 +198,12 @@ func TestRendezvousFlags(t *testing.T) {
 		if err != nil || o.Rendezvous != tc.addr || o.RendezvousTimeout != tc.timeout {
 			t.Errorf("%q: %q %v %v", tc.args, o.Rendezvous, o.RendezvousTimeout, err)
 		}
+	}
+}
+
+// The terminal check sees os.Stderr through the redacting writer the commands wrap it in.
+func TestIsStderrThroughRedact(t *testing.T) {
+	if !isStderr(os.Stderr) || !isStderr(redact.NewWriter(os.Stderr)) || isStderr(redact.NewWriter(&bytes.Buffer{})) || isStderr(&bytes.Buffer{}) {
+		t.Error("isStderr does not tell os.Stderr through a redact.Writer")
 	}
 }

@@ -127,7 +127,7 @@ func kubeOptions(name string, args []string, stderr io.Writer, now time.Time) (*
 			return bad(err)
 		}
 	}
-	grace, err := checkReplayArgs(fs.Args(), *apiKeySecret != "")
+	grace, err := checkShardArgs(fs.Args(), *apiKeySecret != "")
 	if err != nil {
 		return bad(err)
 	}
@@ -161,6 +161,9 @@ func kubeOptions(name string, args []string, stderr io.Writer, now time.Time) (*
 				o.StartAt.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339)))
 		}
 	}
+	if err := replay.CheckStartAhead(o.StartAt, now); err != nil { // every shard would refuse it
+		return bad(fmt.Errorf("--start-in/--%w", err))
+	}
 	if o.RunID == "" {
 		o.RunID = fmt.Sprintf("llmbench-%s-%d", o.PlanHash[:8], now.Unix())
 	}
@@ -192,37 +195,53 @@ func checkPodURL(u string) error {
 	return nil
 }
 
-// checkReplayArgs parses the flags after "--" as replay does (an unknown or malformed one is
-// bad input here, not in N pods later), refuses those the generator owns, naming them, and
-// returns replay's grace period, which the pods' termination grace must exceed.
-func checkReplayArgs(args []string, keySecret bool) (time.Duration, error) {
+// checkShardArgs checks the replay flags given after "--" as every shard will parse them,
+// before any manifest is printed: an unknown flag or a bad value fails here once instead of
+// in every pod at the start instant (what depends on the pod, its CPUs and files, is left to
+// the pod). It refuses the flags the generator sets itself, naming them, and a key that would
+// sit in the manifests, and returns replay's grace period, which the pods' termination grace
+// must exceed.
+func checkShardArgs(args []string, keySecret bool) (time.Duration, error) {
+	const after = "replay flags after --: "
 	rf := NewReplay()
 	fs := rf.FS
 	AddDistributed(fs)
 	AddVersion(fs)
 	if err := fs.Parse(args); err != nil {
-		return 0, fmt.Errorf("after --: %w", ParseError(fs, err))
+		return 0, fmt.Errorf(after+"%w", ParseError(fs, err))
 	}
 	if fs.NArg() > 0 {
-		return 0, fmt.Errorf("after --: unexpected argument %q (replay takes only flags)", fs.Arg(0))
+		return 0, fmt.Errorf(after+"unexpected argument %q (replay takes only flags)", fs.Arg(0))
 	}
 	for _, f := range kubernetes.OwnedFlags {
 		if Changed(fs, f) {
-			return 0, fmt.Errorf("after --: --%s is set by replay kubernetes itself (for every shard); remove it", f)
+			return 0, fmt.Errorf(after+"--%s is set by replay kubernetes itself for every shard (give it to replay kubernetes, or drop it)", f)
 		}
 	}
 	if Changed(fs, "api-key") {
-		return 0, errors.New("after --: --api-key would write the key into the manifests, readable by anyone who can read them; put it in a Secret and pass --api-key-secret NAME")
+		return 0, errors.New(after + "--api-key would write the key into the manifests, readable by anyone who can read them; put it in a Secret and pass --api-key-secret NAME")
 	}
 	if keySecret && Changed(fs, "api-key-file") {
-		return 0, errors.New("after --: --api-key-file and --api-key-secret: give one")
+		return 0, errors.New(after + "--api-key-file and --api-key-secret: give one")
 	}
-	g, err := parseGrace(fs.Lookup("benchmark-grace-period").Value.String())
+	if err := rf.CheckUI(); err != nil {
+		return 0, fmt.Errorf(after+"%w", err)
+	}
+	for _, f := range []struct {
+		name string
+		zero bool
+	}{{"request-timeout-seconds", false}, {"wait-for-model-timeout", true}, {"wait-for-model-interval", true}} {
+		v, _ := fs.GetFloat64(f.name)
+		if _, err := durationFlag(f.name, v, f.zero); err != nil {
+			return 0, fmt.Errorf(after+"%w", err)
+		}
+	}
+	g, err := parseGrace(*rf.grace)
 	if err != nil {
-		return 0, fmt.Errorf("after --: %w", err)
+		return 0, fmt.Errorf(after+"%w", err)
 	}
 	if g == replay.InfiniteGrace {
-		return 0, errors.New("after --: --benchmark-grace-period inf: a pod is killed after its termination grace, so the grace must be a number of seconds")
+		return 0, errors.New(after + "--benchmark-grace-period inf: a pod is killed after its termination grace, so the grace must be a number of seconds")
 	}
 	return g, nil
 }

@@ -51,6 +51,28 @@ func (h *htmlFlags) gate(ok bool, line string) {
 	h.gates = append(h.gates, report.GateLine{Text: line, OK: ok})
 }
 
+// target is where the page of a Run writing into dir goes; "" with --no-html.
+func (h *htmlFlags) target(dir string) string {
+	switch {
+	case h.off:
+		return ""
+	case h.path != "":
+		return h.path
+	}
+	return filepath.Join(dir, FileReport)
+}
+
+// checkDir refuses an --html file whose directory does not exist: found before the run.
+func (h *htmlFlags) checkDir() error {
+	if h.path == "" {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Dir(h.path)); err != nil || !st.IsDir() {
+		return fmt.Errorf("--html %s: its directory %s does not exist", h.path, filepath.Dir(h.path))
+	}
+	return nil
+}
+
 // write writes the page of s (into dir unless --html names the file) and says where on
 // stdout unless quiet.
 func (h *htmlFlags) write(dir string, s *analyze.Summary, quiet bool, stdout io.Writer) error {
@@ -60,10 +82,7 @@ func (h *htmlFlags) write(dir string, s *analyze.Summary, quiet bool, stdout io.
 	if err := h.recs.Close(); err != nil {
 		return err
 	}
-	path := h.path
-	if path == "" {
-		path = filepath.Join(dir, FileReport)
-	}
+	path := h.target(dir)
 	if err := writeFile(path, func(w io.Writer) error {
 		return report.WriteRun(w, report.RunInput{Summary: s, Records: h.recs, Gates: h.gates})
 	}); err != nil {

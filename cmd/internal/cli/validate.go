@@ -81,9 +81,12 @@ func (v *Validate) Check() error {
 	return nil
 }
 
-// RunIfEnabled runs the validation for the replay o when it was asked for and writes its
-// file into o.OutputDir; the run then goes ahead whatever the outcome (the claim says it).
-// Errors are bad input or a validation that could not run.
+// RunIfEnabled runs the validation for the replay o when it was asked for; its file is
+// written into o.OutputDir once the run has claimed the directory (o.Claimed), so a
+// directory that holds another run, or that another run takes first, never gets it. The run
+// then goes ahead whatever the outcome (the claim says it). Errors are bad input (the output
+// directory included, checked before the validation's load is sent) or a validation that
+// could not run.
 func (v *Validate) RunIfEnabled(o *replay.Options, stderr io.Writer) error {
 	if !v.enabled {
 		return nil
@@ -91,18 +94,21 @@ func (v *Validate) RunIfEnabled(o *replay.Options, stderr io.Writer) error {
 	if err := v.Check(); err != nil {
 		return err
 	}
+	if err := replay.CheckOutputDir(o.OutputDir); err != nil {
+		return err
+	}
 	g, err := v.run(o, stderr)
 	if err != nil {
 		return fmt.Errorf("generator validation: %w", err)
 	}
-	if err := os.MkdirAll(o.OutputDir, 0o755); err != nil {
-		return fmt.Errorf("generator validation: %w", err)
+	o.Claimed = func(dir string) error {
+		path := filepath.Join(dir, analyze.GeneratorValidationName)
+		if err := analyze.WriteGeneratorValidation(path, g); err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, validationLine(g, path))
+		return nil
 	}
-	path := filepath.Join(o.OutputDir, analyze.GeneratorValidationName)
-	if err := analyze.WriteGeneratorValidation(path, g); err != nil {
-		return err
-	}
-	fmt.Fprintln(stderr, validationLine(g, path))
 	return nil
 }
 
