@@ -56,6 +56,8 @@ func (c *Config) follow(stop <-chan struct{}) (Result, error) {
 		}
 	}()
 	var missing []int
+	missingN := 0
+	var graceC <-chan time.Time
 	for {
 		select {
 		case it := <-items:
@@ -68,7 +70,7 @@ func (c *Config) follow(stop <-chan struct{}) (Result, error) {
 			m := it.m
 			switch m.Type {
 			case TypeWaiting:
-				missing = m.Missing
+				missing, missingN = m.Missing, m.MissingCount
 			case TypeAbort:
 				return Result{}, c.errf("shard 0 gave up: %s", m.Reason)
 			case TypeStart:
@@ -83,9 +85,18 @@ func (c *Config) follow(stop <-chan struct{}) (Result, error) {
 				return Result{}, c.errf("shard 0 sent %q, not part of the protocol at this point; nothing was sent", m.Type)
 			}
 		case <-timeout:
+			if graceC == nil {
+				// Shard 0, which knows who is missing now, usually times out at the same
+				// moment: give its verdict a moment to arrive.
+				g := time.NewTimer(verdictGrace)
+				defer g.Stop()
+				graceC, timeout = g.C, nil
+				continue
+			}
+		case <-graceC:
 			why := fmt.Sprintf("no start instant from shard 0 within %v", c.Timeout)
 			if len(missing) > 0 {
-				why = fmt.Sprintf("%s of %d did not arrive within %v", shardWord(missing), c.Count, c.Timeout)
+				why = fmt.Sprintf("%s of %d did not arrive within %v", shardWord(missing, missingN), c.Count, c.Timeout)
 			}
 			// Shard 0 hears why this shard leaves, and tells the others.
 			cn.send(Message{Type: TypeAbort, Reason: fmt.Sprintf("shard %d: %s", c.Index, why)})
@@ -96,6 +107,10 @@ func (c *Config) follow(stop <-chan struct{}) (Result, error) {
 		}
 	}
 }
+
+// verdictGrace is how long a shard connected to shard 0 waits past its own timeout for
+// shard 0's word on who is missing.
+const verdictGrace = 2 * waitingEvery
 
 // dial connects to shard 0, trying again until the timeout: shard 0 may start later than
 // this shard, or its name may not resolve yet.

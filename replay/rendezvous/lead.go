@@ -54,7 +54,12 @@ type leader struct {
 
 	mu    sync.Mutex
 	conns map[net.Conn]bool // every accepted connection still open, closed with the leader
+
+	dirty bool // an arrival since the last waiting message to all
 }
+
+// waitingEvery is how often shard 0 tells every shard who is still missing.
+const waitingEvery = time.Second
 
 func (c *Config) lead(stop <-chan struct{}) (Result, error) {
 	began := time.Now()
@@ -74,19 +79,31 @@ func (c *Config) lead(stop <-chan struct{}) (Result, error) {
 	defer l.close()
 	l.wg.Add(1)
 	go l.accept()
-	c.notice("rendezvous: shard 0 of %d listening on %s; waiting for %s", c.Count, ln.Addr(), shardWord(l.missing()))
+	c.notice("rendezvous: shard 0 of %d listening on %s; waiting for %s", c.Count, ln.Addr(), l.missingWords())
 
 	timeout, stopTimer := waitTimer(c.Timeout)
 	defer stopTimer()
+	// Who is missing goes to each shard as it arrives, and to all at most every
+	// waitingEvery: O(N) messages, not O(N²), for N shards arriving one by one.
+	tick := time.NewTicker(waitingEvery)
+	defer tick.Stop()
 	for len(l.peers) < c.Count-1 {
 		select {
+		case <-tick.C:
+			if l.dirty {
+				l.dirty = false
+				w := l.waiting()
+				for _, q := range l.peers {
+					q.send(w)
+				}
+			}
 		case ev := <-l.events:
 			if err := l.handle(ev); err != nil {
 				l.abort(err.Error())
 				return Result{}, c.errf("%s", err)
 			}
 		case <-timeout:
-			why := fmt.Sprintf("%s of %d did not arrive within %v; nothing was sent", shardWord(l.missing()), c.Count, c.Timeout)
+			why := fmt.Sprintf("%s of %d did not arrive within %v; nothing was sent", l.missingWords(), c.Count, c.Timeout)
 			l.abort(why)
 			return Result{}, c.errf("%s", why)
 		case <-stop:
@@ -102,15 +119,25 @@ func (c *Config) lead(stop <-chan struct{}) (Result, error) {
 	return res, nil
 }
 
-// missing lists the indexes not yet arrived (shard 0 is there).
-func (l *leader) missing() []int {
+// missing lists the first MaxListed indexes not yet arrived (shard 0 is there), and how
+// many are missing in all.
+func (l *leader) missing() ([]int, int) {
 	var m []int
-	for i := 1; i < l.c.Count; i++ {
+	for i := 1; i < l.c.Count && len(m) < MaxListed; i++ {
 		if l.peers[i] == nil {
 			m = append(m, i)
 		}
 	}
-	return m
+	return m, l.c.Count - 1 - len(l.peers)
+}
+
+// missingWords says who is missing ("shards 1, 3").
+func (l *leader) missingWords() string { return shardWord(l.missing()) }
+
+// waiting is the waiting message of now.
+func (l *leader) waiting() Message {
+	m, n := l.missing()
+	return Message{Type: TypeWaiting, Missing: m, MissingCount: n, Count: l.c.Count}
 }
 
 // accept takes connections until the listener closes; each says who it is on its own
@@ -249,13 +276,10 @@ func (l *leader) handle(ev event) error {
 		return fmt.Errorf("two shards claim index %d: %s and %s; each shard needs its own --shard-index, nothing was sent", h.Index, q.name(), p.name())
 	}
 	l.peers[h.Index] = p
-	missing := l.missing()
-	if len(missing) > 0 {
-		c.notice("rendezvous: %s ready; waiting for %s", p.name(), shardWord(missing))
-		w := Message{Type: TypeWaiting, Missing: missing, Count: c.Count}
-		for _, q := range l.peers {
-			q.send(w)
-		}
+	if len(l.peers) < c.Count-1 {
+		c.notice("rendezvous: %s ready; waiting for %s", p.name(), l.missingWords())
+		p.send(l.waiting())
+		l.dirty = true
 	} else {
 		c.notice("rendezvous: %s ready; all %d shards ready", p.name(), c.Count)
 	}

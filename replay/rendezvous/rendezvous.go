@@ -212,22 +212,23 @@ func (c *conn) send(m Message) error {
 	return err
 }
 
-// formatIndexes writes indexes as "1, 3, 4" ("1-3" style runs are not used: a reader
-// greps for a shard's number).
-func formatIndexes(idx []int) string {
-	s := make([]string, len(idx))
-	for i, v := range idx {
-		s[i] = strconv.Itoa(v)
-	}
-	return strings.Join(s, ", ")
-}
-
-// shardWord is "shard 3" or "shards 1, 3".
-func shardWord(idx []int) string {
-	if len(idx) == 1 {
+// shardWord is "shard 3" or "shards 1, 3": the first MaxListed of the n indexes (n >=
+// len(idx)) listed, the others counted ("shards 1, 2, ... and 40 more").
+func shardWord(idx []int, n int) string {
+	n = max(n, len(idx))
+	if n == 1 && len(idx) == 1 {
 		return "shard " + strconv.Itoa(idx[0])
 	}
-	return "shards " + formatIndexes(idx)
+	listed := idx[:min(len(idx), MaxListed)]
+	s := make([]string, len(listed))
+	for i, v := range listed {
+		s[i] = strconv.Itoa(v)
+	}
+	w := "shards " + strings.Join(s, ", ")
+	if more := n - len(listed); more > 0 {
+		w += fmt.Sprintf(" and %d more", more)
+	}
+	return w
 }
 
 // waitTimer returns a channel that fires after d (and the function stopping it).

@@ -480,3 +480,21 @@ func FuzzParseMessage(f *testing.F) {
 		}
 	})
 }
+
+// Many shards: all meet; and when most are missing, the lines list the first MaxListed and
+// count the rest.
+func TestMeetManyShards(t *testing.T) {
+	cfgs := shards(t, 30, 20*time.Second)
+	for i, o := range meet(cfgs, nil, nil) {
+		if o.err != nil {
+			t.Fatalf("shard %d: %v", i, o.err)
+		}
+	}
+	cfgs = shards(t, 50, time.Second)
+	out := meet(cfgs[:10], nil, nil)
+	for i, o := range out {
+		if o.err == nil || !strings.Contains(o.err.Error(), "shards 10, 11, 12") || !strings.Contains(o.err.Error(), ", 41 and 8 more of 50 did not arrive") {
+			t.Errorf("shard %d: %v", i, o.err)
+		}
+	}
+}

@@ -23,6 +23,10 @@ const (
 	maxReason = 4096
 )
 
+// MaxListed is how many missing shard indexes a waiting message and an error line list; the
+// rest are counted.
+const MaxListed = 32
+
 // Message types (docs/distributed.md, "The rendezvous protocol").
 const (
 	TypeReady   = "ready"   // shard → shard 0: my workers are ready; who I am
@@ -47,8 +51,9 @@ type Message struct {
 	Host     string             `json:"host,omitempty"`
 	Clock    *rawlog.ClockState `json:"clock,omitempty"`
 
-	// waiting
-	Missing []int `json:"missing,omitempty"`
+	// waiting: the first MaxListed missing indexes, and how many are missing in all
+	Missing      []int `json:"missing,omitempty"`
+	MissingCount int   `json:"missing_count,omitempty"`
 
 	// ping, pong
 	Seq    int   `json:"seq,omitempty"`
@@ -106,6 +111,10 @@ func ParseMessage(line []byte) (Message, error) {
 			m.Reason = m.Reason[:maxReason] + "…"
 		}
 	case TypeWaiting:
+		if len(m.Missing) > MaxListed {
+			m.Missing = m.Missing[:MaxListed]
+		}
+		m.MissingCount = max(m.MissingCount, len(m.Missing))
 	default:
 		return Message{}, fmt.Errorf("unknown message type %.40q", m.Type)
 	}
