@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -97,4 +98,35 @@ func TestNarrowCPUs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The cgroup files are the kernel's, but a container runtime may mount anything there:
+// no content makes the reader panic or report a quota that is not positive.
+func FuzzReadCgroupCPU(f *testing.F) {
+	f.Add([]byte("0::/\n"), []byte("32 1 0:27 / /sys/fs/cgroup rw - cgroup2 cgroup rw\n"), []byte("250000 100000\n"), []byte("0-3,7\n"))
+	f.Add([]byte("4:cpu,cpuacct:/docker/x\n3:cpuset:/docker/x\n"), []byte("25 1 0:22 /docker/x /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu,cpuacct\n"), []byte("-1"), []byte(""))
+	f.Fuzz(func(t *testing.T, procCgroup, mountinfo, cpuMax, cpuset []byte) {
+		root := t.TempDir()
+		write := func(rel string, b []byte) {
+			p := filepath.Join(root, rel)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, b, 0o644)
+		}
+		write("proc/self/cgroup", procCgroup)
+		write("proc/self/mountinfo", mountinfo)
+		for _, d := range []string{"sys/fs/cgroup", "sys/fs/cgroup/cpu", "sys/fs/cgroup/cpuset", "sys/fs/cgroup/docker/x"} {
+			write(d+"/cpu.max", cpuMax)
+			write(d+"/cpu.cfs_quota_us", cpuMax)
+			write(d+"/cpu.cfs_period_us", []byte("100000"))
+			write(d+"/cpuset.cpus.effective", cpuset)
+			write(d+"/cpuset.cpus", cpuset)
+		}
+		cg := readCgroupCPU(root)
+		if cg.Quota < 0 || (cg.Quota > 0 && cg.QuotaFile == "") {
+			t.Fatalf("quota %v from %q", cg.Quota, cg.QuotaFile)
+		}
+		if _, _, err := narrowCPUs([]int{0, 1, 2, 3}, cg, CPUPart{}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -407,3 +407,21 @@ func TestCollector(t *testing.T) {
 		t.Error("a collector serving 1s accepted")
 	}
 }
+
+// Decode reads files a user hands to replay kubernetes create/wait: no input panics it.
+func FuzzDecode(f *testing.F) {
+	o := testOptions()
+	objs, _ := Generate(o)
+	var b bytes.Buffer
+	Render(&b, objs)
+	f.Add(b.Bytes())
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n---\n---\n"))
+	f.Add([]byte("kind: [\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		objs, err := Decode(bytes.NewReader(in))
+		if err != nil {
+			return
+		}
+		ReadRun(objs) // may refuse; must not panic
+	})
+}

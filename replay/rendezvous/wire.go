@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/llmbench/llmbench/rawlog"
 )
@@ -108,7 +109,12 @@ func ParseMessage(line []byte) (Message, error) {
 		}
 	case TypeAbort:
 		if len(m.Reason) > maxReason {
-			m.Reason = m.Reason[:maxReason] + "…"
+			// Cut at a rune boundary, the ellipsis included within the bound.
+			n := maxReason - len("…")
+			for n > 0 && !utf8.RuneStart(m.Reason[n]) {
+				n--
+			}
+			m.Reason = m.Reason[:n] + "…"
 		}
 	case TypeWaiting:
 		if len(m.Missing) > MaxListed {
