@@ -1,4 +1,4 @@
-package cli
+package validate
 
 import (
 	"path/filepath"
