@@ -38,11 +38,11 @@ const (
 
 // runner runs profile's points: one plan each, one run or several, and their aggregate.
 type runner struct {
-	o       *SweepOptions
-	opts    Options
-	stdout  io.Writer
-	stderr  io.Writer
-	started bool // a run has started: later ones wait the cooldown first
+	opts Options
+	// o is opts.Sweep; stdout and stderr are opts'.
+	o              *SweepOptions
+	stdout, stderr io.Writer
+	started        bool // a run has started: later ones wait the cooldown first
 }
 
 // runResult is one run of a point.
