@@ -214,14 +214,14 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 			TokenizerSpec: c.tokenizer, SliceDuration: c.sliceDuration, MaxScheduleLag: c.maxScheduleLag,
 			MaxWorkerCPU: c.maxWorkerCPUPct / 100, Parallelism: c.parallelism,
 			ExportHTTPTrace: c.httpTrace, ExportPerChunkData: c.perChunk,
-			Goodput: ck.goodput,
+			Goodput: ck.goodput, LoadTokenizer: loadTokenizer,
 		},
 		OutputDir: c.outputDir, ExportPrefix: c.exportPrefix, Level: c.exportLevel,
 		Gates: ck.gates, MaxErrorRate: c.maxErrorRate, Quiet: c.quiet,
 		NoHTML: a.html.off, HTML: a.html.path,
 		Claim: export.Claim{RequireTrustworthy: a.claim.requireTrustworthy, GatesFile: a.claim.gatesFile, Agreed: a.claim.agreed,
 			ValidateShape: a.claim.validateShape, GeneratorFile: a.claim.generatorFile},
-		LoadTokenizer: loadTokenizer, Stdout: stdout, Stderr: stderr,
+		LoadTokenizer: openTokenizer, Stdout: stdout, Stderr: stderr,
 	})
 	a.last = s
 	return code

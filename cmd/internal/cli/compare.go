@@ -73,7 +73,7 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 		return bad(err)
 	}
 	return export.Compare(export.CompareOptions{Dirs: dirs, OutputDir: *out, Compare: opts, NoHTML: *noHTML, Quiet: *quiet,
-		LoadTokenizer: loadTokenizer, Stdout: stdout, Stderr: stderr})
+		LoadTokenizer: openTokenizer, Stdout: stdout, Stderr: stderr})
 }
 
 // compareDirs expands the arguments: run directories, or one folder whose subfolders

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/tokenizer"
 )
@@ -25,8 +26,17 @@ func addHTMLFlags(fs *pflag.FlagSet) *htmlFlags {
 	return h
 }
 
-// loadTokenizer loads a tokenizer as every command does (docs/tokenizers.md), the
+// openTokenizer loads a tokenizer as every command does (docs/tokenizers.md), the
 // environment's Hugging Face settings with it.
-func loadTokenizer(spec string) (*tokenizer.Tokenizer, error) {
+func openTokenizer(spec string) (*tokenizer.Tokenizer, error) {
 	return tokenizer.LoadWithOptions(spec, tokenizer.EnvLoadOptions(os.Getenv))
+}
+
+// loadTokenizer is openTokenizer as analyze.Options.LoadTokenizer wants it (no typed nil).
+func loadTokenizer(spec string) (analyze.TokenCounter, error) {
+	t, err := openTokenizer(spec)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }
