@@ -24,15 +24,6 @@ import (
 	"github.com/llmbench/llmbench/redact"
 )
 
-// Exported file names under the default --profile-export-prefix (AIPerf's).
-const (
-	fileJSON       = cli.DefaultExportPrefix + cli.SuffixJSON
-	fileCSV        = cli.DefaultExportPrefix + cli.SuffixCSV
-	fileRecords    = cli.DefaultExportPrefix + cli.SuffixRecords
-	fileSlicesJSON = cli.DefaultExportPrefix + cli.SuffixSlicesJSON
-	fileSlicesCSV  = cli.DefaultExportPrefix + cli.SuffixSlicesCSV
-)
-
 // main runs analyze with its output redacted (package redact): no line it prints holds a
 // credential of a URL it read.
 func main() {

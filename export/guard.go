@@ -1,4 +1,4 @@
-package cli
+package export
 
 import (
 	"errors"
@@ -73,16 +73,16 @@ func resolvePath(path string) string {
 	return abs
 }
 
-// inputsBefore records the inputs the flags and run directories name, before the analysis.
-func (a *Analyze) inputsBefore(g *outputGuard, dirs []string) {
-	c := &a.c
-	g.add("the --plan file", c.plan)
-	if st, err := os.Stat(c.tokenizer); c.tokenizer != "" && err == nil && !st.IsDir() {
-		g.add("the --tokenizer file", c.tokenizer)
+// inputsBefore records the inputs o and the run directories name, before the analysis.
+func (g *outputGuard) inputsBefore(o Options, dirs []string) {
+	plan, tok := o.Analysis.PlanPath, o.Analysis.TokenizerSpec
+	g.add("the --plan file", plan)
+	if st, err := os.Stat(tok); tok != "" && err == nil && !st.IsDir() {
+		g.add("the --tokenizer file", tok)
 	}
-	g.add("the --gates file", a.claim.gatesFile)
-	g.add("the --generator-validation file", a.claim.generatorFile)
-	if ref := a.claim.validateShape; ref != "" {
+	g.add("the --gates file", o.Claim.GatesFile)
+	g.add("the --generator-validation file", o.Claim.GeneratorFile)
+	if ref := o.Claim.ValidateShape; ref != "" {
 		g.add("the --validate-shape reference", ref)
 		if _, path, ok := strings.Cut(ref, ":"); ok {
 			g.add("the --validate-shape reference", path)
@@ -95,7 +95,7 @@ func (a *Analyze) inputsBefore(g *outputGuard, dirs []string) {
 
 // inputsAfter records what only the analysis knew: the plan it read (run.json's plan_path)
 // and the run directories a distributed run's folder expanded to.
-func inputsAfter(g *outputGuard, s *analyze.Summary) {
+func (g *outputGuard) inputsAfter(s *analyze.Summary) {
 	g.add("the plan of the run", s.PlanPath)
 	for _, d := range s.RunDirs {
 		g.add("a run's generator validation file", filepath.Join(d, analyze.GeneratorValidationName))

@@ -1,4 +1,4 @@
-package main
+package profile
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/cmd/internal/cli"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -50,16 +49,12 @@ func (r *runner) search(dir string) int {
 	var points []*pointResult
 	var records []probeRecord
 	code := 0
-	if err := r.searchErrorBound(); err != nil {
-		fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
-		return 2
-	}
 	probe := func(x float64) (sweep.Outcome, float64, string) {
 		i := len(points)
-		p := cli.Point{{Flag: dim, Name: name, Value: x}}
+		p := Point{{Flag: dim, Name: name, Value: x}}
 		pdir, err := r.pointDir(dir, fmt.Sprintf("search_iter_%04d", i), p)
 		if err != nil {
-			fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+			r.say(err)
 			code = worse(code, 2)
 			return sweep.Abort, math.NaN(), sweep.ReasonRunFailed
 		}
@@ -70,7 +65,7 @@ func (r *runner) search(dir string) int {
 		rel, _ := filepath.Rel(dir, pr.dir)
 		rec := probeRecord{Index: i, Values: params(p), Feasible: out == sweep.Pass, Outcome: [...]string{"pass", "fail", "abort"}[out],
 			Reason: why, SLAResults: slas, Valid: pr.valid, InvalidReasons: nonNil(pr.reasons), Metrics: map[string]jnum{}, ArtifactDir: rel}
-		if o.Search == cli.SearchMaxGoodput {
+		if o.Search == SearchMaxGoodput {
 			rec.ObjectiveValues = []jnum{jnum(obj)}
 		}
 		for _, k := range probeMetrics {
@@ -86,7 +81,7 @@ func (r *runner) search(dir string) int {
 		return out, obj, why
 	}
 	var res sweep.SearchResult
-	if o.Search == cli.SearchMaxGoodput {
+	if o.Search == SearchMaxGoodput {
 		res = sweep.MaxObjective(o.Bounds, probe)
 	} else {
 		res = sweep.MaxUnderSLA(o.Bounds, probe)
@@ -101,11 +96,11 @@ func (r *runner) search(dir string) int {
 		}
 	}
 	if err := r.writeSearch(dir, res, records); err != nil {
-		fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+		r.say(err)
 		code = worse(code, 1)
 	}
 	if err := r.writeSweep(dir, points); err != nil {
-		fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+		r.say(err)
 		code = worse(code, 1)
 	}
 	fmt.Fprintln(r.stdout, searchLine(o, name, res))
@@ -122,24 +117,8 @@ func reasonSuffix(why string) string {
 	return " (" + why + ")"
 }
 
-// searchErrorBound sets the error-rate bound every probe is judged by: --max-error-rate,
-// or --error-rate-sla when that is given and --max-error-rate is not (the stricter of the
-// two when both are). It becomes analyze's bound too, so each probe's own error-rate gate
-// line says the bound the probe is held to.
-func (r *runner) searchErrorBound() error {
-	sla := r.o.MaxErrorRate
-	if sla < 0 {
-		return nil
-	}
-	bound := sla
-	if cli.Changed(r.c.fs, "max-error-rate") {
-		bound = math.Min(bound, r.c.analyze.MaxErrorRate())
-	}
-	return r.c.analyze.FS.Set("max-error-rate", strconv.FormatFloat(bound, 'g', -1, 64))
-}
-
 // searchLine says the search's answer in one line.
-func searchLine(o *cli.SweepOptions, name string, res sweep.SearchResult) string {
+func searchLine(o *SweepOptions, name string, res sweep.SearchResult) string {
 	num := func(v float64) string {
 		if math.IsNaN(v) {
 			return "none"
@@ -147,7 +126,7 @@ func searchLine(o *cli.SweepOptions, name string, res sweep.SearchResult) string
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	what := "boundary"
-	if o.Search == cli.SearchMaxGoodput {
+	if o.Search == SearchMaxGoodput {
 		what = "highest goodput at"
 	}
 	if !res.Found {
@@ -166,7 +145,7 @@ func searchLine(o *cli.SweepOptions, name string, res sweep.SearchResult) string
 		return fmt.Sprintf("Search %s: NO BOUNDARY (%s) after %d probes; last passing %s=%s, first failing %s", o.Search, res.Reason, len(res.Probes), name, num(res.FeasibleMax), num(res.InfeasibleMin))
 	}
 	bracket := fmt.Sprintf("passing %s, failing %s", num(res.FeasibleMax), num(res.InfeasibleMin))
-	if o.Search == cli.SearchMaxGoodput {
+	if o.Search == SearchMaxGoodput {
 		bracket = fmt.Sprintf("between %s and %s", num(res.FeasibleMax), num(res.InfeasibleMin))
 	}
 	return fmt.Sprintf("Search %s: %s %s=%s (%s; %s after %d probes, precision %s)", o.Search, what, name, num(res.Boundary),
@@ -215,7 +194,7 @@ func (r *runner) judge(pr *pointResult) (sweep.Outcome, float64, string, []slaRe
 	}
 	// The error bound holds in every search: failed requests never pass a probe. Precheck
 	// has judged it (analyze.Health at this bound); the row records it in the history.
-	bound := r.c.analyze.MaxErrorRate()
+	bound := r.opts.MaxErrorRate
 	ok, sum := true, 0.0
 	for _, run := range pr.runs {
 		e := analyze.CheckErrorRate(run.s, bound)
@@ -228,7 +207,7 @@ func (r *runner) judge(pr *pointResult) (sweep.Outcome, float64, string, []slaRe
 	if decided { // failed requests above the bound: the run's own account says how many
 		return pre, obj, preWhy, slas
 	}
-	if r.o.Search == cli.SearchMaxGoodput && math.IsNaN(obj) {
+	if r.o.Search == SearchMaxGoodput && math.IsNaN(obj) {
 		return sweep.Fail, obj, "no goodput measured", slas
 	}
 	return out, obj, why, slas
@@ -287,7 +266,7 @@ func (r *runner) writeSearch(dir string, res sweep.SearchResult, records []probe
 		kind = "int"
 	}
 	planner := "monotonic"
-	if o.Search == cli.SearchMaxGoodput {
+	if o.Search == SearchMaxGoodput {
 		planner = "peak"
 	}
 	h := historyJSON{Iterations: records, Recipe: o.Search, ConvergenceReason: res.Reason}
@@ -299,8 +278,8 @@ func (r *runner) writeSearch(dir string, res sweep.SearchResult, records []probe
 	for _, g := range o.SLAs {
 		h.Config.SLAFilters = append(h.Config.SLAFilters, slaFilter{g.SLA.Metric, g.SLA.Stat, g.SLA.Op, g.SLA.Value})
 	}
-	h.Config.SLAFilters = append(h.Config.SLAFilters, slaFilter{"error_rate", "avg", "<=", r.c.analyze.MaxErrorRate()})
-	if o.Search == cli.SearchMaxGoodput {
+	h.Config.SLAFilters = append(h.Config.SLAFilters, slaFilter{"error_rate", "avg", "<=", r.opts.MaxErrorRate})
+	if o.Search == SearchMaxGoodput {
 		h.Config.Objectives = append(h.Config.Objectives, map[string]string{"metric": "goodput", "stat": "avg", "direction": "MAXIMIZE"})
 	}
 	at := func(v float64) *bracketAt {

@@ -1,4 +1,4 @@
-package main
+package profile
 
 import (
 	"encoding/csv"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/llmbench/llmbench/cmd/internal/cli"
+	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/internal/version"
 	"github.com/llmbench/llmbench/report"
 	"github.com/llmbench/llmbench/sweep"
@@ -24,41 +24,19 @@ const (
 	sweepHTML   = "sweep.html"
 )
 
-// multiName is the <stimulus> part of the artifact directory of a sweep or a search, "" for
-// a single point: concurrency_sweep, request_rate_sweep, max_concurrency_under_sla, ...
-func multiName(o *cli.SweepOptions) string {
-	if o.Search != "" {
-		return strings.ReplaceAll(o.Search, "-", "_")
-	}
-	if len(o.Points) < 2 {
-		return ""
-	}
-	var parts []string
-	seen := map[string]bool{}
-	for _, p := range o.Points {
-		for _, prm := range p {
-			if !seen[prm.Name] {
-				seen[prm.Name] = true
-				parts = append(parts, prm.Name+"_sweep")
-			}
-		}
-	}
-	return strings.Join(parts, "-")
-}
-
 // pointDir creates the directory of point p inside dir, named by its stimulus as a single
 // run's artifact directory is (concurrency8, request_rate10, concurrency4-request_rate10),
 // after prefix when not empty.
-func (r *runner) pointDir(dir, prefix string, p cli.Point) (string, error) {
-	if err := r.c.sweep.Apply(p); err != nil {
+func (r *runner) pointDir(dir, prefix string, p Point) (string, error) {
+	st, err := r.opts.Stages.Apply(p)
+	if err != nil {
 		return "", err
 	}
-	o := r.c.plan.O
-	name := stimulusName(stimulus{o.Concurrency, o.RequestRate, o.FixedSchedule, o.UserCentricRate, o.NumUsers})
+	name := StimulusName(st)
 	if prefix != "" {
 		name = prefix + "-" + name
 	}
-	return newDir(filepath.Join(dir, name))
+	return NewDir(filepath.Join(dir, name))
 }
 
 // sweep runs every point of the sweep, one directory each, then writes the aggregate into
@@ -72,10 +50,10 @@ func (r *runner) sweep(dir string) int {
 	for i, p := range r.o.Points {
 		pdir, err := r.pointDir(dir, "", p)
 		if err != nil {
-			fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+			r.say(err)
 			return worse(code, 2)
 		}
-		fmt.Fprintf(r.stderr, "profile: sweep point %d of %d (%s) in %s\n", i+1, len(r.o.Points), describe(p), pdir)
+		fmt.Fprintf(r.stderr, "profile: sweep point %d of %d (%s) in %s\n", i+1, len(r.o.Points), Describe(p), pdir)
 		pr := r.point(pdir, p)
 		points = append(points, pr)
 		code = worse(code, pr.code)
@@ -84,13 +62,13 @@ func (r *runner) sweep(dir string) int {
 		}
 	}
 	if err := r.writeSweep(dir, points); err != nil {
-		fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+		r.say(err)
 		return worse(code, 1)
 	}
 	var invalid []string
 	for _, p := range points {
 		if !p.valid {
-			invalid = append(invalid, describe(p.point))
+			invalid = append(invalid, Describe(p.point))
 		}
 	}
 	if len(invalid) > 0 {
@@ -99,15 +77,6 @@ func (r *runner) sweep(dir string) int {
 		code = worse(code, 1)
 	}
 	return code
-}
-
-// describe is a point as "concurrency=8, request_rate=10".
-func describe(p cli.Point) string {
-	var parts []string
-	for _, prm := range p {
-		parts = append(parts, prm.Name+"="+strconv.FormatFloat(prm.Value, 'f', -1, 64))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // bestObjectives are the sweep's best_configurations: AIPerf's best_throughput and
@@ -142,7 +111,7 @@ type bestConfig struct {
 }
 
 // params is a point's parameters as JSON: concurrency as an integer.
-func params(p cli.Point) map[string]any {
+func params(p Point) map[string]any {
 	m := map[string]any{}
 	for _, prm := range p {
 		if prm.Flag == "concurrency" {
@@ -277,11 +246,11 @@ func (r *runner) writeSweep(dir string, points []*pointResult) error {
 		}
 		doc.PerCombination = append(doc.PerCombination, c)
 	}
-	prefix := r.c.analyze.ExportPrefix()
+	prefix := r.opts.ExportPrefix
 	if err := writeJSON(filepath.Join(out, prefix+suffixSweep+".json"), doc); err != nil {
 		return err
 	}
-	if err := cli.WriteFileAtomic(filepath.Join(out, prefix+suffixSweep+".csv"), func(w io.Writer) error {
+	if err := export.WriteFileAtomic(filepath.Join(out, prefix+suffixSweep+".csv"), func(w io.Writer) error {
 		return writeSweepCSV(w, doc, points)
 	}); err != nil {
 		return fmt.Errorf("sweep aggregate: %w", err)
@@ -404,7 +373,7 @@ func (r *runner) printSweep(points []*pointResult, onPareto map[int]bool) {
 	fmt.Fprintln(tw, "pareto\t")
 	for i, p := range points {
 		ok, _ := p.runCounts()
-		fmt.Fprintf(tw, "%s\t%v\t%d/%d\t", describe(p.point), p.valid, len(ok), len(p.runs))
+		fmt.Fprintf(tw, "%s\t%v\t%d/%d\t", Describe(p.point), p.valid, len(ok), len(p.runs))
 		for _, c := range sweepColumns {
 			v := p.value(c.key)
 			if math.IsNaN(v) {
@@ -422,7 +391,7 @@ func (r *runner) printSweep(points []*pointResult, onPareto map[int]bool) {
 	tw.Flush()
 	for _, p := range points {
 		if line := p.verdict.Line(len(p.runs)); line != "" {
-			fmt.Fprintf(r.stdout, "invalid %s: %s\n", describe(p.point), line)
+			fmt.Fprintf(r.stdout, "invalid %s: %s\n", Describe(p.point), line)
 		}
 	}
 }
@@ -450,9 +419,9 @@ func (r *runner) sweepPage(dir string, points []*pointResult) {
 		return
 	}
 	path := filepath.Join(dir, aggregateDir, sweepHTML)
-	err := cli.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteSweep(w, "", runs, parameter) })
+	err := export.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteSweep(w, "", runs, parameter) })
 	if err != nil {
-		fmt.Fprintln(r.stderr, cli.OneLine("profile", fmt.Errorf("sweep page %s: %w", path, err)))
+		r.say(fmt.Errorf("sweep page %s: %w", path, err))
 		return
 	}
 	fmt.Fprintf(r.stdout, "Sweep page: %s\n", path)

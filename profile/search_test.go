@@ -1,4 +1,4 @@
-package main
+package profile
 
 import (
 	"math"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/cmd/internal/cli"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -39,10 +38,10 @@ func TestJudge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &cli.SweepOptions{SLAs: []cli.SLAGate{{SLA: ttft, Gate: g}}, MaxErrorRate: 0.1, Level: 0.95, Search: cli.SearchMaxConcurrency}
-	r := &runner{o: o, c: newCommand()}
-	if err := r.searchErrorBound(); err != nil || r.c.analyze.MaxErrorRate() != 0.1 {
-		t.Fatalf("--error-rate-sla 0.1 does not bound the probes: %v, %v", err, r.c.analyze.MaxErrorRate())
+	o := &SweepOptions{SLAs: []SLAGate{{SLA: ttft, Gate: g}}, MaxErrorRate: 0.1, Level: 0.95, Search: SearchMaxConcurrency}
+	r := &runner{o: o, opts: Options{Sweep: o, MaxErrorRate: ErrorBound(o.MaxErrorRate, 0, false)}}
+	if r.opts.MaxErrorRate != 0.1 {
+		t.Fatalf("--error-rate-sla 0.1 does not bound the probes: %v", r.opts.MaxErrorRate)
 	}
 	type run struct {
 		ttft95       float64
@@ -84,7 +83,7 @@ func TestJudge(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(searchLine(&cli.SweepOptions{Search: cli.SearchMaxConcurrency}, "concurrency", sweep.SearchResult{Reason: sweep.ReasonClientSchedule, FeasibleMax: 16, InfeasibleMin: math.NaN()}), "NO BOUNDARY (client_schedule_not_kept)") {
+	if !strings.Contains(searchLine(&SweepOptions{Search: SearchMaxConcurrency}, "concurrency", sweep.SearchResult{Reason: sweep.ReasonClientSchedule, FeasibleMax: 16, InfeasibleMin: math.NaN()}), "NO BOUNDARY (client_schedule_not_kept)") {
 		t.Error("searchLine does not say there is no boundary")
 	}
 }
@@ -96,7 +95,7 @@ func TestConvergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{c: newCommand(), o: &cli.SweepOptions{Runs: 5, Level: 0.95, Convergence: &cli.Convergence{Gate: g, Mode: sweep.ModeCV, Threshold: 0.05}}}
+	r := &runner{o: &SweepOptions{Runs: 5, Level: 0.95, Convergence: &Convergence{Gate: g, Mode: sweep.ModeCV, Threshold: 0.05}}}
 	p := &pointResult{}
 	add := func(ttft float64, failed bool) {
 		rr := runResult{label: "run", s: summaryWith(t, ttft, 0, 10, true)}

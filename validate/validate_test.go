@@ -1,4 +1,4 @@
-package cli
+package validate
 
 import (
 	"path/filepath"
@@ -18,7 +18,7 @@ func writePlan(t *testing.T, path string, sessions, turns int, gap time.Duration
 		t.Fatal(err)
 	}
 	add := func(r mmapds.Record) {
-		if err := w.Add(r, []byte(`{"messages":[]}`)); err != nil {
+		if err := w.Add(r, []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -39,7 +39,7 @@ func writePlan(t *testing.T, path string, sessions, turns int, gap time.Duration
 	if gap > 0 {
 		timing = "request_rate"
 	}
-	if _, err := w.Close(&mmapds.Meta{Endpoint: "chat", Paths: []string{"/v1/chat/completions"}, TimingMode: timing, Concurrency: 2,
+	if _, err := w.Close(&mmapds.Meta{Endpoint: "chat", Paths: []string{"/v1/chat/completions"}, Method: "POST", Tokenizer: "builtin", TimingMode: timing, Concurrency: 2,
 		WarmupCount: 1, ProfileCount: sessions * turns}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package profile
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/cmd/internal/cli"
+	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/internal/version"
 	"github.com/llmbench/llmbench/sweep"
 )
@@ -38,14 +38,11 @@ const (
 
 // runner runs profile's points: one plan each, one run or several, and their aggregate.
 type runner struct {
-	c          *command
-	o          *cli.SweepOptions
-	sharedPlan string // the --plan given, copied into each point's directory
-	argv       []string
-	stdout     io.Writer
-	stderr     io.Writer
-	getenv     func(string) string
-	started    bool // a run has started: later ones wait the cooldown first
+	opts Options
+	// o is opts.Sweep; stdout and stderr are opts'.
+	o              *SweepOptions
+	stdout, stderr io.Writer
+	started        bool // a run has started: later ones wait the cooldown first
 }
 
 // runResult is one run of a point.
@@ -80,7 +77,7 @@ func (r *runner) checkRun(run *runResult) {
 		add(sweep.Failed, fmt.Sprintf("the analysis failed (exit %d)", run.code))
 	}
 	if run.s != nil {
-		for _, p := range analyze.Health(run.s, r.c.analyze.MaxErrorRate()) {
+		for _, p := range analyze.Health(run.s, r.opts.MaxErrorRate) {
 			add(kinds[p.Kind], p.Text)
 		}
 	}
@@ -89,7 +86,7 @@ func (r *runner) checkRun(run *runResult) {
 
 // pointResult is everything one point measured.
 type pointResult struct {
-	point cli.Point
+	point Point
 	dir   string
 	runs  []runResult
 	code  int
@@ -132,10 +129,10 @@ func (r *runner) wait(d time.Duration) {
 // converge or one is interrupted), then the aggregate. With one run the run directory is
 // dir itself, as a plain profile run; with several they are dir/profile_runs/run_NNNN and
 // the aggregate files go to dir/aggregate.
-func (r *runner) point(dir string, p cli.Point) *pointResult {
+func (r *runner) point(dir string, p Point) *pointResult {
 	pr := &pointResult{point: p, dir: dir}
-	if err := r.c.sweep.Apply(p); err != nil {
-		fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+	if _, err := r.opts.Stages.Apply(p); err != nil {
+		r.say(err)
 		pr.code = 2
 		return pr
 	}
@@ -154,7 +151,7 @@ func (r *runner) point(dir string, p cli.Point) *pointResult {
 		if r.o.Runs > 1 {
 			runDir = filepath.Join(dir, runsDir, label)
 			if err := os.MkdirAll(filepath.Dir(runDir), 0o755); err != nil {
-				fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+				r.say(err)
 				pr.code = 2
 				return pr
 			}
@@ -176,7 +173,7 @@ func (r *runner) point(dir string, p cli.Point) *pointResult {
 	pr.finish(r.o.Level)
 	if r.o.Runs > 1 {
 		if err := r.writeAggregate(pr); err != nil {
-			fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
+			r.say(err)
 			pr.code = worse(pr.code, 1)
 		}
 		// Repeats with a run that does not count fail: the aggregate is over fewer runs
@@ -377,7 +374,7 @@ func (r *runner) writeAggregate(p *pointResult) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("aggregate: %w", err)
 	}
-	prefix := r.c.analyze.ExportPrefix()
+	prefix := r.opts.ExportPrefix
 	labels, failed := p.runCounts()
 	meta := map[string]any{
 		"aggregation_type": aggConfidence, "num_profile_runs": len(p.runs), "num_successful_runs": len(labels),
@@ -398,7 +395,7 @@ func (r *runner) writeAggregate(p *pointResult) error {
 	if err := writeJSON(filepath.Join(out, prefix+suffixAgg+".json"), doc); err != nil {
 		return err
 	}
-	err := cli.WriteFileAtomic(filepath.Join(out, prefix+suffixAgg+".csv"), func(w io.Writer) error {
+	err := export.WriteFileAtomic(filepath.Join(out, prefix+suffixAgg+".csv"), func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical", "unit"})
 		for _, k := range sortedKeys(p.metrics) {
@@ -462,7 +459,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := cli.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
+	if err := export.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
@@ -504,7 +501,7 @@ func (r *runner) pooled(p *pointResult) (map[string]pooledMetric, string) {
 		if !run.valid() {
 			continue
 		}
-		path := filepath.Join(run.dir, r.c.analyze.ExportPrefix()+cli.SuffixRecords)
+		path := filepath.Join(run.dir, r.opts.ExportPrefix+export.SuffixRecords)
 		vals, err := readRecordValues(path, units)
 		if err != nil {
 			missing = append(missing, err.Error())

@@ -1,4 +1,4 @@
-package main
+package profile
 
 import (
 	"bytes"
@@ -10,13 +10,13 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/cmd/internal/cli"
+	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/sweep"
 )
 
 // fakePoint is a sweep point with the given means for its metrics.
 func fakePoint(c float64, valid bool, means map[string]float64) *pointResult {
-	p := &pointResult{point: cli.Point{{Flag: "concurrency", Name: "concurrency", Value: c}}, valid: valid, metrics: map[string]metricAgg{}}
+	p := &pointResult{point: Point{{Flag: "concurrency", Name: "concurrency", Value: c}}, valid: valid, metrics: map[string]metricAgg{}}
 	for k, v := range means {
 		p.metrics[k] = metricAgg{unit: "u", c: sweep.Summarize([]float64{v}, 0.95)}
 	}
@@ -144,8 +144,7 @@ func TestPooledRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := newCommand()
-	r := &runner{c: c}
+	r := &runner{opts: Options{ExportPrefix: export.DefaultExportPrefix}}
 	p := &pointResult{runs: []runResult{
 		{label: "run_0001", dir: filepath.Join(dir, "run_0001"), s: fakeSummary()},
 		{label: "run_0002", dir: filepath.Join(dir, "run_0002"), s: fakeSummary()},
