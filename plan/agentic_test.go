@@ -19,12 +19,18 @@ const agenticTestdata = "../testdata/dataset"
 func agenticOptions(t testing.TB, input, typ string) Options {
 	t.Helper()
 	o := testOptions(t)
-	ds, err := dataset.LoadFile(dataset.FileOptions{Path: filepath.Join(agenticTestdata, input), Type: typ, Tokenizer: o.Tokenizer, Seed: o.Seed})
+	o.Dataset = loadAgentic(t, input, typ)
+	return o
+}
+
+// loadAgentic loads an input of the shared test data.
+func loadAgentic(t testing.TB, input, typ string) *dataset.Dataset {
+	t.Helper()
+	ds, err := dataset.LoadFile(dataset.FileOptions{Path: filepath.Join(agenticTestdata, input), Type: typ, Tokenizer: testTokenizer(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Dataset = ds
-	return o
+	return ds
 }
 
 // bodyMessages returns a body's chat messages.

@@ -294,7 +294,7 @@ func (o *Options) estimateInput(ds *dataset.Dataset) Estimate {
 	warm, prof := o.requestsEstimate(turns, len(ds.Conversations))
 	e.Requests = warm + prof
 	if ds.Graph {
-		return o.estimateGraph(ds, e, warm, prof, turns)
+		return o.estimateGraph(ds, e, warm, turns)
 	}
 	sizes := map[string]float64{} // media file → bytes
 	var all, allMedia, text float64
@@ -350,7 +350,7 @@ func (o *Options) estimateInput(ds *dataset.Dataset) Estimate {
 // them. A body is its prompt (a hash-id prompt: its tokens) and, for a dag_jsonl turn, the
 // history it carries (its sources' messages and reply markers). Hash-id prompts are built
 // as they are rendered, so the dataset in memory is their ids, not their text.
-func (o *Options) estimateGraph(ds *dataset.Dataset, e Estimate, warm, prof, turns float64) Estimate {
+func (o *Options) estimateGraph(ds *dataset.Dataset, e Estimate, warm, turns float64) Estimate {
 	cp := 0.0
 	for i := range ds.Conversations {
 		cp += float64(max(dataset.CriticalPathNs(&ds.Conversations[i], minRequestNs), minRequestNs))
@@ -358,8 +358,7 @@ func (o *Options) estimateGraph(ds *dataset.Dataset, e Estimate, warm, prof, tur
 	cp /= float64(len(ds.Conversations))
 	if timingMode(o, ds) == ModeConcurrency && o.BenchmarkDuration > 0 && o.RequestCount == 0 && o.NumSessions == 0 {
 		lanes := float64(max(o.Concurrency, 1))
-		prof = math.Min((math.Ceil(o.BenchmarkDuration*1e9/cp)+1)*lanes*turns, MaxRequests)
-		e.Requests = warm + prof
+		e.Requests = warm + math.Min((math.Ceil(o.BenchmarkDuration*1e9/cp)+1)*lanes*turns, MaxRequests)
 	}
 	var all, text float64
 	for _, c := range ds.Conversations {
