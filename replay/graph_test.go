@@ -92,3 +92,45 @@ func TestClientsRunPlanGraphs(t *testing.T) {
 		})
 	}
 }
+
+// Splicing a graph plan's live bodies from their reply sources allocates nothing once a
+// unit's history buffers have grown (the session's replies are kept in the buffers an
+// earlier unit left).
+func TestSpliceSourcesAllocatesNothing(t *testing.T) {
+	ps := &planSpec{}
+	ps.meta.LiveHistoryMarker, ps.meta.Streaming = "@@M@@", false
+	ps.add(mmapds.Record{DelayNs: -1, Phase: mmapds.PhaseProfile}, []byte(`{"a":1}`))
+	ps.add(mmapds.Record{DelayNs: 0, Phase: mmapds.PhaseProfile}, []byte(`{"b":1}`))
+	ps.add(mmapds.Record{DelayNs: 0, Phase: mmapds.PhaseProfile, Flags: mmapds.FlagLiveHistory}, []byte(`{"m":"@@M@@ then @@M@@"}`))
+	ps.nodes = []mmapds.Node{{}, {Parents: []mmapds.Edge{{Record: 0, Kind: mmapds.EdgeTurn}}},
+		{Parents: []mmapds.Edge{{Record: 1, Kind: mmapds.EdgeFork}}, Sources: []mmapds.Edge{{Record: 0, Kind: mmapds.EdgeReply}, {Record: 1, Kind: mmapds.EdgeReply}}}}
+	ps.meta.Agents = []mmapds.Agent{{Parent: -1}}
+	p, err := mmapds.Open(ps.write(t, t.TempDir()), mmapds.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var l live
+	if err := l.init(p.Meta()); err != nil {
+		t.Fatal(err)
+	}
+	l.graph = p
+	_, body, _ := p.Record(2)
+	r0 := []byte(`{"choices":[{"message":{"role":"assistant","content":"first \"reply\""}}]}`)
+	r1 := []byte(`{"choices":[{"message":{"role":"assistant","content":"second"}}]}`)
+	var h history
+	var out []byte
+	run := func() {
+		h.reset(0)
+		h.add(&l, 0, r0)
+		h.add(&l, 1, r1)
+		out = h.splice(&l, out[:0], body, 2)
+	}
+	run()
+	if want := `{"m":"first \"reply\" then second"}`; string(out) != want {
+		t.Fatalf("spliced %s, want %s", out, want)
+	}
+	if n := testing.AllocsPerRun(50, run); n != 0 {
+		t.Fatalf("%v allocations per spliced body", n)
+	}
+}
