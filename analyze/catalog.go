@@ -151,9 +151,6 @@ const (
 	numMetrics
 )
 
-// numRecord is the number of record metrics with their own values (aliases excluded).
-const numRecord = int(MUsageCompletionAudioTokens) + 1
-
 // Sampling says what one value of a record metric stands for.
 type Sampling uint8
 
