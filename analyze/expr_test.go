@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -236,4 +237,40 @@ func TestParseServerGateStatistics(t *testing.T) {
 			t.Errorf("ParseGate(%q) error %v; want %q", in, err, want)
 		}
 	}
+}
+
+// FuzzParseExpressions: any text given to --gate or --goodput parses, against a registry with
+// a user metric, to what the grammar allows, or to an error naming the flag; never a panic.
+func FuzzParseExpressions(f *testing.F) {
+	for _, s := range []string{"time_to_first_token.p99<400", "first_gap_ms.p99.9>=1e3", "server.kv_cache_usage.max<0.9",
+		"gpu.power<4", "request_count==3", "time_to_first_token:400 first_gap_ms=5", "a<b<c", "server.", ".<", ":", "\x00<1"} {
+		f.Add(s)
+	}
+	r := NewRegistry()
+	if _, err := r.Register(UserMetric{Name: "first_gap_ms", Eval: func(*RequestView) (float64, bool) { return 0, false }}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if g, err := r.ParseGate(s); err != nil {
+			if !strings.HasPrefix(err.Error(), "--gate ") {
+				t.Fatalf("gate error does not name the flag: %v", err)
+			}
+		} else {
+			tg, ok := r.resolve(g.Metric.Tag, scopeMetrics|scopeServer)
+			if st, has := tg.statistic(g.Stat); !ok || (tg.stats() != nil && (!has || st != g.Stat)) || math.IsNaN(g.Value) || math.IsInf(g.Value, 0) {
+				t.Fatalf("accepted %q as %+v", s, g)
+			}
+		}
+		if slos, err := r.ParseGoodput(s); err != nil {
+			if !strings.HasPrefix(err.Error(), "--goodput") {
+				t.Fatalf("goodput error does not name the flag: %v", err)
+			}
+		} else {
+			for _, o := range slos {
+				if !o.Metric.oneValue() || !(o.Threshold > 0) || math.IsInf(o.Threshold, 0) || !r.has(o.Metric) {
+					t.Fatalf("accepted %q as %+v", s, o)
+				}
+			}
+		}
+	})
 }

@@ -144,6 +144,10 @@ type UserMetric struct {
 // maxNameLen bounds a user metric's name.
 const maxNameLen = 64
 
+// MaxUserMetrics bounds how many metrics one registry takes at run time: each holds a value
+// per request in memory wherever per-request values are kept (report.Records).
+const MaxUserMetrics = 256
+
 // userOrder places user metrics after every built-in in the console table.
 const userOrder = 10000
 
@@ -164,6 +168,9 @@ func (r *Registry) Register(m UserMetric) (MetricDef, error) {
 	}
 	if m.Eval == nil {
 		return MetricDef{}, fmt.Errorf("analyze: metric %q has no evaluator", m.Name)
+	}
+	if len(r.user) >= MaxUserMetrics {
+		return MetricDef{}, fmt.Errorf("analyze: metric %q: more than %d user metrics", m.Name, MaxUserMetrics)
 	}
 	for _, c := range m.Unit {
 		if c < ' ' || c == 0x7f {
@@ -248,8 +255,10 @@ type RequestView struct {
 // Value returns the request's value of metric id in its display unit, false when it has
 // none (or the metric is not per-request: pooled gaps, CPU samples, single values).
 func (v *RequestView) Value(id MetricID) (float64, bool) {
-	d := v.p.reg.def(id)
-	if d.Kind != Record || d.Sampling != PerRequest {
+	if id < 0 || int(id) >= len(v.p.reg.defs) {
+		return 0, false
+	}
+	if d := v.p.reg.def(id); d.Kind != Record || d.Sampling != PerRequest {
 		return 0, false
 	}
 	return v.p.value(id)
@@ -270,7 +279,7 @@ func (v *RequestView) ErrorKind() string {
 // Status is the HTTP status, 0 when none was received.
 func (v *RequestView) Status() int { return v.p.m.Status }
 
-// Phase is the plan phase (warmup requests are never reported, so profile).
+// Phase is the plan phase: profile (evaluators see no warmup request).
 func (v *RequestView) Phase() mmapds.Phase { return v.p.m.Phase }
 
 // Session and Turn are the request's conversation and turn in the plan; Worker the worker
@@ -311,15 +320,27 @@ func (v *RequestView) EventsPerRead() []int32 { return v.p.m.EPR }
 // Usage is the server's usage block of a valid response (Has says which fields it sent).
 func (v *RequestView) Usage() endpoint.Usage { return v.p.f.usage }
 
-// evalUser evaluates the user metrics for the processor's current request.
+// view is the processor's current request as evaluators see it (a user metric's; a request
+// filter or grouping would see the same).
+// It is the processor's own, so evaluating allocates nothing.
+func (p *processor) view() *RequestView {
+	p.rv.p = p
+	return &p.rv
+}
+
+// evalUser evaluates the user metrics for the processor's current request, a profile one
+// that is valid (or sent, for a metric of failed requests too).
 func (p *processor) evalUser() {
 	m := &p.m
-	view := RequestView{p: p}
+	if m.Phase != mmapds.PhaseProfile {
+		return
+	}
+	view := p.view()
 	for _, u := range p.reg.user {
 		if !m.Valid && !(u.failed && m.Sent) {
 			continue
 		}
-		if v, ok := u.eval(&view); ok && !math.IsNaN(v) {
+		if v, ok := u.eval(view); ok && !math.IsNaN(v) {
 			m.set(u.id, v)
 		}
 	}

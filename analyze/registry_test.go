@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/mmapds"
 )
 
 // Every built-in metric is computed somewhere: a record metric with one value per request by
@@ -66,6 +69,15 @@ func TestRegisterRejects(t *testing.T) {
 		if _, err := r.Register(c.m); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Register(%q) error %v; want %q", c.m.Name, err, c.want)
 		}
+	}
+	full := NewRegistry()
+	for i := 0; i < MaxUserMetrics; i++ {
+		if _, err := full.Register(UserMetric{Name: fmt.Sprintf("m%d", i), Eval: ok}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := full.Register(UserMetric{Name: "one_more", Eval: ok}); err == nil || !strings.Contains(err.Error(), "more than 256") {
+		t.Errorf("metric %d: %v", MaxUserMetrics+1, err)
 	}
 	if _, err := (*Registry)(nil).Register(UserMetric{Name: "x", Eval: ok}); err == nil {
 		t.Error("registered on the built-in registry")
@@ -210,5 +222,27 @@ func TestGoodputFromAnotherRegistry(t *testing.T) {
 	_, err = Analyze(Options{RunDirs: []string{sc.build(t, t.TempDir())}, Goodput: slos, Tokenizer: wordCounter{}, TempDir: t.TempDir()}, nil)
 	if err == nil || !strings.Contains(err.Error(), "--goodput first_gap_ms:5: the metric is not in the registry") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// Evaluating user metrics allocates nothing per request: a processor with one allocates as
+// often as one with the built-ins alone (the test tokenizer's string conversions).
+func TestUserMetricNoAllocs(t *testing.T) {
+	ep, _ := endpoint.Lookup("chat")
+	q := request(0, 0, streamReads(0, 20*ms, 5*ms, 6, 0, 100)...)
+	rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 100, OSL: 6}
+	allocs := func(r *Registry) (float64, *processor) {
+		p := newProcessor(requestConfig{ep: ep, tokens: true, tok: wordCounter{}, reg: r})
+		p.compute(q, &rec, 10)
+		return testing.AllocsPerRun(100, func() { p.compute(q, &rec, 10) }), p
+	}
+	r := testRegistry(t)
+	base, _ := allocs(nil)
+	with, p := allocs(r)
+	if with != base {
+		t.Errorf("%v allocations per request with a user metric, %v without", with, base)
+	}
+	if d, _ := r.Lookup("first_gap_ms"); !p.m.Has[d.ID] || p.m.Values[d.ID] != 5.0 {
+		t.Errorf("first_gap_ms = %v (set %v); want 5 ms", p.m.Values[d.ID], p.m.Has[d.ID])
 	}
 }

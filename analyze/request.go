@@ -97,6 +97,7 @@ type processor struct {
 	cfg   requestConfig
 	reg   *Registry
 	f     facts
+	rv    RequestView // what user metrics' evaluators see (view)
 	sc    endpoint.SSEScanner
 	d     endpoint.Delta
 	rawEP *endpoint.Endpoint // parses error events of any API

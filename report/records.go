@@ -137,6 +137,10 @@ func (r *Records) add(line []byte) error {
 			r.user = map[string][]float32{}
 		}
 		if _, ok := r.user[tag]; !ok {
+			if len(r.user) >= analyze.MaxUserMetrics {
+				// Bounded: a line can name any keys, and each column costs 4 bytes a request.
+				return fmt.Errorf("report: records line %d: more than %d metrics that are not built-in (%s)", r.line, analyze.MaxUserMetrics, tag)
+			}
 			col := make([]float32, n, n+1) // the requests before had no value
 			for i := range col {
 				col[i] = float32(math.NaN())
