@@ -103,21 +103,30 @@ func (a *analysis) account(s *Summary, parts []*logAnalysis, mg *merged) ([]unse
 		all.addError(&requestError{Kind: "lost", Message: "planned for a worker but missing from its log"}, math.MaxUint32, s.Counts.Lost)
 		all.gateErrors += s.Counts.Lost
 	}
+	if err := a.settleCounts(s, all); err != nil {
+		return nil, err
+	}
+	return unseen, nil
+}
+
+// settleCounts takes the counts of requests from the merged logs, and refuses an analysis
+// with nothing to analyse.
+func (a *analysis) settleCounts(s *Summary, all *collector) error {
 	s.Counts.NotDue = all.notDue
 	s.Counts.Profile -= all.notDue
 	s.Counts.Valid, s.Counts.Errors, s.Counts.GateErrors = all.valid, all.errors, all.gateErrors
 	s.Counts.Sent = all.sent
-	if a := all.errs["not_sent"]; a != nil {
-		s.Counts.NotSent = a.Count
+	if ns := all.errs["not_sent"]; ns != nil {
+		s.Counts.NotSent = ns.Count
 	}
 	if s.Counts.Profile == 0 {
-		return nil, inputErr("%s: the plan has no profile-phase requests to analyse", in.planPath)
+		return inputErr("%s: the plan has no profile-phase requests to analyse", a.in.planPath)
 	}
 	if s.Counts.Valid+s.Counts.Errors == 0 {
 		if len(s.Damaged) > 0 {
-			return nil, inputErr("no profile requests found in the logs of %s; damaged: %s", strings.Join(s.RunDirs, ", "), strings.Join(s.Damaged, ", "))
+			return inputErr("no profile requests found in the logs of %s; damaged: %s", strings.Join(s.RunDirs, ", "), strings.Join(s.Damaged, ", "))
 		}
-		return nil, inputErr("no profile requests found in the logs of %s", strings.Join(s.RunDirs, ", "))
+		return inputErr("no profile requests found in the logs of %s", strings.Join(s.RunDirs, ", "))
 	}
-	return unseen, nil
+	return nil
 }
