@@ -352,6 +352,8 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	progStop := make(chan struct{})
 	progDone := make(chan struct{})
 	go r.progressLoop(procs, start, progStop, progDone)
+	obsDone := make(chan struct{})
+	go r.observeLoop(procs, start, startNs, progStop, obsDone)
 
 	allExited := make(chan struct{})
 	go func() {
@@ -394,6 +396,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	}
 	close(progStop)
 	<-progDone
+	<-obsDone // the observer has seen every worker's log to its end
 	close(telStop)
 	telErr := <-telDone
 	if telErr != nil {
