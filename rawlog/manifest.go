@@ -83,7 +83,7 @@ type WorkerInfo struct {
 	PID int    `json:"pid"`
 	CPU int    `json:"cpu"`
 	Log string `json:"log"`
-	// Planned is the number of plan records in this worker's shard.
+	// Planned is the number of plan records in this worker's part.
 	Planned int `json:"planned"`
 	// Status is how the worker ended: complete, interrupted, failed or killed.
 	Status string `json:"status"`
@@ -363,7 +363,7 @@ func RebuildManifest(dir string) (*Manifest, error) {
 				return nil, fmt.Errorf("rawlog: rebuild run.json: %w", err)
 			}
 			w.RecoveryLog, w.Recovered = name, s.Requests
-			// The recovery log's header has the dead worker's shard size too: what tells
+			// The recovery log's header has the dead worker's part size too: what tells
 			// it for a worker that never wrote a log of its own.
 			w.Planned = max(w.Planned, s.Header.Planned)
 			continue

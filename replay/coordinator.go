@@ -170,10 +170,10 @@ func (r *Replay) setup() error {
 			r.cpus[i] = cpus[i]
 		}
 	}
-	r.planned = shardSizes(info.ord, n)
+	r.planned = recordsPerWorker(info.ord, n)
 	// Raised here, before any worker exists; each worker raises its own too.
 	soft, hard, _ := raiseFileLimit()
-	if err := checkFileLimit(shardC, n, info.sessions < r.plan.Len(), soft, hard); err != nil {
+	if err := checkFileLimit(shardC, n, soft, hard); err != nil {
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {
@@ -304,15 +304,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		case <-deadline.C:
 			return r.failProcs(procs, fmt.Errorf("workers not ready after %v", readyTimeout))
 		case <-r.stopReq:
-			// Interrupted before anything was sent: the workers log every request as not
-			// sent and the run ends interrupted, like any other interruption.
-			for _, p := range procs {
-				p.send("abort")
-			}
-			for _, p := range procs {
-				<-p.exited
-			}
-			return r.finish(procs, true, nil)
+			return r.stoppedBeforeStart(procs)
 		case <-exitCh:
 			return r.failProcs(procs, errors.New("a worker exited before the start"))
 		}
@@ -322,14 +314,12 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		m.Workers[i].Calibration = p.calib // sent before ready
 		p.mu.Unlock()
 	}
-	start := time.Now().Add(o.StartDelay)
-	if !o.StartAt.IsZero() {
-		// The shared instant: refused now if it passed too long ago (setup checked it
-		// already, but the workers took time to get ready).
-		if err := checkLateStart(o.StartAt, time.Now(), r.lateGap); err != nil {
-			return r.failProcs(procs, err)
-		}
-		start = o.StartAt
+	start, err := r.startSource().StartInstant(time.Now(), r.stopReq)
+	if errors.Is(err, ErrStartStopped) {
+		return r.stoppedBeforeStart(procs)
+	}
+	if err != nil {
+		return r.failProcs(procs, err)
 	}
 	startNs := start.UnixNano()
 	for _, p := range procs {
@@ -406,6 +396,18 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	return r.finish(procs, interrupted, nil)
 }
 
+// stoppedBeforeStart ends a run interrupted before anything was sent: the workers log every
+// request as not sent and the run ends interrupted, like any other interruption.
+func (r *Replay) stoppedBeforeStart(procs []*proc) (*rawlog.Manifest, error) {
+	for _, p := range procs {
+		p.send("abort")
+	}
+	for _, p := range procs {
+		<-p.exited
+	}
+	return r.finish(procs, true, nil)
+}
+
 // abortKillDelay is how long aborted workers get to exit before they are killed.
 const abortKillDelay = 10 * time.Second
 
@@ -477,7 +479,7 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 		if ok {
 			c = rawlog.Counts{Planned: nums[0], Completed: nums[1], Failed: nums[2], Cancelled: nums[3], Aborted: nums[4], NotSent: nums[5]}
 			if c.Planned != wi.Planned || c.Accounted() != c.Planned {
-				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its shard has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
+				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its part has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
 			}
 			if f[1] == rawlog.StatusFailed {
 				// The worker ended the run itself (its log failed, the plan changed) and
@@ -507,7 +509,7 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 	if runErr != nil {
 		notSentWhy = "the run failed before the start"
 	}
-	rec := r.recoverShard(wi.ID, wi.Log)
+	rec := r.recoverPart(wi.ID, wi.Log)
 	c = rec.counts
 	logNote := ""
 	if rec.torn > 0 {

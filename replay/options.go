@@ -121,6 +121,9 @@ type Options struct {
 	// StartAt, when not zero, is the wall-clock instant of the plan's t = 0, the same on
 	// every shard; zero means StartDelay after the workers are ready.
 	StartAt time.Time
+	// Start, when set, decides the start instant instead of StartAt and StartDelay
+	// (StartSource).
+	Start StartSource
 	// RunID names the distributed run in run.json (shard.run_id); optional.
 	RunID string
 	// PlanHash, when set, is the identity (hex SHA-256) the plan must have: a shard refuses
