@@ -153,11 +153,8 @@ func PlanEndpoint(meta *mmapds.Meta) (*endpoint.Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The plan keeps every option in its spec by flag name.
-	for _, k := range [...]string{"response-field", "response_field"} {
-		if f, ok := meta.Spec[k].(string); ok && f != "" {
-			ep.ResponseField = f
-		}
+	if f := meta.ResponseField(); f != "" {
+		ep.ResponseField = f
 	}
 	return ep, nil
 }

@@ -160,7 +160,16 @@ func (r *Replay) setup() error {
 	if shardC > 0 && n > shardC {
 		n = shardC
 	}
-	if n < want {
+	caps := capsOf(r.plan.Meta()) // caps.go
+	if err := caps.check(o.ShardCount); err != nil {
+		return err
+	}
+	if mw, what := caps.maxWorkers(o.ShardIndex, o.ShardCount); mw > 0 && n > mw {
+		n = mw
+		if n < want {
+			r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %s %d for them", n, want, r.shardWords(), what, mw))
+		}
+	} else if n < want {
 		r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %d sessions and concurrency %d", n, want, r.shardWords(), info.sessions, shardC))
 	}
 	r.cpus = make([]int, n)
