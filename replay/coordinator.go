@@ -131,27 +131,9 @@ func (r *Replay) setup() error {
 		return err
 	}
 	r.info = info
-	cpus := o.CPUs
-	if cpus == nil {
-		if cpus, err = allowedCPUs(); err != nil {
-			return err
-		}
-	} else if !o.NoPin {
-		// Caught here, before anything is created, rather than by every worker failing to
-		// pin itself.
-		if err := CheckCPUs(cpus); err != nil {
-			return fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
-		}
-	}
-	if len(cpus) == 0 {
-		return errors.New("cpus: no CPU to run workers on")
-	}
-	n := o.Workers
-	if n == 0 {
-		n = len(cpus)
-	}
-	if n > len(cpus) && !o.NoPin {
-		return fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+	cpus, n, err := o.workerCPUs()
+	if err != nil {
+		return err
 	}
 	want := n
 	if info.sessions > 0 && n > info.sessions {
@@ -195,6 +177,65 @@ func (r *Replay) setup() error {
 	return nil
 }
 
+// workerCPUs returns the CPUs workers may be pinned to and how many workers the options ask
+// for (before the plan lowers it), checking them before anything is created rather than
+// letting every worker fail to pin itself.
+func (o *Options) workerCPUs() (cpus []int, n int, err error) {
+	cpus = o.CPUs
+	if cpus == nil {
+		if cpus, err = allowedCPUs(); err != nil {
+			return nil, 0, err
+		}
+	} else if !o.NoPin {
+		if err := CheckCPUs(cpus); err != nil {
+			return nil, 0, fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
+		}
+	}
+	if len(cpus) == 0 {
+		return nil, 0, errors.New("cpus: no CPU to run workers on")
+	}
+	n = o.Workers
+	if n == 0 {
+		n = len(cpus)
+	}
+	if n > len(cpus) && !o.NoPin {
+		return nil, 0, fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+	}
+	return cpus, n, nil
+}
+
+// CheckOptions checks what New checks of opts without a plan, a server or an output
+// directory (the options, headers, TLS files, URLs, CPUs and workers), so a caller that
+// makes the plan first (profile) can refuse bad flags before anything is compiled or sent.
+func CheckOptions(opts Options) error {
+	opts.URLs = append([]string(nil), opts.URLs...) // normalize rewrites them
+	if opts.Plan == "" {
+		opts.Plan = "plan" // not opened here
+	}
+	if opts.OutputDir == "" {
+		opts.OutputDir = "run"
+	}
+	if err := opts.normalize(); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	if _, err := mergeHeaders(nil, opts.Headers, opts.APIKey); err != nil {
+		return fmt.Errorf("replay: header: %w", err)
+	}
+	tcfg, err := loadTLSConfig(opts.TLSCAFile, opts.TLSInsecureSkipVerify)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	for _, u := range opts.URLs {
+		if _, err := newTarget(u, &headConfig{method: "POST", paths: []string{"/"}}, tcfg); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+	}
+	if _, _, err := opts.workerCPUs(); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	return nil
+}
+
 // notice writes one line on the notice writer, every URL in it redacted (redact.Text: the
 // scraper's and the HTTP client's errors hold whole URLs).
 func (r *Replay) notice(s string) {
@@ -230,6 +271,7 @@ type proc struct {
 	errs    atomic.Int64
 	exited  chan struct{}
 	waitErr error
+	maxRSS  int64 // peak resident set (its "memory" line)
 }
 
 func (p *proc) send(s string) {
@@ -432,6 +474,11 @@ func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.
 		wi := &m.Workers[i]
 		st, counts, why := r.workerOutcome(p, wi, runErr)
 		wi.Status = st
+		if p != nil {
+			p.mu.Lock()
+			wi.MaxRSSBytes = p.maxRSS
+			p.mu.Unlock()
+		}
 		m.Counts.Add(counts)
 		if why != "" {
 			failures = append(failures, why)
@@ -584,6 +631,12 @@ func (r *Replay) startWorker(cfg workerConfig, readyCh, exitCh chan<- int) (*pro
 				if json.Unmarshal([]byte(rest), &c) == nil {
 					p.mu.Lock()
 					p.calib = &c
+					p.mu.Unlock()
+				}
+			case "memory":
+				if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
+					p.mu.Lock()
+					p.maxRSS = n
 					p.mu.Unlock()
 				}
 			case "ready":

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -130,8 +129,9 @@ func (c *Chat) Options(args []string, getenv func(string) string) (*ChatOptions,
 	if *c.maxTokens < 0 {
 		return nil, fmt.Errorf("--output-tokens-mean %d: want 0 (the model decides) or more", *c.maxTokens)
 	}
-	if t := *c.timeout; t <= 0 || math.IsNaN(t) || math.IsInf(t, 0) {
-		return nil, fmt.Errorf("--request-timeout-seconds %v: must be a positive number", t)
+	timeout, err := durationFlag("request-timeout-seconds", *c.timeout, false)
+	if err != nil {
+		return nil, err
 	}
 	if *c.maxResponse <= 0 || *c.maxResponse > replay.MaxResponseBytesLimit {
 		return nil, fmt.Errorf("--max-response-bytes %d: must be between 1 and %d (1 GiB)", *c.maxResponse, replay.MaxResponseBytesLimit)
@@ -149,7 +149,7 @@ func (c *Chat) Options(args []string, getenv func(string) string) (*ChatOptions,
 		key = getenv("OPENAI_API_KEY")
 	}
 	o.Single = replay.SingleOptions{URL: *c.url, Path: ep.RequestPath(true), Headers: ep.Headers, UserHeaders: *c.headers,
-		APIKey: key, TLSCAFile: *c.caFile, TLSInsecureSkipVerify: *c.insecure, Timeout: seconds(*c.timeout),
+		APIKey: key, TLSCAFile: *c.caFile, TLSInsecureSkipVerify: *c.insecure, Timeout: timeout,
 		MaxResponseBytes: *c.maxResponse, UserAgent: "llmbench-chat/" + version.String()}
 	if !o.UseServerTokenCount {
 		spec := (&planFlags{tokenizer: *c.tok}).tokenizerSpec(o.Model)
