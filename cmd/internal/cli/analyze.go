@@ -80,6 +80,7 @@ type config struct {
 	exportPrefix    string
 	exportLevel     string
 	httpTrace       bool
+	traceTiming     bool
 	perChunk        bool
 }
 
@@ -114,6 +115,7 @@ func NewAnalyze() *Analyze {
 	fs.Float64Var(&c.maxWorkerCPUPct, "max-worker-cpu", 90, "verdict bound on a worker's CPU use, percent of one core (a positive finite number)")
 	fs.StringVar(&c.exportPrefix, "profile-export-prefix", DefaultExportPrefix, "name every export PREFIX_aiperf.json, PREFIX_aiperf.csv, PREFIX.jsonl, ... (AIPerf's)")
 	fs.StringVar(&c.exportLevel, "export-level", "records", "summary (JSON and CSV only), records (also the per-request JSONL) or raw (as records: the run directory's raw logs hold every byte)")
+	fs.BoolVar(&c.traceTiming, "show-trace-timing", false, "also print the HTTP trace timing table (k6's http_req_* metrics: connecting, sending, waiting, receiving, duration) after the metrics")
 	fs.BoolVar(&c.httpTrace, "export-http-trace", false, "add each request's trace_data to the JSONL: send, headers, first and last read and connect times (wall-clock ns), every read as [ns, bytes], AIPerf's durations")
 	fs.BoolVar(&c.perChunk, "export-per-chunk-data", false, "add each request's response chunks (every read as [ns, bytes]) to the JSONL as trace_data; inter_chunk_latency lists are always there")
 	a.claim = addClaimFlags(fs) // the benchmark claim's flags (claim.go)
@@ -319,6 +321,11 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 	if !c.quiet {
 		if err := analyze.WriteConsole(stdout, s); err != nil {
 			return bad("%v", err)
+		}
+		if c.traceTiming {
+			if err := analyze.WriteTraceTiming(stdout, s); err != nil {
+				return bad("%v", err)
+			}
 		}
 		fmt.Fprintf(stdout, "Exports in %s: %s\n", out, strings.Join(written, ", "))
 	}
