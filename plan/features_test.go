@@ -359,11 +359,14 @@ func TestPhaseCaps(t *testing.T) {
 // the run's start (AIPerf: target·0.1/duration, stepped every 0.1 s), and without it the
 // warmup takes the profile's ramp; the profile ramps again from its own start.
 func TestWarmupRateRamp(t *testing.T) {
-	gaps := func(rampWarm, rampProfile float64) []int64 {
+	gaps := func(rampWarm, rampProfile float64, warmRate ...float64) []int64 {
 		o := testOptions(t)
 		o.RequestRate, o.ArrivalPattern, o.RequestCount = 10, "constant", 20
 		o.RequestRateRampDuration = rampProfile
 		o.WarmupRequestCount, o.WarmupRequestRateRampDuration = 10, rampWarm
+		if len(warmRate) > 0 {
+			o.WarmupRequestRate = warmRate[0]
+		}
 		p, _ := compileOpen(t, o)
 		rs := records(t, p)
 		var out []int64
@@ -383,5 +386,11 @@ func TestWarmupRateRamp(t *testing.T) {
 	}
 	if both[10] <= steady[10] {
 		t.Errorf("profile ramp: its first gap %d, steady %d: it does not ramp from its own start", both[10], steady[10])
+	}
+	// The warmup's own rate still ramps by the profile's ramp when it has none of its own
+	// (it was planned at a steady rate then).
+	ownRate := gaps(0, 2, 10)
+	if ownRate[0] != both[0] {
+		t.Errorf("--warmup-request-rate with the profile's ramp: first gap %d, want the ramp's %d", ownRate[0], both[0])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/mmapds"
 )
 
 // TestFirstToken: the first event with output text ends prefill, whatever the reads' cut; a
@@ -67,5 +68,25 @@ func BenchmarkFirstToken(b *testing.B) {
 		if !f.feed(body[:40]) && !f.feed(body) {
 			b.Fatal("no first token")
 		}
+	}
+}
+
+// TestLiveHistoryResponseField: a raw plan's --response-field tells live history where the
+// output text is, as it tells analyze: a shape the endpoint cannot detect still gives the
+// history its text (and the prefill cap its first token).
+func TestLiveHistoryResponseField(t *testing.T) {
+	m := &mmapds.Meta{Endpoint: "raw", LiveHistoryMarker: "@@M@@", Streaming: true, Spec: map[string]any{"response-field": "result.answer"}}
+	var l live
+	if err := l.init(m); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("data: {\"result\":{\"answer\":\"Paris\"}}\n\ndata: {\"result\":{\"answer\":\" is the capital\"}}\n\n")
+	if got := string(l.responseText(nil, body)); got != "Paris is the capital" {
+		t.Errorf("history text %q, want the response field's text", got)
+	}
+	var f firstToken
+	f.reset(l.ep)
+	if !f.feed(body) {
+		t.Error("no first token found through the response field")
 	}
 }
