@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/profile"
 )
 
 // profileArgs runs profile with exactly args (plus the artifact folder) in a fresh folder.
@@ -23,7 +24,7 @@ func profileArgs(t *testing.T, env map[string]string, args ...string) profileRun
 // planOf returns the plan file of the one run under r.dir and its SHA-256.
 func planOf(t *testing.T, r profileRun) (*mmapds.Plan, [32]byte) {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(r.dir, "*", planFile))
+	m, err := filepath.Glob(filepath.Join(r.dir, "*", profile.PlanFile))
 	if err != nil || len(m) != 1 {
 		t.Fatalf("plans under %s: %v %v\nstderr:\n%s", r.dir, m, err, r.stderr)
 	}
