@@ -135,7 +135,7 @@ func tableRows(res []Result) ([]string, [][]string) {
 	for _, r := range res {
 		tags = append(tags, r.Tag)
 		name := r.Header + " (" + r.Unit + ")"
-		if r.Unit == unitRequests || r.Unit == unitCount {
+		if r.Unit == unitRequests || r.Unit == unitCount || r.Unit == "" {
 			name = r.Header
 		}
 		if r.Stats == nil {
