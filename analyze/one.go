@@ -49,11 +49,12 @@ func NewRequestAnalyzer(o RequestOptions) (*RequestAnalyzer, error) {
 // cancellation; Index and body length from rec.BodyLen). The result aliases the analyzer and
 // is valid until the next call.
 func (a *RequestAnalyzer) Analyze(q *rawlog.Request, rec *mmapds.Record) RequestMetrics {
-	return RequestMetrics{m: a.p.compute(q, rec, int(rec.BodyLen)), content: a.p.d.Content, reasoning: a.p.d.Reasoning}
+	return RequestMetrics{p: a.p, m: a.p.compute(q, rec, int(rec.BodyLen)), content: a.p.d.Content, reasoning: a.p.d.Reasoning}
 }
 
 // RequestMetrics is one request's metrics, as RequestAnalyzer.Analyze computed them.
 type RequestMetrics struct {
+	p                  *processor
 	m                  *requestMetrics
 	content, reasoning []byte
 }
@@ -88,19 +89,23 @@ func (r RequestMetrics) Status() int { return r.m.Status }
 // Value is record metric id in display units (milliseconds, tokens, tokens/s), as the exports
 // show it; false when the request has no such value.
 func (r RequestMetrics) Value(id MetricID) (float64, bool) {
-	if id < 0 || int(id) >= numRecord {
+	if id < 0 || int(id) >= len(r.m.Has) {
 		return 0, false
 	}
-	return r.m.value(id)
+	return r.p.value(id)
 }
 
 // Stored is record metric id in stored units (nanoseconds for times); false when the request
 // has no such value.
 func (r RequestMetrics) Stored(id MetricID) (float64, bool) {
-	if id < 0 || int(id) >= numRecord || !r.m.Has[id] {
+	if id < 0 || int(id) >= len(r.m.Has) {
 		return 0, false
 	}
-	return r.m.Values[id], true
+	src := r.p.reg.def(id).source()
+	if !r.m.Has[src] {
+		return 0, false
+	}
+	return r.m.Values[src], true
 }
 
 // Good tells whether a valid request met every SLO of RequestOptions.Goodput.
