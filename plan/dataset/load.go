@@ -32,6 +32,18 @@ const (
 	TypeBurstGPT   = "burst_gpt_trace"
 )
 
+// dynamoTypes are the names a user may give Dynamo's request traces (dynamo.request.trace.v1),
+// which LoadFile refuses with errDynamo: docs/datasets.md "Dynamo request traces".
+var dynamoTypes = []string{"dynamo", "dynamo_trace", "dynamo_agent_trace"}
+
+// dynamoSchema is the schema member of a Dynamo request-trace record.
+const dynamoSchema = "dynamo.request.trace.v1"
+
+// errDynamo says why Dynamo request traces are not read.
+var errDynamo = errors.New(dynamoSchema + " records (Dynamo request traces) are not read: their records name a request's session and parent session " +
+	"but not the request a subagent was launched after nor the one that waited for it, so the graph could only be guessed " +
+	"from timestamps (docs/datasets.md \"Dynamo request traces\")")
+
 // FileTypes returns the input file types LoadFile reads, sorted.
 func FileTypes() []string {
 	return []string{TypeBailian, TypeBurstGPT, TypeDAG, TypeMooncake, TypeMultiTurn, TypeRandomPool, TypeRawPayload, TypeShareGPT, TypeSingleTurn, TypeWeka}
@@ -141,6 +153,8 @@ func LoadFile(opts FileOptions) (*Dataset, error) {
 		if typ, err = detectType(in); err != nil {
 			return nil, err
 		}
+	} else if slices.Contains(dynamoTypes, typ) {
+		return nil, fmt.Errorf("dataset: --custom-dataset-type %s: %w", typ, errDynamo)
 	} else if !slices.Contains(FileTypes(), typ) {
 		return nil, fmt.Errorf("dataset: --custom-dataset-type %q: want one of %s", typ, strings.Join(FileTypes(), ", "))
 	}
@@ -577,6 +591,10 @@ func detectFile(f inputFileData) (string, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(first, &obj); err != nil {
 		return "", fmt.Errorf("dataset: %s line %d: cannot tell the format: %v", f.path, line, jsonError(err))
+	}
+	var schema string
+	if json.Unmarshal(obj["schema"], &schema) == nil && schema == dynamoSchema {
+		return "", fmt.Errorf("dataset: %s line %d: %w", f.path, line, errDynamo)
 	}
 	typ, err := detectRecord(obj)
 	if err != nil {
