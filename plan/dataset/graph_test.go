@@ -205,6 +205,7 @@ func TestWekaErrors(t *testing.T) {
 		{"unknown top", `{"id": "e", "models": [], "block_size": 16, "hash_id_scope": "local", "requests": [], "colour": 1}`, `unknown field "colour"`},
 		{"unknown in request", fmt.Sprintf(base, `{"t": 0, "type": "n", "model": "m", "in": 1, "out": 1, "tokens": 3}`), `requests[0]: unknown field "tokens"`},
 		{"unknown nested", fmt.Sprintf(base, req+`, {"t": 1, "type": "subagent", "agent_id": "a", "subagent_type": "x", "status": "completed", "models": [], "requests": [{"t": 1, "type": "s", "model": "m", "in": 1, "out": 1, "xx": 0}]}`), `requests[1].requests[0]: unknown field "xx"`},
+		{"unknown two deep", fmt.Sprintf(base, req+`, {"t": 1, "type": "subagent", "agent_id": "a", "subagent_type": "x", "status": "completed", "models": [], "requests": [`+req+`, {"t": 1, "type": "subagent", "agent_id": "b", "subagent_type": "x", "status": "completed", "models": [], "requests": [{"t": 1, "type": "s", "model": "m", "in": 1, "out": 1, "xx": 0}]}]}`), `requests[1].requests[1].requests[0]: unknown field "xx"`},
 		{"ttft on n", fmt.Sprintf(base, `{"t": 0, "type": "n", "model": "m", "in": 1, "out": 1, "ttft": 0.1}`), `requests[0]: unknown field "ttft"`},
 		{"bad type", fmt.Sprintf(base, `{"t": 0, "type": "x"}`), `requests[0]: type "x"`},
 		{"negative t", fmt.Sprintf(base, `{"t": -1, "type": "n", "model": "m", "in": 1, "out": 1}`), `requests[0]: t -1: must not be negative`},
@@ -224,6 +225,10 @@ func TestWekaErrors(t *testing.T) {
 			_, err := LoadFile(FileOptions{Path: p, Type: TypeWeka, Tokenizer: tok, Corpus: c})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
 				t.Fatalf("%v; want the file and %q", err, tc.want)
+			}
+			// An entry is named once, by its whole path, right after the file.
+			if strings.HasPrefix(tc.want, "requests[") && !strings.Contains(err.Error(), p+": "+tc.want) {
+				t.Fatalf("%v; want %q right after the file", err, tc.want)
 			}
 		})
 	}
@@ -339,6 +344,10 @@ func TestDAGErrors(t *testing.T) {
 			_, err := LoadFile(FileOptions{Path: p, Type: TypeDAG, Tokenizer: tok, Corpus: c})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
 				t.Fatalf("%v; want the file and %q", err, tc.want)
+			}
+			// An entry is named once, by its whole path, right after the file.
+			if strings.HasPrefix(tc.want, "requests[") && !strings.Contains(err.Error(), p+": "+tc.want) {
+				t.Fatalf("%v; want %q right after the file", err, tc.want)
 			}
 		})
 	}

@@ -147,6 +147,15 @@ func countWekaRequests(es []wekaEntry) int {
 	return n
 }
 
+// wekaEntryError is a bad entry named by its path in the trace ("requests[3].requests[0]").
+type wekaEntryError struct {
+	where string
+	err   error
+}
+
+func (e *wekaEntryError) Error() string { return e.where + ": " + e.err.Error() }
+func (e *wekaEntryError) Unwrap() error { return e.err }
+
 // parseWekaEntries parses a requests list; where names it, seen holds the agent ids so far.
 func parseWekaEntries(list []json.RawMessage, where string, seen map[string]bool) ([]wekaEntry, error) {
 	out := make([]wekaEntry, 0, len(list))
@@ -154,7 +163,11 @@ func parseWekaEntries(list []json.RawMessage, where string, seen map[string]bool
 		w := fmt.Sprintf("%s[%d]", where, i)
 		e, err := parseWekaEntry(raw, w, seen)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", w, err)
+			var named *wekaEntryError
+			if errors.As(err, &named) {
+				return nil, err // an entry of a subagent's list, named by its whole path
+			}
+			return nil, &wekaEntryError{where: w, err: err}
 		}
 		out = append(out, e)
 	}
