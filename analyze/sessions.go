@@ -1,9 +1,11 @@
 package analyze
 
 import (
+	"encoding/csv"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/llmbench/llmbench/mmapds"
@@ -460,6 +462,55 @@ func sessionsJSON(ss *SessionSummary) *ordered {
 		o.add("prefix_reuse", ro)
 	}
 	return o
+}
+
+// writeSessionsCSV writes the session metrics of a graph plan's run (nothing for other
+// runs) after two blank rows: their distributions under the distribution columns
+// ("Session Metric", avg, …, std), then the counts, AIPerf's branch_stats and the prefix
+// reuse as "Session Value" rows, named as in the JSON.
+func writeSessionsCSV(cw *csv.Writer, ss *SessionSummary) {
+	if ss == nil {
+		return
+	}
+	cw.Write(nil)
+	cw.Write(nil)
+	cw.Write(append([]string{"Session Metric"}, csvStatKeys[:]...))
+	for i := range ss.Results {
+		r := &ss.Results[i]
+		if r.Stats == nil {
+			continue
+		}
+		row := []string{csvName(r.Header, r.Unit)}
+		for _, k := range csvStatKeys {
+			row = append(row, csvNumber(csvStat(r.Stats, k)))
+		}
+		cw.Write(row)
+	}
+	cw.Write(nil)
+	cw.Write([]string{"Session Value", "Value"})
+	b := ss.Branch
+	for _, kv := range []struct {
+		name string
+		v    int64
+	}{
+		{"sessions", ss.Sessions}, {"sessions_completed", ss.Completed}, {"sessions_failed", ss.Failed},
+		{"sessions_incomplete", ss.Incomplete}, {"skipped_requests", ss.Skipped},
+		{"children_spawned", b.ChildrenSpawned}, {"children_completed", b.ChildrenCompleted},
+		{"children_errored", b.ChildrenErrored}, {"children_truncated", b.ChildrenTruncated},
+		{"children_delayed", b.ChildrenDelayed}, {"parents_suspended", b.ParentsSuspended},
+		{"parents_resumed", b.ParentsResumed}, {"parents_failed_due_to_child_error", b.ParentsFailedDueToChildError},
+		{"joins_suppressed", b.JoinsSuppressed},
+	} {
+		cw.Write([]string{kv.name, strconv.FormatInt(kv.v, 10)})
+	}
+	if r := ss.Reuse; r != nil {
+		cw.Write([]string{"expected_reused_tokens", strconv.FormatInt(r.ExpectedTokens, 10)})
+		cw.Write([]string{"prompt_tokens", strconv.FormatInt(r.PromptTokens, 10)})
+		cw.Write([]string{"expected_hit_rate", strconv.FormatFloat(r.ExpectedRatio, 'f', 4, 64)})
+		if r.ServerKnown {
+			cw.Write([]string{"server_hit_rate", strconv.FormatFloat(r.ServerRatio, 'f', 4, 64)})
+		}
+	}
 }
 
 // branchStatsJSON is AIPerf's branch_stats block.

@@ -444,6 +444,16 @@ func TestAgenticProfileAgentXShape(t *testing.T) {
 	if _, ok := s["branch_stats"]; !ok {
 		t.Fatal("no branch_stats")
 	}
+	// The CSV has them too: the distributions, then the counts and branch_stats by their JSON names.
+	csvb, err := os.ReadFile(filepath.Join(out, "profile_export_aiperf.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\r\nSession Metric,avg,", "\r\nSession Latency (ms),", "\r\nParent Wait on Children (ms),", "\r\nchildren_spawned,", "\r\nexpected_hit_rate,0."} {
+		if !bytes.Contains(csvb, []byte(want)) {
+			t.Fatalf("profile_export_aiperf.csv has no %q:\n%s", want, csvb)
+		}
+	}
 	if b, err := os.ReadFile(filepath.Join(out, "report.html")); err != nil || !bytes.Contains(b, []byte(`"sessions":{`)) {
 		t.Fatalf("report.html without sessions: %v", err)
 	}
