@@ -111,7 +111,7 @@ func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 			}
 		}
 	}
-	writeServerMetricsCSV(cw, s) // server and GPU metrics, the TTFT comparison (servermetrics_export.go)
+	writeServerMetricsCSV(cw, s)     // server and GPU metrics, the TTFT comparison (servermetrics_export.go)
 	writeSessionsCSV(cw, s.Sessions) // graph plans: session metrics, branch_stats, prefix reuse (sessions.go)
 	if s.Claim != nil {
 		cw.Write(nil)

@@ -449,7 +449,7 @@ func TestAgenticProfileAgentXShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"\r\nSession Metric,avg,", "\r\nSession Latency (ms),", "\r\nParent Wait on Children (ms),", "\r\nchildren_spawned,", "\r\nexpected_hit_rate,0."} {
+	for _, want := range []string{"\r\nSession Metric,avg,", "\r\nSession Latency (ms),", "\r\nRequests per Session,", "\r\nchildren_spawned,", "\r\nexpected_hit_rate,0."} {
 		if !bytes.Contains(csvb, []byte(want)) {
 			t.Fatalf("profile_export_aiperf.csv has no %q:\n%s", want, csvb)
 		}
