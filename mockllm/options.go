@@ -72,6 +72,9 @@ type Options struct {
 	// the zero value counts them as free.
 	Media MediaCost
 
+	// Quirks reproduce how real servers depart from the APIs and from HTTP (quirks.go).
+	Quirks Quirks
+
 	// ScheduleLog, when set, receives one JSON line per inference request
 	// (ScheduleRecord): the instants its events were due and when each was
 	// sent. Writes are serialized, one per line; nil means no log.

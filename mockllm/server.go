@@ -156,6 +156,10 @@ var routes = map[string]route{
 // ServeHTTP routes a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	arrival := monoNow()
+	w.Header().Set("Server", "mockllm")
+	if s.opts.Quirks.CloseAfterResponse {
+		w.Header().Set("Keep-Alive", keepAliveHeader)
+	}
 	path := r.URL.Path
 	rt, ok := routes[path]
 	if !ok && strings.HasPrefix(path, imageContentPrefix) {
@@ -177,7 +181,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, style, http.StatusUnauthorized, "authentication_error", "mockllm: invalid or missing API key")
 		return
 	}
-	rt.serve(s, w, r, rt.api, arrival)
+	if !s.opts.Quirks.CloseAfterResponse || rt.method != http.MethodPost {
+		rt.serve(s, w, r, rt.api, arrival)
+		return
+	}
+	h := &hijackWatch{ResponseWriter: w}
+	rt.serve(s, h, r, rt.api, arrival)
+	closeAfterResponse(h)
 }
 
 // authorized checks the API key: x-api-key on the Anthropic route,
@@ -297,7 +307,7 @@ func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, 
 	var err error
 	switch api {
 	case apiChat:
-		req, err = parseChat(body, &s.opts.Media)
+		req, err = parseChat(body, &s.opts.Media, s.opts.Quirks.IgnoreMaxCompletionTokens)
 	case apiCompletions:
 		req, err = parseCompletions(body)
 	case apiResponses:

@@ -73,6 +73,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs.IntVar(&o.Media.ImageTokens, "image-tokens", d.Media.ImageTokens, "prompt tokens counted per image part (each must decode, else 400)")
 	fs.Float64Var(&o.Media.AudioTokensPerSecond, "audio-tokens-per-second", d.Media.AudioTokensPerSecond, "prompt tokens counted per second of audio (rounded up per clip)")
 	fs.IntVar(&o.Media.VideoTokens, "video-tokens", d.Media.VideoTokens, "prompt tokens counted per video part")
+	fs.BoolVar(&o.Quirks.IgnoreMaxCompletionTokens, "ignore-max-completion-tokens", false, "quirk: read a chat request's limit from max_tokens only, dropping max_completion_tokens (llama.cpp)")
+	fs.BoolVar(&o.Quirks.CloseAfterResponse, "close-after-response", false, "quirk: close the connection right after each inference response while announcing Keep-Alive (llama.cpp)")
+	fs.BoolVar(&o.Quirks.NoMetrics, "no-metrics", false, "quirk: answer /metrics with 501 and a hint (llama.cpp without --metrics)")
 	ver := cli.AddVersion(fs)
 	schedPath := fs.String("schedule-log", "", "write one JSON line per request: when its events were due and when each was sent (docs/mockllm.md)")
 	fs.Usage = func() {
