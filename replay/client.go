@@ -238,6 +238,10 @@ type conn struct {
 	target int
 	used   bool // carried a request before
 	broken bool // must not be reused
+	// uses counts the responses it carried; idleSinceNs is when the last one ended (run
+	// clock): what connPolicy.serverClosed judges a close by.
+	uses        int
+	idleSinceNs int64
 }
 
 // pool keeps idle keep-alive connections per target. Connections are taken LIFO so the

@@ -49,6 +49,7 @@ type lconn struct {
 	slot      int32 // index in evloop.conns: the epoll event's data
 	req       *lreq // request using it; nil while idle
 	pendingIn bool  // a readable edge came while nobody was reading
+	fin       bool  // the server's FIN was reported (EPOLLRDHUP or EPOLLHUP)
 }
 
 // lreq is one unit in flight on the loop: the runner's state, as data.
@@ -489,6 +490,7 @@ func (l *evloop) startTurn(r *lreq, first bool) {
 	q.ReadyNs = r.ready
 	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
 	q.ConnectStartNs, q.ConnectEndNs = -1, -1
+	resetReconnect(q)
 	resetResponse(q)
 	q.Err = ""
 	q.URLIndex = r.url
@@ -500,18 +502,30 @@ func (l *evloop) startTurn(r *lreq, first bool) {
 	l.connect(r)
 }
 
-// connect gives r a connection: a reused one, or a new non-blocking connect.
+// connect gives r a connection: a reused one, or a new non-blocking connect (always for a
+// URL whose server closes after each response: connpolicy.go).
 func (l *evloop) connect(r *lreq) {
 	w := l.w
 	var c *lconn
-	switch w.reuse {
-	case ReusePooled:
+	switch {
+	case w.reuse != ReuseNever && w.conns.closesAfterResponse(r.url):
+		r.q.ServerClosed = true
+		if r.sticky != nil {
+			l.closeConn(r.sticky)
+			r.sticky = nil
+		}
+	case w.reuse == ReusePooled:
 		if s := l.idle[r.url]; len(s) > 0 {
 			c, s[len(s)-1] = s[len(s)-1], nil
 			l.idle[r.url] = s[:len(s)-1]
 		}
-	case ReuseSticky:
+	case w.reuse == ReuseSticky:
 		c = r.sticky
+		if c != nil && c.fd < 0 {
+			// The server closed it between the session's turns (idleClosed).
+			r.sticky, c = nil, nil
+			r.q.ServerClosed = true
+		}
 	}
 	if c != nil {
 		c.req, r.c = r, c
@@ -590,8 +604,11 @@ func (l *evloop) onEvent(c *lconn, events uint32) {
 	}
 	r := c.req
 	in := events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
+	c.fin = c.fin || events&(unix.EPOLLRDHUP|unix.EPOLLHUP) != 0
 	if r == nil {
-		c.pendingIn = c.pendingIn || in
+		if in {
+			l.idleClosed(c)
+		}
 		return
 	}
 	switch r.state {
@@ -730,6 +747,8 @@ func (l *evloop) exchangeEnd(r *lreq, res exchangeResult, err error) {
 	if res == exStaleConn && r.attempt == 0 {
 		r.attempt++
 		c := r.c
+		markReconnect(&r.q)
+		w.conns.serverClosed(&c.conn, w.nowNs())
 		l.closeConn(c)
 		r.c = nil
 		if r.sticky == c {
@@ -760,10 +779,15 @@ func (l *evloop) finish(r *lreq, c *lconn, res exchangeResult, err error, prefix
 	l.stopTimer(r)
 	w.settle(q, res, err, prefix, r.cancelAt, &r.eb)
 	if c != nil {
-		c.used = true
+		c.reused(q.EndNs)
 		c.req = nil
+		if res == exOK && c.fin {
+			// The server closed it with the response: the FIN came with the last bytes.
+			c.broken = true
+			w.conns.serverClosed(&c.conn, q.EndNs)
+		}
 		switch {
-		case c.broken || w.reuse == ReuseNever || res != exOK:
+		case res != exOK || !w.conns.keep(&c.conn, w.reuse):
 			l.closeConn(c)
 			if r.sticky == c {
 				r.sticky = nil
@@ -873,6 +897,25 @@ func (l *evloop) closeConn(c *lconn) {
 	c.req = nil
 	l.conns[c.slot] = nil
 	l.closedSlots = append(l.closedSlots, c.slot)
+}
+
+// idleClosed takes an idle connection that became readable: the server closed it (FIN, or
+// a reset) or sent bytes nobody asked for (a 408 before closing). Either way it cannot carry
+// another request: it leaves the pool (a sticky one is dropped at its session's next turn)
+// and is closed, and a close soon after its only response teaches the URL's policy.
+func (l *evloop) idleClosed(c *lconn) {
+	if s := l.idle[c.target]; len(s) > 0 {
+		for i, x := range s {
+			if x == c {
+				copy(s[i:], s[i+1:])
+				s[len(s)-1] = nil
+				l.idle[c.target] = s[:len(s)-1]
+				break
+			}
+		}
+	}
+	l.w.conns.serverClosed(&c.conn, l.w.nowNs())
+	l.closeConn(c)
 }
 
 // closeIdle closes every pooled idle connection: after a stale one, the rest are as stale.

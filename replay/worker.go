@@ -49,6 +49,9 @@ type workerConfig struct {
 	ShardCount int `json:"shard_count,omitempty"`
 	// LocalAddrs are the source addresses to spread connections over (localaddr.go).
 	LocalAddrs []netip.Addr `json:"local_addrs,omitempty"`
+	// ServerCloses lists the URLs (indexes in URLs) whose server closes every connection
+	// after one response, as the preflight found (connpolicy.go).
+	ServerCloses []int `json:"server_closes,omitempty"`
 
 	// openLog opens the log file; nil means os.OpenFile. Tests put a failing file here.
 	openLog func(path string) (logFile, error)
@@ -94,6 +97,7 @@ type worker struct {
 	sh      *shard
 	targets []*target
 	pool    pool
+	conns   connPolicy // what each URL's server does with connections (connpolicy.go)
 	dialer  net.Dialer
 	reuse   string
 	timeout time.Duration
@@ -222,6 +226,7 @@ func newWorker(cfg workerConfig) (*worker, error) {
 		w.targets = append(w.targets, t)
 	}
 	w.pool.idle = make([][]*conn, len(w.targets))
+	w.conns.init(len(w.targets), cfg.ServerCloses)
 	shardC, err := shardConcurrency(w.meta.Concurrency, cfg.ShardIndex, cfg.ShardCount)
 	if err != nil {
 		return fail(err)
