@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // Target is one endpoint to scrape.
@@ -195,13 +197,22 @@ func (e *endpointState) get() ([]byte, string, error) {
 		return nil, "", err
 	}
 	if resp.StatusCode == http.StatusNotFound {
-		return nil, "", fmt.Errorf("%w: HTTP 404, nothing served there", ErrNotPrometheus)
+		return nil, "", fmt.Errorf("%w: HTTP 404%s, nothing served there", ErrNotPrometheus, serverSays(body))
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, "", fmt.Errorf("HTTP %d", resp.StatusCode)
+		return nil, "", fmt.Errorf("HTTP %d%s", resp.StatusCode, serverSays(body))
 	}
 	if len(body) > MaxPageBytes {
 		return nil, "", fmt.Errorf("%w: page larger than %d bytes", ErrNotPrometheus, MaxPageBytes)
 	}
 	return body, resp.Header.Get("Content-Type"), nil
+}
+
+// serverSays is `: "<the server's own message>"` from a non-2xx page (llama.cpp's /metrics
+// without --metrics: "... Start it with `--metrics`"), redacted; "" when it says nothing.
+func serverSays(body []byte) string {
+	if m := endpoint.ErrorMessage(body); m != "" {
+		return fmt.Sprintf(": %q", redact.Text(m))
+	}
+	return ""
 }
