@@ -82,6 +82,7 @@ const (
 	MHTTPReqDataReceived
 	MHTTPReqChunksReceived
 	MHTTPReqConnectionReused
+	MHTTPReqReconnects
 	MScheduleLag
 	MDispatchLag
 	MSlotWait
@@ -262,6 +263,7 @@ var catalog = func() [numMetrics]MetricDef {
 	rec(MHTTPReqDataReceived, "http_req_data_received", "HTTP Request Data Received", unitBytes, a, 1, 1, 1560, n, n, y)
 	rec(MHTTPReqChunksReceived, "http_req_chunks_received", "HTTP Request Chunks Received", unitCount, a, 1, 1, 1570, n, n, y)
 	rec(MHTTPReqConnectionReused, "http_req_connection_reused", "HTTP Request Connection Reused", unitCount, a, 1, 1, 1580, n, n, y)
+	rec(MHTTPReqReconnects, "http_req_reconnects", "HTTP Request Reconnects", unitCount, o, 1, 1, 1585, n, n, y)
 	// Schedule fidelity and client health (ours).
 	rec(MScheduleLag, "schedule_lag", "Schedule Lag", unitMs, o, nsToMs, 1, 1000, y, n, n)
 	rec(MDispatchLag, "dispatch_lag", "Dispatch Lag", unitMs, o, nsToMs, 1, 1010, y, n, n)

@@ -56,6 +56,11 @@ type collector struct {
 	totalItems                      int64
 	totalErrISL                     int64
 	oslMismatch, usageDiscrepancy   int64
+	// oslAsked counts valid requests with an OSL and a requested one, oslOver those whose OSL
+	// exceeded the requested one by more than the mismatch tolerance (limitIgnored).
+	oslAsked, oslOver int64
+	// reconnects and serverClosed sum the sent requests' raw fields (ServerConnections).
+	reconnects, serverClosed int64
 	usage                           [4]int64 // prompt, completion, total, reasoning
 	usageSeen                       [4]bool
 	gaps, sameRead                  int64
@@ -116,6 +121,10 @@ func (c *collector) add(m *requestMetrics) {
 	if m.Sent {
 		c.sent++
 		c.sendWin.add(wall + m.SendNs)
+		c.reconnects += int64(m.Reconnects)
+		if m.ServerClosed {
+			c.serverClosed++
+		}
 	}
 	if m.Outcome == rawlog.OutcomeCompleted && m.EndNs >= 0 {
 		c.completed++
@@ -144,8 +153,13 @@ func (c *collector) add(m *requestMetrics) {
 	c.totalItems += int64(m.Values[MItemCount])
 	if m.Has[MOutputSequenceLength] && m.RequestedOSL > 0 {
 		req := float64(m.RequestedOSL)
-		if math.Abs(m.Values[MOutputSequenceLength]-req) > math.Min(req*0.05, 50) {
+		tol := math.Min(req*0.05, 50)
+		if math.Abs(m.Values[MOutputSequenceLength]-req) > tol {
 			c.oslMismatch++
+		}
+		c.oslAsked++
+		if m.Values[MOutputSequenceLength]-req > tol {
+			c.oslOver++
 		}
 	}
 	for _, id := range [...]MetricID{MUsagePromptTokensDiffPct, MUsageCompletionTokensDiffPct, MUsageReasoningTokensDiffPct} {
@@ -198,6 +212,10 @@ func (c *collector) merge(o *collector) {
 	c.totalItems += o.totalItems
 	c.totalErrISL += o.totalErrISL
 	c.oslMismatch += o.oslMismatch
+	c.oslAsked += o.oslAsked
+	c.oslOver += o.oslOver
+	c.reconnects += o.reconnects
+	c.serverClosed += o.serverClosed
 	c.usageDiscrepancy += o.usageDiscrepancy
 	for i := range c.usage {
 		c.usage[i] += o.usage[i]

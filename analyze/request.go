@@ -35,7 +35,12 @@ type requestMetrics struct {
 	Outcome       rawlog.Outcome
 	Status        int
 	ConnReused    bool
-	Valid         bool
+	// Reconnects and ServerClosed are the raw record's: the request was sent again on a new
+	// connection after the server closed the reused one, and it went on a new connection
+	// because of the server.
+	Reconnects   int
+	ServerClosed bool
+	Valid        bool
 	Err           *requestError
 	Sent          bool
 	// NotDue marks a request the plan's duration ended before it was due: not part of the
@@ -131,6 +136,7 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 
 	m.Index, m.Phase, m.Session, m.Turn = q.Index, rec.Phase, rec.Session, rec.Turn
 	m.Outcome, m.Status, m.ConnReused = q.Outcome, q.Status, q.ConnReused
+	m.Reconnects, m.ServerClosed = q.Reconnects, q.ServerClosed
 	m.IntendedNs, m.ReadyNs, m.SendNs, m.HeaderNs, m.EndNs = q.IntendedNs, q.ReadyNs, q.WriteStartNs, q.HeaderNs, q.EndNs
 	m.FirstContentNs, m.LastContentNs = -1, -1
 	m.CancelAfterNs = rec.CancelAfterNs
@@ -180,10 +186,15 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 func (p *processor) schedule(q *rawlog.Request) {
 	m := &p.m
 	// The client acted when it began to dial a new connection, else when it began writing:
-	// the connect itself is the network's and the server's time, not the client's lag.
+	// the connect itself is the network's and the server's time, not the client's lag. A
+	// request the server's close made it send again acted at its first attempt: the dead
+	// connection and the reconnect are the server's doing.
 	start := q.WriteStartNs
 	if q.ConnectStartNs >= 0 && (start < 0 || q.ConnectStartNs < start) {
 		start = q.ConnectStartNs
+	}
+	if q.Reconnects > 0 && q.FirstWriteStartNs >= 0 && (start < 0 || q.FirstWriteStartNs < start) {
+		start = q.FirstWriteStartNs
 	}
 	if start < 0 {
 		return
@@ -216,6 +227,7 @@ func (p *processor) http(q *rawlog.Request, bodyLen int) {
 	} else {
 		m.set(MHTTPReqConnectionReused, 0)
 	}
+	m.set(MHTTPReqReconnects, float64(q.Reconnects))
 	if q.WriteEndNs >= q.WriteStartNs {
 		m.set(MHTTPReqSending, float64(q.WriteEndNs-q.WriteStartNs))
 	}

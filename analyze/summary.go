@@ -65,6 +65,9 @@ type Verdict struct {
 	Reasons []string
 	// What the lag is judged against (analyze/verdict.go, docs/metrics.md).
 	VerdictContext
+	// Server is what the server did to the connections: the verdict names it, never as the
+	// client's (analyze/connections.go).
+	Server ServerConnections
 }
 
 // WorkerSummary is one worker's health over the profile window.
@@ -649,9 +652,10 @@ func (a *analysis) summarise(parts []*logAnalysis, records io.Writer) (*Summary,
 		offered: meta.OfferedRate, cpu: cpuDist, workers: s.Workers, gpus: s.GPUs, concurrency: meta.Concurrency, whole: true})
 	s.Errors = all.errorCounts()
 	s.Verdict = verdict(s, a.opts, a.verdictFacts(all, meta))
+	s.Verdict.Server = a.serverConnections(all)
 	a.judgeShards(s, lags)
 	s.shape = mergeShape(parts)
-	s.Notes = append(s.Notes, notes(s, all)...)
+	s.Notes = append(s.Notes, notes(s, all, a.planLimitField())...)
 
 	if a.sliceNs > 0 {
 		for i, k := range sortedKeys(sliceCols) {
@@ -861,32 +865,6 @@ func (a *analysis) results(c *collector, env resultEnv) []Result {
 			}
 			out = append(out, r)
 		}
-	}
-	return out
-}
-
-// notes are the warnings printed under the table.
-func notes(s *Summary, c *collector) []string {
-	var out []string
-	if c.sameRead > 0 {
-		out = append(out, fmt.Sprintf("%d of %d inter-chunk gaps (%s%%) are 0 ms because several events arrived in one socket read; they are not real inter-token latencies (see events_per_read; inter_chunk_latency and vllm_inter_token_latency include them)",
-			c.sameRead, c.gaps, fmtNum(float64(c.sameRead)/float64(c.gaps)*100)))
-	}
-	if c.oslMismatch > 0 {
-		out = append(out, fmt.Sprintf("%d requests produced an output length more than min(5%%, 50 tokens) away from the requested one (osl_mismatch_count): set ignore_eos/min_tokens, or use --use-server-token-count", c.oslMismatch))
-	}
-	if c.usageDiscrepancy > 0 {
-		out = append(out, fmt.Sprintf("%d requests have server usage counts more than 10%% away from the client's (usage_discrepancy_count): is the plan's tokenizer the model's?", c.usageDiscrepancy))
-	}
-	var clientErrs int64
-	for _, e := range s.Errors {
-		if e.Kind == kindClientError {
-			clientErrs += e.Count
-		}
-	}
-	if clientErrs > 0 {
-		out = append(out, fmt.Sprintf("%d requests failed with %s: the client, not the server, ran out of resources (file descriptors, local ports or socket buffers), so those requests measure the client: raise its limits (ulimit -n, net.ipv4.ip_local_port_range) or lower the concurrency (docs/metrics.md)",
-			clientErrs, kindClientError))
 	}
 	return out
 }
