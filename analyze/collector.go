@@ -61,10 +61,10 @@ type collector struct {
 	oslAsked, oslOver int64
 	// reconnects and serverClosed sum the sent requests' raw fields (ServerConnections).
 	reconnects, serverClosed int64
-	usage                           [4]int64 // prompt, completion, total, reasoning
-	usageSeen                       [4]bool
-	gaps, sameRead                  int64
-	errs                            map[string]*errAgg
+	usage                    [4]int64 // prompt, completion, total, reasoning
+	usageSeen                [4]bool
+	gaps, sameRead           int64
+	errs                     map[string]*errAgg
 
 	// Wall-clock windows: valid requests from send to last content (AIPerf's benchmark
 	// duration), sends of all sent requests, ends of completed requests.

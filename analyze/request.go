@@ -41,8 +41,8 @@ type requestMetrics struct {
 	Reconnects   int
 	ServerClosed bool
 	Valid        bool
-	Err           *requestError
-	Sent          bool
+	Err          *requestError
+	Sent         bool
 	// NotDue marks a request the plan's duration ended before it was due: not part of the
 	// benchmark at all.
 	NotDue         bool

@@ -38,7 +38,7 @@ func TestScrapeFailureShowsServerMessage(t *testing.T) {
 	var mu sync.Mutex
 	var notices []string
 	cfg := Config{
-		Targets: []Target{{srv.URL + "/llama/metrics", RoleServer}, {srv.URL + "/dcgm/metrics", RoleGPU}, {srv.URL + "/gone/metrics", RoleServer}},
+		Targets:  []Target{{srv.URL + "/llama/metrics", RoleServer}, {srv.URL + "/dcgm/metrics", RoleGPU}, {srv.URL + "/gone/metrics", RoleServer}},
 		Interval: 10 * time.Millisecond, Out: out,
 		Notice: func(s string) { mu.Lock(); notices = append(notices, s); mu.Unlock() },
 	}
