@@ -56,15 +56,16 @@ type collector struct {
 	totalItems                      int64
 	totalErrISL                     int64
 	oslMismatch, usageDiscrepancy   int64
+	usage                           [4]int64 // prompt, completion, total, reasoning
+	usageSeen                       [4]bool
+	gaps, sameRead                  int64
+	errs                            map[string]*errAgg
+
 	// oslAsked counts valid requests with an OSL and a requested one, oslOver those whose OSL
 	// exceeded the requested one by more than the mismatch tolerance (limitIgnored).
 	oslAsked, oslOver int64
 	// reconnects and serverClosed sum the sent requests' raw fields (ServerConnections).
 	reconnects, serverClosed int64
-	usage                    [4]int64 // prompt, completion, total, reasoning
-	usageSeen                [4]bool
-	gaps, sameRead           int64
-	errs                     map[string]*errAgg
 
 	// Wall-clock windows: valid requests from send to last content (AIPerf's benchmark
 	// duration), sends of all sent requests, ends of completed requests.
