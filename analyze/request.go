@@ -35,14 +35,9 @@ type requestMetrics struct {
 	Outcome       rawlog.Outcome
 	Status        int
 	ConnReused    bool
-	// Reconnects and ServerClosed are the raw record's: the request was sent again on a new
-	// connection after the server closed the reused one, and it went on a new connection
-	// because of the server.
-	Reconnects   int
-	ServerClosed bool
-	Valid        bool
-	Err          *requestError
-	Sent         bool
+	Valid         bool
+	Err           *requestError
+	Sent          bool
 	// NotDue marks a request the plan's duration ended before it was due: not part of the
 	// benchmark at all.
 	NotDue         bool
@@ -71,6 +66,12 @@ type requestMetrics struct {
 	// that completed at least one. Both alias the processor's buffers.
 	ICL []int64
 	EPR []int32
+
+	// Reconnects and ServerClosed are the raw record's: the request was sent again on a new
+	// connection after the server closed the reused one, and it went on a new connection
+	// because of the server.
+	Reconnects   int
+	ServerClosed bool
 }
 
 func (m *requestMetrics) set(id MetricID, v float64) {
