@@ -52,6 +52,10 @@ func serverCloseFact(sc *ServerConnections) string {
 	if sc.AfterEachResponse {
 		what = "the server closed the connection after each response"
 	}
-	return fmt.Sprintf("%s: %d reconnects, %d of %d requests on a new connection for it (the server's doing, not the client's: dispatch lag counts from each request's first attempt)",
-		what, sc.Reconnects, sc.ServerClosed, sc.Sent)
+	reconnects := "reconnects"
+	if sc.Reconnects == 1 {
+		reconnects = "reconnect"
+	}
+	return fmt.Sprintf("%s: %d %s, %d of %d requests on a new connection for it (the server's doing, not the client's: dispatch lag counts from each request's first attempt)",
+		what, sc.Reconnects, reconnects, sc.ServerClosed, sc.Sent)
 }

@@ -54,6 +54,11 @@ type Replay struct {
 	noticeMu sync.Mutex // notices come from every worker's reader goroutine
 
 	sm serverMetricsState // server_metrics.jsonl and DCGM scrapes (servermetrics.go)
+
+	// preflight is what the preflight found (nil when none ran); serverCloses the URLs whose
+	// server it saw close every connection after its response (preflight.go).
+	preflight    *rawlog.Preflight
+	serverCloses []int
 }
 
 // New checks the options, opens and verifies the plan (hash and every record), checks that
@@ -238,6 +243,13 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	if err := r.waitForModel(); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	if o.Preflight {
+		pf, closes, err := r.runPreflight()
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		r.preflight, r.serverCloses = pf, closes
+	}
 	// The claim is the run's first write into the directory (claim.go): a run that loses
 	// it writes nothing.
 	if err := r.claimDir(); err != nil {
@@ -282,7 +294,8 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			ConnReuse: o.ConnectionReuse, SessionHeader: o.SessionHeader, UserAgent: "llmbench-replay/" + o.ToolVersion,
 			TLSCAFile: o.TLSCAFile, TLSInsecure: o.TLSInsecureSkipVerify,
 			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin), Client: o.Client,
-			MaxResponseBytes: o.MaxResponseBytes, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount, LocalAddrs: o.LocalAddrs}
+			MaxResponseBytes: o.MaxResponseBytes, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount, LocalAddrs: o.LocalAddrs,
+			ServerCloses: r.serverCloses}
 		p, err := r.startWorker(cfg, readyCh, exitCh)
 		if err != nil {
 			for _, q := range procs[:i] {
@@ -694,7 +707,9 @@ func (r *Replay) initManifest() {
 		"max_response_bytes":             o.MaxResponseBytes,
 		"concurrency":                    r.plan.Meta().Concurrency,
 		"local_addrs":                    FormatLocalAddrs(o.LocalAddrs),
+		"preflight":                      o.Preflight,
 	}
+	m.Preflight = r.preflight
 }
 
 func (r *Replay) writeManifest() error {

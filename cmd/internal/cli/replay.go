@@ -49,6 +49,10 @@ type Replay struct {
 	waitInterval  *float64
 	contentType   *string
 	client        *string // --client (client.go)
+	// preflight and noPreflight are --preflight and --no-preflight; preflightOn is the
+	// default (profile's is on: PreflightByDefault).
+	preflight, noPreflight *bool
+	preflightOn            bool
 
 	// Validation holds the generator validation flags, --validate (validate.go).
 	Validation *Validate
@@ -88,10 +92,24 @@ func NewReplay() *Replay {
 	r.waitInterval = fs.Float64("wait-for-model-interval", replay.DefaultWaitForModelInterval.Seconds(), "seconds between readiness probes")
 	r.contentType = fs.String("request-content-type", "application/json", "Content-Type of the requests (the plan's bodies are JSON); -H 'Content-Type: ...' overrides it")
 	r.client = addClientFlag(fs)
+	r.preflight = fs.Bool("preflight", false, "before the run, send one tiny request of the plan's own shape to each URL: check the server honours the output limit, record what it is and how it treats connections (run.json preflight); refuse a run that could measure nothing (profile: on)")
+	r.noPreflight = fs.Bool("no-preflight", false, "skip the preflight (profile runs it by default)")
 	r.uiType = fs.String("ui-type", UISimple, "progress: simple (live line on a terminal, else a line every 10 s on stderr), dashboard (same as simple here) or none")
 	r.Validation = NewValidate("validate")
 	fs.AddFlagSet(r.Validation.FS)
 	return r
+}
+
+// PreflightByDefault makes the preflight run unless --no-preflight says otherwise (profile).
+func (r *Replay) PreflightByDefault() { r.preflightOn = true }
+
+// preflightOption is whether the preflight runs, from --preflight, --no-preflight and the
+// command's default.
+func (r *Replay) preflightOption() (bool, error) {
+	if *r.preflight && *r.noPreflight {
+		return false, errors.New("--preflight and --no-preflight are mutually exclusive")
+	}
+	return (r.preflightOn || *r.preflight) && !*r.noPreflight, nil
 }
 
 // The --ui-type values (AIPerf's): how replay shows its progress.
@@ -184,6 +202,11 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 	if err := r.waitOptions(o); err != nil {
 		return nil, err
 	}
+	pf, err := r.preflightOption()
+	if err != nil {
+		return nil, err
+	}
+	o.Preflight = pf
 	if Changed(r.FS, "request-content-type") {
 		ct := strings.TrimSpace(*r.contentType)
 		if mt, _, _ := strings.Cut(strings.ToLower(ct), ";"); strings.HasPrefix(strings.TrimSpace(mt), "multipart/") || ct == "" {
