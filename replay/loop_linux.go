@@ -781,8 +781,9 @@ func (l *evloop) finish(r *lreq, c *lconn, res exchangeResult, err error, prefix
 	if c != nil {
 		c.reused(q.EndNs)
 		c.req = nil
-		if res == exOK && c.fin {
-			// The server closed it with the response: the FIN came with the last bytes.
+		if res == exOK && c.fin && !c.broken {
+			// The server closed it with the response, the FIN with the last bytes, though
+			// the response said the connection would stay open.
 			c.broken = true
 			w.conns.serverClosed(&c.conn, q.EndNs)
 		}

@@ -56,6 +56,11 @@ const (
 	closeWatch = 200 * time.Millisecond
 )
 
+// PreflightUserAgentSuffix ends the User-Agent of the preflight's requests
+// ("llmbench-replay/VERSION (preflight)"), so that a server's logs, and test servers that
+// count the run's requests, can tell them from the run's.
+const PreflightUserAgentSuffix = " (preflight)"
+
 // ignoredOver is the fewest output tokens that show a limit of n ignored: a server that keeps
 // to it sends at most n (n+1 when it counts an end token), so more than twice n plus two is
 // no rounding. Counts from events or words are lower bounds, so they never overstate it.
@@ -94,7 +99,7 @@ func (r *Replay) runPreflight() (*rawlog.Preflight, []int, error) {
 	pf := &rawlog.Preflight{}
 	var closes []int
 	for i, base := range o.URLs {
-		p := &preflighter{ep: ep, headers: headers, ua: "llmbench-replay/" + o.ToolVersion, method: method, model: m.Model,
+		p := &preflighter{ep: ep, headers: headers, ua: "llmbench-replay/" + o.ToolVersion + PreflightUserAgentSuffix, method: method, model: m.Model,
 			timeout: min(preflightTimeout, o.RequestTimeout)}
 		// HTTP/1.1 (a custom dialer turns HTTP/2 off), no proxy, no compression: as the
 		// workers talk to the server.
