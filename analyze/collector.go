@@ -51,15 +51,17 @@ type collector struct {
 	valid, errors, gateErrors, good int64
 	notDue                          int64
 	sent, completed                 int64
-	totalISL, totalOSL              int64
-	totalOut, totalReason           int64
-	totalItems                      int64
-	totalErrISL                     int64
-	oslMismatch, usageDiscrepancy   int64
-	usage                           [4]int64 // prompt, completion, total, reasoning
-	usageSeen                       [4]bool
-	gaps, sameRead                  int64
-	errs                            map[string]*errAgg
+	// Token and item totals: sums of what servers reported (usage counts, items), so
+	// overflow-free float sums, exact for integer totals below 2^53.
+	totalISL, totalOSL            fsum
+	totalOut, totalReason         fsum
+	totalItems                    fsum
+	totalErrISL                   fsum
+	oslMismatch, usageDiscrepancy int64
+	usage                         [4]fsum // prompt, completion, total, reasoning
+	usageSeen                     [4]bool
+	gaps, sameRead                int64
+	errs                          map[string]*errAgg
 
 	// oslAsked counts valid requests with an OSL and a requested one, oslOver those whose OSL
 	// exceeded the requested one by more than the mismatch tolerance (limitIgnored).
@@ -137,7 +139,7 @@ func (c *collector) add(m *requestMetrics) {
 			c.gateErrors++
 		}
 		if m.Has[MErrorISL] {
-			c.totalErrISL += int64(m.Values[MErrorISL])
+			c.totalErrISL.add(m.Values[MErrorISL])
 		}
 		return
 	}
@@ -147,11 +149,11 @@ func (c *collector) add(m *requestMetrics) {
 	}
 	c.benchWin.add(wall + m.SendNs)
 	c.benchWin.add(wall + m.SendNs + int64(m.Values[MRequestLatency]))
-	c.totalISL += int64(m.Values[MInputSequenceLength])
-	c.totalOSL += int64(m.Values[MOutputSequenceLength])
-	c.totalOut += int64(m.Values[MOutputTokenCount])
-	c.totalReason += int64(m.Values[MReasoningTokenCount])
-	c.totalItems += int64(m.Values[MItemCount])
+	c.totalISL.add(math.Trunc(m.Values[MInputSequenceLength]))
+	c.totalOSL.add(math.Trunc(m.Values[MOutputSequenceLength]))
+	c.totalOut.add(math.Trunc(m.Values[MOutputTokenCount]))
+	c.totalReason.add(math.Trunc(m.Values[MReasoningTokenCount]))
+	c.totalItems.add(math.Trunc(m.Values[MItemCount]))
 	if m.Has[MOutputSequenceLength] && m.RequestedOSL > 0 {
 		req := float64(m.RequestedOSL)
 		tol := math.Min(req*0.05, 50)
@@ -171,7 +173,7 @@ func (c *collector) add(m *requestMetrics) {
 	}
 	for i, id := range [...]MetricID{MUsagePromptTokens, MUsageCompletionTokens, MUsageTotalTokens, MUsageReasoningTokens} {
 		if m.Has[id] {
-			c.usage[i] += int64(m.Values[id])
+			c.usage[i].add(math.Trunc(m.Values[id]))
 			c.usageSeen[i] = true
 		}
 	}
@@ -206,12 +208,12 @@ func (c *collector) merge(o *collector) {
 	c.good += o.good
 	c.sent += o.sent
 	c.completed += o.completed
-	c.totalISL += o.totalISL
-	c.totalOSL += o.totalOSL
-	c.totalOut += o.totalOut
-	c.totalReason += o.totalReason
-	c.totalItems += o.totalItems
-	c.totalErrISL += o.totalErrISL
+	c.totalISL.merge(o.totalISL)
+	c.totalOSL.merge(o.totalOSL)
+	c.totalOut.merge(o.totalOut)
+	c.totalReason.merge(o.totalReason)
+	c.totalItems.merge(o.totalItems)
+	c.totalErrISL.merge(o.totalErrISL)
 	c.oslMismatch += o.oslMismatch
 	c.oslAsked += o.oslAsked
 	c.oslOver += o.oslOver
@@ -219,7 +221,7 @@ func (c *collector) merge(o *collector) {
 	c.serverClosed += o.serverClosed
 	c.usageDiscrepancy += o.usageDiscrepancy
 	for i := range c.usage {
-		c.usage[i] += o.usage[i]
+		c.usage[i].merge(o.usage[i])
 		c.usageSeen[i] = c.usageSeen[i] || o.usageSeen[i]
 	}
 	c.gaps += o.gaps

@@ -12,7 +12,7 @@ import (
 
 // killWorker rewrites worker w of the run in dir as replay leaves a worker killed with
 // SIGKILL: its log keeps the first done requests, has Sent records (and no Request record)
-// for the next inFlight, and no footer; the rest of its shard is in the recovery log replay
+// for the next inFlight, and no footer; the rest of its part is in the recovery log replay
 // writes, as not_sent records. It returns the worker's planned count.
 func killWorker(t *testing.T, dir string, w, done, inFlight int) int {
 	t.Helper()

@@ -137,7 +137,7 @@ type Header struct {
 
 	// PlanPath is the plan's path as run.json's plan_path gives it.
 	PlanPath string
-	// Planned is the number of plan records in the worker's shard (run.json workers[].planned).
+	// Planned is the number of plan records in the worker's part (run.json workers[].planned).
 	Planned int
 	// Workers is the number of worker processes in the run.
 	Workers int

@@ -59,9 +59,13 @@ type Manifest struct {
 	TelemetryLog string `json:"telemetry_log,omitempty"`
 	// TelemetryNote says why there is no telemetry.
 	TelemetryNote string `json:"telemetry_note,omitempty"`
-	Host          string `json:"host"`
-	Kernel        string `json:"kernel"`
-	CPUModel      string `json:"cpu_model,omitempty"`
+	// ServerMetricsNotes are the server-metrics scraper's warnings (an endpoint dropped or
+	// unreachable, a page over the caps, scrapes spaced out), each said once, as on the
+	// console and in server_metrics.jsonl's notes.
+	ServerMetricsNotes []string `json:"server_metrics_notes,omitempty"`
+	Host               string   `json:"host"`
+	Kernel             string   `json:"kernel"`
+	CPUModel           string   `json:"cpu_model,omitempty"`
 	// CommandLine is the replay command line with secrets redacted.
 	CommandLine []string `json:"command_line"`
 	// Options are the replay options after defaults (secrets redacted).
@@ -85,7 +89,7 @@ type WorkerInfo struct {
 	PID int    `json:"pid"`
 	CPU int    `json:"cpu"`
 	Log string `json:"log"`
-	// Planned is the number of plan records in this worker's shard.
+	// Planned is the number of plan records in this worker's part.
 	Planned int `json:"planned"`
 	// Status is how the worker ended: complete, interrupted, failed or killed.
 	Status string `json:"status"`
@@ -100,6 +104,10 @@ type WorkerInfo struct {
 	// Recovered is the number of Request records in RecoveryLog; Log holds at most
 	// Planned - Recovered.
 	Recovered int `json:"recovered,omitempty"`
+	// MaxRSSBytes is the worker process's peak resident set size (Linux VmHWM, which the
+	// worker reports before it ends), 0 when unknown (it died, never started, or runs
+	// elsewhere than Linux).
+	MaxRSSBytes int64 `json:"max_rss_bytes,omitempty"`
 	// Calibration is what the worker measured of its machine before its first send; nil
 	// when it did not (older runs, workers run in-process, systems other than Linux).
 	Calibration *Calibration `json:"calibration,omitempty"`
@@ -365,7 +373,7 @@ func RebuildManifest(dir string) (*Manifest, error) {
 				return nil, fmt.Errorf("rawlog: rebuild run.json: %w", err)
 			}
 			w.RecoveryLog, w.Recovered = name, s.Requests
-			// The recovery log's header has the dead worker's shard size too: what tells
+			// The recovery log's header has the dead worker's part size too: what tells
 			// it for a worker that never wrote a log of its own.
 			w.Planned = max(w.Planned, s.Header.Planned)
 			continue

@@ -10,7 +10,7 @@ import (
 type Summary struct {
 	Header Header
 	// Counts tallies the outcomes of the Request records (Planned and Lost stay 0: the log
-	// does not know its shard).
+	// does not know its worker's part).
 	Counts Counts
 	// Requests is the number of Request records, one per distinct plan index.
 	Requests int

@@ -58,6 +58,29 @@ func steadyStateAllocs(t *testing.T, addr, client string) {
 	}
 }
 
+// BenchmarkWorkerRequest is one request through a worker, per client: a closed loop at
+// concurrency 4 against an allocation-free loopback server, b.N requests in one run. With
+// -benchmem, allocs/op is what a request allocates in steady state plus the run's setup
+// (plan scan, graph, buffers) spread over b.N.
+func BenchmarkWorkerRequest(b *testing.B) {
+	addr := rawServer(b, 16)
+	for _, client := range []string{ClientNet, ClientLoop} {
+		b.Run(client, func(b *testing.B) {
+			ps := singleTurn(b.N, job{}, nil)
+			ps.meta.Concurrency = 4
+			plan := ps.write(b, b.TempDir())
+			cfg := workerConfig{Plan: plan, URLs: []string{"http://" + addr}, Workers: 1, CPU: -1, Client: client,
+				RequestTimeoutNs: int64(10 * time.Second), Log: filepath.Join(b.TempDir(), "w.rawlog")}
+			b.ReportAllocs()
+			b.ResetTimer()
+			res, err := runWorker(cfg, make(chan string), inproc{start: time.Now().UnixNano()})
+			if err != nil || res.Counts.Completed != b.N {
+				b.Fatalf("%v %+v", err, res.Counts)
+			}
+		})
+	}
+}
+
 // startMock serves mockllm on loopback with the given timing.
 func startMock(tb testing.TB, ttft, itl time.Duration) string {
 	tok, err := tokenizer.Builtin()

@@ -24,6 +24,7 @@ import (
 	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
 // rawServer answers every request on a connection with a chunked SSE response of n events,
@@ -136,6 +137,24 @@ func TestExchangeAllocatesNothing(t *testing.T) {
 		if countSSEData(x.q.Body) != events || len(x.q.ReadNs) == 0 {
 			t.Fatalf("%d events: body has %d", events, countSSEData(x.q.Body))
 		}
+	}
+	// Nor does the look at a pooled connection before its reuse (conn.unsolicited).
+	x := newExchangeBench(t, rawServer(t, 8))
+	c, err := dial(context.Background(), &net.Dialer{}, x.t, 0, time.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.nc.Close()
+	x.c = c
+	x.do(t)
+	x.do(t)
+	if n := testing.AllocsPerRun(20, func() {
+		if x.c.unsolicited() {
+			t.Fatal("a kept-alive connection with nothing on it looks unsolicited")
+		}
+		x.do(t)
+	}); n != 0 {
+		t.Fatalf("%v allocations per reuse", n)
 	}
 }
 
@@ -429,7 +448,9 @@ func TestJSONEscapeAndSplice(t *testing.T) {
 	}
 }
 
-func TestShardAssignment(t *testing.T) {
+// Sessions are numbered in order of first appearance and dealt to workers and URLs whole;
+// a worker's part chains each session's turns into one unit.
+func TestWorkerPartAssignment(t *testing.T) {
 	ps := &planSpec{}
 	// Sessions 9, 5, 9, 7, 5, 9 (turns), then singles.
 	sessions := []uint32{9, 5, 9, 7, 5, 9, 1, 2, 3}
@@ -451,27 +472,29 @@ func TestShardAssignment(t *testing.T) {
 	if err != nil || n != 6 || fmt.Sprint(ord) != "[0 1 0 2 1 0 3 4 5]" {
 		t.Fatalf("ordinals %v %d %v", ord, n, err)
 	}
-	if s := shardSizes(ord, 2); fmt.Sprint(s) != "[5 4]" {
+	if s := recordsPerWorker(ord, 2); fmt.Sprint(s) != "[5 4]" {
 		t.Fatalf("sizes %v", s)
 	}
-	sh, err := buildShard(p, ord, 2, 0, 3)
+	g, err := schedule.LoadChains(p, ord, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(sh.records) != "[0 2 4 5 6 7]"[:0]+fmt.Sprint(sh.records) || len(sh.units) != 3 {
-		t.Fatalf("records %v units %+v", sh.records, sh.units)
+	var records []int32
+	for i := int32(0); i < int32(g.Len()); i++ {
+		records = append(records, g.Node(i).Index)
 	}
-	// Session 9 (ordinal 0) is one unit of three records: 0 -> 2 -> 5.
-	if sh.units[0].count != 3 || sh.nextOf(0) != 2 || sh.nextOf(2) != 5 || sh.nextOf(5) != -1 {
-		t.Fatalf("chain: %+v next %v", sh.units[0], sh.next)
+	// Ordinals 0 (session 9: records 0, 2, 5), 2 (session 7: 3) and 4 (session 2: 7).
+	if fmt.Sprint(records) != "[0 2 3 5 7]" || g.Units() != 3 {
+		t.Fatalf("records %v, %d units", records, g.Units())
 	}
-	for _, u := range sh.units {
-		if int(ord[u.first])%2 != 0 || int(u.url) != int(ord[u.first])%3 {
-			t.Fatalf("unit %+v on the wrong worker or URL", u)
+	// Session 9 is one unit of three records: 0 -> 2 -> 5.
+	if g.Parents(1)[0] != 0 || g.Parents(3)[0] != 1 || len(g.Children(3)) != 0 || g.Node(3).Unit() != 0 {
+		t.Fatalf("chain: parents %v %v, children of the last %v", g.Parents(1), g.Parents(3), g.Children(3))
+	}
+	for u := int32(0); u < int32(g.Units()); u++ {
+		if k := g.Unit(u).Session; schedule.WorkerOf(k, 2) != 0 || urlOf(k, 3) != int(k)%3 {
+			t.Fatalf("unit %d (ordinal %d) on the wrong worker or URL", u, k)
 		}
-	}
-	if slotShare(5, 2, 0) != 3 || slotShare(5, 2, 1) != 2 || slotShare(1, 2, 1) != 0 {
-		t.Fatal("slot shares")
 	}
 }
 

@@ -136,27 +136,9 @@ func (r *Replay) setup() error {
 		return err
 	}
 	r.info = info
-	cpus := o.CPUs
-	if cpus == nil {
-		if cpus, err = allowedCPUs(); err != nil {
-			return err
-		}
-	} else if !o.NoPin {
-		// Caught here, before anything is created, rather than by every worker failing to
-		// pin itself.
-		if err := CheckCPUs(cpus); err != nil {
-			return fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
-		}
-	}
-	if len(cpus) == 0 {
-		return errors.New("cpus: no CPU to run workers on")
-	}
-	n := o.Workers
-	if n == 0 {
-		n = len(cpus)
-	}
-	if n > len(cpus) && !o.NoPin {
-		return fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+	cpus, n, err := o.workerCPUs()
+	if err != nil {
+		return err
 	}
 	want := n
 	if info.sessions > 0 && n > info.sessions {
@@ -175,10 +157,10 @@ func (r *Replay) setup() error {
 			r.cpus[i] = cpus[i]
 		}
 	}
-	r.planned = shardSizes(info.ord, n)
+	r.planned = recordsPerWorker(info.ord, n)
 	// Raised here, before any worker exists; each worker raises its own too.
 	soft, hard, _ := raiseFileLimit()
-	if err := checkFileLimit(shardC, n, info.sessions < r.plan.Len(), soft, hard); err != nil {
+	if err := checkFileLimit(shardC, n, soft, hard); err != nil {
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {
@@ -187,6 +169,65 @@ func (r *Replay) setup() error {
 			return fmt.Errorf("find own executable to start workers: %w", err)
 		}
 		o.WorkerCommand = []string{exe, WorkerArg}
+	}
+	return nil
+}
+
+// workerCPUs returns the CPUs workers may be pinned to and how many workers the options ask
+// for (before the plan lowers it), checking them before anything is created rather than
+// letting every worker fail to pin itself.
+func (o *Options) workerCPUs() (cpus []int, n int, err error) {
+	cpus = o.CPUs
+	if cpus == nil {
+		if cpus, err = allowedCPUs(); err != nil {
+			return nil, 0, err
+		}
+	} else if !o.NoPin {
+		if err := CheckCPUs(cpus); err != nil {
+			return nil, 0, fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
+		}
+	}
+	if len(cpus) == 0 {
+		return nil, 0, errors.New("cpus: no CPU to run workers on")
+	}
+	n = o.Workers
+	if n == 0 {
+		n = len(cpus)
+	}
+	if n > len(cpus) && !o.NoPin {
+		return nil, 0, fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+	}
+	return cpus, n, nil
+}
+
+// CheckOptions checks what New checks of opts without a plan, a server or an output
+// directory (the options, headers, TLS files, URLs, CPUs and workers), so a caller that
+// makes the plan first (profile) can refuse bad flags before anything is compiled or sent.
+func CheckOptions(opts Options) error {
+	opts.URLs = append([]string(nil), opts.URLs...) // normalize rewrites them
+	if opts.Plan == "" {
+		opts.Plan = "plan" // not opened here
+	}
+	if opts.OutputDir == "" {
+		opts.OutputDir = "run"
+	}
+	if err := opts.normalize(); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	if _, err := mergeHeaders(nil, opts.Headers, opts.APIKey); err != nil {
+		return fmt.Errorf("replay: header: %w", err)
+	}
+	tcfg, err := loadTLSConfig(opts.TLSCAFile, opts.TLSInsecureSkipVerify)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	for _, u := range opts.URLs {
+		if _, err := newTarget(u, &headConfig{method: "POST", paths: []string{"/"}}, tcfg); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+	}
+	if _, _, err := opts.workerCPUs(); err != nil {
+		return fmt.Errorf("replay: %w", err)
 	}
 	return nil
 }
@@ -226,6 +267,7 @@ type proc struct {
 	errs    atomic.Int64
 	exited  chan struct{}
 	waitErr error
+	maxRSS  int64 // peak resident set (its "memory" line)
 }
 
 func (p *proc) send(s string) {
@@ -317,15 +359,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		case <-deadline.C:
 			return r.failProcs(procs, fmt.Errorf("workers not ready after %v", readyTimeout))
 		case <-r.stopReq:
-			// Interrupted before anything was sent: the workers log every request as not
-			// sent and the run ends interrupted, like any other interruption.
-			for _, p := range procs {
-				p.send("abort")
-			}
-			for _, p := range procs {
-				<-p.exited
-			}
-			return r.finish(procs, true, nil)
+			return r.stoppedBeforeStart(procs)
 		case <-exitCh:
 			return r.failProcs(procs, errors.New("a worker exited before the start"))
 		}
@@ -335,14 +369,12 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		m.Workers[i].Calibration = p.calib // sent before ready
 		p.mu.Unlock()
 	}
-	start := time.Now().Add(o.StartDelay)
-	if !o.StartAt.IsZero() {
-		// The shared instant: refused now if it passed too long ago (setup checked it
-		// already, but the workers took time to get ready).
-		if err := checkLateStart(o.StartAt, time.Now(), r.lateGap); err != nil {
-			return r.failProcs(procs, err)
-		}
-		start = o.StartAt
+	start, err := r.startSource().StartInstant(time.Now(), r.stopReq)
+	if errors.Is(err, ErrStartStopped) {
+		return r.stoppedBeforeStart(procs)
+	}
+	if err != nil {
+		return r.failProcs(procs, err)
 	}
 	startNs := start.UnixNano()
 	for _, p := range procs {
@@ -416,6 +448,18 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	return r.finish(procs, interrupted, nil)
 }
 
+// stoppedBeforeStart ends a run interrupted before anything was sent: the workers log every
+// request as not sent and the run ends interrupted, like any other interruption.
+func (r *Replay) stoppedBeforeStart(procs []*proc) (*rawlog.Manifest, error) {
+	for _, p := range procs {
+		p.send("abort")
+	}
+	for _, p := range procs {
+		<-p.exited
+	}
+	return r.finish(procs, true, nil)
+}
+
 // abortKillDelay is how long aborted workers get to exit before they are killed.
 const abortKillDelay = 10 * time.Second
 
@@ -431,6 +475,11 @@ func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.
 		wi := &m.Workers[i]
 		st, counts, why := r.workerOutcome(p, wi, runErr)
 		wi.Status = st
+		if p != nil {
+			p.mu.Lock()
+			wi.MaxRSSBytes = p.maxRSS
+			p.mu.Unlock()
+		}
 		m.Counts.Add(counts)
 		if why != "" {
 			failures = append(failures, why)
@@ -487,7 +536,7 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 		if ok {
 			c = rawlog.Counts{Planned: nums[0], Completed: nums[1], Failed: nums[2], Cancelled: nums[3], Aborted: nums[4], NotSent: nums[5]}
 			if c.Planned != wi.Planned || c.Accounted() != c.Planned {
-				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its shard has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
+				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its part has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
 			}
 			if f[1] == rawlog.StatusFailed {
 				// The worker ended the run itself (its log failed, the plan changed) and
@@ -517,7 +566,7 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 	if runErr != nil {
 		notSentWhy = "the run failed before the start"
 	}
-	rec := r.recoverShard(wi.ID, wi.Log)
+	rec := r.recoverPart(wi.ID, wi.Log)
 	c = rec.counts
 	logNote := ""
 	if rec.torn > 0 {
@@ -583,6 +632,12 @@ func (r *Replay) startWorker(cfg workerConfig, readyCh, exitCh chan<- int) (*pro
 				if json.Unmarshal([]byte(rest), &c) == nil {
 					p.mu.Lock()
 					p.calib = &c
+					p.mu.Unlock()
+				}
+			case "memory":
+				if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
+					p.mu.Lock()
+					p.maxRSS = n
 					p.mu.Unlock()
 				}
 			case "ready":

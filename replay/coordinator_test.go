@@ -297,7 +297,7 @@ func TestWorkerKilled(t *testing.T) {
 			t.Fatalf("request %d ended %v with no Sent record", i, q.Outcome)
 		}
 	}
-	// The rest of its shard was never sent: not_sent records, each with the reason, none of
+	// The rest of its part was never sent: not_sent records, each with the reason, none of
 	// them started.
 	if w1.Recovered == 0 || w1.RecoveryLog != RecoveryLogName(1) || len(logged)+w1.Lost+w1.Recovered != w1.Planned || c.NotSent != w1.Recovered {
 		t.Fatalf("worker 1 %+v: %d logged, counts %+v", w1, len(logged), c)

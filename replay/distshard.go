@@ -13,25 +13,24 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
-// Distributed shards (--shard-index I --shard-count N). Not to be confused with worker
-// shards (shard.go), which split one replay's part of the plan over its worker processes.
+// Distributed shards (--shard-index I --shard-count N): one machine's part of the plan. Its
+// workers then split the shard's part among themselves (sessions.go).
 //
-// Session ordinal k (shard.go) belongs to distributed shard k mod N; inside shard I its
-// sessions are renumbered k/N, and worker sharding then works on those local ordinals
+// Session ordinal k (sessions.go) belongs to distributed shard k mod N; inside shard I its
+// sessions are renumbered k/N, and the workers' deal then works on those local ordinals
 // unchanged. A session never splits, each shard replays exactly its sessions' records at
 // their planned instants, and the union of the shards is the plan. A closed loop's
-// concurrency C is split the same way: global slot j belongs to shard j mod N (C/N each,
-// the remainder to the first shards), and a concurrency ramp opens global slot j at its
-// planned instant on whichever shard owns it. Every shard anchors the plan's t = 0 at one
-// wall-clock instant (StartAt), so no coordinator is needed while they run.
+// concurrency C is dealt the same way (schedule.Slots): global slot j belongs to shard
+// j mod N (C/N each, the remainder to the first shards), and a concurrency ramp opens global
+// slot j at its planned instant on whichever shard and worker own it. Every shard anchors
+// the plan's t = 0 at one wall-clock instant (StartAt), so no coordinator is needed while
+// they run.
 
 // startNoticeAfter is the shortest wait for the start instant that replay announces.
 const startNoticeAfter = time.Second
-
-// notInShard marks, in planInfo.ord, a record of another distributed shard.
-const notInShard = math.MaxUint32
 
 // checkShard checks a shard identity: count 0 (no sharding) or 0 <= index < count.
 func checkShard(index, count int) error {
@@ -47,7 +46,7 @@ func checkShard(index, count int) error {
 }
 
 // restrict keeps only distributed shard index of count in info: other shards' records get
-// ordinal notInShard, this shard's sessions local ordinals k/count. count <= 1 keeps all.
+// ordinal schedule.NotInShard, this shard's sessions local ordinals k/count. count <= 1 keeps all.
 func (info *planInfo) restrict(index, count int) error {
 	if count <= 1 {
 		return nil
@@ -62,7 +61,7 @@ func (info *planInfo) restrict(index, count int) error {
 		if int(o)%count == index {
 			info.ord[i] = o / uint32(count)
 		} else {
-			info.ord[i] = notInShard
+			info.ord[i] = schedule.NotInShard
 		}
 	}
 	info.sessions = (info.sessions - index + count - 1) / count
@@ -73,7 +72,7 @@ func (info *planInfo) restrict(index, count int) error {
 func (info *planInfo) records() int {
 	n := 0
 	for _, o := range info.ord {
-		if o != notInShard {
+		if o != schedule.NotInShard {
 			n++
 		}
 	}
@@ -89,7 +88,7 @@ func shardConcurrency(c, index, count int) (int, error) {
 	if count > c {
 		return 0, fmt.Errorf("shard-count %d: the plan's concurrency %d cannot be split over more shards than that", count, c)
 	}
-	return slotShare(c, count, index), nil
+	return schedule.Share(c, schedule.Part{Shard: index, Shards: count}), nil
 }
 
 // firstGap is how late a shard may start: the time between the plan's first planned send

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
 // multiTurnPlan is sessions of turns each, closed loop at concurrency c (open loop at
@@ -67,11 +68,12 @@ func TestDistributedShardsPartitionPlan(t *testing.T) {
 			const workers = 2
 			total := 0
 			for w := 0; w < workers; w++ {
-				sh, err := buildShard(p, info.ord, workers, w, 1)
+				g, err := schedule.LoadChains(p, info.ord, workers, w)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, idx := range sh.records {
+				for n := int32(0); n < int32(g.Len()); n++ {
+					idx := g.Node(n).Index
 					r, _, _ := p.Record(int(idx))
 					if prev, ok := owner[int(idx)]; ok {
 						t.Fatalf("n=%d: record %d in shards %d and %d", n, idx, prev, i)
@@ -87,7 +89,7 @@ func TestDistributedShardsPartitionPlan(t *testing.T) {
 					}
 					sessWorker[r.Session] = key
 				}
-				total += len(sh.records)
+				total += g.Len()
 			}
 			if total != info.records() {
 				t.Fatalf("n=%d shard %d: workers hold %d records, the shard %d", n, i, total, info.records())
@@ -169,29 +171,6 @@ func TestFirstGap(t *testing.T) {
 	}
 	if err := checkLateStart(at, at.Add(3*time.Millisecond), 2*time.Millisecond); err == nil {
 		t.Fatal("3 ms late with a 2 ms gap accepted")
-	}
-}
-
-// The concurrency ramp opens global slot j at its instant on the shard that owns it: over
-// the shards and their workers, each slot opens once.
-func TestRampOverShards(t *testing.T) {
-	const n, shards, workers = 7, 3, 2
-	ramp := int64(600)
-	seen := map[int64]int{}
-	for si := 0; si < shards; si++ {
-		for id := 0; id < workers; id++ {
-			for j := si + id*shards; j < n; j += workers * shards {
-				seen[ramp*int64(j)/(n-1)]++
-			}
-		}
-	}
-	if len(seen) != n {
-		t.Fatalf("%d distinct slot instants, want %d: %v", len(seen), n, seen)
-	}
-	for k, v := range seen {
-		if v != 1 {
-			t.Fatalf("instant %d opened %d times", k, v)
-		}
 	}
 }
 

@@ -17,9 +17,10 @@
 // loop_linux.go): one goroutine locked to one OS thread runs every socket, the schedule's
 // timerfd and the deadlines through an edge-triggered epoll set, with GOMAXPROCS=2 so that the
 // thread keeps its P while it sleeps and the log writer, command reader and tickers run on
-// the other, all on the worker's CPU. ClientNet (client.go, runner.go) runs a goroutine per
-// in-flight unit over Go's net package; https URLs always use it. Both log the same records
-// and outcomes (--client, docs/run-format.md options.client). Before it says ready, a pinned
+// the other, all on the worker's CPU. ClientNet (client.go, runner.go) is one dispatcher
+// goroutine and a pool of runner goroutines, one per request in flight, over Go's net
+// package; https URLs always use it. Both drive the same scheduler (package schedule) and log
+// the same records and outcomes (--client, docs/run-format.md options.client). Before it says ready, a pinned
 // worker calibrates its machine (calibrate_linux.go): timer wake-up lag, a loopback round
 // trip and one bare system call, recorded in run.json for the verdict.
 //
@@ -32,25 +33,30 @@
 // one host (nanoseconds), and no later wall-clock step or slew moves any timestamp.
 // run.json's start_unix_ns anchors the run to wall-clock time.
 //
-// # Shards
+// # Parts
 //
 // Sessions are numbered in order of first appearance in the plan; session k goes to worker
-// k mod W (and to URL k mod U with several URLs), so a session's turns stay on one worker.
-// A closed loop of concurrency N gives each worker N/W slots, the remainder to the first
-// workers (slot j belongs to worker j mod W; a concurrency ramp opens slot j at
-// ConcurrencyRampNs*j/(N-1)). A slot is held by a session from its first turn's send until
-// its last turn ends, like AIPerf's session concurrency. W is lowered to N and to the number
-// of sessions so that every worker has work.
+// k mod W (and to URL k mod U with several URLs), so a session's turns stay on one worker:
+// that is the worker's part (a distributed run first deals sessions over its shards, one
+// per machine: distshard.go). A closed loop of concurrency N is dealt the same way, slot by
+// slot (schedule.Slots): N/W slots per worker, the remainder to the first ones, and a
+// concurrency ramp opens global slot j at ConcurrencyRampNs*j/(N-1) on whichever shard and
+// worker own it. A slot is held by a session from its first turn's send until its last
+// turn ends, like AIPerf's session concurrency. W is lowered to N and to the number of
+// sessions so that every worker has work.
 //
 // # Schedule
 //
-// Open-loop requests (a SendOffsetNs) go out at start+SendOffsetNs on an absolute schedule:
-// a late send never delays the next. Waits use a timerfd in Go's poller rather than Go
+// Which request may be sent when is package schedule's to say, with no I/O; each client
+// only asks it and sends. Open-loop requests (a SendOffsetNs) go out at
+// start+SendOffsetNs on an absolute schedule: a late send never delays the next. Waits use
+// a timerfd (the loop's, in its epoll set; the dispatcher's, in Go's poller) rather than Go
 // timers, whose epoll timeout has millisecond granularity. With a concurrency ceiling, a
-// request that finds no free slot waits for one, and its ReadyNs records when it got it;
-// nothing is ever dropped. A later turn (Turn > 0, DelayNs >= 0) is sent at the later of
-// start+SendOffsetNs (when it has one) and the previous turn's end plus DelayNs. Closed-loop
-// profile requests start only after the worker's closed-loop warmup requests have ended.
+// request that finds no free slot waits for one, first come first served, and its ReadyNs
+// records when it got it; nothing is ever dropped. A later turn (Turn > 0, DelayNs >= 0) is
+// sent at the later of start+SendOffsetNs (when it has one) and the previous turn's end
+// plus DelayNs. Closed-loop profile requests start only after the worker's closed-loop
+// warmup requests have ended. The run's start instant comes from a StartSource (start.go).
 //
 // # Requests
 //
@@ -70,7 +76,7 @@
 // its log: a request with a Request record ended as recorded; one with only a Sent record
 // was in flight and is lost (its outcome unknown); one with neither was never sent, and the
 // coordinator writes a not_sent record for it to the worker's recovery log
-// (RecoveryLogName), listed in run.json. The surviving workers go on with their own shards:
+// (RecoveryLogName), listed in run.json. The surviving workers go on with their own parts:
 // the dead worker's unsent sessions are not handed to them, because that would change their
 // load, the closed loop's per-worker concurrency and the planned schedule mid-run of a run
 // that is reported failed anyway. Workers that never start are recovered the same way, so

@@ -1,9 +1,13 @@
 package replay
 
-import "fmt"
+import (
+	"fmt"
 
-// Every in-flight request holds a socket, and with multi-turn sessions a timer descriptor
-// too, so a worker at concurrency N needs N or 2N open files on top of a fixed few. Run out,
+	"github.com/llmbench/llmbench/replay/schedule"
+)
+
+// Every in-flight request holds a socket, so a worker at concurrency N needs N open files on
+// top of a fixed few (the schedule's timers are one per worker, whatever the sessions). Run out,
 // and connects fail with EMFILE: the client's fault, which must never pass for the server's.
 // So replay raises its soft RLIMIT_NOFILE to the hard limit (coordinator and workers alike)
 // and refuses up front a plan whose concurrency the limit cannot carry.
@@ -13,23 +17,18 @@ import "fmt"
 const fdOverhead = 64
 
 // fileLimitNeed is the open files the busiest worker of workers needs at plan concurrency
-// n (0: no bound, nothing can be said), with a timer per runner when sessions have several
-// turns.
-func fileLimitNeed(n, workers int, multiTurn bool) int {
+// n (0: no bound, nothing can be said).
+func fileLimitNeed(n, workers int) int {
 	if n <= 0 || workers <= 0 {
 		return 0
 	}
-	per := slotShare(n, workers, 0)
-	if multiTurn {
-		per *= 2
-	}
-	return per + fdOverhead
+	return schedule.Share(n, schedule.Part{Workers: workers}) + fdOverhead
 }
 
 // checkFileLimit refuses a run whose busiest worker needs more open files than the limit
 // (soft, after raising it to hard) allows; the error says how to raise it.
-func checkFileLimit(n, workers int, multiTurn bool, soft, hard uint64) error {
-	need := fileLimitNeed(n, workers, multiTurn)
+func checkFileLimit(n, workers int, soft, hard uint64) error {
+	need := fileLimitNeed(n, workers)
 	if need == 0 || soft == 0 || uint64(need) <= soft {
 		return nil
 	}

@@ -19,21 +19,20 @@ import (
 func TestCheckFileLimit(t *testing.T) {
 	for _, c := range []struct {
 		n, workers int
-		multi      bool
 		soft, hard uint64
 		want       string // "" = accepted
 	}{
-		{5000, 1, false, 1024, 1024, "concurrency 5000 over 1 workers needs about 5064 open files per worker, and the limit is 1024 (hard limit 1024): raise the hard limit first (as root: ulimit -Hn 5064"},
-		{5000, 1, false, 1024, 1 << 20, "raise it first (ulimit -n 5064)"},
-		{5000, 1, true, 8192, 8192, "needs about 10064 open files"},
-		{5000, 8, false, 1024, 1024, ""}, // 625 each
-		{5001, 8, false, 689, 689, "needs about 690"},
-		{5000, 1, false, 5064, 5064, ""},
-		{0, 1, false, 16, 16, ""},  // no concurrency bound: nothing to check
-		{5000, 1, false, 0, 0, ""}, // limit unknown
-		{100, 1, false, 1024, 1024, ""},
+		{5000, 1, 1024, 1024, "concurrency 5000 over 1 workers needs about 5064 open files per worker, and the limit is 1024 (hard limit 1024): raise the hard limit first (as root: ulimit -Hn 5064"},
+		{5000, 1, 1024, 1 << 20, "raise it first (ulimit -n 5064)"},
+		{5000, 1, 5064, 8192, ""}, // multi-turn sessions hold no timer each: one socket per slot
+		{5000, 8, 1024, 1024, ""}, // 625 each
+		{5001, 8, 689, 689, "needs about 690"},
+		{5000, 1, 5064, 5064, ""},
+		{0, 1, 16, 16, ""},  // no concurrency bound: nothing to check
+		{5000, 1, 0, 0, ""}, // limit unknown
+		{100, 1, 1024, 1024, ""},
 	} {
-		err := checkFileLimit(c.n, c.workers, c.multi, c.soft, c.hard)
+		err := checkFileLimit(c.n, c.workers, c.soft, c.hard)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%+v: %v", c, err)

@@ -38,6 +38,38 @@ func (l *live) init(m *mmapds.Meta) error {
 
 func (l *live) enabled() bool { return l.ep != nil }
 
+// fresh returns a live state with l's settings and its own scratch buffers.
+func (l *live) fresh() live { return live{marker: l.marker, ep: l.ep, streaming: l.streaming} }
+
+// history is a unit's earlier responses, for the markers of its later live-history turns:
+// texts[k] answered turn firstTurn+k.
+type history struct {
+	texts     [][]byte
+	firstTurn uint32
+}
+
+// reset empties h (keeping its buffers) for a unit whose first record is turn firstTurn.
+func (h *history) reset(firstTurn uint32) {
+	h.texts, h.firstTurn = h.texts[:0], firstTurn
+}
+
+// add appends the content text of a response body (see live.responseText), into the
+// buffer an earlier unit left in that place when there is one.
+func (h *history) add(l *live, body []byte) {
+	if n := len(h.texts); n < cap(h.texts) {
+		h.texts = h.texts[:n+1]
+	} else {
+		h.texts = append(h.texts, nil)
+	}
+	t := &h.texts[len(h.texts)-1]
+	*t = l.responseText((*t)[:0], body)
+}
+
+// splice appends body to dst with its markers replaced by h's texts (see live.splice).
+func (h *history) splice(l *live, dst, body []byte) []byte {
+	return l.splice(dst, body, h.texts, h.firstTurn)
+}
+
 // responseText appends to dst the content text of a response body: the concatenated
 // content of its SSE events when streaming, of the whole body otherwise. Events the endpoint
 // cannot parse are skipped: the history then lacks their text, as a user would see it.
@@ -58,10 +90,8 @@ func (l *live) responseText(dst, body []byte) []byte {
 	return append(dst, l.d.Content...)
 }
 
-func looksLikeSSE(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return bytes.HasPrefix(b, []byte("data:")) || bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte(":"))
-}
+// looksLikeSSE reports whether b is an event stream, by the rule analysis applies.
+func looksLikeSSE(b []byte) bool { return endpoint.DetectFormat("", b) == endpoint.FormatSSE }
 
 // splice appends body to dst with its markers replaced by the escaped texts of hist, the
 // session's earlier responses: hist[k] answered turn firstTurn+k. A marker for a turn with no

@@ -11,7 +11,8 @@ const (
 	// keeps ClientNet and the worker says so on stderr.
 	ClientLoop = "loop"
 	// ClientNet is the goroutine-per-request client over Go's net package (client.go,
-	// runner.go): a goroutine per in-flight unit, parked on the runtime's poller.
+	// runner.go): one dispatcher drives the scheduler and a runner goroutine per request in
+	// flight is parked on the runtime's poller.
 	ClientNet = "net"
 )
 

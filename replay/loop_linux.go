@@ -6,61 +6,59 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"math"
 	"net"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"syscall"
-	"unsafe"
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 	"golang.org/x/sys/unix"
 )
 
 // The event-loop client (--client loop). One goroutine locked to one OS thread runs all of a
-// worker's sockets, its schedule and its deadlines: an edge-triggered epoll set holds every
-// connection and one timerfd, armed at the earliest of the next planned send, the next
-// concurrency-ramp step and the earliest request deadline or next-turn instant. Each wake-up
-// handles every ready socket; each socket is read until the kernel has no more (a short read
-// says so without the extra EAGAIN read), each read stamped with one clock read, straight into
-// the request's own buffer, and parsed by the same respParser the net client uses. Connects
-// are non-blocking, writes are one writev from the plan mapping that resumes on EPOLLOUT.
-// Nothing here switches goroutines or allocates per read: the Go scheduler only runs the log
-// writer, the command reader and the progress ticker, while the loop sleeps in epoll_wait.
-// Request semantics (HTTP/1.1, reuse strategies, stale-connection retry, timeouts,
-// cancel-after, aborts, Sent records, outcomes) are the runner's, through the same helpers.
+// worker's sockets, drives its scheduler (package schedule) and keeps its deadlines: an
+// edge-triggered epoll set holds every connection and one timerfd, armed at the earliest of
+// the scheduler's next instant (a planned send, a ramp step, a think time, the duration's
+// end) and the earliest request deadline. Each wake-up handles every ready socket, hands the
+// requests that ended to the scheduler and sends what it then has due; each socket is read
+// until the kernel has no more (a short read says so without the extra EAGAIN read), each
+// read stamped with one clock read, straight into the request's own buffer, and parsed by
+// the same respParser the net client uses (loopconn_linux.go). Nothing here switches
+// goroutines or allocates per read: the Go scheduler only runs the log writer, the command
+// reader and the progress ticker, while the loop sleeps in epoll_wait. Request semantics
+// (HTTP/1.1, reuse strategies, stale-connection retry, timeouts, cancel-after, aborts, Sent
+// records, outcomes) are the runner's, through the same helpers.
 
 // lstate is where a loop request stands.
 type lstate uint8
 
 const (
-	lsSleep   lstate = iota // waiting for its unit's next turn (timer)
+	lsIdle    lstate = iota // not started, or ended
 	lsConnect               // non-blocking connect in progress
 	lsWrite                 // request being written
 	lsRead                  // response being read
 )
 
-// lconn is one of the loop's connections.
-type lconn struct {
+// loopConn is one connection in the loop's epoll set.
+type loopConn struct {
 	conn      // target, used, broken (nc is nil)
 	fd        int
-	slot      int32 // index in evloop.conns: the epoll event's data
-	req       *lreq // request using it; nil while idle
-	pendingIn bool  // a readable edge came while nobody was reading
-	fin       bool  // the server's FIN was reported (EPOLLRDHUP or EPOLLHUP)
+	slot      int32        // index in evloop.conns: the epoll event's data
+	req       *loopRequest // request using it; nil while idle
+	pendingIn bool         // a readable edge came while nobody was reading
+	fin       bool         // the server's FIN was reported (EPOLLRDHUP or EPOLLHUP)
 }
 
-// lreq is one unit in flight on the loop: the runner's state, as data.
-type lreq struct {
-	unit      int32
-	idx       int32 // plan index of the current record
-	firstTurn uint32
-	ready     int64
+// loopRequest is one request on the loop, from its release by the scheduler to its record:
+// what a net-client runner keeps on its stack, as data.
+type loopRequest struct {
+	rel       schedule.Release
+	unit      *loopUnit
 	state     lstate
-	c         *lconn
-	sticky    *lconn
+	c         *loopConn
 	marked    bool // the Sent record is written
 	attempt   int
 	url       int
@@ -71,21 +69,27 @@ type lreq struct {
 	deadline  int64 // run clock: the request timeout
 	cancelNs  int64
 	cancelAt  int64
-	timerAt   int64 // when its timer fires (heap key)
-	hidx      int   // index in the timer heap, -1 when not in it
+	timerAt   int64 // when its deadline fires (heap key)
+	hidx      int   // index in the deadline heap, -1 when not in it
 	eb        exchangeBuffers
 	rp        respParser
 	q         rawlog.Request
-	lv        live
 	spliced   []byte
-	hist      [][]byte
 	iov       [3]unix.Iovec
 	rdhupSeen bool
+}
+
+// loopUnit is what the loop keeps of a unit while it runs: its sticky connection and the
+// responses live history splices into its later turns.
+type loopUnit struct {
+	sticky *loopConn
+	hist   history
 }
 
 // evloop is a worker's event loop.
 type evloop struct {
 	w      *worker
+	s      *schedule.Scheduler
 	ep     int
 	tfd    int
 	kick   *sleeper // the timerfd, as stop and abort kick it
@@ -94,36 +98,35 @@ type evloop struct {
 	family []int
 	picker *LocalAddrPicker
 
-	conns    []*lconn
+	conns    []*loopConn
 	freeSlot []int32
 	// closedSlots are slots freed during the current batch of events: they are reused only
 	// after it, so a later event of the batch for a closed connection never reaches a new one.
 	closedSlots []int32
-	idle        [][]*lconn // pooled keep-alive connections per target, LIFO
-	free        []*lreq
-	all         []*lreq // every lreq ever made, for the abort sweep
-	heap        []*lreq
+	idle        [][]*loopConn // pooled keep-alive connections per target, LIFO
+	free        []*loopRequest
+	all         []*loopRequest // every loopRequest ever made, for the abort sweep
+	heap        []*loopRequest
+	units       []*loopUnit // per unit, while it runs
+	freeUnits   []*loopUnit
+	lv          live // live history scratch: the loop splices one body at a time
 
 	monoOff int64 // CLOCK_MONOTONIC minus run clock
-	armedAt int64 // absolute run-clock instant the timerfd is armed for; -1 none, -2 unknown
+	armedAt int64 // run-clock instant the timerfd is armed for; schedule.Never: disarmed
 
-	slots       int // free concurrency slots; -1: unbounded
-	rampAt      []int64
-	rampNext    int
-	openNext    int
-	openBlocked bool // the due open unit found no free slot
-	closedNext  int
-	active      int
-	sawStop     bool
-	sawAbort    bool
+	sawStop  bool // w.stopping seen
+	stopSeen bool // the scheduler told of the stop
+	sawAbort bool
 }
 
-const noTimer = -1
+// armUnknown is armedAt when the timerfd may have been re-armed (it fired, or a kick).
+const armUnknown = math.MinInt64
 
 // newEvloop prepares the event loop for w, or says why this run cannot use it (then the
 // worker keeps the net client).
 func newEvloop(w *worker) (*evloop, error) {
-	l := &evloop{w: w, armedAt: noTimer, slots: -1, picker: NewLocalAddrPicker(w.cfg.LocalAddrs, w.cfg.ID)}
+	l := &evloop{w: w, s: w.sched, armedAt: armUnknown, picker: NewLocalAddrPicker(w.cfg.LocalAddrs, w.cfg.ID),
+		units: make([]*loopUnit, w.g.Units()), lv: w.lr.fresh()}
 	for _, t := range w.targets {
 		if t.tls != nil {
 			return nil, errTLSNet
@@ -178,16 +181,13 @@ func newEvloop(w *worker) (*evloop, error) {
 	// The worker closes its sleepers (this file, and so the timerfd) after the run.
 	l.kick = &sleeper{fd: tfd, f: os.NewFile(uintptr(tfd), "timerfd"), stop: &w.stopping}
 	l.events = make([]unix.EpollEvent, 512)
-	l.idle = make([][]*lconn, len(w.targets))
-	if w.slots != nil {
-		l.slots = cap(w.slots)
-	}
+	l.idle = make([][]*loopConn, len(w.targets))
 	w.register(nil, l.kick)
 	return l, nil
 }
 
-// run is the loop; it returns when every unit it started has ended and nothing more will
-// start (sent all, stopped, or aborted).
+// run is the loop; it returns when every request it started has ended and the scheduler
+// releases nothing more (sent all, stopped, or aborted).
 func (l *evloop) run() {
 	w := l.w
 	runtime.LockOSThread()
@@ -207,17 +207,15 @@ func (l *evloop) run() {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	l.monoOff = ts.Nano() - w.nowNs()
-	l.initRamp()
 	var buf [8]byte
 	for {
-		now := w.nowNs()
-		l.flags(now)
-		l.fireTimers(now)
-		l.dispatch(now)
-		if l.finished() {
+		l.flags()
+		l.fireTimers(w.nowNs())
+		l.dispatch()
+		if l.s.Finished() {
 			return
 		}
-		l.arm(now)
+		l.arm()
 		if w.stopping.Load() != l.sawStop || w.aborting.Load() != l.sawAbort {
 			continue // a kick may have come before the timer was armed over it
 		}
@@ -236,7 +234,7 @@ func (l *evloop) run() {
 			ev := &l.events[i]
 			if ev.Fd < 0 {
 				unix.Read(l.tfd, buf[:])
-				l.armedAt = -2 // a kick may have re-armed it
+				l.armedAt = armUnknown // a kick may have re-armed it
 				continue
 			}
 			l.onEvent(l.conns[ev.Fd], ev.Events)
@@ -246,32 +244,19 @@ func (l *evloop) run() {
 	}
 }
 
-// initRamp holds back the concurrency slots the ramp has not opened yet (see worker.ramp).
-func (l *evloop) initRamp() {
-	w := l.w
-	n, W, id := w.meta.Concurrency, w.cfg.Workers, w.cfg.ID
-	r := w.meta.ConcurrencyRampNs
-	if l.slots < 0 || r <= 0 || n <= 1 {
-		return
-	}
-	for j := id; j < n; j += W {
-		if t := r * int64(j) / int64(n-1); t > 0 {
-			l.rampAt = append(l.rampAt, t)
-		}
-	}
-	l.slots -= len(l.rampAt)
-}
-
 // flags acts on stop and abort, once each.
-func (l *evloop) flags(now int64) {
+func (l *evloop) flags() {
 	w := l.w
 	if !l.sawStop && w.stopping.Load() {
 		l.sawStop = true
-		// Units waiting for a later turn end: nothing new starts.
-		for _, r := range l.all {
-			if r.hidx >= 0 && r.state == lsSleep {
-				l.stopTimer(r)
-				l.endUnit(r)
+	}
+	if !l.stopSeen && (l.sawStop || l.s.Stopped() != schedule.Running) {
+		// Nothing new starts; units with nothing running are over.
+		l.stopSeen = true
+		l.s.Stop()
+		for u, lu := range l.units {
+			if lu != nil && l.s.UnitOver(int32(u)) {
+				l.dropUnit(int32(u))
 			}
 		}
 	}
@@ -297,119 +282,51 @@ var errTLSNet = errors.New("TLS targets use the net client")
 // errAbortedDial is the dial error of a connect the abort cut.
 var errAbortedDial = errors.New("operation was canceled")
 
-// finished says the loop has nothing left to do.
-func (l *evloop) finished() bool {
-	if l.active > 0 {
-		return false
-	}
-	sh := l.w.sh
-	return l.sawStop || (l.openNext >= len(sh.open) && l.closedNext >= len(sh.closed))
-}
-
-// dispatch starts what is due: open-loop units at their instants, closed-loop units while
-// slots are free, ramp slots as they open.
-func (l *evloop) dispatch(now int64) {
-	w := l.w
-	for l.rampNext < len(l.rampAt) && l.rampAt[l.rampNext] <= now {
-		l.rampNext++
-		l.slots++
-	}
-	sh := w.sh
-	for l.openNext < len(sh.open) && !w.stopping.Load() {
-		u := sh.open[l.openNext]
-		at := sh.units[u].offset
-		if at > w.sendUntil.Load() {
-			w.durationElapsed()
-			return
-		}
-		if spin := w.cfg.SpinNs; spin > 0 && at > now && at-now <= spin {
+// dispatch starts everything the scheduler has due, spinning up to the worker's spin for an
+// open-loop instant that is that close, and acts on the scheduler's own stop (the duration)
+// and its abort.
+func (l *evloop) dispatch() {
+	w, s := l.w, l.s
+	for !l.stopSeen && !w.stopping.Load() {
+		now := w.nowNs()
+		rel, ok := s.Due(now)
+		if !ok {
+			at, open := s.NextWake()
+			if spin := w.cfg.SpinNs; !open || spin <= 0 || at <= now || at-now > spin {
+				break
+			}
 			for now < at && !w.stopping.Load() {
 				now = w.nowNs()
 			}
+			continue
 		}
-		if at > now {
-			break
-		}
-		if !l.takeSlot() {
-			l.openBlocked = true
-			break
-		}
-		ready := at
-		if l.openBlocked {
-			ready, l.openBlocked = w.nowNs(), false
-		}
-		l.openNext++
-		l.startUnit(u, ready)
+		l.start(rel)
 	}
-	if now < 0 {
-		return // closed-loop units start at the run's start
+	if s.Stopped() == schedule.DurationElapsed {
+		w.durationElapsed()
 	}
-	for l.closedNext < len(sh.closed) && !w.stopping.Load() {
-		u := sh.closed[l.closedNext]
-		if sh.units[u].phase == mmapds.PhaseProfile && w.warmupLeft.Load() > 0 {
-			return
-		}
-		if !l.takeSlot() {
-			return
-		}
-		t := w.nowNs()
-		if t > w.sendUntil.Load() {
-			l.releaseSlot()
-			w.durationElapsed()
-			return
-		}
-		l.closedNext++
-		l.startUnit(u, t)
+	if s.AbortDue(w.nowNs()) {
+		w.durationAbort()
 	}
 }
 
-func (l *evloop) takeSlot() bool {
-	switch {
-	case l.slots < 0:
-		return true
-	case l.slots == 0:
-		return false
-	}
-	l.slots--
-	return true
-}
-
-func (l *evloop) releaseSlot() {
-	if l.slots >= 0 {
-		l.slots++
-	}
-}
-
-// arm sets the timerfd to the earliest instant the loop must wake for.
-func (l *evloop) arm(now int64) {
+// arm sets the timerfd to the earliest instant the loop must wake for: the scheduler's next
+// instant (its spin earlier for an open-loop send) and the earliest deadline.
+func (l *evloop) arm() {
 	w := l.w
-	next := int64(noTimer)
-	take := func(t int64) {
-		if next == noTimer || t < next {
-			next = t
-		}
+	next, open := l.s.NextWake()
+	if open && next != schedule.Never {
+		next -= w.cfg.SpinNs
 	}
 	if len(l.heap) > 0 {
-		take(l.heap[0].timerAt)
-	}
-	if !w.stopping.Load() {
-		if l.openNext < len(w.sh.open) && !l.openBlocked {
-			take(w.sh.units[w.sh.open[l.openNext]].offset - w.cfg.SpinNs)
-		}
-		if l.rampNext < len(l.rampAt) {
-			take(l.rampAt[l.rampNext])
-		}
-		if now < 0 && l.closedNext < len(w.sh.closed) {
-			take(0)
-		}
+		next = min(next, l.heap[0].timerAt)
 	}
 	if next == l.armedAt {
 		return
 	}
 	var its unix.ItimerSpec
-	if next != noTimer {
-		at := max(next+l.monoOff, 1)
-		its.Value = unix.NsecToTimespec(at)
+	if next != schedule.Never {
+		its.Value = unix.NsecToTimespec(max(next+l.monoOff, 1))
 	}
 	if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &its, nil); err != nil {
 		w.fail(fmt.Errorf("timerfd_settime: %w", err))
@@ -417,34 +334,33 @@ func (l *evloop) arm(now int64) {
 	l.armedAt = next
 }
 
-// startUnit begins unit u, ready at ready.
-func (l *evloop) startUnit(u int32, ready int64) {
-	var r *lreq
+// start begins the request the scheduler released.
+func (l *evloop) start(rel schedule.Release) {
+	var r *loopRequest
 	if n := len(l.free); n > 0 {
 		r, l.free = l.free[n-1], l.free[:n-1]
 	} else {
-		r = &lreq{hidx: -1}
+		r = &loopRequest{hidx: -1}
 		r.eb.rbuf = make([]byte, readBufSize)
 		r.eb.maxBody = int(l.w.cfg.MaxResponseBytes)
-		if l.w.lr.enabled() {
-			if err := r.lv.init(l.w.meta); err != nil {
-				l.w.fail(err)
-				l.releaseSlot()
-				return
-			}
-		}
 		l.all = append(l.all, r)
 	}
-	un := &l.w.sh.units[u]
-	r.unit, r.idx, r.ready, r.url = u, un.first, ready, int(un.url)
-	r.hist = r.hist[:0]
-	l.active++
-	l.startTurn(r, true)
+	if rel.Entry {
+		var lu *loopUnit
+		if n := len(l.freeUnits); n > 0 {
+			lu, l.freeUnits = l.freeUnits[n-1], l.freeUnits[:n-1]
+		} else {
+			lu = &loopUnit{}
+		}
+		l.units[rel.Unit] = lu
+	}
+	r.rel, r.unit, r.url = rel, l.units[rel.Unit], l.w.urlOfUnit(rel.Unit)
+	l.startTurn(r)
 }
 
-// guard handles a fault on the plan's mapping while reading it for r's unit: the unit ends
-// and the worker fails, as the runner's recoverFault does.
-func (l *evloop) guard(r *lreq) {
+// guard handles a fault on the plan's mapping while reading it for r: r ends unsent and the
+// worker fails, as the runner's fault does.
+func (l *evloop) guard(r *loopRequest) {
 	v := recover()
 	if v == nil {
 		return
@@ -454,40 +370,31 @@ func (l *evloop) guard(r *lreq) {
 		panic(v)
 	}
 	l.w.fail(err)
-	l.endUnit(r)
+	l.ended(r, false)
 }
 
-// startTurn sends r's current record, or ends the unit when nothing more may start.
-func (l *evloop) startTurn(r *lreq, first bool) {
+// startTurn sends r's record.
+func (l *evloop) startTurn(r *loopRequest) {
 	defer l.guard(r)
 	w := l.w
-	rec, body, err := w.plan.Record(int(r.idx))
+	rec, body, err := w.plan.Record(int(r.rel.Index))
 	if err != nil {
 		w.fail(err)
-		l.endUnit(r)
+		l.ended(r, false)
 		return
 	}
-	if first {
-		r.firstTurn = rec.Turn
+	if r.rel.Entry {
+		r.unit.hist.reset(rec.Turn)
 	}
-	if w.stopping.Load() {
-		l.endUnit(r)
-		return
-	}
-	if r.ready > w.sendUntil.Load() {
-		w.durationElapsed()
-		l.endUnit(r)
-		return
-	}
-	if rec.Flags&mmapds.FlagLiveHistory != 0 && r.lv.enabled() {
-		r.spliced = r.lv.splice(r.spliced[:0], body, r.hist, r.firstTurn)
+	if rec.Flags&mmapds.FlagLiveHistory != 0 && l.lv.enabled() {
+		r.spliced = r.unit.hist.splice(&l.lv, r.spliced[:0], body)
 		body = r.spliced
 	}
 	q := &r.q
 	q.Index = rec.Index
 	q.Outcome, q.Status, q.ConnReused = 0, 0, false
 	q.IntendedNs = max(rec.SendOffsetNs, -1)
-	q.ReadyNs = r.ready
+	q.ReadyNs = r.rel.Ready
 	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
 	q.ConnectStartNs, q.ConnectEndNs = -1, -1
 	resetReconnect(q)
@@ -502,382 +409,42 @@ func (l *evloop) startTurn(r *lreq, first bool) {
 	l.connect(r)
 }
 
-// connect gives r a connection: a reused one, or a new non-blocking connect (always for a
-// URL whose server closes after each response: connpolicy.go).
-func (l *evloop) connect(r *lreq) {
-	w := l.w
-	var c *lconn
-	switch {
-	case w.reuse != ReuseNever && w.conns.closesAfterResponse(r.url):
-		r.q.ServerClosed = true
-		if r.sticky != nil {
-			l.closeConn(r.sticky)
-			r.sticky = nil
-		}
-	case w.reuse == ReusePooled:
-		if s := l.idle[r.url]; len(s) > 0 {
-			c, s[len(s)-1] = s[len(s)-1], nil
-			l.idle[r.url] = s[:len(s)-1]
-		}
-	case w.reuse == ReuseSticky:
-		c = r.sticky
-		if c != nil && c.fd < 0 {
-			// The server closed it between the session's turns (idleClosed).
-			r.sticky, c = nil, nil
-			r.q.ServerClosed = true
-		}
-	}
-	if c != nil {
-		c.req, r.c = r, c
-		l.send(r)
-		return
-	}
-	r.q.ConnectStartNs = w.nowNs()
-	c, err := l.dial(r.url)
-	if err != nil {
-		r.c = nil
-		l.dialFailed(r, err)
-		return
-	}
-	c.req, r.c = r, c
-	r.state = lsConnect
-	l.setTimer(r, r.deadline)
-}
-
-// dial opens a non-blocking socket to target url and starts connecting it.
-func (l *evloop) dial(url int) (*lconn, error) {
-	fd, err := unix.Socket(l.family[url], unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	// As net.Dialer{KeepAlive: 30s} does.
-	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, 30)
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, 30)
-	if a := l.picker.Next(); a.IsValid() {
-		if err := BindSource(uintptr(fd), a); err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("local-addr %s: %w", a, err)
-		}
-	}
-	if err := unix.Connect(fd, l.addrs[url]); err != nil && err != unix.EINPROGRESS {
-		unix.Close(fd)
-		return nil, err
-	}
-	c := &lconn{fd: fd}
-	c.target = url
-	if n := len(l.freeSlot); n > 0 {
-		c.slot, l.freeSlot = l.freeSlot[n-1], l.freeSlot[:n-1]
-		l.conns[c.slot] = c
-	} else {
-		c.slot = int32(len(l.conns))
-		l.conns = append(l.conns, c)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: c.slot}
-	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		l.closeConn(c)
-		return nil, err
-	}
-	return c, nil
-}
-
-// dialFailed ends r's request after its connect failed (or the abort or its deadline cut it).
-func (l *evloop) dialFailed(r *lreq, err error) {
-	w := l.w
+// ended hands r's end to the scheduler (ok: it completed) and frees r; when its unit is
+// over, the unit's sticky connection closes.
+func (l *evloop) ended(r *loopRequest, ok bool) {
+	l.stopTimer(r)
 	if r.c != nil {
 		l.closeConn(r.c)
 		r.c = nil
 	}
-	r.q.ConnectEndNs = w.nowNs()
-	if !r.marked && w.aborting.Load() {
-		l.notSent(r, "not sent: "+*w.abortWhy.Load())
-		return
+	end := r.q.EndNs
+	if end < 0 {
+		end = l.w.nowNs()
 	}
-	l.finish(r, nil, exNetError, err, "connect: ")
-}
-
-// onEvent handles one epoll event of connection c.
-func (l *evloop) onEvent(c *lconn, events uint32) {
-	if c == nil {
-		return
+	if l.s.Ended(r.rel.Node, end, ok) {
+		l.dropUnit(r.rel.Unit)
 	}
-	r := c.req
-	in := events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
-	c.fin = c.fin || events&(unix.EPOLLRDHUP|unix.EPOLLHUP) != 0
-	if r == nil {
-		if in {
-			l.idleClosed(c)
-		}
-		return
-	}
-	switch r.state {
-	case lsConnect:
-		soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
-		if err == nil && soerr != 0 {
-			err = syscall.Errno(soerr)
-		}
-		if err != nil {
-			l.dialFailed(r, err)
-			return
-		}
-		if events&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
-			return
-		}
-		r.q.ConnectEndNs = l.w.nowNs()
-		c.pendingIn = c.pendingIn || in
-		l.stopTimer(r)
-		l.send(r)
-	case lsWrite:
-		c.pendingIn = c.pendingIn || in
-		l.write(r)
-	case lsRead:
-		r.rdhupSeen = events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
-		l.read(r)
-	}
-}
-
-// send starts writing r's request on r.c, after writing its Sent record.
-func (l *evloop) send(r *lreq) {
-	w := l.w
-	if !r.marked {
-		r.marked = true
-		if err := w.logSent(r.q.Index); err != nil {
-			l.closeConn(r.c)
-			r.c = nil
-			l.notSent(r, "not sent: "+err.Error())
-			return
-		}
-	}
-	r.q.ConnReused = r.c.used
-	r.eb.renderSuffix(r.body, w.cfg.SessionHeader, r.session)
-	r.woff = 0
-	r.state = lsWrite
-	l.setTimer(r, r.deadline)
-	r.q.WriteStartNs = w.nowNs()
-	l.write(r)
-}
-
-// write writes what is left of r's request; EPOLLOUT resumes it.
-func (l *evloop) write(r *lreq) {
-	parts := [3][]byte{r.head, r.eb.suffix, r.body}
-	for {
-		niov, off := 0, r.woff
-		for _, p := range parts {
-			if off >= len(p) {
-				off -= len(p)
-				continue
-			}
-			p = p[off:]
-			off = 0
-			r.iov[niov].Base = &p[0]
-			r.iov[niov].SetLen(len(p))
-			niov++
-		}
-		if niov == 0 {
-			break
-		}
-		n, _, e := unix.Syscall(unix.SYS_WRITEV, uintptr(r.c.fd), uintptr(unsafe.Pointer(&r.iov[0])), uintptr(niov))
-		r.iov = [3]unix.Iovec{} // do not keep the mapping referenced
-		if e != 0 {
-			if e == unix.EAGAIN {
-				return
-			}
-			if e == unix.EINTR {
-				continue
-			}
-			r.q.WriteEndNs = l.w.nowNs()
-			res, err := classifyNetErr(&r.c.conn, e, false)
-			l.exchangeEnd(r, res, err)
-			return
-		}
-		r.woff += int(n)
-	}
-	w := l.w
-	r.q.WriteEndNs = w.nowNs()
-	if r.cancelNs > 0 {
-		r.cancelAt = r.q.WriteEndNs + r.cancelNs
-	}
-	l.setTimer(r, min(r.deadline, r.cancelAt))
-	r.rp.reset(&r.eb)
-	r.state = lsRead
-	if r.c.pendingIn {
-		r.c.pendingIn = false
-		r.rdhupSeen = true // read to EAGAIN: the edge is gone
-		l.read(r)
-	}
-}
-
-// read reads r's socket until the kernel has nothing more, timestamping each read.
-func (l *evloop) read(r *lreq) {
-	w := l.w
-	c := r.c
-	for {
-		space := r.rp.space(&r.eb)
-		n, err := unix.Read(c.fd, space)
-		if n > 0 {
-			t := w.nowNs()
-			if end, res, perr := r.rp.onRead(&c.conn, &r.eb, n, t, &r.q); end {
-				l.exchangeEnd(r, res, perr)
-				return
-			}
-			if n < len(space) && !r.rdhupSeen {
-				return // drained: the next arrival is a new edge
-			}
-			continue
-		}
-		switch {
-		case n == 0 && err == nil:
-			err = io.EOF
-		case err == unix.EAGAIN:
-			return
-		case err == unix.EINTR:
-			continue
-		}
-		res, perr := r.rp.onEnd(&c.conn, err)
-		l.exchangeEnd(r, res, perr)
-		return
-	}
-}
-
-// exchangeEnd takes how r's exchange on r.c ended: a stale reused connection is retried once
-// on a fresh one, as the runner does; anything else finishes the request.
-func (l *evloop) exchangeEnd(r *lreq, res exchangeResult, err error) {
-	w := l.w
-	if res == exStaleConn && r.attempt == 0 {
-		r.attempt++
-		c := r.c
-		markReconnect(&r.q)
-		w.conns.serverClosed(&c.conn, w.nowNs())
-		l.closeConn(c)
-		r.c = nil
-		if r.sticky == c {
-			r.sticky = nil
-		}
-		q := &r.q
-		q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
-		resetResponse(q)
-		r.cancelAt = maxInt64
-		if w.reuse == ReusePooled {
-			l.closeIdle()
-		}
-		if w.aborting.Load() {
-			l.finish(r, nil, exNetError, err, "")
-			return
-		}
-		l.connect(r)
-		return
-	}
-	l.finish(r, r.c, res, err, "")
-}
-
-// finish decides r's outcome, disposes of c and logs the request, then moves r's unit on.
-func (l *evloop) finish(r *lreq, c *lconn, res exchangeResult, err error, prefix string) {
-	w := l.w
-	q := &r.q
-	q.EndNs = w.nowNs()
-	l.stopTimer(r)
-	w.settle(q, res, err, prefix, r.cancelAt, &r.eb)
-	if c != nil {
-		c.reused(q.EndNs)
-		c.req = nil
-		if res == exOK && c.fin && !c.broken {
-			// The server closed it with the response, the FIN with the last bytes, though
-			// the response said the connection would stay open.
-			c.broken = true
-			w.conns.serverClosed(&c.conn, q.EndNs)
-		}
-		switch {
-		case res != exOK || !w.conns.keep(&c.conn, w.reuse):
-			l.closeConn(c)
-			if r.sticky == c {
-				r.sticky = nil
-			}
-		case w.reuse == ReuseSticky:
-			r.sticky = c
-		default:
-			l.idle[c.target] = append(l.idle[c.target], c)
-		}
-	}
-	r.c = nil
-	r.body = nil
-	w.logDone(q)
-	l.nextTurn(r)
-}
-
-// notSent logs r's current request as never sent, then moves its unit on.
-func (l *evloop) notSent(r *lreq, why string) {
-	q := &r.q
-	l.stopTimer(r)
-	l.w.sent.Add(-1)
-	rn, re, rb := q.ReadNs[:0], q.ReadEnd[:0], q.Body[:0]
-	*q = notSentRecord(q.Index, q.IntendedNs, r.url, why)
-	q.ReadNs, q.ReadEnd, q.Body = rn, re, rb
-	l.w.logRequest(q)
-	l.nextTurn(r)
-}
-
-// nextTurn schedules the next record of r's unit, or ends the unit.
-func (l *evloop) nextTurn(r *lreq) {
-	defer l.guard(r)
-	w := l.w
-	next := w.sh.nextOf(r.idx)
-	if next < 0 || w.stopping.Load() {
-		l.endUnit(r)
-		return
-	}
-	if r.lv.enabled() {
-		r.hist = append(r.hist, nil)
-		h := &r.hist[len(r.hist)-1]
-		*h = r.lv.responseText((*h)[:0], r.q.Body)
-	}
-	rec, _, err := w.plan.Record(int(next))
-	if err != nil {
-		w.fail(err)
-		l.endUnit(r)
-		return
-	}
-	at := r.q.EndNs + rec.DelayNs
-	if rec.SendOffsetNs > at {
-		at = rec.SendOffsetNs
-	}
-	r.idx, r.ready, r.state = next, at, lsSleep
-	l.setTimer(r, at)
-}
-
-// endUnit ends r's unit: its sticky connection closes and its slot frees.
-func (l *evloop) endUnit(r *lreq) {
-	w := l.w
-	l.stopTimer(r)
-	if r.sticky != nil {
-		l.closeConn(r.sticky)
-		r.sticky = nil
-	}
-	if r.c != nil {
-		l.closeConn(r.c)
-		r.c = nil
-	}
-	u := &w.sh.units[r.unit]
-	if u.phase == mmapds.PhaseWarmup && u.offset < 0 {
-		if w.warmupLeft.Add(-1) == 0 {
-			close(w.warmupDone)
-		}
-	}
-	r.state = lsSleep
-	r.body = nil
-	l.active--
-	l.releaseSlot()
+	r.state, r.body, r.unit = lsIdle, nil, nil
 	l.free = append(l.free, r)
 }
 
-// fireTimers runs every timer due at now.
+// dropUnit forgets unit u's state; its sticky connection closes.
+func (l *evloop) dropUnit(u int32) {
+	lu := l.units[u]
+	if lu.sticky != nil {
+		l.closeConn(lu.sticky)
+		lu.sticky = nil
+	}
+	l.units[u] = nil
+	l.freeUnits = append(l.freeUnits, lu)
+}
+
+// fireTimers acts on every deadline due at now.
 func (l *evloop) fireTimers(now int64) {
 	for len(l.heap) > 0 && l.heap[0].timerAt <= now {
 		r := l.heap[0]
 		l.stopTimer(r)
 		switch r.state {
-		case lsSleep:
-			l.startTurn(r, false)
 		case lsConnect:
 			// As a dial past its deadline fails: "connect: i/o timeout".
 			l.dialFailed(r, os.ErrDeadlineExceeded)
@@ -888,63 +455,9 @@ func (l *evloop) fireTimers(now int64) {
 	}
 }
 
-// closeConn closes c (which leaves the epoll set) and frees its slot.
-func (l *evloop) closeConn(c *lconn) {
-	if c.fd < 0 {
-		return
-	}
-	unix.Close(c.fd)
-	c.fd = -1
-	c.req = nil
-	l.conns[c.slot] = nil
-	l.closedSlots = append(l.closedSlots, c.slot)
-}
+// The deadline heap: one entry per loopRequest at most, keyed by timerAt.
 
-// idleClosed takes an idle connection that became readable: the server closed it (FIN, or
-// a reset) or sent bytes nobody asked for (a 408 before closing). Either way it cannot carry
-// another request: it leaves the pool (a sticky one is dropped at its session's next turn)
-// and is closed, and a close soon after its only response teaches the URL's policy.
-func (l *evloop) idleClosed(c *lconn) {
-	if s := l.idle[c.target]; len(s) > 0 {
-		for i, x := range s {
-			if x == c {
-				copy(s[i:], s[i+1:])
-				s[len(s)-1] = nil
-				l.idle[c.target] = s[:len(s)-1]
-				break
-			}
-		}
-	}
-	l.w.conns.serverClosed(&c.conn, l.w.nowNs())
-	l.closeConn(c)
-}
-
-// closeIdle closes every pooled idle connection: after a stale one, the rest are as stale.
-func (l *evloop) closeIdle() {
-	for i, s := range l.idle {
-		for j, c := range s {
-			l.closeConn(c)
-			s[j] = nil
-		}
-		l.idle[i] = s[:0]
-	}
-}
-
-// closeAll closes every connection the loop holds.
-func (l *evloop) closeAll() {
-	for _, c := range l.conns {
-		if c != nil {
-			l.closeConn(c)
-		}
-	}
-	for i := range l.idle {
-		l.idle[i] = nil
-	}
-}
-
-// The timer heap: one entry per lreq at most, keyed by timerAt.
-
-func (l *evloop) setTimer(r *lreq, at int64) {
+func (l *evloop) setTimer(r *loopRequest, at int64) {
 	if r.hidx >= 0 {
 		r.timerAt = at
 		l.heapFix(r.hidx)
@@ -956,7 +469,7 @@ func (l *evloop) setTimer(r *lreq, at int64) {
 	l.heapUp(r.hidx)
 }
 
-func (l *evloop) stopTimer(r *lreq) {
+func (l *evloop) stopTimer(r *loopRequest) {
 	i := r.hidx
 	if i < 0 {
 		return

@@ -1,3 +1,5 @@
+//go:build linux
+
 package replay
 
 import (
@@ -135,9 +137,9 @@ func TestClientChoice(t *testing.T) {
 // The timer heap keeps the earliest deadline on top through inserts, moves and removals.
 func TestLoopTimerHeap(t *testing.T) {
 	l := &evloop{}
-	rs := make([]*lreq, 50)
+	rs := make([]*loopRequest, 50)
 	for i := range rs {
-		rs[i] = &lreq{hidx: -1}
+		rs[i] = &loopRequest{hidx: -1}
 		l.setTimer(rs[i], int64((i*37)%50))
 	}
 	for i := 0; i < 50; i += 3 {

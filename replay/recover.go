@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
 // RecoveryLogName returns the file name of the log the coordinator writes for worker i when
@@ -17,7 +18,7 @@ import (
 func RecoveryLogName(i int) string { return fmt.Sprintf("worker-%03d.recovered.rawlog", i) }
 
 // recovery is what the coordinator makes of a worker that did not report its end: every
-// planned request of its shard is in its log (with its outcome), was started and has no
+// planned request of its part is in its log (with its outcome), was started and has no
 // outcome (lost: in flight when the worker died), or was never started (not sent).
 type recovery struct {
 	counts  rawlog.Counts // with Planned, NotSent including the recovered ones, and Lost
@@ -29,27 +30,27 @@ type recovery struct {
 	unreadable error
 }
 
-// shardIndices returns the plan indices of worker id's shard, in plan order.
-func (r *Replay) shardIndices(id int) []int {
+// partIndices returns the plan indices of worker id's part, in plan order.
+func (r *Replay) partIndices(id int) []int {
 	var idx []int
 	for i, o := range r.info.ord {
-		if o != notInShard && int(o)%len(r.cpus) == id {
+		if o != schedule.NotInShard && schedule.WorkerOf(o, len(r.cpus)) == id {
 			idx = append(idx, i)
 		}
 	}
 	return idx
 }
 
-// recoverShard reads worker id's log and sorts its shard into logged, lost and never sent.
+// recoverPart reads worker id's log and sorts its part into logged, lost and never sent.
 // A missing or empty log, or one cut short before its header, means the worker sent nothing:
 // it writes its header before any Sent record, and a Sent record is in the kernel before its
 // request reaches the socket.
-func (r *Replay) recoverShard(id int, logName string) *recovery {
-	shard := r.shardIndices(id)
-	rec := &recovery{counts: rawlog.Counts{Planned: len(shard)}}
-	inShard := make(map[uint32]bool, len(shard))
-	for _, i := range shard {
-		inShard[uint32(i)] = true
+func (r *Replay) recoverPart(id int, logName string) *recovery {
+	part := r.partIndices(id)
+	rec := &recovery{counts: rawlog.Counts{Planned: len(part)}}
+	inPart := make(map[uint32]bool, len(part))
+	for _, i := range part {
+		inPart[uint32(i)] = true
 	}
 	logged := map[uint32]bool{}
 	started := map[uint32]bool{}
@@ -57,7 +58,7 @@ func (r *Replay) recoverShard(id int, logName string) *recovery {
 		switch k {
 		case rawlog.KindRequest:
 			q := lr.Request()
-			if !inShard[q.Index] || logged[q.Index] {
+			if !inPart[q.Index] || logged[q.Index] {
 				return nil
 			}
 			logged[q.Index] = true
@@ -82,10 +83,10 @@ func (r *Replay) recoverShard(id int, logName string) *recovery {
 	}, &rec.torn)
 	if err != nil {
 		rec.unreadable = err
-		rec.counts.Lost = len(shard) - len(logged)
+		rec.counts.Lost = len(part) - len(logged)
 		return rec
 	}
-	for _, i := range shard {
+	for _, i := range part {
 		switch {
 		case logged[uint32(i)]:
 		case started[uint32(i)]:

@@ -1,19 +1,217 @@
 package replay
 
 import (
+	"math"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
-// runner sends units (a session's chained turns) one request at a time. Runners are pooled
-// by the worker and keep their buffers, so a request allocates nothing once they have grown.
-type runner struct {
-	w  *worker
+// The net client (ClientNet). One dispatcher drives the worker's scheduler (package
+// schedule) and a pool of runner goroutines sends what it releases, one request each at a
+// time, over Go's net package. The scheduler sits behind the dispatcher's lock and moves on
+// two kinds of event: the dispatcher's timer (a timerfd in Go's poller) for planned
+// instants, ramp steps, think times and the duration's end, and the end of a request, which
+// the runner that sent it hands in itself. That runner then goes on with the first request
+// the end made due, so a closed loop passes no message between goroutines per request.
+
+// netUnit is what the net client keeps of a unit while it runs: its sticky connection and
+// the responses live history splices into its later turns.
+type netUnit struct {
+	mu     sync.Mutex // a graph's branches may run in several runners at once
+	sticky *conn
+	hist   history
+}
+
+// netWork is a release handed to a runner, with its unit's state.
+type netWork struct {
+	rel  schedule.Release
+	unit *netUnit
+}
+
+// dispatcher drives the worker's scheduler for the net client.
+type dispatcher struct {
+	w *worker
+	// mu guards the scheduler and everything below up to work.
+	mu       sync.Mutex
+	s        *schedule.Scheduler
+	units    []*netUnit // per unit, while it runs
+	free     []*netUnit
+	armed    int64 // what the dispatcher's timer waits for; math.MinInt64 once poked
+	stopSeen bool
+
 	sl *sleeper
+	// poke, then a kick of sl, wakes the dispatcher before armed (its sleeper's stop flag).
+	poke    atomic.Bool
+	work    chan netWork
+	running sync.WaitGroup // releases handed out and not yet handed back
+}
+
+func newDispatcher(w *worker) (*dispatcher, error) {
+	d := &dispatcher{w: w, s: w.sched, units: make([]*netUnit, w.g.Units()), armed: math.MinInt64, work: make(chan netWork)}
+	sl, err := newSleeper(&d.poke)
+	if err != nil {
+		return nil, err
+	}
+	d.sl = sl
+	return d, nil
+}
+
+// wake makes the dispatcher look at the scheduler now (stop and abort call it).
+func (d *dispatcher) wake() {
+	d.poke.Store(true)
+	d.sl.kick()
+}
+
+// run sleeps until the scheduler's next instant, hands out what is due then, and returns once
+// nothing runs and nothing more will.
+func (d *dispatcher) run() {
+	w := d.w
+	defer w.dispatchers.Done()
+	for {
+		d.mu.Lock()
+		d.poke.Store(false)
+		_, _, ev := d.pump(false)
+		at, open := d.s.NextWake()
+		finished := d.s.Finished()
+		d.armed = at
+		d.mu.Unlock()
+		ev.act(w)
+		if finished {
+			return
+		}
+		spin := int64(0)
+		if open {
+			spin = w.cfg.SpinNs
+		}
+		w.sleepUntil(d.sl, at, spin)
+	}
+}
+
+// schedEvents is what a pass over the scheduler asks of the worker, done after the lock.
+type schedEvents struct {
+	duration, abort bool
+	drop            *conn // a sticky connection whose unit is over
+}
+
+func (ev schedEvents) act(w *worker) {
+	if ev.drop != nil {
+		ev.drop.nc.Close()
+	}
+	if ev.duration {
+		w.durationElapsed()
+	}
+	if ev.abort {
+		w.durationAbort()
+	}
+}
+
+// pump hands out what the scheduler has due. With keep, the first release is the caller's:
+// a runner that just ended a request goes on with it. Under d.mu.
+func (d *dispatcher) pump(keep bool) (kept netWork, have bool, ev schedEvents) {
+	w := d.w
+	for !d.stopped() {
+		rel, ok := d.s.Due(w.nowNs())
+		if !ok {
+			break
+		}
+		wk := netWork{rel: rel, unit: d.unitOf(rel)}
+		d.running.Add(1)
+		if keep && !have {
+			kept, have = wk, true
+			continue
+		}
+		d.hand(wk)
+	}
+	d.stopped()
+	ev.duration = d.s.Stopped() == schedule.DurationElapsed
+	ev.abort = d.s.AbortDue(w.nowNs())
+	return kept, have, ev
+}
+
+// stopped tells the scheduler of a stop once, drops the units that are over with it, and
+// says whether the scheduler releases nothing more.
+func (d *dispatcher) stopped() bool {
+	if !d.stopSeen && (d.w.stopping.Load() || d.s.Stopped() != schedule.Running) {
+		d.stopSeen = true
+		d.s.Stop()
+		for u, nu := range d.units {
+			if nu != nil && d.s.UnitOver(int32(u)) {
+				if c := d.dropUnit(int32(u)); c != nil {
+					c.nc.Close()
+				}
+			}
+		}
+	}
+	return d.stopSeen
+}
+
+// unitOf returns the state of rel's unit, new when rel starts it.
+func (d *dispatcher) unitOf(rel schedule.Release) *netUnit {
+	if !rel.Entry {
+		return d.units[rel.Unit]
+	}
+	var nu *netUnit
+	if n := len(d.free); n > 0 {
+		nu, d.free = d.free[n-1], d.free[:n-1]
+	} else {
+		nu = &netUnit{}
+	}
+	d.units[rel.Unit] = nu
+	return nu
+}
+
+// dropUnit forgets unit u's state and returns its sticky connection, for the caller to close.
+func (d *dispatcher) dropUnit(u int32) *conn {
+	nu := d.units[u]
+	d.units[u] = nil
+	c := nu.sticky
+	nu.sticky = nil
+	d.free = append(d.free, nu)
+	return c
+}
+
+// hand gives wk to an idle runner, starting a new one when none is idle.
+func (d *dispatcher) hand(wk netWork) {
+	select {
+	case d.work <- wk:
+		return
+	default:
+	}
+	go newRunner(d.w).loop()
+	d.work <- wk
+}
+
+// ended hands in the end of wk's request at endNs (ok: it completed) and returns what the
+// runner sends next, if anything.
+func (d *dispatcher) ended(wk netWork, endNs int64, ok bool) (netWork, bool) {
+	d.mu.Lock()
+	var drop *conn
+	if d.s.Ended(wk.rel.Node, endNs, ok) {
+		drop = d.dropUnit(wk.rel.Unit)
+	}
+	next, have, ev := d.pump(true)
+	ev.drop = drop
+	// The end may have moved the next instant earlier (a think time), or ended the run.
+	if at, _ := d.s.NextWake(); d.armed != math.MinInt64 && (at < d.armed || d.s.Finished()) {
+		d.armed = math.MinInt64
+		d.wake()
+	}
+	d.mu.Unlock()
+	d.running.Done()
+	ev.act(d.w)
+	return next, have
+}
+
+// runner sends what the dispatcher releases, one request at a time. Runners are pooled by
+// the dispatcher and keep their buffers, so a request allocates nothing once they have grown.
+type runner struct {
+	w *worker
 
 	mu     sync.Mutex // guards active against abort
 	active *conn
@@ -27,62 +225,84 @@ type runner struct {
 	cancelAt int64     // run-clock instant the cancel-after fires, or maxInt64
 	after    func(int64)
 
-	sticky *conn // sticky-user-sessions: the unit's connection
+	unit *netUnit // the unit of the request being sent
 
-	inRequest bool // between do's start and the request's record: recoverFault logs it
+	inRequest bool // between do's start and the request's record: fault logs it
 
-	lv   live     // live history state (only for live-history plans)
-	body []byte   // spliced body
-	hist [][]byte // the unit's response texts so far, from its first turn on
+	lv   live   // live history state (only for live-history plans)
+	body []byte // spliced body
 }
 
-func newRunner(w *worker) (*runner, error) {
-	r := &runner{w: w}
+func newRunner(w *worker) *runner {
+	r := &runner{w: w, lv: w.lr.fresh()}
 	r.eb.rbuf = make([]byte, readBufSize)
 	r.eb.maxBody = int(w.cfg.MaxResponseBytes)
 	r.resetResponse()
 	r.after = r.afterWrite
-	if w.lr.enabled() {
-		if err := r.lv.init(w.meta); err != nil {
-			return nil, err
-		}
-	}
 	w.register(r, nil)
-	return r, nil
-}
-
-// sleeper returns the runner's timer, created on first use: only sessions with later turns
-// wait, and a timerfd per runner would cost a file descriptor per concurrent request.
-func (r *runner) sleeper() (*sleeper, error) {
-	if r.sl == nil {
-		sl, err := newSleeper(&r.w.stopping)
-		if err != nil {
-			return nil, err
-		}
-		r.sl = sl
-		r.w.register(nil, sl)
-	}
-	return r.sl, nil
+	return r
 }
 
 func (r *runner) loop() {
 	// Runners are the goroutines that read the plan's mapping (records, and bodies for TLS
 	// and live history): a plan truncated mid-run must fail the run, not kill the worker
-	// with SIGBUS. recoverFault turns the fault into that failure.
+	// with SIGBUS. fault turns the fault into that failure.
 	debug.SetPanicOnFault(true)
-	for d := range r.w.work {
-		r.runUnit(d)
-		r.w.units.Done()
+	d := r.w.disp
+	for wk := range d.work {
+		for more := true; more; {
+			end, ok := r.send(wk)
+			wk, more = d.ended(wk, end, ok)
+		}
 	}
 }
 
-// recoverFault, deferred by runUnit, handles a fault on the plan's mapping: the request in
-// progress ends failed, its connection is closed, and the worker fails. Other panics go on.
-func (r *runner) recoverFault() {
-	v := recover()
-	if v == nil {
-		return
+// send sends wk's request and logs it; it returns when the request ended and whether it
+// completed (a 2xx response read to its end). A request the scheduler released just before
+// the run stopped is not sent: the worker logs it with the others never sent.
+func (r *runner) send(wk netWork) (end int64, ok bool) {
+	w := r.w
+	defer func() {
+		if v := recover(); v != nil {
+			r.fault(v)
+			end, ok = w.nowNs(), false
+		}
+	}()
+	rel, nu := wk.rel, wk.unit
+	rec, body, err := w.plan.Record(int(rel.Index))
+	if err != nil {
+		w.fail(err)
+		return w.nowNs(), false
 	}
+	if w.stopping.Load() {
+		return w.nowNs(), false
+	}
+	r.unit = nu
+	if rel.Entry {
+		nu.hist.reset(rec.Turn)
+	}
+	if rec.Flags&mmapds.FlagLiveHistory != 0 && r.lv.enabled() {
+		nu.mu.Lock()
+		r.body = nu.hist.splice(&r.lv, r.body[:0], body)
+		nu.mu.Unlock()
+		body = r.body
+	}
+	r.do(&rec, body, rel.Ready, w.urlOfUnit(rel.Unit))
+	if r.lv.enabled() && len(w.g.Children(rel.Node)) > 0 {
+		nu.mu.Lock()
+		nu.hist.add(&r.lv, r.q.Body)
+		nu.mu.Unlock()
+	}
+	end = r.q.EndNs
+	if end < 0 {
+		end = w.nowNs()
+	}
+	return end, countedOutcome(&r.q) == rawlog.OutcomeCompleted
+}
+
+// fault handles a fault on the plan's mapping (v, recovered by send): the request in
+// progress ends failed, its connection is closed, and the worker fails. Other panics go on.
+func (r *runner) fault(v any) {
 	err := r.w.plan.FaultError(v)
 	if err == nil {
 		panic(v)
@@ -93,78 +313,10 @@ func (r *runner) recoverFault() {
 	if c != nil {
 		c.nc.Close()
 	}
-	if r.sticky != nil {
-		r.sticky.nc.Close()
-		r.sticky = nil
-	}
 	if r.inRequest {
 		r.finish(nil, exNetError, err, "")
 	}
 	r.w.fail(err)
-}
-
-// runUnit sends a unit's records in order. A later turn goes out at the later of its planned
-// instant (when it has one) and the previous turn's end plus its delay.
-func (r *runner) runUnit(d dispatch) {
-	w := r.w
-	u := &w.sh.units[d.unit]
-	defer r.recoverFault()
-	defer w.release()
-	if u.phase == mmapds.PhaseWarmup && u.offset < 0 {
-		defer func() {
-			if w.warmupLeft.Add(-1) == 0 {
-				close(w.warmupDone)
-			}
-		}()
-	}
-	r.hist = r.hist[:0]
-	ready := d.ready
-	firstTurn := uint32(0)
-	for idx := u.first; idx >= 0; idx = w.sh.nextOf(idx) {
-		rec, body, err := w.plan.Record(int(idx))
-		if err != nil {
-			w.fail(err)
-			break
-		}
-		if idx == u.first {
-			firstTurn = rec.Turn
-		} else {
-			at := r.q.EndNs + rec.DelayNs
-			if rec.SendOffsetNs > at {
-				at = rec.SendOffsetNs
-			}
-			sl, err := r.sleeper()
-			if err != nil {
-				w.fail(err)
-				break
-			}
-			if !w.sleepUntil(sl, at, 0) {
-				break
-			}
-			ready = at
-		}
-		if w.stopping.Load() {
-			break
-		}
-		if ready > w.sendUntil.Load() {
-			w.durationElapsed()
-			break
-		}
-		if rec.Flags&mmapds.FlagLiveHistory != 0 && r.lv.enabled() {
-			r.body = r.lv.splice(r.body[:0], body, r.hist, firstTurn)
-			body = r.body
-		}
-		r.do(&rec, body, ready, int(u.url))
-		if r.lv.enabled() && w.sh.nextOf(idx) >= 0 {
-			r.hist = append(r.hist, nil)
-			h := &r.hist[len(r.hist)-1]
-			*h = r.lv.responseText((*h)[:0], r.q.Body)
-		}
-	}
-	if r.sticky != nil {
-		r.sticky.nc.Close()
-		r.sticky = nil
-	}
 }
 
 // do sends one request and logs its outcome.
@@ -235,9 +387,6 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 			w.conns.serverClosed(c, w.nowNs())
 			r.setActive(nil)
 			c.nc.Close()
-			if r.sticky == c {
-				r.sticky = nil
-			}
 			q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
 			r.resetResponse()
 			r.cancelAt = maxInt64
@@ -279,9 +428,15 @@ func (r *runner) prepareRetry() bool {
 func (r *runner) getConn(url int) *conn {
 	if r.w.reuse != ReuseNever && r.w.conns.closesAfterResponse(url) {
 		r.q.ServerClosed = true
-		if r.sticky != nil {
-			r.sticky.nc.Close()
-			r.sticky = nil
+		r.w.pool.drop(url) // dead, or about to be
+		if r.w.reuse == ReuseSticky {
+			r.unit.mu.Lock()
+			c := r.unit.sticky
+			r.unit.sticky = nil
+			r.unit.mu.Unlock()
+			if c != nil {
+				c.nc.Close()
+			}
 		}
 		return nil
 	}
@@ -289,7 +444,18 @@ func (r *runner) getConn(url int) *conn {
 	case ReusePooled:
 		return r.w.pool.get(url)
 	case ReuseSticky:
-		return r.sticky
+		// The unit's connection is the request's until it ends (finish gives it back).
+		r.unit.mu.Lock()
+		c := r.unit.sticky
+		r.unit.sticky = nil
+		r.unit.mu.Unlock()
+		if c != nil && c.unsolicited() {
+			c.nc.Close() // see pool.get
+			r.w.conns.serverClosed(c, r.w.nowNs())
+			r.q.ServerClosed = true
+			c = nil
+		}
+		return c
 	}
 	return nil
 }
@@ -337,11 +503,15 @@ func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
 		switch {
 		case res != exOK || !w.conns.keep(c, w.reuse):
 			c.nc.Close()
-			if r.sticky == c {
-				r.sticky = nil
-			}
 		case w.reuse == ReuseSticky:
-			r.sticky = c
+			r.unit.mu.Lock()
+			if r.unit.sticky == nil {
+				r.unit.sticky, c = c, nil
+			}
+			r.unit.mu.Unlock()
+			if c != nil {
+				c.nc.Close() // another request of the unit gave its connection back first
+			}
 		default:
 			w.pool.put(c)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
 // workerConfig is everything a worker process needs; the coordinator sends it as one JSON
@@ -53,6 +54,9 @@ type workerConfig struct {
 	// after one response, as the preflight found (connpolicy.go).
 	ServerCloses []int `json:"server_closes,omitempty"`
 
+	// load builds the worker's part of the plan; nil means schedule.LoadChains. Tests put a
+	// graph with branches and joins here.
+	load func(p *mmapds.Plan, ord []uint32, workers, worker int) (*schedule.Graph, error)
 	// openLog opens the log file; nil means os.OpenFile. Tests put a failing file here.
 	openLog func(path string) (logFile, error)
 	// logWriteThrough (tests) writes each log frame before the next is queued (logSink).
@@ -83,18 +87,12 @@ type workerResult struct {
 	Err string
 }
 
-// dispatch hands a unit to a runner.
-type dispatch struct {
-	unit  int32
-	ready int64 // when the first record could be sent (ReadyNs)
-}
-
-// worker replays one shard.
+// worker replays its part of the plan (of its shard, when the run is distributed).
 type worker struct {
 	cfg     workerConfig
 	plan    *mmapds.Plan
 	meta    *mmapds.Meta
-	sh      *shard
+	g       *schedule.Graph
 	targets []*target
 	pool    pool
 	conns   connPolicy // what each URL's server does with connections (connpolicy.go)
@@ -125,12 +123,10 @@ type worker struct {
 	// changed, the coordinator is gone); later ones are consequences and are not reported.
 	failure atomic.Pointer[error]
 
-	slots       chan struct{} // nil: unbounded
-	work        chan dispatch
+	// sched decides what may be sent when; the client that runs drives it (the event loop on
+	// its thread, the net client's dispatcher under its lock).
+	sched       *schedule.Scheduler
 	dispatchers sync.WaitGroup
-	units       sync.WaitGroup
-	warmupLeft  atomic.Int64
-	warmupDone  chan struct{}
 
 	mu       sync.Mutex
 	runners  []*runner
@@ -141,16 +137,10 @@ type worker struct {
 	sent, done, errs atomic.Int64
 	counts           [6]atomic.Int64 // by countedOutcome
 
-	// sendUntil is the last instant (run clock) a request may start: profile start plus the
-	// plan's duration, or MaxInt64 (no duration, or the profile start not known yet).
-	sendUntil atomic.Int64
-	// profileStart is the profile's first planned instant; profileAfterWarmup says that the
-	// profile is a closed loop behind this worker's warmup, so it starts when that ends.
-	profileStart       int64
-	profileAfterWarmup bool
-	lr                 live
-	// loop is the event-loop client; nil when the worker runs the net client.
+	lr live
+	// loop is the event-loop client; nil when the worker runs the net client, disp.
 	loop *evloop
+	disp *dispatcher
 }
 
 const maxInt64 = int64(^uint64(0) >> 1)
@@ -165,9 +155,7 @@ func newWorker(cfg workerConfig) (*worker, error) {
 		return nil, err
 	}
 	w := &worker{cfg: cfg, plan: p, meta: p.Meta(), reuse: cfg.ConnReuse,
-		timeout: time.Duration(cfg.RequestTimeoutNs), stopCh: make(chan struct{}),
-		work: make(chan dispatch), warmupDone: make(chan struct{})}
-	w.sendUntil.Store(maxInt64)
+		timeout: time.Duration(cfg.RequestTimeoutNs), stopCh: make(chan struct{})}
 	fail := func(err error) (*worker, error) {
 		p.Close()
 		return nil, err
@@ -202,12 +190,13 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if len(cfg.URLs) == 0 {
 		return fail(errors.New("no URL"))
 	}
-	w.sh, err = buildShard(p, info.ord, cfg.Workers, cfg.ID, len(cfg.URLs))
-	if err != nil {
+	load := cfg.load
+	if load == nil {
+		load = schedule.LoadChains
+	}
+	if w.g, err = load(p, info.ord, cfg.Workers, cfg.ID); err != nil {
 		return fail(err)
 	}
-	w.profileStart = info.profileStart
-	w.profileAfterWarmup = !info.profileOpen && w.sh.warmupUnits > 0
 	tcfg, err := loadTLSConfig(cfg.TLSCAFile, cfg.TLSInsecure)
 	if err != nil {
 		return fail(err)
@@ -227,22 +216,24 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	}
 	w.pool.idle = make([][]*conn, len(w.targets))
 	w.conns.init(len(w.targets), cfg.ServerCloses)
+	w.pool.closed = func(c *conn) { w.conns.serverClosed(c, w.nowNs()) }
 	shardC, err := shardConcurrency(w.meta.Concurrency, cfg.ShardIndex, cfg.ShardCount)
 	if err != nil {
 		return fail(err)
 	}
-	if n := shardC; n > 0 {
-		share := slotShare(n, cfg.Workers, cfg.ID)
-		if share == 0 {
-			return fail(fmt.Errorf("worker %d of %d has no share of concurrency %d", cfg.ID, cfg.Workers, n))
+	var slots []int64
+	if shardC > 0 {
+		part := schedule.Part{Shard: cfg.ShardIndex, Shards: cfg.ShardCount, Worker: cfg.ID, Workers: cfg.Workers}
+		if slots = schedule.Slots(w.meta.Concurrency, w.meta.ConcurrencyRampNs, part); len(slots) == 0 {
+			return fail(fmt.Errorf("worker %d of %d has no share of concurrency %d", cfg.ID, cfg.Workers, shardC))
 		}
-		w.slots = make(chan struct{}, share)
-	} else if len(w.sh.closed) > 0 {
+	} else if w.g.HasClosedLoop() {
 		return fail(fmt.Errorf("plan %s has closed-loop records (no send offset) but concurrency 0", cfg.Plan))
 	}
-	w.warmupLeft.Store(int64(w.sh.warmupUnits))
-	if w.sh.warmupUnits == 0 {
-		close(w.warmupDone)
+	w.sched, err = schedule.New(w.g, schedule.Config{Slots: slots, DurationNs: w.meta.DurationNs,
+		ProfileStartNs: info.profileStart, ProfileOpen: info.profileOpen, GraceNs: cfg.GraceNs})
+	if err != nil {
+		return fail(fmt.Errorf("plan %s: %w", cfg.Plan, err))
 	}
 	w.logged = make([]atomic.Uint64, (p.Len()+63)/64)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
@@ -253,6 +244,11 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if cfg.Client == ClientLoop || cfg.Client == "" && DefaultClient == ClientLoop {
 		if w.loop, err = newEvloop(w); err != nil && err != errTLSNet {
 			fmt.Fprintf(os.Stderr, "replay worker %d: --client loop: %v; using the net client\n", cfg.ID, err)
+		}
+	}
+	if w.loop == nil {
+		if w.disp, err = newDispatcher(w); err != nil {
+			return fail(err)
 		}
 	}
 	return w, nil
@@ -291,6 +287,9 @@ func scanPlan(p *mmapds.Plan) (*planInfo, error) {
 
 func (w *worker) nowNs() int64 { return int64(time.Since(w.start)) }
 
+// urlOfUnit is the URL unit u's session talks to.
+func (w *worker) urlOfUnit(u int32) int { return urlOf(w.g.Unit(u).Session, len(w.targets)) }
+
 // openLog creates the log file and its sink; the header is written once start is known.
 func (w *worker) openLog() error {
 	open := w.cfg.openLog
@@ -310,7 +309,7 @@ func (w *worker) openLog() error {
 	return nil
 }
 
-// run replays the shard from startUnixNs until done, stopped or aborted; cmds delivers
+// run replays the worker's part from startUnixNs until done, stopped or aborted; cmds delivers
 // "stop" and "abort". A closed cmds, or a failed progress report, means the coordinator is
 // gone: the worker then stops as if interrupted (grace period, then abort) and its run fails.
 // The result's counts are exact even when the log could not be written; the error is only
@@ -324,7 +323,7 @@ func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (w
 	w.nowFn = w.nowNs
 	lw, err := rawlog.NewWriter(w.sink, rawlog.Header{Worker: w.cfg.ID, PID: os.Getpid(), CPU: w.cfg.CPU,
 		PlanHash: w.plan.HashHex(), StartUnixNs: startUnixNs,
-		PlanPath: w.cfg.Plan, Planned: len(w.sh.records), Workers: w.cfg.Workers})
+		PlanPath: w.cfg.Plan, Planned: w.g.Len(), Workers: w.cfg.Workers})
 	if err != nil && (lw == nil || !w.sink.failed()) {
 		return workerResult{}, err
 	}
@@ -341,20 +340,17 @@ func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (w
 	go w.cpuLoop(cpuStop, cpuDone)
 
 	allDone := make(chan struct{})
+	w.dispatchers.Add(1)
 	if w.loop != nil {
-		w.dispatchers.Add(1)
 		go w.loop.run()
 	} else {
-		w.dispatchers.Add(2)
-		go w.dispatchOpen()
-		go w.dispatchClosed()
-		if w.slots != nil {
-			go w.ramp()
-		}
+		go w.disp.run()
 	}
 	go func() {
 		w.dispatchers.Wait()
-		w.units.Wait()
+		if w.disp != nil {
+			w.disp.running.Wait()
+		}
 		close(allDone)
 	}()
 
@@ -381,9 +377,6 @@ func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (w
 		fmt.Fprintf(os.Stderr, "replay worker %d: %v: sending nothing new; in-flight requests get the grace period\n", w.cfg.ID, err)
 		w.setFailure(err)
 		interrupt("coordinator gone before it was sent")
-	}
-	if w.meta.DurationNs > 0 {
-		go w.durationLimit(allDone)
 	}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -414,19 +407,26 @@ loop:
 			}
 		}
 	}
-	close(w.work)
+	if w.disp != nil {
+		close(w.disp.work)
+	}
 	close(cpuStop)
 	<-cpuDone
-	// Every planned record of the shard gets exactly one record: those never sent now.
+	// Every planned record of the worker's part gets exactly one record: those never sent now.
 	why := "run interrupted"
 	if p := w.notSentWhy.Load(); p != nil {
 		why = *p
 	}
-	for i, idx := range w.sh.records {
-		if w.isLogged(idx) {
+	for i := int32(0); i < int32(w.g.Len()); i++ {
+		n := w.g.Node(i)
+		if w.isLogged(n.Index) {
 			continue
 		}
-		q := notSentRecord(uint32(idx), w.info.offsets[idx], int(w.sh.units[w.sh.recUnit[i]].url), why)
+		nodeWhy := why
+		if b := w.sched.SkippedFor(i); b >= 0 {
+			nodeWhy = fmt.Sprintf("not sent: request %d, which it depends on, did not complete", b)
+		}
+		q := notSentRecord(uint32(n.Index), w.info.offsets[n.Index], w.urlOfUnit(n.Unit()), nodeWhy)
 		w.logRequest(&q)
 	}
 	w.sampleCPU()
@@ -452,7 +452,7 @@ loop:
 	if p := w.failure.Load(); p != nil {
 		res.Status, res.Err = rawlog.StatusFailed, w.failureText(*p)
 	}
-	res.Counts.Planned = len(w.sh.records)
+	res.Counts.Planned = w.g.Len()
 	res.Counts.Completed = int(w.counts[rawlog.OutcomeCompleted].Load())
 	res.Counts.Failed = int(w.counts[rawlog.OutcomeFailed].Load())
 	res.Counts.Cancelled = int(w.counts[rawlog.OutcomeCancelled].Load())
@@ -469,46 +469,13 @@ func notSentRecord(idx uint32, offset int64, url int, why string) rawlog.Request
 		URLIndex: url, ConnectStartNs: -1, ConnectEndNs: -1}
 }
 
-// durationLimit enforces a duration-sized plan: no request starts after the profile start
-// plus DurationNs, and requests still running a grace period later are aborted. The profile
-// starts at its first planned instant, or, for a closed loop behind a warmup, when this
-// worker's warmup has ended.
-func (w *worker) durationLimit(allDone <-chan struct{}) {
-	base := w.profileStart
-	if w.profileAfterWarmup {
-		select {
-		case <-w.warmupDone:
-			base = w.nowNs()
-		case <-allDone:
-			return
-		}
-	}
-	until := base + w.meta.DurationNs
-	w.sendUntil.Store(until)
-	wait := func(at int64) bool {
-		t := time.NewTimer(time.Until(w.start.Add(time.Duration(at))))
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-allDone:
-			return false
-		}
-	}
-	if !wait(until) {
-		return
-	}
-	w.durationElapsed()
-	if w.cfg.GraceNs < 0 || !wait(until+w.cfg.GraceNs) {
-		return
-	}
-	w.abort("benchmark duration and grace period over")
-}
-
-// durationElapsed stops sending at the end of a duration-sized plan. A dispatcher or
-// runner that finds the send deadline passed calls it too: its timer may fire after the
-// last unit ended, and the never-sent records must still say why.
+// durationElapsed stops sending at the end of a duration-sized plan, when the scheduler
+// says it is over (schedule.DurationElapsed); the never-sent records say why.
 func (w *worker) durationElapsed() { w.stop("benchmark duration elapsed") }
+
+// durationAbort cuts what still runs a grace period after the duration's end
+// (Scheduler.AbortDue).
+func (w *worker) durationAbort() { w.abort("benchmark duration and grace period over") }
 
 // close releases the worker's resources; run's log is flushed and synced first.
 func (w *worker) close() error {
@@ -528,6 +495,9 @@ func (w *worker) close() error {
 	}
 	w.sleepers = nil
 	w.mu.Unlock()
+	if w.disp != nil {
+		w.disp.sl.close()
+	}
 	w.cancel()
 	w.plan.Close()
 	return err
@@ -676,6 +646,9 @@ func (w *worker) abort(why string) {
 var aLongTimeAgo = time.Unix(1, 0)
 
 func (w *worker) kickAll() {
+	if w.disp != nil {
+		w.disp.wake()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, s := range w.sleepers {
@@ -739,153 +712,4 @@ func (w *worker) sleepUntil(s *sleeper, at int64, spin int64) bool {
 		}
 	}
 	return !w.stopping.Load()
-}
-
-// acquire takes a concurrency slot; it reports whether it had to wait, and false when the
-// run stopped first.
-func (w *worker) acquire() (waited, ok bool) {
-	if w.slots == nil {
-		return false, true
-	}
-	select {
-	case w.slots <- struct{}{}:
-		return false, true
-	default:
-	}
-	select {
-	case w.slots <- struct{}{}:
-		return true, !w.stopping.Load()
-	case <-w.stopCh:
-		return true, false
-	}
-}
-
-func (w *worker) release() {
-	if w.slots != nil {
-		<-w.slots
-	}
-}
-
-// ramp holds back the slots the concurrency ramp has not opened yet. Globally slot j opens
-// at ConcurrencyRampNs*j/(N-1); distributed shard I of S owns the slots j with j mod S == I,
-// numbered j/S within it, and this worker owns the shard's slots with that number mod W ==
-// its id.
-func (w *worker) ramp() {
-	n, W, id := w.meta.Concurrency, w.cfg.Workers, w.cfg.ID
-	r := w.meta.ConcurrencyRampNs
-	if r <= 0 || n <= 1 {
-		return
-	}
-	si, sc := w.cfg.ShardIndex, max(w.cfg.ShardCount, 1)
-	var later []int64
-	for j := si + id*sc; j < n; j += W * sc {
-		if t := r * int64(j) / int64(n-1); t > 0 {
-			later = append(later, t)
-		}
-	}
-	for range later {
-		w.slots <- struct{}{} // reserve
-	}
-	sl, err := newSleeper(&w.stopping)
-	if err != nil {
-		return
-	}
-	w.register(nil, sl)
-	for _, t := range later {
-		if !w.sleepUntil(sl, t, 0) {
-			return
-		}
-		<-w.slots
-	}
-}
-
-// hand gives a unit to an idle runner, starting a new one when none is idle.
-func (w *worker) hand(d dispatch) {
-	w.units.Add(1)
-	select {
-	case w.work <- d:
-		return
-	default:
-	}
-	r, err := newRunner(w)
-	if err != nil {
-		w.units.Done()
-		w.fail(err)
-		return
-	}
-	go r.loop()
-	w.work <- d
-}
-
-// dispatchOpen sends the open-loop units at their planned instants, on an absolute schedule:
-// a late send never shifts the ones after it.
-func (w *worker) dispatchOpen() {
-	defer w.dispatchers.Done()
-	if len(w.sh.open) == 0 {
-		return
-	}
-	sl, err := newSleeper(&w.stopping)
-	if err != nil {
-		w.fail(err)
-		return
-	}
-	w.register(nil, sl)
-	for _, u := range w.sh.open {
-		at := w.sh.units[u].offset
-		if at > w.sendUntil.Load() {
-			w.durationElapsed()
-			return
-		}
-		if !w.sleepUntil(sl, at, w.cfg.SpinNs) {
-			return
-		}
-		waited, ok := w.acquire()
-		if !ok {
-			return
-		}
-		ready := at
-		if waited {
-			ready = w.nowNs()
-		}
-		w.hand(dispatch{unit: u, ready: ready})
-	}
-}
-
-// dispatchClosed starts closed-loop units as concurrency slots free, profile units only once
-// this worker's warmup units are done.
-func (w *worker) dispatchClosed() {
-	defer w.dispatchers.Done()
-	if len(w.sh.closed) == 0 {
-		return
-	}
-	sl, err := newSleeper(&w.stopping)
-	if err != nil {
-		w.fail(err)
-		return
-	}
-	w.register(nil, sl)
-	if !w.sleepUntil(sl, 0, 0) {
-		return
-	}
-	for _, u := range w.sh.closed {
-		if w.sh.units[u].phase == mmapds.PhaseProfile {
-			select {
-			case <-w.warmupDone:
-			case <-w.stopCh:
-				return
-			}
-		}
-		if _, ok := w.acquire(); !ok {
-			return
-		}
-		now := w.nowNs()
-		if w.stopping.Load() || now > w.sendUntil.Load() {
-			w.release()
-			if !w.stopping.Load() {
-				w.durationElapsed()
-			}
-			return
-		}
-		w.hand(dispatch{unit: u, ready: now})
-	}
 }

@@ -1,0 +1,387 @@
+//go:build linux
+
+package replay
+
+import (
+	"fmt"
+	"io"
+	"syscall"
+	"unsafe"
+
+	"github.com/llmbench/llmbench/rawlog"
+	"golang.org/x/sys/unix"
+)
+
+// The event loop's connections and exchanges: non-blocking connects, one writev from the
+// plan mapping that resumes on EPOLLOUT, reads until the kernel has no more, and the end of
+// each exchange, with the net client's semantics through the same helpers (loop_linux.go).
+
+// connect gives r a connection: a reused one, or a new non-blocking connect (always for a
+// URL whose server closes after each response: connpolicy.go).
+func (l *evloop) connect(r *loopRequest) {
+	w := l.w
+	var c *loopConn
+	switch reuse := w.reuse; {
+	case reuse != ReuseNever && w.conns.closesAfterResponse(r.url):
+		r.q.ServerClosed = true
+		l.dropIdle(r)
+	case reuse == ReusePooled:
+		for s := l.idle[r.url]; len(s) > 0 && c == nil; s = l.idle[r.url] {
+			c, s[len(s)-1] = s[len(s)-1], nil
+			l.idle[r.url] = s[:len(s)-1]
+			if c.pendingIn { // bytes or a close came while idle: see conn.unsolicited
+				l.closeConn(c)
+				c = nil
+			}
+		}
+	case reuse == ReuseSticky:
+		// The unit's connection is the request's until it ends (finish gives it back).
+		c, r.unit.sticky = r.unit.sticky, nil
+		if c != nil && c.pendingIn {
+			l.closeConn(c)
+			c = nil
+			r.q.ServerClosed = true
+		}
+	}
+	if c != nil {
+		c.req, r.c = r, c
+		l.send(r)
+		return
+	}
+	r.q.ConnectStartNs = w.nowNs()
+	c, err := l.dial(r.url)
+	if err != nil {
+		r.c = nil
+		l.dialFailed(r, err)
+		return
+	}
+	c.req, r.c = r, c
+	r.state = lsConnect
+	l.setTimer(r, r.deadline)
+}
+
+// dial opens a non-blocking socket to target url and starts connecting it.
+func (l *evloop) dial(url int) (*loopConn, error) {
+	fd, err := unix.Socket(l.family[url], unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	// As net.Dialer{KeepAlive: 30s} does.
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, 30)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, 30)
+	if a := l.picker.Next(); a.IsValid() {
+		if err := BindSource(uintptr(fd), a); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("local-addr %s: %w", a, err)
+		}
+	}
+	if err := unix.Connect(fd, l.addrs[url]); err != nil && err != unix.EINPROGRESS {
+		unix.Close(fd)
+		return nil, err
+	}
+	c := &loopConn{fd: fd}
+	c.target = url
+	if n := len(l.freeSlot); n > 0 {
+		c.slot, l.freeSlot = l.freeSlot[n-1], l.freeSlot[:n-1]
+		l.conns[c.slot] = c
+	} else {
+		c.slot = int32(len(l.conns))
+		l.conns = append(l.conns, c)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: c.slot}
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		l.closeConn(c)
+		return nil, err
+	}
+	return c, nil
+}
+
+// dialFailed ends r's request after its connect failed (or the abort or its deadline cut it).
+func (l *evloop) dialFailed(r *loopRequest, err error) {
+	w := l.w
+	if r.c != nil {
+		l.closeConn(r.c)
+		r.c = nil
+	}
+	r.q.ConnectEndNs = w.nowNs()
+	if !r.marked && w.aborting.Load() {
+		l.notSent(r, "not sent: "+*w.abortWhy.Load())
+		return
+	}
+	l.finish(r, nil, exNetError, err, "connect: ")
+}
+
+// onEvent handles one epoll event of connection c.
+func (l *evloop) onEvent(c *loopConn, events uint32) {
+	if c == nil {
+		return
+	}
+	r := c.req
+	in := events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
+	c.fin = c.fin || events&(unix.EPOLLRDHUP|unix.EPOLLHUP) != 0
+	if r == nil {
+		c.pendingIn = c.pendingIn || in
+		if c.fin {
+			// The server closed it while idle: a close soon after its only response
+			// teaches the URL's policy (the connection itself goes at its next use).
+			l.w.conns.serverClosed(&c.conn, l.w.nowNs())
+		}
+		return
+	}
+	switch r.state {
+	case lsConnect:
+		soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err == nil && soerr != 0 {
+			err = syscall.Errno(soerr)
+		}
+		if err != nil {
+			l.dialFailed(r, err)
+			return
+		}
+		if events&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+			return
+		}
+		r.q.ConnectEndNs = l.w.nowNs()
+		c.pendingIn = c.pendingIn || in
+		l.stopTimer(r)
+		l.send(r)
+	case lsWrite:
+		c.pendingIn = c.pendingIn || in
+		l.write(r)
+	case lsRead:
+		r.rdhupSeen = events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
+		l.read(r)
+	}
+}
+
+// send starts writing r's request on r.c, after writing its Sent record.
+func (l *evloop) send(r *loopRequest) {
+	w := l.w
+	if !r.marked {
+		r.marked = true
+		if err := w.logSent(r.q.Index); err != nil {
+			l.closeConn(r.c)
+			r.c = nil
+			l.notSent(r, "not sent: "+err.Error())
+			return
+		}
+	}
+	r.q.ConnReused = r.c.used
+	r.eb.renderSuffix(r.body, w.cfg.SessionHeader, r.session)
+	r.woff = 0
+	r.state = lsWrite
+	l.setTimer(r, r.deadline)
+	r.q.WriteStartNs = w.nowNs()
+	l.write(r)
+}
+
+// write writes what is left of r's request; EPOLLOUT resumes it.
+func (l *evloop) write(r *loopRequest) {
+	parts := [3][]byte{r.head, r.eb.suffix, r.body}
+	for {
+		niov, off := 0, r.woff
+		for _, p := range parts {
+			if off >= len(p) {
+				off -= len(p)
+				continue
+			}
+			p = p[off:]
+			off = 0
+			r.iov[niov].Base = &p[0]
+			r.iov[niov].SetLen(len(p))
+			niov++
+		}
+		if niov == 0 {
+			break
+		}
+		n, _, e := unix.Syscall(unix.SYS_WRITEV, uintptr(r.c.fd), uintptr(unsafe.Pointer(&r.iov[0])), uintptr(niov))
+		r.iov = [3]unix.Iovec{} // do not keep the mapping referenced
+		if e != 0 {
+			if e == unix.EAGAIN {
+				return
+			}
+			if e == unix.EINTR {
+				continue
+			}
+			r.q.WriteEndNs = l.w.nowNs()
+			res, err := classifyNetErr(&r.c.conn, e, false)
+			l.exchangeEnd(r, res, err)
+			return
+		}
+		r.woff += int(n)
+	}
+	w := l.w
+	r.q.WriteEndNs = w.nowNs()
+	if r.cancelNs > 0 {
+		r.cancelAt = r.q.WriteEndNs + r.cancelNs
+	}
+	l.setTimer(r, min(r.deadline, r.cancelAt))
+	r.rp.reset(&r.eb)
+	r.state = lsRead
+	if r.c.pendingIn {
+		r.c.pendingIn = false
+		r.rdhupSeen = true // read to EAGAIN: the edge is gone
+		l.read(r)
+	}
+}
+
+// read reads r's socket until the kernel has nothing more, timestamping each read.
+func (l *evloop) read(r *loopRequest) {
+	w := l.w
+	c := r.c
+	for {
+		space := r.rp.space(&r.eb)
+		n, err := unix.Read(c.fd, space)
+		if n > 0 {
+			t := w.nowNs()
+			if end, res, perr := r.rp.onRead(&c.conn, &r.eb, n, t, &r.q); end {
+				l.exchangeEnd(r, res, perr)
+				return
+			}
+			if n < len(space) && !r.rdhupSeen {
+				return // drained: the next arrival is a new edge
+			}
+			continue
+		}
+		switch {
+		case n == 0 && err == nil:
+			err = io.EOF
+		case err == unix.EAGAIN:
+			return
+		case err == unix.EINTR:
+			continue
+		}
+		res, perr := r.rp.onEnd(&c.conn, err)
+		l.exchangeEnd(r, res, perr)
+		return
+	}
+}
+
+// exchangeEnd takes how r's exchange on r.c ended: a stale reused connection is retried once
+// on a fresh one, as the runner does; anything else finishes the request.
+func (l *evloop) exchangeEnd(r *loopRequest, res exchangeResult, err error) {
+	w := l.w
+	if res == exStaleConn && r.attempt == 0 {
+		r.attempt++
+		c := r.c
+		markReconnect(&r.q)
+		w.conns.serverClosed(&c.conn, w.nowNs())
+		l.closeConn(c)
+		r.c = nil
+		q := &r.q
+		q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
+		resetResponse(q)
+		r.cancelAt = maxInt64
+		if w.reuse == ReusePooled {
+			l.closeIdle()
+		}
+		if w.aborting.Load() {
+			l.finish(r, nil, exNetError, err, "")
+			return
+		}
+		l.connect(r)
+		return
+	}
+	l.finish(r, r.c, res, err, "")
+}
+
+// finish decides r's outcome, disposes of c and logs the request, then hands its end to the
+// scheduler.
+func (l *evloop) finish(r *loopRequest, c *loopConn, res exchangeResult, err error, prefix string) {
+	w := l.w
+	q := &r.q
+	q.EndNs = w.nowNs()
+	l.stopTimer(r)
+	w.settle(q, res, err, prefix, r.cancelAt, &r.eb)
+	if c != nil {
+		c.reused(q.EndNs)
+		c.req = nil
+		if res == exOK && c.fin && !c.broken {
+			// The server closed it with the response, the FIN with the last bytes, though
+			// the response said the connection would stay open.
+			c.broken = true
+			w.conns.serverClosed(&c.conn, q.EndNs)
+		}
+		switch {
+		case res != exOK || !w.conns.keep(&c.conn, w.reuse):
+			l.closeConn(c)
+		case w.reuse == ReuseSticky && r.unit.sticky == nil:
+			r.unit.sticky = c
+		case w.reuse == ReuseSticky:
+			l.closeConn(c) // another request of the unit gave its connection back first
+		default:
+			l.idle[c.target] = append(l.idle[c.target], c)
+		}
+	}
+	r.c = nil
+	r.body = nil
+	w.logDone(q)
+	if l.lv.enabled() && len(w.g.Children(r.rel.Node)) > 0 {
+		r.unit.hist.add(&l.lv, q.Body)
+	}
+	l.ended(r, countedOutcome(q) == rawlog.OutcomeCompleted)
+}
+
+// notSent logs r's current request as never sent, then hands its end to the scheduler.
+func (l *evloop) notSent(r *loopRequest, why string) {
+	q := &r.q
+	l.stopTimer(r)
+	l.w.sent.Add(-1)
+	rn, re, rb := q.ReadNs[:0], q.ReadEnd[:0], q.Body[:0]
+	*q = notSentRecord(q.Index, q.IntendedNs, r.url, why)
+	q.ReadNs, q.ReadEnd, q.Body = rn, re, rb
+	l.w.logRequest(q)
+	l.ended(r, false)
+}
+
+// closeConn closes c (which leaves the epoll set) and frees its slot.
+func (l *evloop) closeConn(c *loopConn) {
+	if c.fd < 0 {
+		return
+	}
+	unix.Close(c.fd)
+	c.fd = -1
+	c.req = nil
+	l.conns[c.slot] = nil
+	l.closedSlots = append(l.closedSlots, c.slot)
+}
+
+// dropIdle closes what r would have reused of a URL whose server closes after each
+// response: the pooled connections to it (dead, or about to be) and r's unit's.
+func (l *evloop) dropIdle(r *loopRequest) {
+	s := l.idle[r.url]
+	for i, c := range s {
+		l.closeConn(c)
+		s[i] = nil
+	}
+	l.idle[r.url] = s[:0]
+	if c := r.unit.sticky; c != nil {
+		l.closeConn(c)
+		r.unit.sticky = nil
+	}
+}
+
+// closeIdle closes every pooled idle connection: after a stale one, the rest are as stale.
+func (l *evloop) closeIdle() {
+	for i, s := range l.idle {
+		for j, c := range s {
+			l.closeConn(c)
+			s[j] = nil
+		}
+		l.idle[i] = s[:0]
+	}
+}
+
+// closeAll closes every connection the loop holds.
+func (l *evloop) closeAll() {
+	for _, c := range l.conns {
+		if c != nil {
+			l.closeConn(c)
+		}
+	}
+	for i := range l.idle {
+		l.idle[i] = nil
+	}
+}

@@ -1,0 +1,447 @@
+package schedule
+
+import (
+	"errors"
+	"math"
+)
+
+// Never is an instant that never comes: NextWake's answer when only an Ended call can
+// release anything, and AbortAt's when nothing is to be cut.
+const Never int64 = math.MaxInt64
+
+// Config is what a Scheduler needs besides the graph.
+type Config struct {
+	// Slots are the opening instants of the worker's concurrency slots (Slots); empty means
+	// no concurrency bound (then the graph must have no closed-loop unit).
+	Slots []int64
+	// DurationNs > 0 sizes the run by time: no request starts after the profile start plus
+	// DurationNs.
+	DurationNs int64
+	// ProfileStartNs is the profile's first planned instant over the whole plan (0 for a
+	// closed loop); ProfileOpen says that some profile record has one. A closed-loop profile
+	// (ProfileOpen false) behind this worker's closed-loop warmup starts when that warmup has
+	// ended instead.
+	ProfileStartNs int64
+	ProfileOpen    bool
+	// GraceNs is how long requests may still run after the duration before they are cut
+	// (AbortAt); < 0: forever.
+	GraceNs int64
+}
+
+// Release is a node the transport may send now.
+type Release struct {
+	Node  int32 // the node (Graph.Node)
+	Unit  int32 // its unit
+	Index int32 // its plan record
+	// Ready is when it could first be sent (the record's ReadyNs): its fixed instant, the
+	// instant its last parent's end plus think time allowed, or, for a unit that had to wait
+	// for a slot, when it got one.
+	Ready int64
+	// Entry says that the node is its unit's entry: the unit starts with it.
+	Entry bool
+}
+
+// StopReason says why a Scheduler releases nothing more.
+type StopReason uint8
+
+const (
+	// Running: not stopped.
+	Running StopReason = iota
+	// Cancelled: Stop was called (an interruption, a failure).
+	Cancelled
+	// DurationElapsed: the benchmark duration is over.
+	DurationElapsed
+)
+
+// unit states
+const (
+	unitIdle uint8 = iota
+	unitRunning
+	unitOver
+)
+
+type unitState struct {
+	left     int32 // nodes not ended or skipped
+	inflight int32
+	state    uint8
+}
+
+// timed is a released node waiting for its instant.
+type timed struct {
+	at   int64
+	node int32
+}
+
+// Scheduler decides, for one worker, which of its graph's nodes may be sent when. It is not
+// safe for concurrent use; it allocates nothing per request once its timer heap has grown to
+// the run's largest number of simultaneously waiting nodes.
+type Scheduler struct {
+	g   *Graph
+	cfg Config
+
+	open, closed         []int32
+	openNext, closedNext int
+	openBlocked          bool // the due open-loop unit found no free slot
+	// queueFreed is when a blocked open-loop unit last got its slot: a unit whose instant
+	// came before that waited behind it, so it is ready when it gets its own slot.
+	queueFreed int64
+
+	bounded  bool
+	free     int     // free slots
+	ramp     []int64 // instants of the slots not open at 0, ascending
+	rampNext int
+
+	waiting []int32 // per node: parents not ended yet
+	readyAt []int64 // per node: latest parent end plus think time so far
+	blocker []int32 // per node: the plan record of the failed node that skips it, or -1
+	units   []unitState
+	heap    []timed
+
+	warmupLeft  int   // closed-loop warmup units not over
+	afterWarmup bool  // the duration counts from the end of the warmup
+	until       int64 // last instant a request may start; Never while unknown or unbounded
+	abortAt     int64
+	abortFired  bool
+
+	inflight  int
+	remaining int // nodes not ended or skipped
+	skipped   int
+	stopped   StopReason
+}
+
+// New returns a scheduler of g's nodes under c. g must be complete: the scheduler keeps it.
+func New(g *Graph, c Config) (*Scheduler, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	g.buildChildren()
+	s := &Scheduler{g: g, cfg: c, until: Never, abortAt: Never, remaining: len(g.nodes), queueFreed: math.MinInt64}
+	s.open, s.closed = g.order()
+	if len(c.Slots) == 0 && len(s.closed) > 0 {
+		return nil, errClosedUnbounded
+	}
+	if len(c.Slots) > 0 {
+		s.bounded = true
+		for _, at := range c.Slots {
+			if at <= 0 {
+				s.free++
+			} else {
+				s.ramp = append(s.ramp, at)
+			}
+		}
+	}
+	s.waiting = make([]int32, len(g.nodes))
+	s.readyAt = make([]int64, len(g.nodes))
+	s.blocker = make([]int32, len(g.nodes))
+	for i := range g.nodes {
+		s.waiting[i] = int32(len(g.Parents(int32(i))))
+		s.readyAt[i] = g.nodes[i].At
+		s.blocker[i] = -1
+	}
+	s.units = make([]unitState, len(g.units))
+	for u := range g.units {
+		s.units[u].left = g.units[u].nodes
+		if g.units[u].Warmup && g.nodes[g.units[u].entry].At < 0 {
+			s.warmupLeft++
+		}
+	}
+	if c.DurationNs > 0 {
+		s.afterWarmup = !c.ProfileOpen && s.warmupLeft > 0
+		if !s.afterWarmup {
+			s.until = c.ProfileStartNs + c.DurationNs
+		}
+	}
+	return s, nil
+}
+
+// errClosedUnbounded is a closed loop without concurrency.
+var errClosedUnbounded = errors.New("schedule: closed-loop units (no fixed instant) need concurrency slots, and there are none")
+
+// Due returns a node that may be sent at now, if any; call it until it says no. Nodes whose
+// instant passed come first (a late wake-up sends them at once, at their own instants), then
+// the open-loop units in instant order, then the closed-loop ones. A unit takes a slot as its
+// entry is released. Once now is past the duration's end, or nothing is due after it, the
+// scheduler stops itself (Stopped says DurationElapsed).
+func (s *Scheduler) Due(now int64) (Release, bool) {
+	if s.stopped != Running {
+		return Release{}, false
+	}
+	for s.rampNext < len(s.ramp) && s.ramp[s.rampNext] <= now {
+		s.rampNext++
+		s.free++
+	}
+	if len(s.heap) > 0 && s.heap[0].at <= now {
+		t := s.pop()
+		if t.at > s.until {
+			s.stopFor(DurationElapsed)
+			return Release{}, false
+		}
+		return s.release(t.node, t.at), true
+	}
+	if s.openNext < len(s.open) {
+		u := s.open[s.openNext]
+		e := s.g.units[u].entry
+		if at := s.g.nodes[e].At; at <= now {
+			if at > s.until {
+				s.stopFor(DurationElapsed)
+				return Release{}, false
+			}
+			if s.takeSlot() {
+				ready := at
+				if s.openBlocked {
+					ready, s.openBlocked, s.queueFreed = now, false, now
+				} else if at < s.queueFreed {
+					ready = now
+				}
+				if ready > s.until {
+					s.stopFor(DurationElapsed)
+					return Release{}, false
+				}
+				s.openNext++
+				return s.start(u, ready), true
+			}
+			s.openBlocked = true
+		}
+	}
+	if now >= 0 && s.closedNext < len(s.closed) {
+		u := s.closed[s.closedNext]
+		if (s.g.units[u].Warmup || s.warmupLeft == 0) && now <= s.until && s.takeSlot() {
+			s.closedNext++
+			return s.start(u, now), true
+		}
+	}
+	if now >= s.until {
+		s.stopFor(DurationElapsed)
+	}
+	return Release{}, false
+}
+
+// start releases unit u's entry, ready at ready.
+func (s *Scheduler) start(u int32, ready int64) Release {
+	s.units[u].state = unitRunning
+	return s.release(s.g.units[u].entry, ready)
+}
+
+func (s *Scheduler) release(node int32, ready int64) Release {
+	n := &s.g.nodes[node]
+	s.inflight++
+	s.units[n.unit].inflight++
+	return Release{Node: node, Unit: n.unit, Index: n.Index, Ready: ready, Entry: s.g.units[n.unit].entry == node}
+}
+
+func (s *Scheduler) takeSlot() bool {
+	if !s.bounded {
+		return true
+	}
+	if s.free == 0 {
+		return false
+	}
+	s.free--
+	return true
+}
+
+// Ended takes a released node's end at endNs (run clock); ok says that it completed, which
+// Strict children need. It releases the children whose parents have all ended (at their
+// instants, through Due), and says whether the node's unit is over with it: the transport
+// then drops what it kept for the unit (a sticky connection, live history).
+func (s *Scheduler) Ended(node int32, endNs int64, ok bool) (unitOver bool) {
+	n := &s.g.nodes[node]
+	us := &s.units[n.unit]
+	s.inflight--
+	us.inflight--
+	s.done(us)
+	failed := int32(-1)
+	if !ok {
+		failed = n.Index
+	}
+	s.settleChildren(node, endNs, failed)
+	return s.maybeOver(n.unit, endNs)
+}
+
+// settleChildren tells node's children that it ended at endNs; failed is its plan record
+// when it failed (or was skipped), else -1.
+func (s *Scheduler) settleChildren(node int32, endNs int64, failed int32) {
+	if s.stopped != Running {
+		return // nothing more is released: the children are dropped, not skipped
+	}
+	for _, c := range s.g.Children(node) {
+		cn := &s.g.nodes[c]
+		if failed >= 0 && (cn.Strict || s.blocker[node] >= 0) && s.blocker[c] < 0 {
+			s.blocker[c] = failed
+		}
+		if t := endNs + cn.Think; t > s.readyAt[c] {
+			s.readyAt[c] = t
+		}
+		s.waiting[c]--
+		if s.waiting[c] > 0 {
+			continue
+		}
+		if s.blocker[c] >= 0 {
+			s.skipped++
+			s.done(&s.units[cn.unit])
+			s.settleChildren(c, endNs, s.blocker[c])
+			continue
+		}
+		s.push(timed{at: s.readyAt[c], node: c})
+	}
+}
+
+// done counts one more node of us as ended or skipped.
+func (s *Scheduler) done(us *unitState) {
+	us.left--
+	s.remaining--
+}
+
+// maybeOver ends unit u when nothing of it runs or will run, and says whether it did now.
+func (s *Scheduler) maybeOver(u int32, endNs int64) bool {
+	us := &s.units[u]
+	if us.state != unitRunning || us.inflight > 0 || (us.left > 0 && s.stopped == Running) {
+		return false
+	}
+	us.state = unitOver
+	if s.bounded {
+		s.free++
+	}
+	if un := &s.g.units[u]; un.Warmup && s.g.nodes[un.entry].At < 0 {
+		s.warmupLeft--
+		if s.warmupLeft == 0 && s.afterWarmup && s.stopped == Running {
+			s.until = endNs + s.cfg.DurationNs
+		}
+	}
+	return true
+}
+
+// UnitOver says whether unit u has ended (after Stop: whether nothing of it still runs).
+func (s *Scheduler) UnitOver(u int32) bool { return s.units[u].state == unitOver }
+
+// NextWake returns the next instant at which Due may release something that no Ended call
+// brings, or Never; open says that it is an open-loop unit's planned instant, which a
+// transport may wake early for and spin. After a stop it is the instant to cut what still
+// runs (AbortAt), if any.
+func (s *Scheduler) NextWake() (at int64, open bool) {
+	at = Never
+	if s.stopped != Running {
+		if s.inflight > 0 && !s.abortFired {
+			at = s.abortAt
+		}
+		return at, false
+	}
+	take := func(t int64, o bool) {
+		if t < at || t == at && o {
+			at, open = t, o
+		}
+	}
+	if len(s.heap) > 0 {
+		take(s.heap[0].at, false)
+	}
+	if s.openNext < len(s.open) && !s.openBlocked {
+		take(s.g.nodes[s.g.units[s.open[s.openNext]].entry].At, true)
+	}
+	if s.rampNext < len(s.ramp) && (s.openNext < len(s.open) || s.closedNext < len(s.closed)) {
+		take(s.ramp[s.rampNext], false)
+	}
+	if s.closedNext < len(s.closed) && (!s.bounded || s.free > 0) &&
+		(s.g.units[s.closed[s.closedNext]].Warmup || s.warmupLeft == 0) {
+		take(0, false) // the run's start: closed loops begin at 0
+	}
+	take(s.until, false)
+	return at, open
+}
+
+// Stop releases nothing more: an interruption or a failure. Nodes not yet released are
+// dropped (their records are the transport's to write as not sent); what runs goes on until
+// it ends. Units with nothing running are over at once (UnitOver).
+func (s *Scheduler) Stop() { s.stopFor(Cancelled) }
+
+func (s *Scheduler) stopFor(why StopReason) {
+	if s.stopped != Running {
+		return
+	}
+	s.stopped = why
+	s.heap = s.heap[:0]
+	if why == DurationElapsed && s.cfg.GraceNs >= 0 {
+		s.abortAt = s.until + s.cfg.GraceNs
+	}
+	for u := range s.units {
+		s.maybeOver(int32(u), 0)
+	}
+}
+
+// Stopped says whether and why the scheduler releases nothing more.
+func (s *Scheduler) Stopped() StopReason { return s.stopped }
+
+// AbortAt is when requests still running after the duration are to be cut (its end plus the
+// grace period), or Never.
+func (s *Scheduler) AbortAt() int64 { return s.abortAt }
+
+// AbortDue says, once, that now is past AbortAt while requests still run: the transport
+// cuts them. After it, NextWake no longer wakes for the abort.
+func (s *Scheduler) AbortDue(now int64) bool {
+	if s.abortFired || now < s.abortAt || s.inflight == 0 {
+		return false
+	}
+	s.abortFired = true
+	return true
+}
+
+// Finished says that nothing runs and nothing more will be released.
+func (s *Scheduler) Finished() bool {
+	return s.inflight == 0 && (s.stopped != Running || s.remaining == 0)
+}
+
+// InFlight is the number of released nodes not ended yet.
+func (s *Scheduler) InFlight() int { return s.inflight }
+
+// Skipped is the number of nodes skipped because a node they depend on failed.
+func (s *Scheduler) Skipped() int { return s.skipped }
+
+// SkippedFor returns, for a skipped node, the plan record of the failed node it depended
+// on, and -1 for any other node.
+func (s *Scheduler) SkippedFor(node int32) int32 {
+	if s.waiting[node] > 0 {
+		return -1
+	}
+	return s.blocker[node]
+}
+
+// The timer heap of released nodes waiting for their instant, earliest first (node number
+// among equals, so the order is deterministic).
+
+func (s *Scheduler) push(t timed) {
+	s.heap = append(s.heap, t)
+	i := len(s.heap) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(s.heap[i], s.heap[p]) {
+			break
+		}
+		s.heap[i], s.heap[p] = s.heap[p], s.heap[i]
+		i = p
+	}
+}
+
+func (s *Scheduler) pop() timed {
+	h := s.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if c+1 < len(h) && less(h[c+1], h[c]) {
+			c++
+		}
+		if !less(h[c], h[i]) {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	s.heap = h
+	return top
+}
+
+func less(a, b timed) bool { return a.at < b.at || a.at == b.at && a.node < b.node }
