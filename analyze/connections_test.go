@@ -80,20 +80,23 @@ func TestIgnoredLimitNote(t *testing.T) {
 		endpoint  string
 		field     string
 		produced  int
+		context   bool
 		want, not string
 	}{
-		{"llama.cpp ignores max_completion_tokens", "chat", "max_completion_tokens", 60,
+		{"llama.cpp ignores max_completion_tokens", "chat", "max_completion_tokens", 60, false,
 			"40 of 40 requests (100.00%) produced more output tokens than requested (osl_mismatch_count), and the bodies set max_completion_tokens: the server ignores that field (llama.cpp's server reads only max_tokens): compile the plan with --use-legacy-max-tokens", "ignore_eos"},
-		{"a server that reads only max_completion_tokens", "chat", "max_tokens", 60,
+		{"and runs out of context", "chat", "max_completion_tokens", 60, true,
+			"40 of 40 requests (100.00%) produced more output tokens than requested (osl_mismatch_count; 40 of them failed once past it (see Errors: a server ignoring the limit runs out of context)), and the bodies set max_completion_tokens: the server ignores that field (llama.cpp's server reads only max_tokens): compile the plan with --use-legacy-max-tokens", "ignore_eos"},
+		{"a server that reads only max_completion_tokens", "chat", "max_tokens", 60, false,
 			"the bodies set max_tokens: the server ignores that field: compile the plan without --use-legacy-max-tokens", "ignore_eos"},
-		{"another field", "chat", "max_output_tokens", 60, "the bodies set max_output_tokens: the server ignores that field, so the output lengths are not the plan's", "--use-legacy-max-tokens"},
-		{"no limit field", "chat", "", 60, "set ignore_eos/min_tokens", "ignores that field"},
-		{"short outputs", "chat", "max_completion_tokens", 2, "set ignore_eos/min_tokens", "ignores that field"},
-		{"honoured", "chat", "max_completion_tokens", 0, "", "osl_mismatch_count"},
+		{"another field", "chat", "max_output_tokens", 60, false, "the bodies set max_output_tokens: the server ignores that field, so the output lengths are not the plan's", "--use-legacy-max-tokens"},
+		{"no limit field", "chat", "", 60, false, "set ignore_eos/min_tokens", "ignores that field"},
+		{"short outputs", "chat", "max_completion_tokens", 2, false, "set ignore_eos/min_tokens", "ignores that field"},
+		{"honoured", "chat", "max_completion_tokens", 0, false, "", "osl_mismatch_count"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sc := scenario{n: 40, concurrency: 4, ttft: 5 * ms, itl: 1 * ms, tokens: 8, streaming: true, endpoint: c.endpoint,
-				produced: c.produced, limitField: c.field}
+				produced: c.produced, limitField: c.field, contextExceeded: c.context}
 			s, _ := analyseDir(t, Options{}, sc.build(t, t.TempDir()))
 			all := strings.Join(s.Notes, "\n")
 			if c.want != "" && !strings.Contains(all, c.want) {

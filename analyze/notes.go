@@ -48,8 +48,12 @@ func limitIgnored(s *Summary, c *collector, field string) string {
 	if field == "" || c.oslAsked == 0 || float64(c.oslOver) < ignoredLimitShare*float64(c.oslAsked) {
 		return ""
 	}
-	what := fmt.Sprintf("%d of %d requests (%s%%) produced more output tokens than requested (osl_mismatch_count), and the bodies set %s: the server ignores that field",
-		c.oslOver, c.oslAsked, fmtNum(float64(c.oslOver)/float64(c.oslAsked)*100), field)
+	failed := ""
+	if c.oslOverFailed > 0 {
+		failed = fmt.Sprintf("; %d of them failed once past it (see Errors: a server ignoring the limit runs out of context)", c.oslOverFailed)
+	}
+	what := fmt.Sprintf("%d of %d requests (%s%%) produced more output tokens than requested (osl_mismatch_count%s), and the bodies set %s: the server ignores that field",
+		c.oslOver, c.oslAsked, fmtNum(float64(c.oslOver)/float64(c.oslAsked)*100), failed, field)
 	switch {
 	case s.Endpoint == "chat" && field == "max_completion_tokens":
 		return what + " (llama.cpp's server reads only max_tokens): compile the plan with --use-legacy-max-tokens, which sends max_tokens instead"

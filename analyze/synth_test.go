@@ -41,6 +41,7 @@ type scenario struct {
 	reconnectEvery      int
 	produced            int
 	limitField          string
+	contextExceeded     bool // streams end with llama.cpp's "Context size has been exceeded." event
 }
 
 func (sc scenario) withDefaults() scenario {
@@ -116,6 +117,10 @@ func (sc scenario) build(t testing.TB, dir string) string {
 		var q *rawlog.Request
 		if sc.streaming {
 			reads := streamReads(send, ttft, itl, produced, sc.reasoning, 100)
+			if sc.contextExceeded {
+				last := &reads[len(reads)-1]
+				last.data = sseData(`{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}`)
+			}
 			if sc.packEvery > 0 && i%sc.packEvery == 0 && len(reads) > 4 {
 				reads[2].data += reads[3].data
 				reads = append(reads[:3], reads[4:]...)

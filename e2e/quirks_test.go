@@ -106,3 +106,31 @@ func TestLlamaCppQuirks(t *testing.T) {
 		t.Errorf("%d reconnects over 30 requests at concurrency 2, want at most 2", reconnects)
 	}
 }
+
+// TestLlamaCppContextExceeded: llama.cpp ignoring the limit runs each output into its
+// context and ends the stream with "Context size has been exceeded." (mockllm
+// --context-tokens): every request fails, and the note still names --use-legacy-max-tokens,
+// counting the requests that failed past the requested length.
+func TestLlamaCppContextExceeded(t *testing.T) {
+	mock := startMock(t, "--ttft", "2ms", "--itl", "0s", "--natural-tokens", "400",
+		"--ignore-max-completion-tokens", "--context-tokens", "120")
+	r := command(t, bin.profile, "--model", "mock-llm", "--tokenizer", "builtin", "--endpoint-type", "chat", "--streaming",
+		"--url", mock.URL, "--concurrency", "2", "--request-count", "6", "--synthetic-input-tokens-mean", "20",
+		"--output-tokens-mean", "8", "--output-dir", filepath.Join(t.TempDir(), "run"), "--no-pin", "--no-gpu-telemetry",
+		"--ui-type", "none", "--no-html", "--no-server-metrics")
+	if r.code != 1 {
+		t.Fatalf("profile: exit %d, want 1 (every request failed)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		`stream_error ×6 ("Context size has been exceeded.")`,
+		"6 of 6 requests (100.00%) produced more output tokens than requested (osl_mismatch_count; 6 of them failed once past it",
+		"compile the plan with --use-legacy-max-tokens",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "compile the plan with --use-legacy-max-tokens") {
+		t.Errorf("the preflight did not name the flag:\n%s", r.stderr)
+	}
+}

@@ -145,7 +145,7 @@ func (o *Options) Validate() error {
 		name string
 		v    int
 	}{{"TokensPerChunk", o.TokensPerChunk}, {"MaxBatch", o.MaxBatch}, {"KVCacheTokens", o.KVCacheTokens}, {"ReasoningTokens", o.ReasoningTokens},
-		{"NaturalTokens", o.NaturalTokens}, {"EmbeddingDim", o.EmbeddingDim},
+		{"NaturalTokens", o.NaturalTokens}, {"EmbeddingDim", o.EmbeddingDim}, {"ContextTokens", o.Quirks.ContextTokens},
 		{"ImageTokens", o.Media.ImageTokens}, {"VideoTokens", o.Media.VideoTokens}}
 	for _, i := range ints {
 		if i.v < 0 {

@@ -23,7 +23,17 @@ type Quirks struct {
 	// NoMetrics answers GET /metrics with 501 and a JSON error saying how to turn metrics
 	// on, as llama.cpp does when started without --metrics.
 	NoMetrics bool
+	// ContextTokens, when positive, is the context of one chat or completions request
+	// (prompt and output): a stream that would run past it ends, once it is full, with
+	// llama.cpp's error event {"error":{"code":500,"message":"Context size has been
+	// exceeded.",...}} and no [DONE]; a non-streamed request gets a 500 with that error.
+	// llama.cpp shares its context between the requests running at once (with c of them,
+	// each gets about n_ctx/c); here each request has its own.
+	ContextTokens int
 }
+
+// contextExceededError is llama.cpp's error when a request's output outgrows the context.
+const contextExceededError = `{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}`
 
 // keepAliveHeader is what llama.cpp announces on every response, closing or not.
 const keepAliveHeader = "timeout=5, max=100"

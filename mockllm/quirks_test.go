@@ -121,3 +121,42 @@ func TestQuirkNoMetrics(t *testing.T) {
 	}
 	textAPIs[0].call(t, base, true, map[string]any{"max": 2, "ignore_eos": true})
 }
+
+// TestQuirkContextTokens: a stream that would run past the context ends, once it is full,
+// with llama.cpp's error event and no [DONE]; a non-streamed request gets a 500 with it; a
+// request that fits is served whole.
+func TestQuirkContextTokens(t *testing.T) {
+	o := testOptions()
+	o.NaturalTokens = 40 // 20..60 output tokens
+	o.Quirks.ContextTokens = 12
+	base := startServer(t, o)
+	msg := map[string]string{"role": "user", "content": "hi"} // 1 prompt token
+	resp := post(t, base+"/v1/chat/completions", map[string]any{"messages": []any{msg}, "stream": true})
+	evs, err := readSSE(resp.Body)
+	resp.Body.Close()
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("events %v, %v", evs, err)
+	}
+	content := 0
+	for _, e := range evs {
+		if strings.Contains(e.data, `"content":"`) {
+			content++
+		}
+	}
+	last := evs[len(evs)-1].data
+	if content != 11 || last != contextExceededError || strings.Contains(evs[len(evs)-2].data, "[DONE]") {
+		t.Errorf("%d content events (want 11: the 12-token context less the prompt), last %q", content, last)
+	}
+	resp = post(t, base+"/v1/chat/completions", map[string]any{"messages": []any{msg}})
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 500 || string(b) != contextExceededError {
+		t.Errorf("non-streamed: %d %s", resp.StatusCode, b)
+	}
+	resp = post(t, base+"/v1/chat/completions", map[string]any{"messages": []any{msg}, "stream": true, "max_tokens": 5})
+	evs, _ = readSSE(resp.Body)
+	resp.Body.Close()
+	if len(evs) == 0 || evs[len(evs)-1].data != "[DONE]" {
+		t.Errorf("a request that fits: %v", evs)
+	}
+}

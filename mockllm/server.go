@@ -453,13 +453,17 @@ func (s *Server) streamText(ctx context.Context, w http.ResponseWriter, g *gen, 
 					return
 				}
 				t += int64(o.StallDuration) // the rest of the stream shifts
-			case faultStreamError:
+			case faultStreamError, faultContext:
 				sc.due(t)
 				if !s.sleepUntil(t, wake, done) {
 					s.m.clientGone.Add(1)
 					return
 				}
-				b = g.streamError(b[:0])
+				if g.fault == faultContext {
+					b = sseEnd(append(sseData(b[:0]), contextExceededError...))
+				} else {
+					b = g.streamError(b[:0])
+				}
 				sc.sending()
 				sc.finish()
 				s.write(w, rc, b)
@@ -578,6 +582,16 @@ func (s *Server) unaryFault(ctx context.Context, w http.ResponseWriter, f faultK
 			return false
 		}
 		*t += int64(s.opts.StallDuration)
+	case faultContext:
+		s.m.faults[f].Add(1)
+		sc.due(*t)
+		if s.sleepUntil(*t, nil, ctx.Done()) {
+			sc.finish()
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusInternalServerError)
+			w.Write([]byte(contextExceededError))
+		}
+		return false
 	}
 	return true
 }
