@@ -206,6 +206,9 @@ func (p *preflighter) run(base, path string, body []byte) (*rawlog.PreflightTarg
 			errPreflight, shown, a.status, quoteMsg(a.errText))
 	case a.status != 0 && a.status/100 != 2:
 		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s answered HTTP %d%s: the run goes on, and its requests may fail the same way", shown, a.status, quoteMsg(a.errText)))
+	case a.status == 0 && t.LimitField != "":
+		// A 2-token answer that takes this long is most likely no 2-token answer.
+		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s: %s, although it asked for %d output tokens: the server may ignore %s; the run goes on", shown, a.errText, preflightLimit, t.LimitField))
 	case a.status == 0:
 		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s: %s: the run goes on", shown, a.errText))
 	case a.parseErr != "":
