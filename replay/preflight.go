@@ -96,16 +96,29 @@ func (r *Replay) runPreflight() (*rawlog.Preflight, []int, error) {
 	if method == "" {
 		method = http.MethodPost
 	}
+	// Ctrl-C (Stop) cuts the preflight short: nothing of the plan is sent then either.
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-r.stopReq:
+			cancel()
+		case <-stop.Done():
+		}
+	}()
 	pf := &rawlog.Preflight{}
 	var closes []int
 	for i, base := range o.URLs {
-		p := &preflighter{ep: ep, headers: headers, ua: "llmbench-replay/" + o.ToolVersion + PreflightUserAgentSuffix, method: method, model: m.Model,
+		p := &preflighter{stop: stop, ep: ep, headers: headers, ua: "llmbench-replay/" + o.ToolVersion + PreflightUserAgentSuffix, method: method, model: m.Model,
 			timeout: min(preflightTimeout, o.RequestTimeout)}
 		// HTTP/1.1 (a custom dialer turns HTTP/2 off), no proxy, no compression: as the
 		// workers talk to the server.
 		p.tr = &http.Transport{TLSClientConfig: tcfg, DialContext: p.dial, DisableCompression: true, MaxIdleConnsPerHost: 1}
 		t, err := p.run(base, m.Paths[rec.PathID], body)
 		p.tr.CloseIdleConnections()
+		if stop.Err() != nil {
+			return nil, nil, fmt.Errorf("%w: interrupted; nothing of the plan was sent", errPreflight)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -123,6 +136,7 @@ func (r *Replay) runPreflight() (*rawlog.Preflight, []int, error) {
 
 // preflighter is one URL's preflight.
 type preflighter struct {
+	stop    context.Context // cancelled by Stop
 	ep      *endpoint.Endpoint
 	headers [][2]string
 	ua      string
@@ -329,7 +343,7 @@ func quoteMsg(m string) string {
 // ignored (then it stops reading), a body up to preflightBodyLimit.
 func (p *preflighter) send(target string, body []byte) answer {
 	var a answer
-	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	ctx, cancel := context.WithTimeout(p.stop, p.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, p.method, target, bytes.NewReader(body))
 	if err != nil {
@@ -477,7 +491,7 @@ func (p *preflighter) readBody(a *answer, body io.Reader, head []byte, rerr erro
 // Whatever is not there is left out.
 func (p *preflighter) identify(t *rawlog.PreflightTarget, prefix, query string) {
 	get := func(path string) []byte {
-		ctx, cancel := context.WithTimeout(context.Background(), preflightGetTimeout)
+		ctx, cancel := context.WithTimeout(p.stop, preflightGetTimeout)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, prefix+joinQuery(path, query), nil)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/mockllm"
@@ -250,5 +251,29 @@ func TestPreflightRefusesOrWarns(t *testing.T) {
 				t.Fatalf("error %v; notices:\n%s\nwant %q", err, notices, c.want)
 			}
 		})
+	}
+}
+
+// Ctrl-C during the preflight ends it at once, with nothing of the plan sent and no run
+// directory (the server here never answers).
+func TestPreflightInterrupted(t *testing.T) {
+	url := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // then the server sees the client go
+		<-r.Context().Done()
+	})
+	o := testOptions(t, preflightPlan(t, 2, `{"model":"mock-llm","messages":[{"role":"user","content":"hi"}],"max_tokens":8}`, false), url)
+	o.Preflight = true
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(200*time.Millisecond, r.Stop)
+	start := time.Now()
+	m, err := r.Run()
+	if m != nil || err == nil || !strings.Contains(err.Error(), "preflight: interrupted; nothing of the plan was sent") || time.Since(start) > 30*time.Second {
+		t.Fatalf("manifest %v, err %v after %v", m, err, time.Since(start))
+	}
+	if _, err := os.Stat(o.OutputDir); !os.IsNotExist(err) {
+		t.Errorf("run directory left: %v", err)
 	}
 }
