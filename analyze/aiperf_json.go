@@ -50,7 +50,8 @@ func metricBlock(r *Result) *ordered {
 }
 
 // extraStats holds, per distribution, the statistics AIPerf's metric block has no field for:
-// p99_9, and approx when the percentiles come from a histogram. It is written under
+// p99_9, approx when the percentiles come from a histogram, and for a user metric the
+// requests it skipped (no value). It is written under
 // llmbench.extra_stats, so that every metric block stays a valid JsonMetricResult.
 func extraStats(results []Result) *ordered {
 	o := &ordered{}
@@ -62,6 +63,9 @@ func extraStats(results []Result) *ordered {
 		e := (&ordered{}).add("p99_9", pyFloat(r.Stats.P[9]))
 		if r.Stats.Approx {
 			e.add("approx", true)
+		}
+		if r.User {
+			e.add("skipped", r.Skipped) // the requests a user metric had no value for
 		}
 		o.add(r.Tag, e)
 	}
@@ -285,7 +289,7 @@ func telemetryData(s *Summary) *ordered {
 			if st == nil {
 				continue
 			}
-			metrics.add(m.key, metricBlock(&Result{MetricDef: MetricDef{Unit: m.unit}, Stats: st}))
+			metrics.add(m.key, metricBlock(&Result{MetricDef: MetricDef{Unit: m.unit, Alias: -1}, Stats: st}))
 		}
 		if g.HasEnergy {
 			metrics.add("energy_consumption", (&ordered{}).add("unit", "MJ").add("avg", pyFloat(g.EnergyJ/1e6)))

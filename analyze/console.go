@@ -106,7 +106,7 @@ func consoleTable(s *Summary) ([]string, [][]string) {
 	for _, r := range res {
 		tags = append(tags, r.Tag)
 		name := r.Header + " (" + r.Unit + ")"
-		if r.Unit == unitRequests || r.Unit == unitCount {
+		if r.Unit == unitRequests || r.Unit == unitCount || r.Unit == "" {
 			name = r.Header
 		}
 		if r.Stats == nil {

@@ -33,6 +33,9 @@ type Options struct {
 	Tokenizer     TokenCounter
 	TokenizerSpec string
 	LoadTokenizer func(spec string) (TokenCounter, error)
+	// Metrics are the metrics to compute: the built-ins and any registered at run time
+	// (nil: the built-ins). Goodput's metrics must be this registry's.
+	Metrics *Registry
 	// Goodput are the SLOs of --goodput; none means goodput is not reported.
 	Goodput []SLO
 	// SliceDuration, when positive, also summarises requests per time slice (by send time,

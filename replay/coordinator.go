@@ -34,12 +34,14 @@ const readyTimeout = 2 * time.Minute
 // Replay is one run: the coordinator of the worker processes. Create it with New, call Run
 // once; Stop and Abort may be called from any goroutine (signal handlers).
 type Replay struct {
-	opts    Options
-	plan    *mmapds.Plan
-	info    *planInfo
-	cpus    []int // one per worker, -1 when unpinned
-	planned []int // records per worker
-	dir     string
+	opts Options
+	plan *mmapds.Plan
+	info *planInfo
+	cpus []int // one per worker, -1 when unpinned
+	// partCPUs are this replay's CPUs when it has a part of a shared machine (LocalPart).
+	partCPUs []int
+	planned  []int // records per worker
+	dir      string
 
 	stopReq  chan struct{}
 	abortReq chan struct{}
@@ -136,9 +138,15 @@ func (r *Replay) setup() error {
 		return err
 	}
 	r.info = info
-	cpus, n, err := o.workerCPUs()
+	cpus, n, cpuWhy, err := o.workerCPUs()
 	if err != nil {
 		return err
+	}
+	if cpuWhy != "" {
+		r.notice("replay: " + cpuWhy)
+	}
+	if o.CPUs == nil && o.LocalPart.Count > 1 {
+		r.partCPUs = cpus
 	}
 	want := n
 	if info.sessions > 0 && n > info.sessions {
@@ -175,29 +183,42 @@ func (r *Replay) setup() error {
 
 // workerCPUs returns the CPUs workers may be pinned to and how many workers the options ask
 // for (before the plan lowers it), checking them before anything is created rather than
-// letting every worker fail to pin itself.
-func (o *Options) workerCPUs() (cpus []int, n int, err error) {
+// letting every worker fail to pin itself. Without CPUs, they are those this process may
+// use, narrowed by its container's cgroup and LocalPart (cgroup.go); why then says how
+// ("" when nothing narrowed them).
+func (o *Options) workerCPUs() (cpus []int, n int, why string, err error) {
 	cpus = o.CPUs
 	if cpus == nil {
 		if cpus, err = allowedCPUs(); err != nil {
-			return nil, 0, err
+			return nil, 0, "", err
+		}
+		all := cpus
+		if cpus, why, err = narrowCPUs(cpus, readCgroupCPU("/"), o.LocalPart); err != nil {
+			return nil, 0, "", err
+		}
+		if why != "" {
+			why = fmt.Sprintf("workers on CPUs %s of %s: %s", formatCPUs(cpus), formatCPUs(all), why)
 		}
 	} else if !o.NoPin {
 		if err := CheckCPUs(cpus); err != nil {
-			return nil, 0, fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
+			return nil, 0, "", fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
 		}
 	}
 	if len(cpus) == 0 {
-		return nil, 0, errors.New("cpus: no CPU to run workers on")
+		return nil, 0, "", errors.New("cpus: no CPU to run workers on")
 	}
 	n = o.Workers
 	if n == 0 {
 		n = len(cpus)
 	}
 	if n > len(cpus) && !o.NoPin {
-		return nil, 0, fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+		because := ""
+		if why != "" {
+			because = "; " + why
+		}
+		return nil, 0, "", fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s%s)", n, len(cpus), formatCPUs(cpus), because)
 	}
-	return cpus, n, nil
+	return cpus, n, why, nil
 }
 
 // CheckOptions checks what New checks of opts without a plan, a server or an output
@@ -226,7 +247,7 @@ func CheckOptions(opts Options) error {
 			return fmt.Errorf("replay: %w", err)
 		}
 	}
-	if _, _, err := opts.workerCPUs(); err != nil {
+	if _, _, _, err := opts.workerCPUs(); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	return nil
@@ -312,11 +333,20 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	if !o.NoPin {
 		if all, err := allowedCPUs(); err == nil {
 			defer setAffinity(all)
+			// With a part of a shared machine (LocalPart), the other parts' CPUs are another
+			// replay's: stay within this part, beside its own workers if need be.
+			home := all
+			if r.partCPUs != nil {
+				home = r.partCPUs
+			}
 			var rest []int
-			for _, c := range all {
+			for _, c := range home {
 				if !containsInt(r.cpus, c) {
 					rest = append(rest, c)
 				}
+			}
+			if len(rest) == 0 && r.partCPUs != nil {
+				rest = home
 			}
 			if len(rest) > 0 {
 				setAffinity(rest)

@@ -58,6 +58,10 @@ type Options struct {
 	CPUs []int
 	// NoPin leaves workers unpinned (for machines that forbid sched_setaffinity).
 	NoPin bool
+	// LocalPart, with Count > 1 and CPUs nil, takes part Index of Count of the CPUs this
+	// process may use (contiguous blocks, so the parts never share a CPU): several replays
+	// on one machine, such as Slurm tasks on one node that Slurm did not bind (cgroup.go).
+	LocalPart CPUPart
 	// APIKey is sent as "Authorization: Bearer KEY" ("x-api-key: KEY" when the headers carry
 	// anthropic-version: the Messages API) unless Headers sets that header. It is
 	// never written anywhere.
@@ -133,6 +137,12 @@ type Options struct {
 	// Start, when set, decides the start instant instead of StartAt and StartDelay
 	// (StartSource).
 	Start StartSource
+	// Rendezvous, when set, is shard 0's HOST:PORT: the shards meet there once their workers
+	// are ready, and shard 0 picks the start instant once all ShardCount have arrived
+	// (start_rendezvous.go, package rendezvous: a StartSource). Not with StartAt.
+	Rendezvous string
+	// RendezvousTimeout bounds the wait for every shard (0: rendezvous.DefaultTimeout).
+	RendezvousTimeout time.Duration
 	// RunID names the distributed run in run.json (shard.run_id); optional.
 	RunID string
 	// PlanHash, when set, is the identity (hex SHA-256) the plan must have: a shard refuses
@@ -200,6 +210,9 @@ func (o *Options) normalize() error {
 		return errors.New("output-dir: no run directory given")
 	}
 	if err := checkShard(o.ShardIndex, o.ShardCount); err != nil {
+		return err
+	}
+	if err := o.checkRendezvous(); err != nil {
 		return err
 	}
 	if o.Workers < 0 {

@@ -8,8 +8,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+)
+
+// Exported file names under the default --profile-export-prefix (AIPerf's).
+const (
+	fileJSON       = export.DefaultExportPrefix + export.SuffixJSON
+	fileCSV        = export.DefaultExportPrefix + export.SuffixCSV
+	fileRecords    = export.DefaultExportPrefix + export.SuffixRecords
+	fileSlicesJSON = export.DefaultExportPrefix + export.SuffixSlicesJSON
+	fileSlicesCSV  = export.DefaultExportPrefix + export.SuffixSlicesCSV
 )
 
 const ms = int64(1_000_000)

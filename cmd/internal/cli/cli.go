@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmbench/llmbench/internal/errline"
 	"github.com/llmbench/llmbench/internal/suggest"
 	"github.com/llmbench/llmbench/internal/version"
 )
@@ -131,8 +132,6 @@ func Suggest(fs *pflag.FlagSet, name string) string {
 	return suggest.Nearest(name, names)
 }
 
-// OneLine formats err as the single line "name: message", without a repeated prefix.
-func OneLine(name string, err error) string {
-	msg := strings.TrimPrefix(err.Error(), name+": ")
-	return name + ": " + strings.ReplaceAll(msg, "\n", " ")
-}
+// OneLine formats err as the single line "name: message", without a repeated prefix
+// (errline.Format: the workflows' lines read the same).
+func OneLine(name string, err error) string { return errline.Format(name, err) }
