@@ -4,106 +4,168 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestLlamaCppQuirks runs profile, as an AIPerf user would, against mockllm playing
-// llama.cpp's llama-server (b7588): it ignores max_completion_tokens, closes the connection
-// after every response while announcing keep-alive, and answers /metrics 501 with a hint.
-//
-// With the default body the run says to compile with --use-legacy-max-tokens (the preflight
-// and the analysis note: it used to advise ignore_eos/min_tokens), shows the server's own
-// /metrics message (it used to be a bare "HTTP 501"), and keeps its schedule with the
-// server's closes named as the server's (it used to write every request on a dead
-// connection and pay a reconnect in its dispatch lag). With --use-legacy-max-tokens every
-// output has exactly the requested length. The per-request export shows the connections.
-func TestLlamaCppQuirks(t *testing.T) {
-	mock := startMock(t, "--ttft", "5ms", "--itl", "1ms", "--natural-tokens", "60",
-		"--ignore-max-completion-tokens", "--close-after-response", "--no-metrics")
-	work := t.TempDir()
-	run := func(name string, extra ...string) (result, string) {
-		dir := filepath.Join(work, name)
-		args := append([]string{"--model", "mock-llm", "--tokenizer", "builtin", "--endpoint-type", "chat", "--streaming",
-			"--url", mock.URL, "--concurrency", "2", "--request-count", "30", "--synthetic-input-tokens-mean", "20",
-			"--output-tokens-mean", "8", "--output-dir", dir, "--no-pin", "--no-gpu-telemetry", "--ui-type", "none", "--no-html",
-			"--max-schedule-lag", "50ms"}, extra...)
-		return command(t, bin.profile, args...), dir
-	}
+// preflightFinding is what a test reads of run.json's preflight.
+type preflightFinding struct {
+	Targets []struct {
+		Connection    string `json:"connection"`
+		LimitHonoured *bool  `json:"limit_honoured"`
+		Server        string `json:"server"`
+	} `json:"targets"`
+}
 
-	r, dir := run("default")
-	if r.code != 0 {
-		t.Fatalf("profile: exit %d\n%s", r.code, r.stderr)
+// TestLlamaCppQuirks runs profile, as an AIPerf user would, against mockllm playing
+// llama.cpp's llama-server (b7588), one quirk flag at a time and all three together:
+//
+//   - --ignore-max-completion-tokens: with the default body the run says to compile with
+//     --use-legacy-max-tokens (the preflight and the analysis note; it used to advise
+//     ignore_eos/min_tokens, which cannot help); with that flag every output has exactly the
+//     requested length and nothing is said.
+//   - --close-after-response (keep-alive announced, the connection closed after every
+//     response): the schedule is kept and the closes are named as the server's, with the
+//     preflight's finding (no reconnect at all) and without it (the workers learn it: at most
+//     one reconnect per slot, each visible in the per-request export); it used to write every
+//     request on a dead connection and pay the reconnect in its dispatch lag, unrecorded.
+//   - --no-metrics (/metrics 501 with a hint): the server's own message is shown once (it
+//     used to be a bare "HTTP 501").
+func TestLlamaCppQuirks(t *testing.T) {
+	const (
+		limitNamed = "and honours max_tokens: compile the plan with --use-legacy-max-tokens"
+		closes     = "closes the connection after each response although it announces keep-alive"
+		metrics501 = `/metrics: HTTP 501: "mockllm: this server does not serve metrics (started with --no-metrics); start it without --no-metrics"`
+		noteLimit  = "30 of 30 requests (100.00%) produced more output tokens than requested (osl_mismatch_count), and the bodies set max_completion_tokens"
+		noteFlag   = "compile the plan with --use-legacy-max-tokens"
+		closedAll  = "the server closed the connection after each response: 0 reconnects, 30 of 30 requests on a new connection for it"
+		closedAny  = "the server closed the connection after each response"
+		kept       = "Verdict: schedule kept"
+	)
+	type run struct {
+		name  string
+		flags []string
+		// stderr is said exactly once each; stdout holds each of stdout; neither holds any
+		// of never (both streams).
+		stderr, stdout, never []string
+		// osl, when > 0, is every request's output length; maxReconnects bounds their sum.
+		osl, maxReconnects int
+		// conn and limitHonoured are the preflight's findings ("" / nil: no preflight ran).
+		conn          string
+		limitHonoured *bool
 	}
-	for _, want := range []string{
-		"ignored max_completion_tokens (asked for 2 output tokens, got at least",
-		"and honours max_tokens: compile the plan with --use-legacy-max-tokens",
-		"closes the connection after each response although it announces keep-alive",
-		`/metrics: HTTP 501: "mockllm: this server does not serve metrics (started with --no-metrics); start it without --no-metrics"`,
+	yes, no := true, false
+	for _, c := range []struct {
+		name  string
+		quirk []string
+		runs  []run
+	}{
+		{"ignore-max-completion-tokens", []string{"--ignore-max-completion-tokens"}, []run{
+			{name: "default body", stderr: []string{limitNamed}, stdout: []string{noteLimit, noteFlag, kept},
+				never: []string{"set ignore_eos/min_tokens", closedAny}, conn: "keep-alive", limitHonoured: &no},
+			{name: "legacy", flags: []string{"--use-legacy-max-tokens"}, stdout: []string{kept}, osl: 8,
+				never: []string{"--use-legacy-max-tokens", "osl_mismatch_count", closedAny}, conn: "keep-alive", limitHonoured: &yes},
+		}},
+		{"close-after-response", []string{"--close-after-response"}, []run{
+			{name: "preflight", stderr: []string{closes}, stdout: []string{kept, closedAll}, osl: 8,
+				never: []string{"--use-legacy-max-tokens"}, conn: "closes-after-response", limitHonoured: &yes},
+			{name: "no preflight", flags: []string{"--no-preflight"}, stdout: []string{kept, closedAny}, osl: 8, maxReconnects: 2,
+				never: []string{"replay: preflight"}},
+		}},
+		{"no-metrics", []string{"--no-metrics"}, []run{
+			{name: "default", stderr: []string{metrics501}, stdout: []string{kept, metrics501}, osl: 8,
+				never: []string{closedAny, "--use-legacy-max-tokens"}, conn: "keep-alive", limitHonoured: &yes},
+		}},
+		{"all three", []string{"--ignore-max-completion-tokens", "--close-after-response", "--no-metrics"}, []run{
+			{name: "default body", stderr: []string{limitNamed, closes, metrics501}, stdout: []string{noteLimit, noteFlag, kept, closedAll},
+				never: []string{"set ignore_eos/min_tokens"}, conn: "closes-after-response", limitHonoured: &no},
+			{name: "legacy, no preflight", flags: []string{"--no-preflight", "--use-legacy-max-tokens"}, stdout: []string{kept, closedAny}, osl: 8, maxReconnects: 2,
+				never: []string{"replay: preflight", "osl_mismatch_count"}},
+		}},
 	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			mock := startMock(t, append([]string{"--ttft", "5ms", "--itl", "1ms", "--natural-tokens", "60"}, c.quirk...)...)
+			for _, rc := range c.runs {
+				t.Run(rc.name, func(t *testing.T) {
+					dir := filepath.Join(t.TempDir(), "run")
+					args := append([]string{"--model", "mock-llm", "--tokenizer", "builtin", "--endpoint-type", "chat", "--streaming",
+						"--url", mock.URL, "--concurrency", "2", "--request-count", "30", "--synthetic-input-tokens-mean", "20",
+						"--output-tokens-mean", "8", "--output-dir", dir, "--no-pin", "--no-gpu-telemetry", "--ui-type", "none", "--no-html",
+						"--max-schedule-lag", "50ms"}, rc.flags...)
+					r := command(t, bin.profile, args...)
+					if r.code != 0 {
+						t.Fatalf("profile: exit %d\n%s", r.code, r.stderr)
+					}
+					checkQuirkRun(t, rc.stderr, rc.stdout, rc.never, r)
+					var m struct {
+						Preflight *preflightFinding `json:"preflight"`
+					}
+					b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := json.Unmarshal(b, &m); err != nil {
+						t.Fatal(err)
+					}
+					switch pf := m.Preflight; {
+					case rc.conn == "" && pf != nil:
+						t.Errorf("run.json has a preflight although none ran: %+v", *pf)
+					case rc.conn != "" && (pf == nil || len(pf.Targets) != 1):
+						t.Errorf("run.json preflight %+v, want one target", pf)
+					case rc.conn != "":
+						pt := pf.Targets[0]
+						if pt.Connection != rc.conn || pt.Server != "mockllm" || pt.LimitHonoured == nil || *pt.LimitHonoured != *rc.limitHonoured {
+							t.Errorf("run.json preflight %+v, want connection %q, server mockllm, limit_honoured %v", pt, rc.conn, *rc.limitHonoured)
+						}
+					}
+					recs := readRecords(t, dir)
+					if len(recs) != 30 {
+						t.Fatalf("%d per-request records, want 30 (the preflight is never one of them)", len(recs))
+					}
+					reconnects, closing := 0, slices.Contains(c.quirk, "--close-after-response")
+					for i := range recs {
+						rec := &recs[i]
+						if v, _ := rec.num("output_sequence_length"); rc.osl > 0 && v != float64(rc.osl) {
+							t.Errorf("request %d: OSL %v, want %d", i, v, rc.osl)
+						}
+						if v, ok := rec.num("http_req_connection_reused"); closing && (!ok || v != 0) {
+							t.Errorf("request %d: http_req_connection_reused %v (%v): a server that closes every connection reused one", i, v, ok)
+						}
+						v, ok := rec.num("http_req_reconnects")
+						if !ok {
+							t.Fatalf("request %d has no http_req_reconnects", i)
+						}
+						reconnects += int(v)
+					}
+					if reconnects > rc.maxReconnects {
+						t.Errorf("%d reconnects over 30 requests at concurrency 2, want at most %d", reconnects, rc.maxReconnects)
+					}
+				})
+			}
+		})
+	}
+}
+
+// checkQuirkRun holds a run's output to what it must say: each of stderr exactly once on
+// stderr, each of stdout on stdout, none of never on either.
+func checkQuirkRun(t *testing.T, stderr, stdout, never []string, r result) {
+	t.Helper()
+	for _, want := range stderr {
 		if strings.Count(r.stderr, want) != 1 {
 			t.Errorf("stderr should say once %q:\n%s", want, r.stderr)
 		}
 	}
-	for _, want := range []string{
-		"30 of 30 requests (100.00%) produced more output tokens than requested (osl_mismatch_count), and the bodies set max_completion_tokens",
-		"compile the plan with --use-legacy-max-tokens",
-		"Verdict: schedule kept",
-		"the server closed the connection after each response: 0 reconnects, 30 of 30 requests on a new connection for it",
-	} {
+	for _, want := range stdout {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if strings.Contains(r.stdout, "set ignore_eos/min_tokens") {
-		t.Errorf("stdout still advises ignore_eos/min_tokens:\n%s", r.stdout)
-	}
-	var m struct {
-		Preflight struct {
-			Targets []struct {
-				Connection    string `json:"connection"`
-				LimitHonoured *bool  `json:"limit_honoured"`
-				Server        string `json:"server"`
-			} `json:"targets"`
-		} `json:"preflight"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &m); err != nil || len(m.Preflight.Targets) != 1 || m.Preflight.Targets[0].Connection != "closes-after-response" ||
-		m.Preflight.Targets[0].Server != "mockllm" || m.Preflight.Targets[0].LimitHonoured == nil || *m.Preflight.Targets[0].LimitHonoured {
-		t.Errorf("run.json preflight %+v (%v)", m.Preflight, err)
-	}
-
-	// Without the preflight the workers learn the policy from the first closed connection:
-	// at most one reconnect per slot, each visible in the per-request export.
-	r, dir = run("no-preflight", "--no-preflight", "--use-legacy-max-tokens")
-	if r.code != 0 {
-		t.Fatalf("profile --no-preflight: exit %d\n%s", r.code, r.stderr)
-	}
-	if strings.Contains(r.stderr, "replay: preflight") || !strings.Contains(r.stdout, "Verdict: schedule kept") ||
-		!strings.Contains(r.stdout, "the server closed the connection after each response") {
-		t.Errorf("--no-preflight:\nstderr:\n%s\nstdout:\n%s", r.stderr, r.stdout)
-	}
-	reconnects := 0
-	recs := readRecords(t, dir)
-	for i := range recs {
-		rec := &recs[i]
-		if v, ok := rec.num("http_req_connection_reused"); !ok || v != 0 {
-			t.Errorf("request %d: http_req_connection_reused %v (%v): a server that closes every connection reused one", i, v, ok)
+	for _, bad := range never {
+		if strings.Contains(r.stdout, bad) || strings.Contains(r.stderr, bad) {
+			t.Errorf("the run says %q:\nstdout:\n%s\nstderr:\n%s", bad, r.stdout, r.stderr)
 		}
-		if v, _ := rec.num("output_sequence_length"); v != 8 {
-			t.Errorf("request %d: --use-legacy-max-tokens: OSL %v, want 8", i, v)
-		}
-		v, ok := rec.num("http_req_reconnects")
-		if !ok {
-			t.Fatalf("request %d has no http_req_reconnects", i)
-		}
-		reconnects += int(v)
-	}
-	if reconnects > 2 {
-		t.Errorf("%d reconnects over 30 requests at concurrency 2, want at most 2", reconnects)
 	}
 }
 
