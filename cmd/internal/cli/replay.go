@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -145,12 +146,15 @@ func (r *Replay) OutputDir() string { return *r.out }
 // OPENAI_API_KEY, in that order. Progress goes to stderr (--ui-type): the live line on a
 // terminal, else one line every replay.DefaultProgressEvery; none with --ui-type none.
 func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) string) (*replay.Options, error) {
+	// The run's notices, the live export's warnings and the progress come from different
+	// goroutines: one lock keeps each line whole (and a buffer given as stderr safe).
+	lines := &lineWriter{w: stderr}
 	plan, urls, urlStrategy, out, workers, cpus, noPin, apiKey, apiKeyFile, headers, timeout, grace, reuse, sessionHeader, gpuInterval, noGPU, caFile, insecure, spin, maxResponse := r.plan, r.urls, r.urlStrategy, r.out, r.workers, r.cpus, r.noPin, r.apiKey, r.apiKeyFile, r.headers, r.timeout, r.grace, r.reuse, r.sessionHeader, r.gpuInterval, r.noGPU, r.caFile, r.insecure, r.spin, r.maxResponse
 	o := &replay.Options{Plan: *plan, URLs: *urls, URLStrategy: *urlStrategy, OutputDir: *out,
 		Workers: *workers, NoPin: *noPin, APIKey: *apiKey, Headers: *headers, ConnectionReuse: *reuse,
 		SessionHeader: *sessionHeader, GPUSampleInterval: *gpuInterval, TLSCAFile: *caFile,
 		TLSInsecureSkipVerify: *insecure, Spin: *spin, MaxResponseBytes: *maxResponse, CommandLine: argv, ToolVersion: version.String(),
-		Notice: stderr, Client: *r.client}
+		Notice: lines, Client: *r.client}
 	if *apiKeyFile != "" {
 		if Changed(r.FS, "api-key") {
 			return nil, errors.New("--api-key and --api-key-file are mutually exclusive")
@@ -203,7 +207,7 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 	if err := r.sm.apply(o); err != nil {
 		return nil, err
 	}
-	if err := r.ot.apply(o, stderr); err != nil {
+	if err := r.ot.apply(o, lines); err != nil {
 		return nil, err
 	}
 	if err := r.waitOptions(o); err != nil {
@@ -230,7 +234,7 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 	default:
 		// The line rewritten in place only makes sense on a terminal; logs and pipes get
 		// whole lines, seldom.
-		o.Progress, o.ProgressEvery = stderr, replay.DefaultProgressEvery
+		o.Progress, o.ProgressEvery = lines, replay.DefaultProgressEvery
 		if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && isStderr(stderr) {
 			o.ProgressEvery = 0
 		}
@@ -362,4 +366,17 @@ func durationFlag(name string, v float64, zero bool) (time.Duration, error) {
 		return 0, fmt.Errorf("--%s %v: want seconds in (0, %d] (365 days)", name, v, int64(hi))
 	}
 	return time.Duration(v * float64(time.Second)), nil
+}
+
+// lineWriter serializes writes to w: each Write (a line) whole, whichever goroutine makes it.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// Write writes p to w under the lock.
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
