@@ -233,6 +233,10 @@ func ownBlock(s *Summary) *ordered {
 		reasons = append(reasons, r)
 	}
 	verdict.add("reasons", reasons)
+	if sc := v.Server; sc.ServerClosed > 0 || sc.Reconnects > 0 {
+		verdict.add("server_closed_requests", sc.ServerClosed).add("server_reconnects", sc.Reconnects).
+			add("server_closes_after_each_response", sc.AfterEachResponse)
+	}
 	workers := make([]any, 0, len(s.Workers))
 	for _, w := range s.Workers {
 		wo := &ordered{}

@@ -238,6 +238,10 @@ func VerdictLine(s *Summary) string {
 	if v.Kept && v.Jitter {
 		facts = append(facts, jitterFact(&v))
 	}
+	server := serverCloseFact(&v.Server)
+	if server != "" {
+		facts = append(facts, server)
+	}
 	var line string
 	switch {
 	case !v.Known:
@@ -252,6 +256,9 @@ func VerdictLine(s *Summary) string {
 		reasons := v.Reasons
 		if f := floorFact(&v); f != "" {
 			reasons = append(reasons[:len(reasons):len(reasons)], f)
+		}
+		if server != "" {
+			reasons = append(reasons[:len(reasons):len(reasons)], server)
 		}
 		line = "Verdict: schedule NOT kept: " + strings.Join(reasons, "; ") +
 			". These numbers describe the client, not the server: use more workers or a lower rate."

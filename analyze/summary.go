@@ -52,6 +52,9 @@ type Verdict struct {
 	Reasons []string
 	// What the lag is judged against (analyze/verdict.go, docs/metrics.md).
 	VerdictContext
+	// Server is what the server did to the connections: the verdict names it, never as the
+	// client's (analyze/connections.go).
+	Server ServerConnections
 }
 
 // WorkerSummary is one worker's health over the profile window.

@@ -244,6 +244,10 @@ type conn struct {
 	peek  func(fd uintptr) bool
 	ahead bool // what peek saw: bytes or the server's close
 	pbuf  [1]byte
+	// uses counts the responses it carried; idleSinceNs is when the last one ended (run
+	// clock): what connPolicy.serverClosed judges a close by.
+	uses        int
+	idleSinceNs int64
 }
 
 // unsolicited reports whether bytes, or the server's close, came on c while it was idle:
@@ -267,6 +271,9 @@ func (c *conn) unsolicited() bool {
 type pool struct {
 	mu   sync.Mutex
 	idle [][]*conn
+	// closed, when set, is told of each idle connection get found closed (or sent to)
+	// by the server: what teaches a URL's connection policy (connpolicy.go).
+	closed func(*conn)
 }
 
 // get takes the warmest idle connection to target that nothing came on while it was idle
@@ -286,6 +293,9 @@ func (p *pool) get(target int) *conn {
 			return c
 		}
 		c.nc.Close()
+		if p.closed != nil {
+			p.closed(c)
+		}
 	}
 }
 
@@ -293,6 +303,17 @@ func (p *pool) put(c *conn) {
 	p.mu.Lock()
 	p.idle[c.target] = append(p.idle[c.target], c)
 	p.mu.Unlock()
+}
+
+// drop closes the idle connections to target.
+func (p *pool) drop(target int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, c := range p.idle[target] {
+		c.nc.Close()
+		p.idle[target][i] = nil
+	}
+	p.idle[target] = p.idle[target][:0]
 }
 
 func (p *pool) closeAll() {

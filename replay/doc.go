@@ -69,6 +69,17 @@
 // aborted (cut by an interruption or the end of a duration-sized run's grace period) or
 // not sent.
 //
+// # Servers as they behave
+//
+// Before the run, the preflight (preflight.go; Options.Preflight) sends each URL one tiny
+// request of the plan's own shape: it checks the server honours the plan's output-limit
+// field, records what the server says it is and how it treats connections (run.json
+// preflight), and refuses a run that could measure nothing. During the run, a worker that
+// finds a URL's server closing every connection right after its response (while it
+// announces keep-alive, as llama.cpp does) stops pooling connections to it instead of
+// writing each request on a dead one (connpolicy.go); each reconnect and each connection
+// the server forced is on the request's record.
+//
 // # Workers that die
 //
 // Before a request's first byte reaches its connection, the worker writes a Sent record and

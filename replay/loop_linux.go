@@ -49,6 +49,7 @@ type loopConn struct {
 	slot      int32        // index in evloop.conns: the epoll event's data
 	req       *loopRequest // request using it; nil while idle
 	pendingIn bool         // a readable edge came while nobody was reading
+	fin       bool         // the server's FIN was reported (EPOLLRDHUP or EPOLLHUP)
 }
 
 // loopRequest is one request on the loop, from its release by the scheduler to its record:
@@ -398,6 +399,7 @@ func (l *evloop) startTurn(r *loopRequest) {
 	q.ReadyNs = r.rel.Ready
 	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
 	q.ConnectStartNs, q.ConnectEndNs = -1, -1
+	resetReconnect(q)
 	resetResponse(q)
 	q.Err = ""
 	q.URLIndex = r.url
