@@ -38,6 +38,10 @@ type Replay struct {
 	plan    *mmapds.Plan
 	info    *planInfo
 	cpus    []int // one per worker, -1 when unpinned
+	// workersNote says why more workers run than CPUs (the open-file limit), for notices and
+	// run.json; perCPU is the most workers pinned to one CPU (0 unpinned).
+	workersNote string
+	perCPU      int
 	planned []int // records per worker
 	dir     string
 
@@ -131,49 +135,7 @@ func (r *Replay) setup() error {
 		return err
 	}
 	r.info = info
-	cpus := o.CPUs
-	if cpus == nil {
-		if cpus, err = allowedCPUs(); err != nil {
-			return err
-		}
-	} else if !o.NoPin {
-		// Caught here, before anything is created, rather than by every worker failing to
-		// pin itself.
-		if err := CheckCPUs(cpus); err != nil {
-			return fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
-		}
-	}
-	if len(cpus) == 0 {
-		return errors.New("cpus: no CPU to run workers on")
-	}
-	n := o.Workers
-	if n == 0 {
-		n = len(cpus)
-	}
-	if n > len(cpus) && !o.NoPin {
-		return fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
-	}
-	want := n
-	if info.sessions > 0 && n > info.sessions {
-		n = info.sessions
-	}
-	if shardC > 0 && n > shardC {
-		n = shardC
-	}
-	if n < want {
-		r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %d sessions and concurrency %d", n, want, r.shardWords(), info.sessions, shardC))
-	}
-	r.cpus = make([]int, n)
-	for i := range r.cpus {
-		r.cpus[i] = -1
-		if !o.NoPin {
-			r.cpus[i] = cpus[i]
-		}
-	}
-	r.planned = recordsPerWorker(info.ord, n)
-	// Raised here, before any worker exists; each worker raises its own too.
-	soft, hard, _ := raiseFileLimit()
-	if err := checkFileLimit(shardC, n, soft, hard); err != nil {
+	if err := r.setupWorkers(shardC); err != nil {
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {
@@ -682,6 +644,8 @@ func (r *Replay) initManifest() {
 	m.Options = map[string]any{
 		"workers":                        len(r.cpus),
 		"workers_requested":              o.Workers,
+		"workers_per_cpu":                r.perCPU,
+		"workers_note":                   r.workersNote,
 		"cpus":                           r.cpus,
 		"url_strategy":                   o.URLStrategy,
 		"connection_reuse_strategy":      o.ConnectionReuse,

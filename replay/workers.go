@@ -1,0 +1,75 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+)
+
+// setupWorkers decides how many worker processes run and on which CPUs (r.cpus), for a
+// plan of shard concurrency shardC: one per CPU unless Options.Workers says otherwise, no
+// more than the plan has sessions and slots, and, when one process cannot hold the open
+// files its share of the concurrency needs, as many more as it takes, sharing the CPUs
+// (workersForFiles): replay says so in one line and in run.json (options.workers_note,
+// options.workers_per_cpu).
+func (r *Replay) setupWorkers(shardC int) error {
+	o, info := &r.opts, r.info
+	cpus := o.CPUs
+	if cpus == nil {
+		var err error
+		if cpus, err = allowedCPUs(); err != nil {
+			return err
+		}
+	} else if !o.NoPin {
+		// Caught here, before anything is created, rather than by every worker failing to
+		// pin itself.
+		if err := CheckCPUs(cpus); err != nil {
+			return fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
+		}
+	}
+	if len(cpus) == 0 {
+		return errors.New("cpus: no CPU to run workers on")
+	}
+	n := o.Workers
+	if n == 0 {
+		n = len(cpus)
+	}
+	if n > len(cpus) && !o.NoPin {
+		return fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+	}
+	want := n
+	most := shardC // every worker needs a slot and a session
+	if info.sessions > 0 && (most <= 0 || info.sessions < most) {
+		most = info.sessions
+	}
+	if most > 0 && n > most {
+		n = most
+	}
+	if n < want {
+		r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %d sessions and concurrency %d", n, want, r.shardWords(), info.sessions, shardC))
+	}
+	// Raised here, before any worker exists; each worker raises its own too.
+	soft, hard, _ := raiseFileLimit()
+	if k := workersForFiles(shardC, soft); k > n && k <= maxWorkersPerCPU*len(cpus) && (most <= 0 || k <= most) {
+		r.workersNote = fmt.Sprintf("concurrency %d needs %d worker processes: each holds an open file per stream and may hold %d", shardC, k, soft)
+		if !o.NoPin {
+			r.workersNote += fmt.Sprintf(", so they share CPUs %s, up to %d to a CPU", formatCPUs(cpus), (k+len(cpus)-1)/len(cpus))
+		}
+		r.notice("replay: " + r.workersNote)
+		n = k
+	}
+	if err := checkFileLimit(shardC, n, soft, hard); err != nil {
+		return err
+	}
+	r.cpus = make([]int, n)
+	for i := range r.cpus {
+		r.cpus[i] = -1
+		if !o.NoPin {
+			r.cpus[i] = cpus[i%len(cpus)]
+		}
+	}
+	if !o.NoPin {
+		r.perCPU = (n + len(cpus) - 1) / len(cpus)
+	}
+	r.planned = recordsPerWorker(info.ord, n)
+	return nil
+}
