@@ -3,6 +3,8 @@
 package replay
 
 import (
+	"io"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -68,4 +70,39 @@ func rawSoError(fd int) (int, error) {
 		return 0, e
 	}
 	return int(v), nil
+}
+
+// rawFileWriter returns f's write(2) made raw, for the log's flush from the event loop
+// (logSink.rawWrite); nil when f is not an *os.File (tests' failing files). Errors are what
+// os.File.Write returns: a *os.PathError naming the file.
+func rawFileWriter(f logFile) func([]byte) (int, error) {
+	of, ok := f.(*os.File)
+	if !ok {
+		return nil
+	}
+	sc, err := of.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	fd := -1
+	if sc.Control(func(d uintptr) { fd = int(d) }) != nil || fd < 0 {
+		return nil
+	}
+	name := of.Name()
+	return func(p []byte) (int, error) {
+		n := 0
+		for n < len(p) {
+			m, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+			switch {
+			case e == unix.EINTR:
+				continue
+			case e != 0:
+				return n, &os.PathError{Op: "write", Path: name, Err: e}
+			case m == 0:
+				return n, &os.PathError{Op: "write", Path: name, Err: io.ErrShortWrite}
+			}
+			n += int(m)
+		}
+		return n, nil
+	}
 }
