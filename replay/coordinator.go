@@ -34,16 +34,16 @@ const readyTimeout = 2 * time.Minute
 // Replay is one run: the coordinator of the worker processes. Create it with New, call Run
 // once; Stop and Abort may be called from any goroutine (signal handlers).
 type Replay struct {
-	opts    Options
-	plan    *mmapds.Plan
-	info    *planInfo
-	cpus    []int // one per worker, -1 when unpinned
+	opts Options
+	plan *mmapds.Plan
+	info *planInfo
+	cpus []int // one per worker, -1 when unpinned
 	// workersNote says why more workers run than CPUs (the open-file limit), for notices and
 	// run.json; perCPU is the most workers pinned to one CPU (0 unpinned).
 	workersNote string
 	perCPU      int
-	planned []int // records per worker
-	dir     string
+	planned     []int // records per worker
+	dir         string
 
 	stopReq  chan struct{}
 	abortReq chan struct{}
