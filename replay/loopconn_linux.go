@@ -215,7 +215,7 @@ func (l *evloop) read(r *loopRequest) {
 	w := l.w
 	c := r.c
 	for {
-		space := r.rp.space(&r.eb)
+		space := r.rp.space(&r.eb, &r.q)
 		n, err := rawRead(c.fd, space)
 		if n > 0 {
 			t := w.nowNs()
