@@ -350,3 +350,25 @@ func LookupMetric(tag string) (MetricDef, bool) {
 	}
 	return MetricDef{}, false
 }
+
+// streamOnly are the record metrics taken from the token events of a streamed response
+// (request.go): a run without --streaming has no values for them.
+var streamOnly = map[MetricID]bool{
+	MTimeToFirstToken: true, MCorrectedTimeToFirstToken: true, MTimeToFirstOutputToken: true,
+	MTimeToSecondToken: true, MInterChunkLatency: true, MPrefillThroughputPerUser: true,
+	MLLMPerfInterTokenLatency: true, MInterTokenLatency: true, MOutputTokenThroughputPerUser: true,
+	MGuidellmTimePerOutputToken: true, MGuidellmInterTokenLatency: true, MVLLMTimePerOutputToken: true,
+}
+
+// NeedsStream reports whether the metric has values only in a streaming run (the plan's
+// --streaming), so that a gate, SLO or SLA on it can be refused before a run that cannot
+// give it.
+func (d MetricDef) NeedsStream() bool {
+	if d.Kind != Record {
+		return false
+	}
+	if d.Alias >= 0 && d.Alias != d.ID {
+		return streamOnly[d.Alias]
+	}
+	return streamOnly[d.ID]
+}

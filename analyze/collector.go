@@ -51,15 +51,17 @@ type collector struct {
 	valid, errors, gateErrors, good int64
 	notDue                          int64
 	sent, completed                 int64
-	totalISL, totalOSL              int64
-	totalOut, totalReason           int64
-	totalItems                      int64
-	totalErrISL                     int64
-	oslMismatch, usageDiscrepancy   int64
-	usage                           [4]int64 // prompt, completion, total, reasoning
-	usageSeen                       [4]bool
-	gaps, sameRead                  int64
-	errs                            map[string]*errAgg
+	// Token and item totals: sums of what servers reported (usage counts, items), so
+	// overflow-free float sums, exact for integer totals below 2^53.
+	totalISL, totalOSL            fsum
+	totalOut, totalReason         fsum
+	totalItems                    fsum
+	totalErrISL                   fsum
+	oslMismatch, usageDiscrepancy int64
+	usage                         [4]fsum // prompt, completion, total, reasoning
+	usageSeen                     [4]bool
+	gaps, sameRead                int64
+	errs                          map[string]*errAgg
 
 	// Wall-clock windows: valid requests from send to last content (AIPerf's benchmark
 	// duration), sends of all sent requests, ends of completed requests.
@@ -127,7 +129,7 @@ func (c *collector) add(m *requestMetrics) {
 			c.gateErrors++
 		}
 		if m.Has[MErrorISL] {
-			c.totalErrISL += int64(m.Values[MErrorISL])
+			c.totalErrISL.add(m.Values[MErrorISL])
 		}
 		return
 	}
@@ -137,11 +139,11 @@ func (c *collector) add(m *requestMetrics) {
 	}
 	c.benchWin.add(wall + m.SendNs)
 	c.benchWin.add(wall + m.SendNs + int64(m.Values[MRequestLatency]))
-	c.totalISL += int64(m.Values[MInputSequenceLength])
-	c.totalOSL += int64(m.Values[MOutputSequenceLength])
-	c.totalOut += int64(m.Values[MOutputTokenCount])
-	c.totalReason += int64(m.Values[MReasoningTokenCount])
-	c.totalItems += int64(m.Values[MItemCount])
+	c.totalISL.add(math.Trunc(m.Values[MInputSequenceLength]))
+	c.totalOSL.add(math.Trunc(m.Values[MOutputSequenceLength]))
+	c.totalOut.add(math.Trunc(m.Values[MOutputTokenCount]))
+	c.totalReason.add(math.Trunc(m.Values[MReasoningTokenCount]))
+	c.totalItems.add(math.Trunc(m.Values[MItemCount]))
 	if m.Has[MOutputSequenceLength] && m.RequestedOSL > 0 {
 		req := float64(m.RequestedOSL)
 		if math.Abs(m.Values[MOutputSequenceLength]-req) > math.Min(req*0.05, 50) {
@@ -156,7 +158,7 @@ func (c *collector) add(m *requestMetrics) {
 	}
 	for i, id := range [...]MetricID{MUsagePromptTokens, MUsageCompletionTokens, MUsageTotalTokens, MUsageReasoningTokens} {
 		if m.Has[id] {
-			c.usage[i] += int64(m.Values[id])
+			c.usage[i].add(math.Trunc(m.Values[id]))
 			c.usageSeen[i] = true
 		}
 	}
@@ -191,16 +193,16 @@ func (c *collector) merge(o *collector) {
 	c.good += o.good
 	c.sent += o.sent
 	c.completed += o.completed
-	c.totalISL += o.totalISL
-	c.totalOSL += o.totalOSL
-	c.totalOut += o.totalOut
-	c.totalReason += o.totalReason
-	c.totalItems += o.totalItems
-	c.totalErrISL += o.totalErrISL
+	c.totalISL.merge(o.totalISL)
+	c.totalOSL.merge(o.totalOSL)
+	c.totalOut.merge(o.totalOut)
+	c.totalReason.merge(o.totalReason)
+	c.totalItems.merge(o.totalItems)
+	c.totalErrISL.merge(o.totalErrISL)
 	c.oslMismatch += o.oslMismatch
 	c.usageDiscrepancy += o.usageDiscrepancy
 	for i := range c.usage {
-		c.usage[i] += o.usage[i]
+		c.usage[i].merge(o.usage[i])
 		c.usageSeen[i] = c.usageSeen[i] || o.usageSeen[i]
 	}
 	c.gaps += o.gaps

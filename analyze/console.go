@@ -262,10 +262,19 @@ func endedEarly(s *Summary) string {
 	return "But " + strings.Join(ended, ", ") + " before the end: the numbers cover only what the logs hold (see the notes)."
 }
 
-// fmtNum formats like AIPerf's console: two decimals and thousands separators.
+// fmtNum formats like AIPerf's console: two decimals and thousands separators. A value no
+// reading of a digit string helps (|v| ≥ 1e15: a server may expose any float) is in
+// exponent form, an infinity is +Inf or -Inf, and NaN, no value, is N/A.
 func fmtNum(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	switch {
+	case math.IsNaN(v):
 		return "N/A"
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	case math.Abs(v) >= 1e15:
+		return strconv.FormatFloat(v, 'e', 2, 64)
 	}
 	s := strconv.FormatFloat(v, 'f', 2, 64)
 	neg := strings.HasPrefix(s, "-")
@@ -286,4 +295,12 @@ func fmtNum(v float64) string {
 	b.WriteByte('.')
 	b.WriteString(frac)
 	return b.String()
+}
+
+// fmtSigned is fmtNum with the sign always shown: a difference.
+func fmtSigned(v float64) string {
+	if v >= 0 {
+		return "+" + fmtNum(v)
+	}
+	return fmtNum(v)
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/internal/suggest"
 )
 
 // Gate is one release gate of --gate: "metric.stat OP value", e.g.
@@ -43,8 +45,8 @@ func ParseGate(expr string) (Gate, error) {
 	lhs, rhs := strings.TrimSpace(s[:at]), strings.TrimSpace(s[at+len(op):])
 	g.Op = op
 	v, err := strconv.ParseFloat(rhs, 64)
-	if err != nil || math.IsNaN(v) {
-		return g, fmt.Errorf("--gate %q: %q is not a number", expr, rhs)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return g, fmt.Errorf("--gate %q: %q is not a finite number", expr, rhs)
 	}
 	g.Value = v
 	if strings.HasPrefix(lhs, "server.") || strings.HasPrefix(lhs, "gpu.") {
@@ -56,7 +58,7 @@ func ParseGate(expr string) (Gate, error) {
 		if tag == "" {
 			return g, fmt.Errorf("--gate %q: no metric before %s", expr, op)
 		}
-		return g, fmt.Errorf("--gate %q: unknown metric %q (see docs/metrics.md for tags)", expr, tag)
+		return g, fmt.Errorf("--gate %q: unknown metric %q (%ssee docs/metrics.md for tags)", expr, tag, didYouMean(tag, gateMetricNames()))
 	}
 	g.Metric = def
 	if def.Kind != Record {
@@ -81,7 +83,24 @@ func ParseGate(expr string) (Gate, error) {
 			return g, nil
 		}
 	}
-	return g, fmt.Errorf("--gate %q: unknown statistic %q (one of %s)", expr, stat, strings.Join(statNames, ", "))
+	return g, fmt.Errorf("--gate %q: unknown statistic %q (%sone of %s)", expr, stat, didYouMean(stat, statNames), strings.Join(statNames, ", "))
+}
+
+// didYouMean is "did you mean X? " for the name of names nearest to name, "" when none is near.
+func didYouMean(name string, names []string) string {
+	if s := suggest.Nearest(name, names); s != "" {
+		return "did you mean " + s + "? "
+	}
+	return ""
+}
+
+// gateMetricNames are the metric tags a gate may name, with the server and GPU names.
+func gateMetricNames() []string {
+	names := make([]string, 0, len(catalog))
+	for i := range catalog {
+		names = append(names, catalog[i].Tag)
+	}
+	return append(append(names, serverGateNames()...), gpuGateNames()...)
 }
 
 // String returns the gate expression.

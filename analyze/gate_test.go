@@ -26,7 +26,13 @@ func TestParseGate(t *testing.T) {
 		{in: "time_to_first_token.p98<4", err: `unknown statistic "p98"`},
 		{in: "time_to_first_token<4", err: "name a statistic"},
 		{in: "request_count.p99<4", err: "single value"},
-		{in: "time_to_first_token.p99<fast", err: "not a number"},
+		{in: "time_to_first_token.p99<fast", err: "not a finite number"},
+		{in: "time_to_first_token.p99<nan", err: `"nan" is not a finite number`},
+		{in: "time_to_first_token.p99<+Inf", err: `"+Inf" is not a finite number`},
+		{in: "time_to_frist_token.p99<4", err: `unknown metric "time_to_frist_token" (did you mean time_to_first_token? see docs/metrics.md`},
+		{in: "time_to_first_token.p9<4", err: `unknown statistic "p9" (did you mean p1? one of`},
+		{in: "server.generation_tokns.rate>1", err: `(did you mean server.generation_tokens?`},
+		{in: "gpu.powr.avg<1", err: `(did you mean gpu.power?`},
 		{in: "<4", err: "no metric"},
 	}
 	for _, c := range cases {
@@ -99,7 +105,12 @@ func TestParseGoodput(t *testing.T) {
 		"ttft:400":                            "unknown metric",
 		"request_throughput:4":                "no single value per request",
 		"inter_chunk_latency:4":               "no single value per request",
-		"time_to_first_token:x":               "not a number",
+		"time_to_first_token:x":               "not a positive finite number (ms)",
+		"time_to_first_token:nan":             `threshold "nan" is not a positive finite number`,
+		"time_to_first_token:-5":              `threshold "-5" is not a positive finite number`,
+		"time_to_first_token:0":               `threshold "0" is not a positive finite number`,
+		"time_to_first_token:inf":             `threshold "inf" is not a positive finite number`,
+		"time_to_frist_token:4":               "did you mean time_to_first_token?",
 		"request_latency:1 request_latency:2": "given twice",
 	} {
 		if _, err := ParseGoodput(in); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--goodput") {

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -29,7 +30,7 @@ func (s SLO) met(value float64) bool {
 
 // ParseGoodput parses AIPerf's --goodput syntax: space-separated "metric_tag:value" pairs in
 // display units, e.g. "time_to_first_token:400 inter_token_latency:20". Commas also separate
-// pairs. Each tag must be a per-request metric.
+// pairs. Each tag must be a per-request metric, each threshold a positive finite number.
 func ParseGoodput(spec string) ([]SLO, error) {
 	fields := strings.FieldsFunc(spec, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
 	if len(fields) == 0 {
@@ -47,14 +48,15 @@ func ParseGoodput(spec string) ([]SLO, error) {
 		}
 		def, found := LookupMetric(tag)
 		if !found {
-			return nil, fmt.Errorf("--goodput: unknown metric %q (per-request metrics: %s)", tag, strings.Join(recordTags(), ", "))
+			return nil, fmt.Errorf("--goodput: unknown metric %q (%sper-request metrics: %s)", tag, didYouMean(tag, recordTags()), strings.Join(recordTags(), ", "))
 		}
 		if def.Kind != Record || def.ID == MInterChunkLatency || def.ID == MEventsPerRead || def.ID == MWorkerCPUUtilization || def.Alias == MInterChunkLatency {
 			return nil, fmt.Errorf("--goodput: %q has no single value per request; use a per-request metric such as time_to_first_token", tag)
 		}
 		v, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			return nil, fmt.Errorf("--goodput: %q: threshold %q is not a number", f, val)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			// A bound of 0 or less, NaN or infinity makes every request good or none.
+			return nil, fmt.Errorf("--goodput: %q: threshold %q is not a positive finite number (%s)", f, val, def.Unit)
 		}
 		for _, s := range out {
 			if s.Metric.ID == def.ID {

@@ -14,15 +14,21 @@ import (
 // parsing JSON: the one difference is a plain string, which the parser would append as is.
 // This is what lets analysis keep up with millions of events per second per core.
 //
-// The memo is learned only when it is provably equivalent to parsing: the text occurs once
-// in the event as a plain JSON string (no escapes, valid UTF-8), and a probe event with a
-// different text in its place parses to exactly that text in the same field and nothing else.
+// The memo is a cache of the parser, never a second judge: it is learned only when it is
+// provably equivalent to parsing. The text occurs once in the event as a plain JSON string
+// (no escapes, valid UTF-8), and a probe event with a different text in its place, parsed
+// into an empty Delta, gives exactly what apply would: that text in the same field, the same
+// end marker (so a stream the memo read is judged complete or cut exactly as the parser would
+// judge it), and nothing else: no usage, no end, no items, no error. The memo outlives a
+// request (a worker's requests share one shape), so everything the parser would have set
+// must come from apply, never from an earlier request's parse.
 type shapeMemo struct {
 	ok        bool
 	name      []byte // SSE event type
 	prefix    []byte // up to and including the text's opening quote
 	suffix    []byte // from the text's closing quote
 	reasoning bool   // the text is reasoning, not visible output
+	endMarker string // the Delta.EndMarker parsing the event sets ("" when it sets none)
 	probe     endpoint.Delta
 	buf       []byte
 }
@@ -72,13 +78,34 @@ func (s *shapeMemo) learn(ep *endpoint.Endpoint, name, data, text []byte, reason
 	s.reasoning = reasoning
 	s.buf = append(append(append(s.buf[:0], s.prefix...), probeText...), s.suffix...)
 	s.probe.Reset()
-	s.probe.Usage, s.probe.Done, s.probe.Items, s.probe.ErrorMsg = endpoint.Usage{}, false, 0, ""
-	if ep.ParseEvent(s.buf, &s.probe) != nil || s.probe.ErrorMsg != "" || s.probe.Done {
+	if ep.ParseEvent(s.buf, &s.probe) != nil {
 		return
 	}
-	got, other := s.probe.Content, s.probe.Reasoning
-	if reasoning {
-		got, other = other, got
+	s.endMarker = s.probe.EndMarker
+	s.ok = s.parsesAsApplied(&s.probe)
+}
+
+// apply adds what an event of the memorised shape carrying text contributes to d: exactly
+// what ParseEvent would add.
+func (s *shapeMemo) apply(d *endpoint.Delta, text []byte) {
+	if s.reasoning {
+		d.Reasoning = append(d.Reasoning, text...)
+	} else {
+		d.Content = append(d.Content, text...)
 	}
-	s.ok = string(got) == probeText && len(other) == 0
+	if s.endMarker != "" {
+		d.EndMarker = s.endMarker
+	}
+}
+
+// parsesAsApplied reports whether got, the probe event parsed into an empty Delta, is what
+// apply gives an empty Delta for the probe text: every field of endpoint.Delta is compared
+// (TestShapeMemoComparesEveryDeltaField keeps this list whole).
+func (s *shapeMemo) parsesAsApplied(got *endpoint.Delta) bool {
+	text, other := got.Content, got.Reasoning
+	if s.reasoning {
+		text, other = other, text
+	}
+	return string(text) == probeText && len(other) == 0 && got.EndMarker == s.endMarker &&
+		got.Usage == (endpoint.Usage{}) && !got.Done && got.Items == 0 && got.ErrorMsg == ""
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -153,6 +154,8 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	if q.Outcome == rawlog.OutcomeCompleted && m.Sent {
 		p.parseBody(q)
 	}
+	// What arrived, valid or not: a cut stream reports the content events it did carry.
+	m.ContentEvents = len(p.times)
 	p.classify(q)
 
 	if !m.Valid {
@@ -252,11 +255,9 @@ func (p *processor) readTime(q *rawlog.Request, i int) int64 {
 func (p *processor) parseBody(q *rawlog.Request) {
 	m := &p.m
 	body := q.Body
-	head := body
-	if len(head) > 64 {
-		head = head[:64]
-	}
-	switch endpoint.DetectFormat("", head) {
+	// The whole body, not a fixed head: an event stream may open with any number of blank
+	// lines (DetectFormat reads only up to the first other byte).
+	switch endpoint.DetectFormat("", body) {
 	case endpoint.FormatSSE:
 		m.Streamed = true
 		p.sc.Reset()
@@ -348,13 +349,9 @@ func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
 	}
 	if text, ok := p.memo.match(ev.Name, ev.Data); ok && !p.noMemo {
 		// Same shape as an event already parsed: only the text differs.
-		if p.memo.reasoning {
-			p.d.Reasoning = append(p.d.Reasoning, text...)
-		} else {
-			p.d.Content = append(p.d.Content, text...)
-			if p.ttfoNs < 0 {
-				p.ttfoNs = t
-			}
+		p.memo.apply(&p.d, text)
+		if !p.memo.reasoning && p.ttfoNs < 0 {
+			p.ttfoNs = t
 		}
 		p.lastDataNs = t
 		p.times = append(p.times, t)
@@ -362,7 +359,7 @@ func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
 		return
 	}
 	c0, r0 := len(p.d.Content), len(p.d.Reasoning)
-	e0, done0, usage0 := p.d.ErrorMsg, p.d.Done, p.d.Usage
+	e0, done0, usage0, items0 := p.d.ErrorMsg, p.d.Done, p.d.Usage, p.d.Items
 	if err := p.cfg.ep.ParseEvent(ev.Data, &p.d); err != nil {
 		if p.parseErr == nil {
 			p.parseErr = err
@@ -372,7 +369,7 @@ func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
 	if p.d.ErrorMsg != e0 && p.streamErr == "" {
 		p.streamErr = p.d.ErrorMsg
 	}
-	if !p.noMemo && p.d.ErrorMsg == e0 && p.d.Done == done0 && p.d.Usage == usage0 {
+	if !p.noMemo && p.d.ErrorMsg == e0 && p.d.Done == done0 && p.d.Usage == usage0 && p.d.Items == items0 {
 		switch {
 		case len(p.d.Content) > c0 && len(p.d.Reasoning) == r0:
 			p.memo.learn(p.cfg.ep, ev.Name, ev.Data, p.d.Content[c0:], false)
@@ -531,7 +528,6 @@ func (p *processor) tokenMetrics(q *rawlog.Request, rec *mmapds.Record, isl floa
 	m.Usage = p.d.Usage
 	u := &m.Usage
 	nc := len(p.times)
-	m.ContentEvents = nc
 
 	// Request latency ends at the last content event; for a body without content (non-token
 	// endpoints) at the last read.
@@ -564,7 +560,14 @@ func (p *processor) tokenMetrics(q *rawlog.Request, rec *mmapds.Record, isl floa
 			if u.Has&endpoint.UsageReasoning != 0 {
 				reasonTok = u.ReasoningTokens
 			}
-			outTok = max(0, osl-reasonTok)
+			// Visible output is what is not reasoning (none below zero; a difference past the
+			// int range, from counts a server made up, saturates).
+			switch outTok = osl - reasonTok; {
+			case reasonTok > osl:
+				outTok = 0
+			case outTok < 0:
+				outTok = math.MaxInt
+			}
 		} else {
 			haveOSL = false
 		}

@@ -311,21 +311,39 @@ func TestTransportKind(t *testing.T) {
 	}
 }
 
+// fuzzAPIs are the endpoint types FuzzRequestMetrics parses bodies as.
+var fuzzAPIs = []string{"chat", "completions", "responses", "anthropic_messages", "huggingface_generate", "raw", "image_generation", "embeddings"}
+
 // FuzzRequestMetrics feeds arbitrary bodies, cut into arbitrary reads, through the
-// per-request computation: it must never panic, and what it reports must be consistent.
+// per-request computation as any of fuzzAPIs: it must never panic, and what it reports must
+// be consistent. Reading events through the shape memo (which outlives a request, as in
+// analysis) must give exactly what parsing every event gives, and the verdict must not depend
+// on how the reads split the body.
 func FuzzRequestMetrics(f *testing.F) {
-	f.Add([]byte(roleChunk()+chunk(" w")+chunk(" w")+usageChunk(1, 2)+doneEvent), []byte{3, 50, 7}, false)
-	f.Add([]byte(reasoningChunk(" r")+chunk(" w")), []byte{1}, true)
-	f.Add([]byte("event: error\ndata: {\"error\":\"x\"}\n\n"), []byte{}, false)
-	f.Add([]byte(`{"choices":[{"message":{"content":"a b"}}]}`), []byte{5}, false)
-	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"\\ud800\"}}]}\r\rdata: [DONE]\r\r"), []byte{9, 9}, false)
-	f.Add([]byte(sseData(`{"choices":[{"delta":{"content":"\u0077"}}],"note":"w"}`)+sseData(`{"choices":[{"delta":{"content":"\u0077"}}],"note":"zz"}`)), []byte{60}, false)
-	f.Add([]byte(chunk(" a")+chunk(" b\n")+chunk(" c")+reasoningChunk("r")+chunk("")+chunk(" d")), []byte{80, 80}, false)
-	p := newTestProcessor(f, "chat", false)
-	slow := newTestProcessor(f, "chat", false)
-	slow.noMemo = true
-	f.Fuzz(func(t *testing.T, body, cuts []byte, server bool) {
-		p.cfg.server, slow.cfg.server = server, server
+	f.Add([]byte(roleChunk()+chunk(" w")+chunk(" w")+usageChunk(1, 2)+doneEvent), []byte{3, 50, 7}, false, uint8(0))
+	f.Add([]byte(reasoningChunk(" r")+chunk(" w")), []byte{1}, true, uint8(0))
+	f.Add([]byte("event: error\ndata: {\"error\":\"x\"}\n\n"), []byte{}, false, uint8(0))
+	f.Add([]byte(`{"choices":[{"message":{"content":"a b"}}]}`), []byte{5}, false, uint8(0))
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"\\ud800\"}}]}\r\rdata: [DONE]\r\r"), []byte{9, 9}, false, uint8(0))
+	f.Add([]byte(sseData(`{"choices":[{"delta":{"content":"\u0077"}}],"note":"w"}`)+sseData(`{"choices":[{"delta":{"content":"\u0077"}}],"note":"zz"}`)), []byte{60}, false, uint8(0))
+	f.Add([]byte(chunk(" a")+chunk(" b\n")+chunk(" c")+reasoningChunk("r")+chunk("")+chunk(" d")), []byte{80, 80}, false, uint8(0))
+	// The one-event stream without [DONE] that the memo once passed (issue 24), after a whole
+	// stream of its shape taught the memo (seeds run in order, on the same processors).
+	f.Add([]byte("data:{\"id\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"1\"}}]}\n\ndata: [DONE]\n\n"), []byte{}, false, uint8(0))
+	f.Add([]byte("\ndata:{\"id\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"0\"}}]}"), []byte{}, false, uint8(0))
+	f.Add([]byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\" w\"}}\n\n"), []byte{9}, false, uint8(3))
+	f.Add([]byte("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\" w\"}\n\n"), []byte{9}, false, uint8(2))
+	f.Add([]byte(`data: {"token":{"id":1,"text":" w","special":false}}`+"\n\n"), []byte{4}, false, uint8(4))
+	type pair struct{ memo, full, one *processor }
+	procs := make([]pair, len(fuzzAPIs))
+	for i, name := range fuzzAPIs {
+		procs[i] = pair{newTestProcessor(f, name, false), newTestProcessor(f, name, false), newTestProcessor(f, name, false)}
+		procs[i].full.noMemo = true
+	}
+	f.Fuzz(func(t *testing.T, body, cuts []byte, server bool, api uint8) {
+		pp := procs[int(api)%len(procs)]
+		p, slow := pp.memo, pp.full
+		p.cfg.server, slow.cfg.server, pp.one.cfg.server = server, server, server
 		q := &rawlog.Request{Outcome: rawlog.OutcomeCompleted, Status: 200, IntendedNs: 0, ReadyNs: 0, ConnectStartNs: -1, ConnectEndNs: -1,
 			WriteStartNs: 10, WriteEndNs: 20, HeaderNs: 30, EndNs: 0, Body: body}
 		at, off := int64(40), 0
@@ -348,6 +366,17 @@ func FuzzRequestMetrics(f *testing.F) {
 		if m.Valid != ref.Valid || m.Values != ref.Values || m.Has != ref.Has || !slices.Equal(m.ICL, ref.ICL) ||
 			!slices.Equal(m.EPR, ref.EPR) || m.ContentEvents != ref.ContentEvents || !reflect.DeepEqual(m.Err, ref.Err) {
 			t.Fatalf("memo path differs from full parsing:\n memo %+v\n full %+v", m, ref)
+		}
+		if !sameDelta(&p.d, &slow.d) {
+			t.Fatalf("memo path's delta differs from full parsing's:\n memo %+v\n full %+v", p.d, slow.d)
+		}
+		// The same bytes in one read: the same verdict, events and content events.
+		q1 := *q
+		q1.ReadNs, q1.ReadEnd = []int64{at}, []uint32{uint32(len(body))}
+		one := pp.one.compute(&q1, &rec, len(body))
+		if one.Valid != m.Valid || !reflect.DeepEqual(one.Err, m.Err) || one.Events != m.Events || one.ContentEvents != m.ContentEvents {
+			t.Fatalf("the verdict depends on the reads: in %d reads valid %v err %+v events %d/%d; in one read valid %v err %+v events %d/%d",
+				len(q.ReadNs), m.Valid, m.Err, m.Events, m.ContentEvents, one.Valid, one.Err, one.Events, one.ContentEvents)
 		}
 		if m.Valid == (m.Err != nil) {
 			t.Fatalf("valid %v with error %v", m.Valid, m.Err)
@@ -378,6 +407,12 @@ func FuzzRequestMetrics(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sameDelta reports whether two deltas hold the same fields.
+func sameDelta(a, b *endpoint.Delta) bool {
+	return string(a.Content) == string(b.Content) && string(a.Reasoning) == string(b.Reasoning) && a.Usage == b.Usage &&
+		a.Done == b.Done && a.Items == b.Items && a.ErrorMsg == b.ErrorMsg && a.EndMarker == b.EndMarker
 }
 
 // The shape memo is never learned from a text that is not the content literal.

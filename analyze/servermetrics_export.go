@@ -137,9 +137,9 @@ func serverMetricLines(s *Summary) []string {
 		out = append(out, fmt.Sprintf("%s (%s, %s%s): %s", label, m.Unit, m.Source, est, strings.Join(parts, ", ")))
 	}
 	if c, ok := s.CompareTTFT(); ok {
-		out = append(out, fmt.Sprintf("TTFT server vs client (ms): avg %s vs %s (%+.2f), p50 %s vs %s (%+.2f), p99 %s vs %s (%+.2f): the difference is network, client and queueing outside the server's histogram",
-			fmtNum(c.ServerAvg), fmtNum(c.ClientAvg), c.ClientAvg-c.ServerAvg, fmtNum(c.ServerP50), fmtNum(c.ClientP50), c.ClientP50-c.ServerP50,
-			fmtNum(c.ServerP99), fmtNum(c.ClientP99), c.ClientP99-c.ServerP99))
+		out = append(out, fmt.Sprintf("TTFT server vs client (ms): avg %s vs %s (%s), p50 %s vs %s (%s), p99 %s vs %s (%s): the difference is network, client and queueing outside the server's histogram",
+			fmtNum(c.ServerAvg), fmtNum(c.ClientAvg), fmtSigned(c.ClientAvg-c.ServerAvg), fmtNum(c.ServerP50), fmtNum(c.ClientP50), fmtSigned(c.ClientP50-c.ServerP50),
+			fmtNum(c.ServerP99), fmtNum(c.ClientP99), fmtSigned(c.ClientP99-c.ServerP99)))
 	}
 	return out
 }

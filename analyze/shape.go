@@ -464,15 +464,31 @@ func (c *reuseCounter) ratio() float64 {
 	return float64(c.reused) / float64(c.total)
 }
 
+// splitReference splits a --validate-shape reference into its forced dataset type ("" for
+// none) and its path.
+func splitReference(ref string) (typ, path string) {
+	if t, p, ok := strings.Cut(ref, ":"); ok && slices.Contains(dataset.FileTypes(), t) {
+		return t, p
+	}
+	return "", ref
+}
+
+// CheckReference checks, before a run, that a --validate-shape reference names something
+// that exists; what it holds is read after the run.
+func CheckReference(ref string) error {
+	_, path := splitReference(ref)
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("--validate-shape %s: %w", ref, err)
+	}
+	return nil
+}
+
 // referenceShape reads the reference: a run directory, a plan file, or a dataset file.
 func referenceShape(ref string, tok *tokenizer.Tokenizer, load func(string) (*tokenizer.Tokenizer, error)) (*shapeData, string, error) {
 	bad := func(err error) (*shapeData, string, error) {
 		return nil, "", fmt.Errorf("analyze: --validate-shape %s: %w", ref, err)
 	}
-	typ, path := "", ref
-	if t, p, ok := strings.Cut(ref, ":"); ok && slices.Contains(dataset.FileTypes(), t) {
-		typ, path = t, p
-	}
+	typ, path := splitReference(ref)
 	st, err := os.Stat(path)
 	if err != nil {
 		return bad(err)

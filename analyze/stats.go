@@ -14,6 +14,14 @@ var Percentiles = [...]float64{1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9}
 var PercentileNames = [...]string{"p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9"}
 
 // Stats summarises a distribution in display units.
+//
+// Values that are not finite are reported as such, never dropped and never folded into a
+// wrong finite number: an infinite value counts in Count and makes Min or Max, Sum, Avg and
+// the percentiles its rank reaches infinite (Sum and Avg NaN when both signs occur, Std NaN).
+// NaN is no value (Prometheus writes it for a gauge with nothing to say): it is left out of
+// every statistic and counted in NaN. Sums and moments are taken scaled by a power of two
+// (fsum), so finite values never overflow them: the mean of values near the float64 limit
+// is finite, and Sum is infinite only when the true sum is beyond float64.
 type Stats struct {
 	Count int64
 	Sum   float64
@@ -28,6 +36,21 @@ type Stats struct {
 	// come from an HdrHistogram (3 significant digits). Count, Sum, Avg, Std, Min and Max
 	// stay exact.
 	Approx bool
+	// NaN counts the NaN values left out; PosInf and NegInf the infinite values among Count.
+	NaN, PosInf, NegInf int64
+}
+
+// NonFinite reports whether any statistic of s is NaN or infinite.
+func (s *Stats) NonFinite() bool {
+	if s.PosInf+s.NegInf > 0 {
+		return true
+	}
+	for _, v := range append([]float64{s.Sum, s.Avg, s.Std, s.Min, s.Max}, s.P[:]...) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultExactLimit is how many values a distribution keeps exactly before it folds them
@@ -42,23 +65,27 @@ const hdrHighest = int64(1) << 43
 // dist accumulates one metric's values. Up to limit values are kept exactly; past that they
 // move into a pair of sparse HdrHistograms (one for magnitudes of negative values, since a
 // lag or a mismatch can be negative), whose memory grows with the buckets in use, not with
-// the range. Moments are accumulated exactly either way.
+// the range. Moments are accumulated exactly either way. Infinite and NaN values are only
+// counted (see Stats).
 //
 // A dist can also draw on a budget shared with its siblings (the time slices of one log), so
 // that many small distributions cannot together hold more exact values than one large one.
 // Whether a dist leaves the exact mode depends only on the values and the order of the log
 // they come from, never on scheduling, so results stay deterministic.
 type dist struct {
-	n        int64
+	n        int64 // finite values
 	min, max float64
-	// Running moments (Welford) and a compensated sum, for the histogram mode.
-	mean, m2  float64
-	sum, sumC float64
-	vals      []float64
-	pos, neg  *hdrhistogram.PackedHistogram
-	limit     int
-	hdrScale  float64
-	budget    *budget
+	inf      nonFinite
+	// Running moments (Welford) of the finite values divided by 2^mexp (m2 by 2^(2·mexp)),
+	// mexp the binary exponent of the largest so far, and their sum, for the histogram mode.
+	mexp     int
+	mean, m2 float64
+	sum      fsum
+	vals     []float64
+	pos, neg *hdrhistogram.PackedHistogram
+	limit    int
+	hdrScale float64
+	budget   *budget
 }
 
 // budget counts the exact values a group of distributions holds.
@@ -71,10 +98,9 @@ func newDist(limit int, hdrScale float64) *dist {
 	return &dist{limit: limit, hdrScale: hdrScale}
 }
 
-// add records one value. NaN and infinities are ignored: a metric that cannot be computed
-// is left out, never recorded as a number.
+// add records one value.
 func (d *dist) add(v float64) {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if d.inf.count(v) {
 		return
 	}
 	if d.n == 0 || v < d.min {
@@ -84,10 +110,14 @@ func (d *dist) add(v float64) {
 		d.max = v
 	}
 	d.n++
-	delta := v - d.mean
+	if e := scaleExp(v); e > d.mexp {
+		d.rescaleMoments(e)
+	}
+	x := math.Ldexp(v, -d.mexp)
+	delta := x - d.mean
 	d.mean += delta / float64(d.n)
-	d.m2 += delta * (v - d.mean)
-	d.addSum(v)
+	d.m2 += delta * (x - d.mean)
+	d.sum.add(v)
 	if d.pos == nil {
 		if d.budget != nil {
 			if d.budget.used >= d.budget.max {
@@ -106,15 +136,11 @@ func (d *dist) add(v float64) {
 	d.record(v)
 }
 
-// addSum adds v to the Neumaier-compensated sum.
-func (d *dist) addSum(v float64) {
-	t := d.sum + v
-	if math.Abs(d.sum) >= math.Abs(v) {
-		d.sumC += (d.sum - t) + v
-	} else {
-		d.sumC += (v - t) + d.sum
-	}
-	d.sum = t
+// rescaleMoments changes the moments' scale to 2^e (e > d.mexp).
+func (d *dist) rescaleMoments(e int) {
+	d.mean = math.Ldexp(d.mean, d.mexp-e)
+	d.m2 = math.Ldexp(d.m2, 2*(d.mexp-e))
+	d.mexp = e
 }
 
 func (d *dist) toHistogram() {
@@ -149,7 +175,11 @@ func (d *dist) record(v float64) {
 
 // merge folds o into d. Callers merge in a fixed order, so results are deterministic.
 func (d *dist) merge(o *dist) {
-	if o == nil || o.n == 0 {
+	if o == nil {
+		return
+	}
+	d.inf.merge(o.inf)
+	if o.n == 0 {
 		return
 	}
 	if d.n == 0 || o.min < d.min {
@@ -158,14 +188,17 @@ func (d *dist) merge(o *dist) {
 	if d.n == 0 || o.max > d.max {
 		d.max = o.max
 	}
-	// Chan et al.'s pairwise update of mean and M2.
+	// Chan et al.'s pairwise update of mean and M2, on one scale.
+	if o.mexp > d.mexp {
+		d.rescaleMoments(o.mexp)
+	}
+	om, om2 := math.Ldexp(o.mean, o.mexp-d.mexp), math.Ldexp(o.m2, 2*(o.mexp-d.mexp))
 	n := d.n + o.n
-	delta := o.mean - d.mean
+	delta := om - d.mean
 	d.mean += delta * float64(o.n) / float64(n)
-	d.m2 += o.m2 + delta*delta*float64(d.n)*float64(o.n)/float64(n)
+	d.m2 += om2 + delta*delta*float64(d.n)*float64(o.n)/float64(n)
 	d.n = n
-	d.addSum(o.sum)
-	d.addSum(o.sumC)
+	d.sum.merge(o.sum)
 	switch {
 	case d.pos == nil && o.pos == nil:
 		d.vals = append(d.vals, o.vals...)
@@ -189,50 +222,104 @@ func (d *dist) merge(o *dist) {
 }
 
 // stats computes the summary, dividing every value by div into display units. It sorts the
-// exact values in place. It returns nil for an empty distribution.
+// exact values in place. It returns nil for a distribution without values (NaN is none).
 func (d *dist) stats(div float64) *Stats {
-	if d == nil || d.n == 0 {
+	if d == nil || d.n+d.inf.infinite() == 0 {
 		return nil
 	}
-	s := &Stats{Count: d.n, Min: d.min / div, Max: d.max / div}
-	if d.pos == nil {
+	s := &Stats{Count: d.n + d.inf.infinite(), NaN: d.inf.nan, PosInf: d.inf.posInf, NegInf: d.inf.negInf}
+	switch {
+	case d.n == 0:
+	case d.pos == nil:
+		s.Min, s.Max = d.min/div, d.max/div
 		slices.Sort(d.vals)
 		// Sum and moments over the sorted values, so the result does not depend on the
-		// order requests were read in.
-		var sum, c float64
+		// order requests were read in; scaled by 2^e, e the exponent of the largest
+		// magnitude, so that no partial sum or square overflows.
+		e := scaleExp(math.Max(math.Abs(d.min), math.Abs(d.max)))
+		var sum fsum
+		sum.exp = e
 		for _, v := range d.vals {
-			t := sum + v
-			if math.Abs(sum) >= math.Abs(v) {
-				c += (sum - t) + v
-			} else {
-				c += (v - t) + sum
-			}
-			sum = t
+			sum.addScaled(math.Ldexp(v, -e))
 		}
-		sum += c
-		mean := sum / float64(len(d.vals))
+		mean := (sum.s + sum.c) / float64(len(d.vals))
 		var ss float64
 		for _, v := range d.vals {
-			ss += (v - mean) * (v - mean)
+			x := math.Ldexp(v, -e) - mean
+			ss += x * x
 		}
-		s.Sum = sum / div
-		s.Avg = mean / div
-		s.Std = math.Sqrt(ss/float64(len(d.vals))) / div
+		s.Sum = sum.div(div)
+		s.Avg = math.Ldexp(mean/div, e)
+		s.Std = math.Ldexp(math.Sqrt(ss/float64(len(d.vals)))/div, e)
 		for i, p := range Percentiles {
 			s.P[i] = percentileSorted(d.vals, p) / div
 		}
-		return s
+	default:
+		s.Min, s.Max = d.min/div, d.max/div
+		s.Approx = true
+		s.Sum = d.sum.div(div)
+		s.Avg = math.Ldexp((d.sum.s+d.sum.c)/float64(d.n)/div, d.sum.exp)
+		s.Std = math.Ldexp(math.Sqrt(d.m2/float64(d.n))/div, d.mexp)
+		for i, p := range Percentiles {
+			v := d.histPercentile(p)
+			s.P[i] = math.Min(math.Max(v, d.min), d.max) / div
+		}
 	}
-	s.Approx = true
-	sum := d.sum + d.sumC
-	s.Sum = sum / div
-	s.Avg = sum / float64(d.n) / div
-	s.Std = math.Sqrt(d.m2/float64(d.n)) / div
-	for i, p := range Percentiles {
-		v := d.histPercentile(p)
-		s.P[i] = math.Min(math.Max(v, d.min), d.max) / div
+	if d.inf.infinite() > 0 {
+		d.withInfinities(s, div)
 	}
 	return s
+}
+
+// withInfinities puts the infinite values into the statistics of the finite ones.
+func (d *dist) withInfinities(s *Stats, div float64) {
+	pos, neg := d.inf.posInf > 0, d.inf.negInf > 0
+	switch {
+	case neg:
+		s.Min = math.Inf(-1)
+	case d.n == 0:
+		s.Min = math.Inf(1)
+	}
+	switch {
+	case pos:
+		s.Max = math.Inf(1)
+	case d.n == 0:
+		s.Max = math.Inf(-1)
+	}
+	switch {
+	case pos && neg:
+		s.Sum, s.Avg = math.NaN(), math.NaN()
+	case pos:
+		s.Sum, s.Avg = math.Inf(1), math.Inf(1)
+	default:
+		s.Sum, s.Avg = math.Inf(-1), math.Inf(-1)
+	}
+	s.Std = math.NaN()
+	// Percentiles over the whole order: -Inf values first, the finite ones, +Inf last.
+	at := func(k int64) float64 {
+		if k < d.inf.negInf {
+			return math.Inf(-1)
+		}
+		k -= d.inf.negInf
+		if k >= d.n {
+			return math.Inf(1)
+		}
+		if d.pos == nil {
+			return d.vals[k]
+		}
+		return math.Min(math.Max(d.histAt(k), d.min), d.max)
+	}
+	total := s.Count
+	for i, p := range Percentiles {
+		vi := float64(total-1) * (p / 100)
+		lo := math.Floor(vi)
+		k := int64(lo)
+		if k >= total-1 {
+			s.P[i] = at(total-1) / div
+			continue
+		}
+		s.P[i] = lerp(at(k), at(k+1), vi-lo) / div
+	}
 }
 
 // percentileSorted is numpy.percentile(x, p) with the default "linear" method, including
@@ -254,8 +341,27 @@ func percentileSorted(x []float64, p float64) float64 {
 	return lerp(x[i], x[i+1], vi-lo)
 }
 
+// lerp is numpy's lerp, made total: between neighbours whose difference overflows it
+// weighs them instead, and an infinite neighbour with any weight gives that infinity (NaN
+// between -Inf and +Inf).
 func lerp(a, b, t float64) float64 {
+	switch {
+	case t == 0:
+		return a
+	case math.IsInf(a, 0) && math.IsInf(b, 0):
+		if a == b {
+			return a
+		}
+		return math.NaN()
+	case math.IsInf(a, 0):
+		return a
+	case math.IsInf(b, 0):
+		return b
+	}
 	diff := b - a
+	if math.IsInf(diff, 0) {
+		return a*(1-t) + b*t
+	}
 	if t >= 0.5 {
 		return b - diff*(1-t)
 	}

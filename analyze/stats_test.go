@@ -43,13 +43,84 @@ func TestStatsPopulationStd(t *testing.T) {
 	}
 }
 
-func TestStatsNaNIgnored(t *testing.T) {
+// NaN is no value: left out and counted. Infinite values are values: they count, and every
+// statistic they reach is infinite (NaN where both signs meet), in the exact and the
+// histogram modes alike.
+func TestStatsNonFinite(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	cases := []struct {
+		name               string
+		in                 []float64
+		count, nans        int64
+		sum, avg, min, max float64
+		p50, p99           float64
+		std                float64
+	}{
+		{"nan left out", []float64{nan, 3, nan}, 1, 2, 3, 3, 3, 3, 3, 3, 0},
+		{"+inf counted", []float64{3, inf, 1}, 3, 0, inf, inf, 1, inf, 3, inf, nan},
+		{"-inf counted", []float64{3, -inf, 1}, 3, 0, -inf, -inf, -inf, 3, 1, 2.96, nan},
+		{"both signs", []float64{-inf, 0, 0, 0, inf}, 5, 0, nan, nan, -inf, inf, 0, inf, nan},
+		{"only +inf", []float64{inf, inf}, 2, 0, inf, inf, inf, inf, inf, inf, nan},
+	}
+	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+	for _, c := range cases {
+		for _, limit := range []int{100, 1} { // exact, then histogram mode
+			d := newDist(limit, 1)
+			for _, v := range c.in {
+				d.add(v)
+			}
+			s := d.stats(1)
+			if s == nil || s.Count != c.count || s.NaN != c.nans || !same(s.Sum, c.sum) || !same(s.Avg, c.avg) ||
+				!same(s.Min, c.min) || !same(s.Max, c.max) || !same(s.P[4], c.p50) || !same(s.P[8], c.p99) || !same(s.Std, c.std) {
+				t.Errorf("%s (limit %d): %+v", c.name, limit, s)
+			}
+		}
+	}
 	d := newDist(10, 1)
-	d.add(math.NaN())
-	d.add(math.Inf(1))
-	d.add(3)
-	if s := d.stats(1); s.Count != 1 || s.Avg != 3 {
-		t.Fatalf("%+v", s)
+	d.add(nan)
+	if s := d.stats(1); s != nil {
+		t.Errorf("only NaN: %+v, want no statistics", s)
+	}
+}
+
+// Finite values never overflow a statistic: values at the float64 limit have a finite mean,
+// standard deviation and percentiles (a spread of 3.4e308 included), Sum is +Inf only
+// because the true sum is beyond float64, and values of ordinary size give exactly what the
+// plain sums gave.
+func TestStatsNoOverflow(t *testing.T) {
+	for _, limit := range []int{100, 1} {
+		d := newDist(limit, 1)
+		for _, v := range []float64{1.7e308, -1.7e308, 1.7e308, 1.7e308} {
+			d.add(v)
+		}
+		s := d.stats(1)
+		if s.Avg != 0.85e308 || s.Min != -1.7e308 || s.Max != 1.7e308 || math.IsNaN(s.Std) || math.IsInf(s.Std, 0) ||
+			math.Abs(s.Std-math.Sqrt(3)*0.85e308)/s.Std > 1e-12 || !math.IsInf(s.Sum, 1) {
+			t.Errorf("limit %d: %+v", limit, s)
+		}
+		for i, p := range s.P {
+			if math.IsNaN(p) || math.IsInf(p, 0) {
+				t.Errorf("limit %d: %s = %v", limit, PercentileNames[i], p)
+			}
+		}
+		// A true sum beyond float64.
+		e := newDist(limit, 1)
+		e.add(1.7e308)
+		e.add(1.7e308)
+		if st := e.stats(1); !math.IsInf(st.Sum, 1) || st.Avg != 1.7e308 || st.Std != 0 {
+			t.Errorf("limit %d: sum of two 1.7e308: %+v", limit, st)
+		}
+		// The same as unscaled sums for ordinary values.
+		f := newDist(limit, 1)
+		var sum float64
+		for i := range 50 {
+			v := float64(i*i) * 1.37e6
+			f.add(v)
+			sum += v
+		}
+		if st := f.stats(1e6); st.Avg != sum/50/1e6 && math.Abs(st.Avg-sum/50/1e6) > 1e-9 {
+			t.Errorf("limit %d: avg %v, want %v", limit, st.Avg, sum/50/1e6)
+		}
 	}
 }
 

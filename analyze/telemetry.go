@@ -128,38 +128,50 @@ type gpuKey struct {
 	uuid     string
 }
 
-// gpuSummaries summarises the GPU samples of every log by GPU.
+// gpuSummaries summarises the GPU samples of every log by GPU: a GPU that several runs
+// sampled (shards on one machine, or reading one DCGM exporter: the same UUID) is one GPU,
+// its samples pooled, listed under the first run that sampled it.
 func gpuSummaries(parts []*logAnalysis, in *input, startWall, endWall int64) []GPUSummary {
 	type acc struct {
 		key                                    gpuKey
 		n                                      int
 		power, util, memUtil, mem, clock, temp *dist
 		firstE, lastE                          rawlog.GPUSample
+		firstEWall, lastEWall                  int64
 		haveE                                  bool
 	}
-	byKey := map[gpuKey]*acc{}
+	byOrigin := map[string]*acc{}
 	var keys []gpuKey
+	byKey := map[gpuKey]*acc{}
 	for i, p := range parts {
+		if p == nil {
+			continue
+		}
 		r := in.jobs[i].run
 		start := in.runs[r].m.StartUnixNs
 		lo, hi := startWall-start, endWall-start
 		for _, g := range p.gpu {
-			k := gpuKey{run: r, gpu: g.GPU, uuid: g.UUID}
-			x := byKey[k]
+			origin := gpuOrigin(in.runs[r].m.Host, g.GPU, g.UUID)
+			x := byOrigin[origin]
 			if x == nil {
+				k := gpuKey{run: r, gpu: g.GPU, uuid: g.UUID}
 				x = &acc{key: k}
 				for _, d := range []**dist{&x.power, &x.util, &x.memUtil, &x.mem, &x.clock, &x.temp} {
 					*d = newDist(1<<20, 1000)
 				}
+				byOrigin[origin] = x
 				byKey[k] = x
 				keys = append(keys, k)
 			}
+			// The energy counter's first and last samples in the window, on the wall clock:
+			// runs that sampled one GPU read one counter.
 			if g.TimeNs >= lo && g.TimeNs <= hi+energyGraceNs && g.EnergyMillijoules >= 0 {
-				if !x.haveE || g.TimeNs < x.firstE.TimeNs {
-					x.firstE = g
+				wall := start + g.TimeNs
+				if !x.haveE || wall < x.firstEWall {
+					x.firstE, x.firstEWall = g, wall
 				}
-				if !x.haveE || g.TimeNs >= x.lastE.TimeNs {
-					x.lastE = g
+				if !x.haveE || wall >= x.lastEWall {
+					x.lastE, x.lastEWall = g, wall
 				}
 				x.haveE = true
 			}
@@ -195,7 +207,7 @@ func gpuSummaries(parts []*logAnalysis, in *input, startWall, endWall int64) []G
 		g := GPUSummary{Run: k.run, GPU: k.gpu, UUID: k.uuid, Name: gpuName(in.runs[k.run].m, k.gpu, k.uuid), Samples: x.n,
 			Power: x.power.stats(1), Util: x.util.stats(1), MemUtil: x.memUtil.stats(1),
 			MemUsedGB: x.mem.stats(1), SMClock: x.clock.stats(1), Temp: x.temp.stats(1)}
-		if x.haveE && x.lastE.TimeNs > x.firstE.TimeNs {
+		if x.haveE && x.lastEWall > x.firstEWall {
 			// A counter reset gives a negative delta: clamp to 0 like AIPerf.
 			g.EnergyJ = max(0, float64(x.lastE.EnergyMillijoules-x.firstE.EnergyMillijoules)/1e3)
 			g.HasEnergy = true

@@ -3,8 +3,11 @@ package analyze
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,14 +22,22 @@ import (
 // mockStream asks mockllm for a streamed response of endpoint type typ and returns its body.
 func mockStream(t *testing.T, url, typ string) []byte {
 	t.Helper()
+	return mockResponse(t, url, typ, true)
+}
+
+// mockResponse asks mockllm for a response of endpoint type typ, streamed or not, and returns
+// its body.
+func mockResponse(t *testing.T, url, typ string, streaming bool) []byte {
+	t.Helper()
 	ep, err := endpoint.Lookup(typ)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &endpoint.Request{Model: "mock-llm", Prompt: "Tell me a story about a lighthouse.",
 		Messages:  []endpoint.Message{{Role: "user", Content: "Tell me a story about a lighthouse."}},
-		MaxTokens: 6, Streaming: true, IncludeUsage: true}
-	if typ == "image_generation" {
+		MaxTokens: 6, Streaming: streaming, IncludeUsage: streaming,
+		Query: "lighthouse", Passages: []string{"a lighthouse", "a harbour"}}
+	if typ == "image_generation" && streaming {
 		// A partial image first, so the stream has events before its end marker.
 		r.MaxTokens, r.Extra = 0, map[string]any{"partial_images": 1}
 	}
@@ -34,7 +45,7 @@ func mockStream(t *testing.T, url, typ string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest("POST", url+ep.RequestPath(true), bytes.NewReader(body))
+	req, err := http.NewRequest("POST", url+ep.RequestPath(streaming), bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +153,48 @@ func TestTruncatedStream(t *testing.T) {
 	body := `{"object":"list","data":[{"index":0,"embedding":[0.1]}],"usage":{"prompt_tokens":3,"total_tokens":3}}`
 	if m := p.compute(request(0, 1000*ms, read{1001 * ms, body}), &rec, 10); !m.Valid {
 		t.Errorf("embeddings body: %+v", m.Err)
+	}
+}
+
+// A whole (non-streamed) body cut anywhere short of its end is never a valid answer, for
+// every endpoint type: under close-delimited framing the transport cannot tell, so the body's
+// own syntax must. mockllm's answer of each type is cut at every byte; only dropping
+// trailing whitespace keeps it valid.
+func TestTruncatedBody(t *testing.T) {
+	tok, err := tokenizer.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := mockllm.DefaultOptions()
+	o.Tokenizer, o.TTFT, o.ITL = tok, time.Millisecond, 0
+	url, stop, err := mockllm.Start("127.0.0.1:0", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 8, OSL: 6, DelayNs: -1}
+	for _, typ := range endpoint.Names() {
+		server := typ
+		if typ == "raw" || typ == "template" {
+			server = "chat" // their bodies come from the route they are sent to
+		}
+		full := bytes.TrimRight(mockResponse(t, url, server, false), " \r\n\t")
+		for _, memo := range []bool{true, false} {
+			p := newTestProcessor(t, typ, false)
+			p.noMemo = !memo
+			analyse := func(body []byte) *requestMetrics {
+				return p.compute(request(0, 1000*ms, read{1001 * ms, string(body)}), &rec, 10)
+			}
+			if m := analyse(full); !m.Valid {
+				t.Fatalf("%s: the whole mockllm body is invalid: %+v\n%s", typ, m.Err, full)
+			}
+			for cut := range len(full) {
+				if m := analyse(full[:cut]); m.Valid {
+					t.Errorf("%s: body cut at %d of %d is valid: %q", typ, cut, len(full), full[:cut])
+					break
+				}
+			}
+		}
 	}
 }
 
@@ -297,6 +350,114 @@ func TestExportHTTPTrace(t *testing.T) {
 		}
 		if c.trace && reused != 4 {
 			t.Fatalf("%s: %d reused connections, want 4 (2 slots, 6 requests)", c.name, reused)
+		}
+	}
+}
+
+// A cut stream is judged by its bytes alone: not by the request's place among its worker's
+// requests (the shape memo outlives a request), nor by how the reads split it. For each
+// protocol with an end marker, streams of content events only (every one of them the shape
+// the memo learns) are analysed through one processor, whole then cut, in both orders and cut
+// into reads of every size: every cut one is truncated_stream with all its content events,
+// through the memo and through full parsing alike.
+func TestTruncatedStreamIndependentOfHistory(t *testing.T) {
+	repeat := func(format string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, format, i)
+		}
+		return b.String()
+	}
+	cases := []struct {
+		typ, events, end, marker string
+	}{
+		{"chat", repeat(`data: {"id":"chat.completion.chunk","choices":[{"delta":{"content":" w%d"}}]}`+"\n\n", 5), doneEvent, "data: [DONE]"},
+		{"completions", repeat(`data: {"object":"text_completion","choices":[{"index":0,"text":" w%d"}]}`+"\n\n", 5), doneEvent, "data: [DONE]"},
+		{"responses", repeat("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\" w%d\"}\n\n", 5),
+			"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n", "response.completed"},
+		{"anthropic_messages", repeat("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\" w%d\"}}\n\n", 5),
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", "message_stop"},
+		{"huggingface_generate", repeat(`data: {"token":{"id":1,"text":" w%d","special":false}}`+"\n\n", 5),
+			`data: {"token":{"id":2,"text":"","special":true},"generated_text":"w0 w1 w2 w3 w4"}` + "\n\n", "generated_text"},
+		{"raw", repeat(`data: {"id":"chat.completion.chunk","choices":[{"delta":{"content":" w%d"}}]}`+"\n\n", 5), doneEvent, "data: [DONE]"},
+	}
+	rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 8, OSL: 5, DelayNs: -1}
+	// cutInto sends body in reads of size bytes, each 1 ms after the previous.
+	cutInto := func(body string, size int) *rawlog.Request {
+		var reads []read
+		for i, at := 0, 1001*ms; i < len(body); i, at = i+size, at+ms {
+			reads = append(reads, read{at, body[i:min(i+size, len(body))]})
+		}
+		return request(0, 1000*ms, reads...)
+	}
+	for _, c := range cases {
+		for _, memo := range []bool{true, false} {
+			p := newTestProcessor(t, c.typ, false)
+			p.noMemo = !memo
+			name := fmt.Sprintf("%s memo=%v", c.typ, memo)
+			order := []bool{true, false, true, true, false} // cut first, then whole, then cut again
+			for k, cut := range order {
+				for _, size := range []int{1, 7, 64, len(c.events) + len(c.end)} {
+					body := c.events + c.end
+					if cut {
+						body = c.events
+					}
+					m := p.compute(cutInto(body, size), &rec, 10)
+					switch {
+					case !cut && !m.Valid:
+						t.Errorf("%s request %d, reads of %d: the whole stream is invalid: %+v", name, k, size, m.Err)
+					case cut && (m.Valid || m.Err.Kind != "truncated_stream" || !strings.Contains(m.Err.Message, c.marker)):
+						t.Errorf("%s request %d, reads of %d: cut stream valid %v, error %+v; want truncated_stream naming %q",
+							name, k, size, m.Valid, m.Err, c.marker)
+					}
+					if m.ContentEvents != 5 {
+						t.Errorf("%s request %d (cut %v), reads of %d: %d content events, want 5", name, k, cut, size, m.ContentEvents)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The shape memo stands in for ParseEvent, so it must reproduce every field of the Delta
+// that parsing sets. A new field of endpoint.Delta fails this test until shapeMemo's apply
+// and parsesAsApplied account for it.
+func TestShapeMemoComparesEveryDeltaField(t *testing.T) {
+	var names []string
+	for f := range reflect.TypeFor[endpoint.Delta]().Fields() {
+		names = append(names, f.Name)
+	}
+	want := []string{"Content", "Reasoning", "Usage", "Done", "Items", "ErrorMsg", "EndMarker"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("endpoint.Delta has fields %v; shapeMemo (memo.go) handles %v: update apply and parsesAsApplied", names, want)
+	}
+}
+
+// How a body is read (event stream or JSON) depends on its first byte that is not blank,
+// wherever it is: a stream opening with more blank lines than any fixed head holds is still
+// an event stream, judged complete or cut by its end marker.
+func TestLeadingBlankLines(t *testing.T) {
+	rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 8, OSL: 2, DelayNs: -1}
+	for _, lead := range []int{0, 63, 64, 65, 4096} {
+		blank := strings.Repeat("\n", lead)
+		for _, c := range []struct {
+			body          string
+			valid         bool
+			contentEvents int
+		}{
+			{blank + chunk(" w") + chunk(" w") + doneEvent, true, 2},
+			{blank + chunk(" w") + chunk(" w"), false, 2},
+			{blank + `{"choices":[{"message":{"content":"w w"}}]}`, true, 1},
+		} {
+			p := newTestProcessor(t, "chat", false)
+			m := p.compute(request(0, 1000*ms, read{1001 * ms, c.body}), &rec, 10)
+			if m.Valid != c.valid || m.ContentEvents != c.contentEvents {
+				t.Errorf("%d blank lines, %q: valid %v (want %v), streamed %v, %d content events, error %+v",
+					lead, strings.TrimLeft(c.body, "\n"), m.Valid, c.valid, m.Streamed, m.ContentEvents, m.Err)
+			}
+			if !c.valid && (m.Err == nil || m.Err.Kind != "truncated_stream") {
+				t.Errorf("%d blank lines: cut stream error %+v, want truncated_stream", lead, m.Err)
+			}
 		}
 	}
 }

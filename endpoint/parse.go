@@ -1,6 +1,10 @@
 package endpoint
 
-import "github.com/llmbench/llmbench/internal/jsonwire"
+import (
+	"math"
+
+	"github.com/llmbench/llmbench/internal/jsonwire"
+)
 
 // Helpers shared by the per-type response parsers.
 
@@ -86,7 +90,7 @@ func parseUsage(s *jsonwire.Scanner, u *Usage) bool {
 		v.CachedPromptTokens, v.Has = cacheRead, v.Has|UsageCachedPrompt
 	}
 	if v.Has&UsagePrompt != 0 {
-		v.PromptTokens += cacheRead + cacheWrite
+		v.PromptTokens = saturatingAdd(v.PromptTokens, saturatingAdd(cacheRead, cacheWrite))
 	}
 	u.Merge(v)
 	return true
@@ -173,4 +177,16 @@ func errorFromSpan(s *jsonwire.Scanner, d *Delta, msg jsonwire.Span) {
 	if d.ErrorMsg == "" {
 		d.ErrorMsg = "error"
 	}
+}
+
+// saturatingAdd is a + b, the nearest int past either end of the range on overflow.
+func saturatingAdd(a, b int) int {
+	c := a + b
+	switch {
+	case a > 0 && b > 0 && c < 0:
+		return math.MaxInt
+	case a < 0 && b < 0 && c >= 0:
+		return math.MinInt
+	}
+	return c
 }

@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,6 +227,13 @@ func TestParseEvents(t *testing.T) {
 		{"anthropic_messages", "", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}`, result{content: "hi"}, ""},
 		{"anthropic_messages", "", `{"type":"ping"}`, result{}, ""},
 		{"anthropic_messages", "", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":10,"cache_read_input_tokens":5,"output_tokens":7}}`, result{usage: u(15, 7, 0, 0, 5, UsagePrompt|UsageCompletion|UsageCachedPrompt)}, ""},
+		// Token counts beyond int saturate (Go's conversion of an out-of-range float is
+		// undefined; on amd64 1e300 became -9223372036854775808), and so do their sums.
+		{"chat", "", `{"usage":{"prompt_tokens":1e300,"completion_tokens":-1e300,"total_tokens":99999999999999999999999}}`,
+			result{usage: u(math.MaxInt, math.MinInt, math.MaxInt, 0, 0, pct)}, ""},
+		{"chat", "", `{"usage":{"prompt_tokens":1e999}}`, result{usage: u(math.MaxInt, 0, 0, 0, 0, UsagePrompt)}, ""},
+		{"anthropic_messages", "", `{"type":"message_delta","usage":{"input_tokens":9223372036854775807,"cache_read_input_tokens":5,"cache_creation_input_tokens":9223372036854775807}}`,
+			result{usage: u(math.MaxInt, 0, 0, 0, 5, UsagePrompt|UsageCachedPrompt)}, ""},
 		{"anthropic_messages", "", `{"delta":{"text":"x"}}`, result{content: "x"}, `endpoint anthropic_messages: unexpected response shape: missing "type"`},
 		{"huggingface_generate", "", `{"token":{"id":1,"text":"a","special":false}}`, result{content: "a"}, ""},
 		{"huggingface_generate", "", `{"token":{"text":"</s>","special":true},"generated_text":"x","details":null}`, result{done: true}, ""},

@@ -94,6 +94,10 @@ func Compile(opts Options) (*Result, error) {
 		}
 	} else {
 		ds = withOSL(ds, &opts)
+		// The input is loaded: what it plans is known before anything is rendered.
+		if err := opts.checkSize(opts.estimate(ds)); err != nil {
+			return nil, err
+		}
 	}
 	if len(ds.Conversations) == 0 {
 		return nil, usagef("plan: the dataset has no conversations")
@@ -160,7 +164,9 @@ func Compile(opts Options) (*Result, error) {
 		if opts.WarmupArrivalPattern != "" {
 			w.arrival, _ = NewArrival(opts.WarmupArrivalPattern, opts.ArrivalSmoothness)
 		}
-		w.run()
+		if err := w.run(); err != nil {
+			return nil, err
+		}
 		reqs, warm, origin = w.out, len(w.out), w.end
 	}
 	var firstProfileSession uint32
@@ -169,7 +175,9 @@ func Compile(opts Options) (*Result, error) {
 	}
 	p := newScheduler(mmapds.PhaseProfile, profile, firstProfileSession)
 	p.out, p.origin = reqs, origin
-	p.run()
+	if err := p.run(); err != nil {
+		return nil, err
+	}
 	reqs = p.out
 	if len(reqs) == warm {
 		return nil, usagef("plan: the profile phase has no requests (check --benchmark-duration and the offset window)")

@@ -566,9 +566,9 @@ func TestValidate(t *testing.T) {
 		want string
 	}{
 		{func(o *Options) { o.ISLMean = 0 }, "--synthetic-input-tokens-mean must be > 0 (got 0)"},
-		{func(o *Options) { o.RequestRate = -1 }, "--request-rate must be >= 0"},
+		{func(o *Options) { o.RequestRate = -1 }, "--request-rate -1: want requests/s in [0, 1000000000]"},
 		{func(o *Options) { o.ArrivalPattern = "bursty" }, "--arrival-pattern must be constant, poisson or gamma"},
-		{func(o *Options) { o.ArrivalPattern, o.ArrivalSmoothness = "gamma", 0 }, "--arrival-smoothness must be > 0"},
+		{func(o *Options) { o.ArrivalPattern, o.ArrivalSmoothness = "gamma", 0 }, "--arrival-smoothness 0: want [0.001, 1000]"},
 		{func(o *Options) { o.FixedSchedule, o.RequestRate = true, 5 }, "--request-rate and --fixed-schedule are mutually exclusive"},
 		{func(o *Options) { o.FixedSchedule = true }, "--fixed-schedule needs an --input-file"},
 		{func(o *Options) { o.EndpointType = "soap" }, "--endpoint-type must be one of"},
@@ -576,7 +576,7 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.Output = "" }, "--output is required"},
 		{func(o *Options) { o.EndpointType, o.Streaming = "embeddings", true }, "does not stream"},
 		{func(o *Options) { o.EndpointType = "raw" }, "--custom-endpoint is required"},
-		{func(o *Options) { o.RandomRangeRatio = 1.5 }, "--random-range-ratio must be in [0,1]"},
+		{func(o *Options) { o.RandomRangeRatio = 1.5 }, "--random-range-ratio 1.5: want [0, 1]"},
 		{func(o *Options) { o.RandomRangeRatio, o.ISLStddev = 0.2, 3 }, "mutually exclusive"},
 		{func(o *Options) { o.SeqDist = "1,2" }, "--seq-dist"},
 		{func(o *Options) { o.SeqDist = "10,5:30;20,5:30" }, "sum to 100"},
@@ -588,18 +588,18 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.UserCentricRate = 3 }, "--user-centric-rate needs --num-users"},
 		{func(o *Options) { o.UserCentricRate, o.NumUsers = 3, 2 }, "at least 2 turns"},
 		{func(o *Options) { o.RequestRateRampDuration = 3 }, "needs --request-rate"},
-		{func(o *Options) { o.NumDatasetEntries = 0 }, "--num-dataset-entries must be > 0"},
+		{func(o *Options) { o.NumDatasetEntries = 0 }, "--num-dataset-entries 0: want conversations in [1, 1048576]"},
 		{func(o *Options) {
 			o.Dataset = timedDataset()
 			o.FixedScheduleAutoOffset, o.FixedScheduleStartOffset = true, &ms
 		}, "mutually exclusive"},
-		{func(o *Options) { o.SynthesisSpeedupRatio = 0 }, "--synthesis-speedup-ratio must be > 0"},
+		{func(o *Options) { o.SynthesisSpeedupRatio = 0 }, "--synthesis-speedup-ratio 0: want [1e-06, 1000000]"},
 		{func(o *Options) { o.Model = "a,,b" }, `--model "a,,b": a model list is comma-separated names, none empty`},
 		{func(o *Options) { o.ModelSelectionStrategy = "weighted" }, "--model-selection-strategy weighted is not supported"},
 		{func(o *Options) { o.ModelSelectionStrategy = "lru" }, `--model-selection-strategy must be round_robin or random (got "lru")`},
 		{func(o *Options) { o.RankingsPassagesMean = 3 }, "--rankings-* apply to the *_rankings endpoint types only (got --endpoint-type chat)"},
 		{func(o *Options) { o.EndpointType, o.RankingsPassagesMean = "cohere_rankings", 0 }, "--rankings-passages-mean must be in [1,65536] (got 0)"},
-		{func(o *Options) { o.EndpointType, o.RankingsQueryPromptTokenStddev = "nim_rankings", -1 }, "--rankings-query-prompt-token-stddev must be >= 0"},
+		{func(o *Options) { o.EndpointType, o.RankingsQueryPromptTokenStddev = "nim_rankings", -1 }, "--rankings-query-prompt-token-stddev -1: want tokens in [0, 16777216]"},
 		{func(o *Options) { o.EndpointType, o.SharedSystemPromptLength = "hf_tei_rankings", 5 }, "do not apply to ranking requests"},
 		{func(o *Options) { o.EndpointType, o.RankingsPassagesMean = "nim_rankings", 60000 }, "tokens per request, more than 16777216"},
 		{func(o *Options) { o.EndpointType, o.OSLMean = "anthropic_messages", 0 }, "requires max_tokens"},

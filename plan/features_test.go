@@ -220,7 +220,7 @@ func TestWarmupFlags(t *testing.T) {
 		{func(o *Options) {
 			o.WarmupRequestCount, o.RequestRate, o.WarmupArrivalPattern = 2, 5, "wave"
 		}, `--warmup-arrival-pattern must be constant, poisson or gamma (got "wave")`},
-		{func(o *Options) { o.NumWarmupSessions = -1 }, "--num-warmup-sessions must be >= 0"},
+		{func(o *Options) { o.NumWarmupSessions = -1 }, "--num-warmup-sessions -1: want sessions in [0, 16777216]"},
 	}
 	for _, c := range bad {
 		o := testOptions(t)
@@ -244,7 +244,7 @@ func TestNoFixedScheduleAndDelayCap(t *testing.T) {
 		{"cap 0.01 s", func(o *Options) { o.InterTurnDelayCapSeconds = 0.01 }, ModeFixedSchedule, 10e6, ""},
 		{"cap before speed-up", func(o *Options) { o.InterTurnDelayCapSeconds, o.SynthesisSpeedupRatio = 0.01, 2 }, ModeFixedSchedule, 5e6, ""},
 		{"both", func(o *Options) { o.NoFixedSchedule, o.FixedSchedule = true, true }, "", 0, "--fixed-schedule and --no-fixed-schedule are mutually exclusive"},
-		{"negative cap", func(o *Options) { o.InterTurnDelayCapSeconds = -1 }, "", 0, "--inter-turn-delay-cap-seconds must be >= 0"},
+		{"negative cap", func(o *Options) { o.InterTurnDelayCapSeconds = -1 }, "", 0, "--inter-turn-delay-cap-seconds -1: want seconds in [0, 31536000]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/plan/dataset"
 )
 
 // NormalLengths draws ISL and OSL from independent normal distributions, rounded and at
@@ -175,8 +177,10 @@ func ParseSeqDist(s string) (*SeqDist, error) {
 		switch {
 		case p.ISL <= 0 || p.OSL <= 0:
 			return nil, fmt.Errorf("--seq-dist: pair %d: ISL and OSL must be > 0 (got %d,%d)", i, p.ISL, p.OSL)
-		case p.ISLStddev < 0 || p.OSLStddev < 0:
-			return nil, fmt.Errorf("--seq-dist: pair %d: standard deviations must be >= 0", i)
+		case p.ISL > dataset.MaxPromptTokens || p.OSL > dataset.MaxPromptTokens:
+			return nil, fmt.Errorf("--seq-dist: pair %d: ISL and OSL must be at most %d tokens (got %d,%d)", i, dataset.MaxPromptTokens, p.ISL, p.OSL)
+		case !(p.ISLStddev >= 0 && p.ISLStddev <= dataset.MaxPromptTokens) || !(p.OSLStddev >= 0 && p.OSLStddev <= dataset.MaxPromptTokens):
+			return nil, fmt.Errorf("--seq-dist: pair %d: standard deviations must be in [0, %d] tokens", i, dataset.MaxPromptTokens)
 		case !(p.Prob >= 0 && p.Prob <= 100):
 			return nil, fmt.Errorf("--seq-dist: pair %d: probability must be a percentage in [0,100] (got %v)", i, p.Prob)
 		}

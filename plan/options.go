@@ -185,6 +185,10 @@ type Options struct {
 	// does not depend on it.
 	Workers int
 
+	// MaxPlanBytes refuses a plan whose estimated file or compiler memory is larger
+	// (estimate.go; --max-plan-bytes); 0 is DefaultMaxPlanBytes.
+	MaxPlanBytes int64
+
 	// Media shapes the synthetic images, audio clips and videos of every request (the
 	// --image-*, --audio-*, --video-* flags; plan/media). Files name their own media.
 	Media media.Options
@@ -217,45 +221,8 @@ func (o *Options) Validate() error {
 	if err := o.Media.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	nonNeg := []struct {
-		flag string
-		v    float64
-	}{
-		{"--synthetic-input-tokens-stddev", o.ISLStddev},
-		{"--inter-turn-delay-cap-seconds", o.InterTurnDelayCapSeconds},
-		{"--output-tokens-mean", float64(o.OSLMean)},
-		{"--output-tokens-stddev", o.OSLStddev},
-		{"--shared-system-prompt-length", float64(o.SharedSystemPromptLength)},
-		{"--user-context-prompt-length", float64(o.UserContextPromptLength)},
-		{"--prompt-prefix-pool-size", float64(o.PromptPrefixPoolSize)},
-		{"--prompt-prefix-length", float64(o.PromptPrefixLength)},
-		{"--conversation-turn-stddev", o.ConversationTurnStddev},
-		{"--conversation-turn-delay-mean", o.ConversationTurnDelayMean},
-		{"--conversation-turn-delay-stddev", o.ConversationTurnDelayStddev},
-		{"--conversation-turn-delay-ratio", o.ConversationTurnDelayRatio},
-		{"--concurrency", float64(o.Concurrency)},
-		{"--request-rate", o.RequestRate},
-		{"--request-rate-ramp-duration", o.RequestRateRampDuration},
-		{"--concurrency-ramp-duration", o.ConcurrencyRampDuration},
-		{"--request-count", float64(o.RequestCount)},
-		{"--num-sessions", float64(o.NumSessions)},
-		{"--benchmark-duration", o.BenchmarkDuration},
-		{"--warmup-request-count", float64(o.WarmupRequestCount)},
-		{"--num-warmup-sessions", float64(o.NumWarmupSessions)},
-		{"--warmup-duration", o.WarmupDuration},
-		{"--warmup-concurrency", float64(o.WarmupConcurrency)},
-		{"--warmup-request-rate", o.WarmupRequestRate},
-		{"--request-cancellation-delay", o.RequestCancellationDelay},
-		{"--user-centric-rate", o.UserCentricRate},
-		{"--num-users", float64(o.NumUsers)},
-		{"--rankings-passages-stddev", o.RankingsPassagesStddev},
-		{"--rankings-passages-prompt-token-stddev", o.RankingsPassagesPromptTokenStddev},
-		{"--rankings-query-prompt-token-stddev", o.RankingsQueryPromptTokenStddev},
-	}
-	for _, c := range nonNeg {
-		if !(c.v >= 0) || math.IsInf(c.v, 0) {
-			return usagef("%s must be >= 0 (got %v)", c.flag, c.v)
-		}
+	if err := o.checkBounds(); err != nil { // every numeric option against its documented cap (bounds.go)
+		return err
 	}
 	if o.Output == "" {
 		return usagef("--output is required")
@@ -274,8 +241,12 @@ func (o *Options) Validate() error {
 	if o.NumWarmupSessions > MaxRequests {
 		return usagef("--num-warmup-sessions must be <= %d (got %d)", MaxRequests, o.NumWarmupSessions)
 	}
-	if n := o.WarmupRequestRate * o.WarmupDuration; o.WarmupRequestCount == 0 && n > MaxRequests {
-		return usagef("--warmup-request-rate %v over --warmup-duration %v plans %.0f requests, more than the maximum of %d", o.WarmupRequestRate, o.WarmupDuration, n, MaxRequests)
+	wRate, wFlag := o.WarmupRequestRate, "--warmup-request-rate"
+	if wRate == 0 {
+		wRate, wFlag = o.RequestRate, "--request-rate" // the warmup's arrivals default to the profile's
+	}
+	if n := wRate * o.WarmupDuration; o.WarmupRequestCount == 0 && n > MaxRequests {
+		return usagef("%s %v over --warmup-duration %v plans %.0f warmup requests, more than the maximum of %d", wFlag, wRate, o.WarmupDuration, n, MaxRequests)
 	}
 	if o.NumSessions > MaxRequests {
 		return usagef("--num-sessions must be <= %d (got %d)", MaxRequests, o.NumSessions)
@@ -348,12 +319,6 @@ func (o *Options) Validate() error {
 	if synthetic && o.SeqDist == "" && o.ISLMean <= 0 {
 		return usagef("--synthetic-input-tokens-mean must be > 0 (got %d)", o.ISLMean)
 	}
-	if o.ISLMean > dataset.MaxPromptTokens || o.OSLMean > dataset.MaxPromptTokens {
-		return usagef("--synthetic-input-tokens-mean and --output-tokens-mean must be <= %d (got %d and %d)", dataset.MaxPromptTokens, o.ISLMean, o.OSLMean)
-	}
-	if !(o.RandomRangeRatio >= 0 && o.RandomRangeRatio <= 1) {
-		return usagef("--random-range-ratio must be in [0,1] (got %v)", o.RandomRangeRatio)
-	}
 	if o.RandomRangeRatioMode != "vllm" && o.RandomRangeRatioMode != "sglang" {
 		return usagef("--random-range-ratio-mode must be vllm or sglang (got %q)", o.RandomRangeRatioMode)
 	}
@@ -402,12 +367,6 @@ func (o *Options) Validate() error {
 	if o.RequestCount > 0 && o.NumSessions > 0 {
 		return usagef("--request-count and --num-sessions are mutually exclusive")
 	}
-	if o.RequestCancellationRate < 0 || o.RequestCancellationRate > 100 || math.IsNaN(o.RequestCancellationRate) {
-		return usagef("--request-cancellation-rate must be a percentage in [0,100] (got %v)", o.RequestCancellationRate)
-	}
-	if !(o.SynthesisSpeedupRatio > 0) || math.IsInf(o.SynthesisSpeedupRatio, 0) {
-		return usagef("--synthesis-speedup-ratio must be > 0 (got %v)", o.SynthesisSpeedupRatio)
-	}
 	if o.FixedSchedule && o.NoFixedSchedule {
 		return usagef("--fixed-schedule and --no-fixed-schedule are mutually exclusive")
 	}
@@ -436,15 +395,22 @@ func (o *Options) Validate() error {
 	if o.FixedScheduleAutoOffset && o.FixedScheduleStartOffset != nil {
 		return usagef("--fixed-schedule-start-offset and --fixed-schedule-auto-offset are mutually exclusive")
 	}
-	if s := o.FixedScheduleStartOffset; s != nil && *s < 0 {
-		return usagef("--fixed-schedule-start-offset must be >= 0 (got %d)", *s)
+	if e, s := o.FixedScheduleEndOffset, o.FixedScheduleStartOffset; e != nil && s != nil && *e < *s {
+		return usagef("--fixed-schedule-end-offset %d is before --fixed-schedule-start-offset %d", *e, *s)
 	}
-	if e := o.FixedScheduleEndOffset; e != nil {
-		if *e < 0 {
-			return usagef("--fixed-schedule-end-offset must be >= 0 (got %d)", *e)
+	// Think times are drawn from N(mean, stddev) × ratio: ten standard deviations above the
+	// mean are never reached, so the bound holds for every draw.
+	if d := (o.ConversationTurnDelayMean + 10*o.ConversationTurnDelayStddev) * o.ConversationTurnDelayRatio; d > maxSpanMs {
+		return usagef("(--conversation-turn-delay-mean %v + 10 × --conversation-turn-delay-stddev %v) × --conversation-turn-delay-ratio %v is %s ms of think time, more than %s (docs/plan-format.md \"Bounds\")",
+			o.ConversationTurnDelayMean, o.ConversationTurnDelayStddev, o.ConversationTurnDelayRatio, num(d), spanWords)
+	}
+	if synthetic {
+		// An input's requests are known once it is loaded: Compile checks them then.
+		if err := o.checkSpan(o.turnsEstimate()); err != nil {
+			return err
 		}
-		if s := o.FixedScheduleStartOffset; s != nil && *e < *s {
-			return usagef("--fixed-schedule-end-offset %d is before --fixed-schedule-start-offset %d", *e, *s)
+		if err := o.checkSize(o.estimate(nil)); err != nil { // estimate.go
+			return err
 		}
 	}
 	return nil

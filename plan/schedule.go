@@ -2,6 +2,7 @@ package plan
 
 import (
 	"container/heap"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -94,11 +95,21 @@ type scheduler struct {
 	out     []planned
 	reqs    int
 	nsessns int
+	// err is the first instant or delay found out of range (checkedNs); the phase stops there.
+	err error
+}
+
+// fail keeps the first error and reports whether the phase must stop.
+func (s *scheduler) fail(err error) bool {
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return s.err != nil
 }
 
 // full reports whether the request or session bound is reached.
 func (s *scheduler) full() bool {
-	return (s.lim.requests > 0 && s.reqs >= s.lim.requests) || (s.lim.sessions > 0 && s.nsessns >= s.lim.sessions)
+	return s.err != nil || (s.lim.requests > 0 && s.reqs >= s.lim.requests) || (s.lim.sessions > 0 && s.nsessns >= s.lim.sessions)
 }
 
 // delayNs is the wait after the previous turn for a later turn (0 when the input has none).
@@ -110,7 +121,9 @@ func (s *scheduler) delayNs(t *dataset.Turn) int64 {
 	if s.delayCapNs > 0 {
 		d = min(d, s.delayCapNs)
 	}
-	return int64(math.Round(float64(d) / s.speedup))
+	ns, err := checkedNs(float64(d)/s.speedup/1e9, "a think time before a later turn (after --synthesis-speedup-ratio)")
+	s.fail(err)
+	return ns
 }
 
 // emit plans the turns of conversation conv as one new session: the first at first (or
@@ -136,6 +149,11 @@ func (s *scheduler) emit(conv int, first int64, at func(i int) int64, laterDelay
 		}
 		if p.send != mmapds.NoSendOffset {
 			p.send += s.origin
+			if p.send > int64(MaxSpan) || p.send < 0 {
+				s.fail(usagef("plan: a %s request's planned instant lies %s after the start; a plan spans at most %s (docs/plan-format.md \"Bounds\")",
+					s.phase, humanSeconds(float64(p.send)/1e9), spanWords))
+				return n
+			}
 			s.end = max(s.end, p.send)
 		}
 		s.out = append(s.out, p)
@@ -145,8 +163,13 @@ func (s *scheduler) emit(conv int, first int64, at func(i int) int64, laterDelay
 	return n
 }
 
-// run plans the phase.
-func (s *scheduler) run() {
+// run plans the phase; an error is an instant or a delay out of range.
+func (s *scheduler) run() error {
+	defer func() {
+		if s.err != nil {
+			s.end = s.origin // the phase is refused: its end is never used
+		}
+	}()
 	s.end = s.origin
 	switch s.mode {
 	case ModeConcurrency:
@@ -158,6 +181,7 @@ func (s *scheduler) run() {
 	case ModeFixedSchedule:
 		s.fixedSchedule()
 	}
+	return s.err
 }
 
 // closedLoop: every first turn waits for a free slot; later turns follow their session.
@@ -173,9 +197,16 @@ func (s *scheduler) closedLoop() {
 // ns, so the schedule never drifts.
 func (s *scheduler) requestRate() {
 	t := 0.0
-	defer func() { s.end = s.origin + secondsToNs(t) }()
+	defer func() {
+		if ns, err := checkedNs(t, "the end of the "+s.phase.String()+" schedule"); !s.fail(err) {
+			s.end = s.origin + ns
+		}
+	}()
 	for !s.full() {
-		ns := secondsToNs(t)
+		ns, err := checkedNs(t, "a "+s.phase.String()+" request's planned instant (--request-rate over the planned requests)")
+		if s.fail(err) {
+			return
+		}
 		if s.lim.durationNs > 0 && ns >= s.lim.durationNs {
 			return
 		}
@@ -197,14 +228,27 @@ func (s *scheduler) userCentric() {
 		h[u] = userSlot{user: u, at: float64(u) / s.ucRate}
 	}
 	heap.Init(&h)
-	defer func() { s.end = s.origin + secondsToNs(h[0].at) }()
+	what := "a user's planned instant (--num-users over --user-centric-rate, per turn)"
+	defer func() {
+		if ns, err := checkedNs(h[0].at, what); !s.fail(err) {
+			s.end = s.origin + ns
+		}
+	}()
 	for !s.full() {
 		u := h[0]
-		start := secondsToNs(u.at)
+		start, err := checkedNs(u.at, what)
+		if s.fail(err) {
+			return
+		}
 		if s.lim.durationNs > 0 && start >= s.lim.durationNs {
 			return
 		}
-		n := s.emit(s.smp.next(), start, func(i int) int64 { return secondsToNs(u.at + float64(i)*gap) }, func(*dataset.Turn) int64 { return 0 })
+		at := func(i int) int64 {
+			ns, err := checkedNs(u.at+float64(i)*gap, what)
+			s.fail(err)
+			return ns
+		}
+		n := s.emit(s.smp.next(), start, at, func(*dataset.Turn) int64 { return 0 })
 		h[0].at += float64(max(n, 1)) * gap
 		heap.Fix(&h, 0)
 	}
@@ -230,7 +274,10 @@ func (s *scheduler) fixedSchedule() {
 			if turns[i].TimestampNs == dataset.NoTime {
 				return mmapds.NoSendOffset
 			}
-			return fs.offset + int64(math.Round(float64(turns[i].TimestampNs-base)/s.speedup))
+			ns, err := checkedNs(float64(fs.offset)/1e9+float64(turns[i].TimestampNs-base)/s.speedup/1e9,
+				fmt.Sprintf("session %q turn %d's timestamp (after --synthesis-speedup-ratio)", s.ds.Conversations[fs.conv].SessionID, i))
+			s.fail(err)
+			return ns
 		}
 		s.emit(fs.conv, fs.offset, at, s.delayNs)
 	}
@@ -280,12 +327,15 @@ func prepareFixed(ds *dataset.Dataset, autoOffset bool, startMs, endMs *int64, s
 	}
 	out := make([]fixedSession, len(all))
 	for i, a := range all {
-		out[i] = fixedSession{conv: a.conv, offset: max(0, int64(math.Round(float64(a.ns-zero)/speedup)))}
+		off, err := checkedNs(math.Max(0, float64(a.ns-zero)/speedup/1e9),
+			fmt.Sprintf("session %q's first timestamp (after the offsets and --synthesis-speedup-ratio; --fixed-schedule-auto-offset starts at the first)", ds.Conversations[a.conv].SessionID))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = fixedSession{conv: a.conv, offset: off}
 	}
 	return out, nil
 }
-
-func secondsToNs(t float64) int64 { return int64(math.Round(t * 1e9)) }
 
 // userSlot is one user's next session start, in seconds.
 type userSlot struct {

@@ -59,9 +59,13 @@ type Manifest struct {
 	TelemetryLog string `json:"telemetry_log,omitempty"`
 	// TelemetryNote says why there is no telemetry.
 	TelemetryNote string `json:"telemetry_note,omitempty"`
-	Host          string `json:"host"`
-	Kernel        string `json:"kernel"`
-	CPUModel      string `json:"cpu_model,omitempty"`
+	// ServerMetricsNotes are the server-metrics scraper's warnings (an endpoint dropped or
+	// unreachable, a page over the caps, scrapes spaced out), each said once, as on the
+	// console and in server_metrics.jsonl's notes.
+	ServerMetricsNotes []string `json:"server_metrics_notes,omitempty"`
+	Host               string   `json:"host"`
+	Kernel             string   `json:"kernel"`
+	CPUModel           string   `json:"cpu_model,omitempty"`
 	// CommandLine is the replay command line with secrets redacted.
 	CommandLine []string `json:"command_line"`
 	// Options are the replay options after defaults (secrets redacted).
@@ -98,6 +102,10 @@ type WorkerInfo struct {
 	// Recovered is the number of Request records in RecoveryLog; Log holds at most
 	// Planned - Recovered.
 	Recovered int `json:"recovered,omitempty"`
+	// MaxRSSBytes is the worker process's peak resident set size (Linux VmHWM, which the
+	// worker reports before it ends), 0 when unknown (it died, never started, or runs
+	// elsewhere than Linux).
+	MaxRSSBytes int64 `json:"max_rss_bytes,omitempty"`
 	// Calibration is what the worker measured of its machine before its first send; nil
 	// when it did not (older runs, workers run in-process, systems other than Linux).
 	Calibration *Calibration `json:"calibration,omitempty"`

@@ -238,6 +238,28 @@ type conn struct {
 	target int
 	used   bool // carried a request before
 	broken bool // must not be reused
+	// raw is the TCP socket under nc (nil when unknown), and peek the function that looks
+	// at it without reading (made once per connection, so a look allocates nothing).
+	raw   syscall.RawConn
+	peek  func(fd uintptr) bool
+	ahead bool // what peek saw: bytes or the server's close
+	pbuf  [1]byte
+}
+
+// unsolicited reports whether bytes, or the server's close, came on c while it was idle:
+// a response to no request (a hostile or broken server sending ahead), which the next
+// request must not take for its own, or a connection the server has closed. Either way c
+// is not to be reused. It costs one non-blocking system call and allocates nothing.
+func (c *conn) unsolicited() bool {
+	if c.raw == nil {
+		return false
+	}
+	c.nc.SetReadDeadline(time.Time{}) // a past deadline would refuse the look
+	c.ahead = false
+	if err := c.raw.Read(c.peek); err != nil {
+		return true
+	}
+	return c.ahead
 }
 
 // pool keeps idle keep-alive connections per target. Connections are taken LIFO so the
@@ -247,17 +269,24 @@ type pool struct {
 	idle [][]*conn
 }
 
+// get takes the warmest idle connection to target that nothing came on while it was idle
+// (unsolicited: those are closed), or nil.
 func (p *pool) get(target int) *conn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := p.idle[target]
-	if len(s) == 0 {
-		return nil
+	for {
+		s := p.idle[target]
+		if len(s) == 0 {
+			return nil
+		}
+		c := s[len(s)-1]
+		s[len(s)-1] = nil
+		p.idle[target] = s[:len(s)-1]
+		if !c.unsolicited() {
+			return c
+		}
+		c.nc.Close()
 	}
-	c := s[len(s)-1]
-	s[len(s)-1] = nil
-	p.idle[target] = s[:len(s)-1]
-	return c
 }
 
 func (p *pool) put(c *conn) {
@@ -285,8 +314,16 @@ func dial(ctx context.Context, d *net.Dialer, t *target, idx int, deadline time.
 	if err != nil {
 		return nil, err
 	}
+	c := &conn{target: idx}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+		if raw, err := tc.SyscallConn(); err == nil {
+			c.raw = raw
+			c.peek = func(fd uintptr) bool {
+				c.ahead = peekPending(fd, &c.pbuf)
+				return true
+			}
+		}
 	}
 	if t.tls != nil {
 		tc := tls.Client(nc, t.tls)
@@ -296,7 +333,8 @@ func dial(ctx context.Context, d *net.Dialer, t *target, idx int, deadline time.
 		}
 		nc = tc
 	}
-	return &conn{nc: nc, target: idx}, nil
+	c.nc = nc
+	return c, nil
 }
 
 // exchangeBuffers is the per-runner memory an exchange reuses: nothing in it is allocated
@@ -337,6 +375,9 @@ const (
 	exStaleConn                // a reused connection was closed before any response byte: retry
 	exTooLarge                 // the response outgrew what a request may store; err says which limit
 )
+
+// errInterimTooLarge ends a response whose interim (1xx) heads outgrow the read buffer.
+var errInterimTooLarge = errors.New("interim (1xx) response heads exceed the 32 KiB read buffer")
 
 // Why a response was too large to store (exTooLarge).
 var (
@@ -405,6 +446,7 @@ type respParser struct {
 	maxBody  int
 	maxReads int
 	filled   int  // bytes of head accumulated in eb.rbuf
+	interim  int  // bytes of the interim (1xx) heads dropped so far
 	headDone bool // the final response head was parsed
 	got      bool // any response byte arrived
 	direct   bool // the last space was q.Body's spare capacity
@@ -426,9 +468,11 @@ func (p *respParser) space(eb *exchangeBuffers, q *rawlog.Request) []byte {
 	}
 	b := q.Body
 	if room := min(cap(b), p.maxBody) - len(b); room < minDirectRead && cap(b) < p.maxBody {
-		grown := make([]byte, len(b), min(max(2*cap(b), len(b)+minDirectRead), p.maxBody))
+		n := min(max(2*cap(b), len(b)+minDirectRead), p.maxBody)
+		grown := make([]byte, len(b), n)
 		copy(grown, b)
 		b, q.Body = grown, grown
+		p.dec.grewBig = p.dec.grewBig || n > bigGrowth // as bodyDecoder.put grows it
 	}
 	if room := min(cap(b), p.maxBody) - len(b); room > 0 {
 		p.direct = true
@@ -461,7 +505,12 @@ func (p *respParser) onRead(c *conn, eb *exchangeBuffers, n int, t int64, q *raw
 			}
 			if p.h.status < 200 {
 				// Interim response (100 Continue, 103 Early Hints): drop it; the final
-				// head may already be in what is left.
+				// head may already be in what is left. All the heads of a response fit the
+				// read buffer together, so a flood of them ends it instead of the timeout.
+				if p.interim += e + tl; p.interim > len(buf) {
+					c.broken = true
+					return true, exProtocol, errInterimTooLarge
+				}
 				p.filled = copy(buf, rest)
 				from = 0
 				continue
@@ -526,6 +575,13 @@ func takeBody(c *conn, dec *bodyDecoder, q *rawlog.Request, p []byte, t int64, m
 	}
 	var err error
 	q.Body, err = dec.feed(q.Body, p)
+	if n := len(q.ReadNs); n == cap(q.ReadNs) || n == cap(q.ReadEnd) {
+		dec.grewBig = growReads(q, maxReads) || dec.grewBig
+	}
+	if dec.grewBig {
+		dec.grewBig = false
+		releaseGarbage() // the old copies are unreachable now
+	}
 	q.ReadNs = append(q.ReadNs, t)
 	q.ReadEnd = append(q.ReadEnd, uint32(len(q.Body)))
 	switch {
@@ -537,6 +593,19 @@ func takeBody(c *conn, dec *bodyDecoder, q *rawlog.Request, p []byte, t int64, m
 		return exTooLarge, true, errBodyTooLarge
 	}
 	return exOK, false, nil
+}
+
+// growReads makes room in q's read table for at least one more read, doubling it up to
+// maxReads entries: like the body (bodyDecoder.put), the table never grows past what the
+// limit allows. It reports whether it grew past bigGrowth bytes (the caller then releases
+// the old copy).
+func growReads(q *rawlog.Request, maxReads int) bool {
+	n := min(max(2*cap(q.ReadNs), 256), maxReads)
+	ns, ends := make([]int64, len(q.ReadNs), n), make([]uint32, len(q.ReadEnd), n)
+	copy(ns, q.ReadNs)
+	copy(ends, q.ReadEnd)
+	q.ReadNs, q.ReadEnd = ns, ends
+	return readEntryBytes*n > bigGrowth
 }
 
 // classifyNetErr marks c broken and says what kind of failure err is.

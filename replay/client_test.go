@@ -138,6 +138,24 @@ func TestExchangeAllocatesNothing(t *testing.T) {
 			t.Fatalf("%d events: body has %d", events, countSSEData(x.q.Body))
 		}
 	}
+	// Nor does the look at a pooled connection before its reuse (conn.unsolicited).
+	x := newExchangeBench(t, rawServer(t, 8))
+	c, err := dial(context.Background(), &net.Dialer{}, x.t, 0, time.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.nc.Close()
+	x.c = c
+	x.do(t)
+	x.do(t)
+	if n := testing.AllocsPerRun(20, func() {
+		if x.c.unsolicited() {
+			t.Fatal("a kept-alive connection with nothing on it looks unsolicited")
+		}
+		x.do(t)
+	}); n != 0 {
+		t.Fatalf("%v allocations per reuse", n)
+	}
 }
 
 // Once the head is parsed, each read lands straight in the request's body buffer, where it

@@ -148,6 +148,38 @@ func (r *Replay) setup() error {
 	return nil
 }
 
+// CheckOptions checks what New checks of opts without a plan, a server or an output
+// directory (the options, headers, TLS files, URLs, CPUs and workers), so a caller that
+// makes the plan first (profile) can refuse bad flags before anything is compiled or sent.
+func CheckOptions(opts Options) error {
+	opts.URLs = append([]string(nil), opts.URLs...) // normalize rewrites them
+	if opts.Plan == "" {
+		opts.Plan = "plan" // not opened here
+	}
+	if opts.OutputDir == "" {
+		opts.OutputDir = "run"
+	}
+	if err := opts.normalize(); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	if _, err := mergeHeaders(nil, opts.Headers, opts.APIKey); err != nil {
+		return fmt.Errorf("replay: header: %w", err)
+	}
+	tcfg, err := loadTLSConfig(opts.TLSCAFile, opts.TLSInsecureSkipVerify)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	for _, u := range opts.URLs {
+		if _, err := newTarget(u, &headConfig{method: "POST", paths: []string{"/"}}, tcfg); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+	}
+	if _, _, err := opts.workerCPUs(); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	return nil
+}
+
 // notice writes one line on the notice writer, every URL in it redacted (redact.Text: the
 // scraper's and the HTTP client's errors hold whole URLs).
 func (r *Replay) notice(s string) {
@@ -183,6 +215,7 @@ type proc struct {
 	errs    atomic.Int64
 	exited  chan struct{}
 	waitErr error
+	maxRSS  int64 // peak resident set (its "memory" line)
 }
 
 func (p *proc) send(s string) {
@@ -382,6 +415,11 @@ func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.
 		wi := &m.Workers[i]
 		st, counts, why := r.workerOutcome(p, wi, runErr)
 		wi.Status = st
+		if p != nil {
+			p.mu.Lock()
+			wi.MaxRSSBytes = p.maxRSS
+			p.mu.Unlock()
+		}
 		m.Counts.Add(counts)
 		if why != "" {
 			failures = append(failures, why)
@@ -534,6 +572,12 @@ func (r *Replay) startWorker(cfg workerConfig, readyCh, exitCh chan<- int) (*pro
 				if json.Unmarshal([]byte(rest), &c) == nil {
 					p.mu.Lock()
 					p.calib = &c
+					p.mu.Unlock()
+				}
+			case "memory":
+				if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
+					p.mu.Lock()
+					p.maxRSS = n
 					p.mu.Unlock()
 				}
 			case "ready":
@@ -730,36 +774,6 @@ func redactURLs(us []string) []string {
 		out[i] = redactURL(u)
 	}
 	return out
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// formatCPUs writes cpus as a Linux CPU list, runs of consecutive CPUs as ranges ("0-3,6").
-func formatCPUs(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
 }
 
 // cpuModel returns the first "model name" of /proc/cpuinfo, or "".

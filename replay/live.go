@@ -90,10 +90,8 @@ func (l *live) responseText(dst, body []byte) []byte {
 	return append(dst, l.d.Content...)
 }
 
-func looksLikeSSE(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return bytes.HasPrefix(b, []byte("data:")) || bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte(":"))
-}
+// looksLikeSSE reports whether b is an event stream, by the rule analysis applies.
+func looksLikeSSE(b []byte) bool { return endpoint.DetectFormat("", b) == endpoint.FormatSSE }
 
 // splice appends body to dst with its markers replaced by the escaped texts of hist, the
 // session's earlier responses: hist[k] answered turn firstTurn+k. A marker for a turn with no

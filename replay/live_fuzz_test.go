@@ -83,7 +83,9 @@ func FuzzResponseText(f *testing.F) {
 			t.Fatal(err)
 		}
 		l.responseText(nil, body)
-		if looksLikeSSE(body) != looksLikeSSE(append([]byte(" \r\n\t"), body...)) {
+		// (A byte order mark counts only at the very start, so blank space before one changes
+		// what the body is.)
+		if !bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) && looksLikeSSE(body) != looksLikeSSE(append([]byte(" \r\n\t"), body...)) {
 			t.Fatalf("looksLikeSSE(%q) depends on leading blank space", body)
 		}
 		if !looksLikeSSE(append([]byte("data:"), body...)) {

@@ -21,13 +21,21 @@ func (l *evloop) connect(r *loopRequest) {
 	var c *loopConn
 	switch w.reuse {
 	case ReusePooled:
-		if s := l.idle[r.url]; len(s) > 0 {
+		for s := l.idle[r.url]; len(s) > 0 && c == nil; s = l.idle[r.url] {
 			c, s[len(s)-1] = s[len(s)-1], nil
 			l.idle[r.url] = s[:len(s)-1]
+			if c.pendingIn { // bytes or a close came while idle: see conn.unsolicited
+				l.closeConn(c)
+				c = nil
+			}
 		}
 	case ReuseSticky:
 		// The unit's connection is the request's until it ends (finish gives it back).
 		c, r.unit.sticky = r.unit.sticky, nil
+		if c != nil && c.pendingIn {
+			l.closeConn(c)
+			c = nil
+		}
 	}
 	if c != nil {
 		c.req, r.c = r, c

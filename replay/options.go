@@ -101,8 +101,9 @@ type Options struct {
 	// MaxResponseBytes bounds what one request stores of its response: its body, and its
 	// reads at 12 bytes each (at least 1,024 reads). A response past either limit ends the
 	// request as failed, err "response too large: ...", with the body kept up to the limit;
-	// so a response that never ends costs bounded memory. 0 means DefaultMaxResponseBytes;
-	// at most MaxResponseBytesLimit.
+	// so a response that never ends costs a worker at most twice the limit plus 32 MiB
+	// (docs/run-format.md, "Response size"). 0 means DefaultMaxResponseBytes; at most
+	// MaxResponseBytesLimit.
 	MaxResponseBytes int64
 
 	// WaitForModel, when positive, makes Run poll every URL first (WaitForModelMode, every

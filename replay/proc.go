@@ -32,6 +32,7 @@ const WorkerArg = "__worker"
 //	                                ready
 //	                                progress <sent> <done> <errors>
 //	                                error <message>       why the worker failed, once, as it happens
+//	                                memory <bytes>        its peak resident set (VmHWM), just before done
 //	                                done <status> <planned> <completed> <failed> <cancelled> <aborted> <not_sent>
 //
 // done is the worker's last line: status is complete, interrupted or failed, and the counts
@@ -78,6 +79,9 @@ func WorkerMain(stdin io.Reader, stdout io.Writer) int {
 		return 1
 	}
 	c := res.Counts
+	if n := peakRSS(); n > 0 {
+		out.line("memory " + strconv.FormatInt(n, 10))
+	}
 	out.line(fmt.Sprintf("done %s %d %d %d %d %d %d", res.Status, c.Planned, c.Completed, c.Failed, c.Cancelled, c.Aborted, c.NotSent))
 	return 0
 }

@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 )
 
 // This file parses HTTP/1.1 responses incrementally, from whatever pieces the socket returns,
@@ -42,6 +43,14 @@ const (
 
 // maxChunkSize rejects absurd chunk sizes before they overflow.
 const maxChunkSize = 1 << 40
+
+// maxChunkLine bounds a chunk size line, its extensions included (net/http's limit), and
+// maxTrailerBytes the trailer section: framing that never ends is a broken response, not
+// one to wait on until the request times out.
+const (
+	maxChunkLine    = 4096
+	maxTrailerBytes = readBufSize
+)
 
 // errHeaderTooLarge is returned when the response head does not fit the read buffer.
 var errHeaderTooLarge = errors.New("response headers exceed the 32 KiB read buffer")
@@ -131,9 +140,11 @@ type bodyDecoder struct {
 	remaining int64 // bytes left of the body (frameLength) or of the current chunk
 	state     uint8
 	digits    int  // hex digits seen in the current size line
+	lineBytes int  // bytes of the current size line, or of the trailer section
 	excess    bool // bytes arrived after the end of the body
 	limit     int  // most body bytes kept
 	over      bool // the body outgrew limit: what fits was kept, the rest dropped
+	grewBig   bool // put grew the body's buffer past bigGrowth (the caller releases the old one)
 }
 
 // reset prepares d for a body framed as h says, keeping at most limit bytes of it.
@@ -158,12 +169,25 @@ func (d *bodyDecoder) put(dst, p []byte) []byte {
 		return dst[:len(dst)+len(p)] // in place already
 	}
 	if need := len(dst) + len(p); need > cap(dst) {
-		grown := make([]byte, len(dst), min(max(2*cap(dst), need), d.limit))
+		n := min(max(2*cap(dst), need), d.limit)
+		grown := make([]byte, len(dst), n)
 		copy(grown, dst)
 		dst = grown
+		d.grewBig = d.grewBig || n > bigGrowth
 	}
 	return append(dst, p...)
 }
+
+// bigGrowth is the size past which a response buffer that grew has the copy it grew from
+// handed back to the kernel at once (releaseGarbage): a response that outgrows every usual
+// size then costs about what it holds, not that plus every smaller copy the doubling left
+// behind, which the worker's lax GC target (400) would keep resident for long. Responses
+// that large are rare; the collection costs a millisecond or so.
+const bigGrowth = 1 << 20
+
+// releaseGarbage collects the heap and returns what is free to the kernel; called once a
+// grown buffer past bigGrowth replaced its old copy in the request record.
+func releaseGarbage() { debug.FreeOSMemory() }
 
 // done reports whether the body is complete (a close-delimited body completes only at EOF).
 func (d *bodyDecoder) done() bool {
@@ -200,6 +224,16 @@ func (d *bodyDecoder) feed(dst, p []byte) ([]byte, error) {
 	}
 	for i := 0; i < len(p); {
 		c := p[i]
+		switch d.state {
+		case csSize, csExt, csSizeLF:
+			if d.lineBytes++; d.lineBytes > maxChunkLine {
+				return dst, fmt.Errorf("chunk size line longer than %d bytes", maxChunkLine)
+			}
+		case csTrailer, csTrailerL, csFinalLF:
+			if d.lineBytes++; d.lineBytes > maxTrailerBytes {
+				return dst, fmt.Errorf("chunked trailers exceed %d KiB", maxTrailerBytes>>10)
+			}
+		}
 		switch d.state {
 		case csSize:
 			v := unhex(c)
@@ -293,7 +327,7 @@ func (d *bodyDecoder) feed(dst, p []byte) ([]byte, error) {
 
 // endSizeLine starts the chunk whose size line just ended, or the trailer after the last.
 func (d *bodyDecoder) endSizeLine() {
-	d.digits = 0
+	d.digits, d.lineBytes = 0, 0
 	if d.remaining == 0 {
 		d.state = csTrailer
 	} else {

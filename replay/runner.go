@@ -431,6 +431,10 @@ func (r *runner) getConn(url int) *conn {
 		c := r.unit.sticky
 		r.unit.sticky = nil
 		r.unit.mu.Unlock()
+		if c != nil && c.unsolicited() {
+			c.nc.Close() // see pool.get
+			c = nil
+		}
 		return c
 	}
 	return nil

@@ -55,7 +55,9 @@ func (o *Options) normalizeServerMetrics() error {
 }
 
 // startServerMetrics starts the scraper when there is anything to scrape; stop closes after
-// the last response, for the final scrape. It runs before startTelemetry, which it tells
+// the last response, for the final scrape (at most one scrape timeout later), and an abort
+// (a second Ctrl-C) ends every scrape at once. Its warnings go to the console and to
+// run.json's server_metrics_notes. It runs before startTelemetry, which it tells
 // (sm.dcgm) when DCGM is the GPU source.
 func (r *Replay) startServerMetrics(start time.Time, stop <-chan struct{}) {
 	o := &r.opts
@@ -94,8 +96,13 @@ func (r *Replay) startServerMetrics(start time.Time, stop <-chan struct{}) {
 	}
 	sm := &r.sm
 	sm.file, sm.start, sm.done = f, start, make(chan error, 1)
-	cfg := servermetrics.Config{Targets: targets, Interval: o.ServerMetricsInterval, Out: w,
-		Notice: func(s string) { r.notice("replay: " + s) }}
+	cfg := servermetrics.Config{Targets: targets, Interval: o.ServerMetricsInterval, Out: w, Abort: r.abortReq,
+		Notice: func(s string) {
+			r.notice("replay: " + s)
+			r.mu.Lock()
+			m.ServerMetricsNotes = append(m.ServerMetricsNotes, s)
+			r.mu.Unlock()
+		}}
 	if gpu {
 		if err := r.openDCGMLog(start); err != nil {
 			r.notice("replay: GPU telemetry from DCGM: " + err.Error())

@@ -1,7 +1,11 @@
 package replay
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -11,12 +15,26 @@ import (
 // with the coordinator scraping mockllm's /metrics every 333 ms (AIPerf's period) and every
 // 10 ms (30 times as often), reporting the schedule lag (write start − planned instant).
 // -benchtime=1x runs each once.
+//
+// scrape=huge adds a second endpoint serving a page of 50,000 series and 30 MB (the series
+// cap, the byte cap and the idle-priority parse at work), scraped every 333 ms.
 func BenchmarkScrapeScheduleLag(b *testing.B) {
 	url := startMock(b, 20*time.Millisecond, 5*time.Millisecond)
+	var page strings.Builder
+	page.WriteString("# TYPE junk_metric gauge\n")
+	pad := strings.Repeat("p", 570)
+	for i := range 50000 {
+		fmt.Fprintf(&page, "junk_metric{id=\"%d\",pad=\"%s\"} %d\n", i, pad, i)
+	}
+	huge := []byte(page.String())
+	hugeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(huge) }))
+	defer hugeSrv.Close()
 	for _, c := range []struct {
 		name     string
 		interval time.Duration // 0: no scraping
-	}{{"scrape=off", 0}, {"scrape=333ms", 333 * time.Millisecond}, {"scrape=10ms", 10 * time.Millisecond}} {
+		huge     bool
+	}{{"scrape=off", 0, false}, {"scrape=333ms", 333 * time.Millisecond, false}, {"scrape=10ms", 10 * time.Millisecond, false},
+		{"scrape=huge", 333 * time.Millisecond, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				const rate = 500.0
@@ -34,6 +52,9 @@ func BenchmarkScrapeScheduleLag(b *testing.B) {
 				o.Workers = 1
 				if c.interval > 0 {
 					o.NoServerMetrics, o.ServerMetricsInterval = false, c.interval
+				}
+				if c.huge {
+					o.ServerMetricsURLs = []string{hugeSrv.URL + "/metrics"}
 				}
 				r, err := New(o)
 				if err != nil {

@@ -1,12 +1,14 @@
 package replay
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,4 +148,94 @@ func TestServerMetricsOptions(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", c.o, got, c.want)
 		}
 	}
+}
+
+// A /metrics page of 50,000 series and 30 MB, served as a DCGM exporter's too, changes
+// nothing of the run's outcome: every request completes, the run is complete, and the
+// series cap is said once per endpoint, on the console and in run.json's
+// server_metrics_notes, with at most DefaultMaxSeries series recorded per endpoint.
+func TestRunWithHugeMetricsPage(t *testing.T) {
+	url := startMock(t, 20*time.Millisecond, 5*time.Millisecond)
+	var page strings.Builder
+	page.WriteString("# TYPE junk_metric gauge\n")
+	pad := strings.Repeat("p", 570)
+	for i := range 50000 {
+		fmt.Fprintf(&page, "junk_metric{id=\"%d\",pad=\"%s\"} %d\n", i, pad, i)
+	}
+	page.WriteString("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n")
+	huge := []byte(page.String())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(huge) }))
+	defer srv.Close()
+	ps := &planSpec{}
+	for k := 0; k < 12; k++ {
+		ps.add(mmapds.Record{SendOffsetNs: int64(k) * 25e6, DelayNs: -1, Session: uint32(k), OSL: 8, Phase: mmapds.PhaseProfile}, chatBody(8))
+	}
+	ps.meta.Streaming = true
+	o := testOptions(t, ps.write(t, t.TempDir()), url)
+	o.NoServerMetrics = false
+	o.ServerMetricsURLs = []string{srv.URL + "/metrics"}
+	o.GPUTelemetryURLs = []string{srv.URL + "/dcgm"}
+	o.GPUSampleInterval = 0
+	o.ServerMetricsInterval = 50 * time.Millisecond
+	var console syncBuffer
+	o.Notice = &console
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != rawlog.StatusComplete || m.Counts.Completed != 12 {
+		t.Fatalf("status %s, counts %+v", m.Status, m.Counts)
+	}
+	f, err := servermetrics.ReadFile(filepath.Join(o.OutputDir, servermetrics.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	per, scrapes := map[int]int{}, map[int]int{}
+	for _, s := range f.Series {
+		per[s.Endpoint]++
+	}
+	for _, s := range f.Scrapes {
+		scrapes[s.Endpoint]++
+	}
+	for ep, e := range f.Endpoints {
+		if per[ep] > servermetrics.DefaultMaxSeries {
+			t.Errorf("endpoint %d: %d series", ep, per[ep])
+		}
+		if !strings.HasPrefix(e.URL, srv.URL) {
+			continue // the mock's own /metrics
+		}
+		said, shown := 0, strings.Count(console.String(), e.URL+": the page has 50001 series, over the cap")
+		for _, n := range m.ServerMetricsNotes {
+			if strings.Contains(n, e.URL+": the page has 50001 series, over the cap") {
+				said++
+			}
+		}
+		// Once per endpoint that was read at all (on a machine whose CPUs are all busy, the
+		// idle-priority parse may miss every deadline: then the timeouts are noted instead).
+		if want := min(scrapes[ep], 1); said != want || shown != want {
+			t.Errorf("%s: the cap said %d times in run.json, %d on the console, over %d scrapes: %q", e.URL, said, shown, scrapes[ep], m.ServerMetricsNotes)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -41,8 +41,10 @@ type logSink struct {
 }
 
 // maxPending bounds the bytes waiting for the writer; Write blocks beyond it rather than grow
-// without limit (a disk slower than the network).
-const maxPending = 64 << 20
+// without limit (a disk slower than the network, or one huge record: a response of
+// --max-response-bytes goes through in pieces, so it costs the log two buffers of this
+// size, not a copy of itself).
+const maxPending = 8 << 20
 
 func newLogSink(f logFile) *logSink {
 	s := &logSink{f: f, active: make([]byte, 0, 1<<20), spare: make([]byte, 0, 1<<20),

@@ -7,8 +7,10 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -141,4 +143,31 @@ func kernelRelease() string {
 		return ""
 	}
 	return unix.ByteSliceToString(u.Release[:])
+}
+
+// peakRSS is this process's peak resident set size (VmHWM of /proc/self/status), 0 when it
+// cannot be read.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// peekPending reports whether socket fd has bytes to read, or the peer's close, without
+// reading them (recv MSG_PEEK|MSG_DONTWAIT into buf); an error other than "nothing yet"
+// counts as pending too (the connection is broken).
+func peekPending(fd uintptr, buf *[1]byte) bool {
+	_, _, e := unix.Syscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&buf[0])), 1, unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
+	return e != unix.EAGAIN && e != unix.EWOULDBLOCK && e != unix.EINTR
 }

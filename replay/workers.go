@@ -3,6 +3,8 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // setupWorkers decides how many worker processes run and on which CPUs (r.cpus), for a
@@ -13,28 +15,9 @@ import (
 // options.workers_per_cpu).
 func (r *Replay) setupWorkers(shardC int) error {
 	o, info := &r.opts, r.info
-	cpus := o.CPUs
-	if cpus == nil {
-		var err error
-		if cpus, err = allowedCPUs(); err != nil {
-			return err
-		}
-	} else if !o.NoPin {
-		// Caught here, before anything is created, rather than by every worker failing to
-		// pin itself.
-		if err := CheckCPUs(cpus); err != nil {
-			return fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
-		}
-	}
-	if len(cpus) == 0 {
-		return errors.New("cpus: no CPU to run workers on")
-	}
-	n := o.Workers
-	if n == 0 {
-		n = len(cpus)
-	}
-	if n > len(cpus) && !o.NoPin {
-		return fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+	cpus, n, err := o.workerCPUs()
+	if err != nil {
+		return err
 	}
 	want := n
 	most := shardC // every worker needs a slot and a session
@@ -72,4 +55,61 @@ func (r *Replay) setupWorkers(shardC int) error {
 	}
 	r.planned = recordsPerWorker(info.ord, n)
 	return nil
+}
+
+// workerCPUs returns the CPUs workers may be pinned to and how many workers the options ask
+// for (before the plan lowers it), checking them before anything is created rather than
+// letting every worker fail to pin itself.
+func (o *Options) workerCPUs() (cpus []int, n int, err error) {
+	cpus = o.CPUs
+	if cpus == nil {
+		if cpus, err = allowedCPUs(); err != nil {
+			return nil, 0, err
+		}
+	} else if !o.NoPin {
+		if err := CheckCPUs(cpus); err != nil {
+			return nil, 0, fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
+		}
+	}
+	if len(cpus) == 0 {
+		return nil, 0, errors.New("cpus: no CPU to run workers on")
+	}
+	n = o.Workers
+	if n == 0 {
+		n = len(cpus)
+	}
+	if n > len(cpus) && !o.NoPin {
+		return nil, 0, fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+	}
+	return cpus, n, nil
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// formatCPUs writes cpus as a Linux CPU list, runs of consecutive CPUs as ranges ("0-3,6").
+func formatCPUs(cpus []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(cpus[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
 }

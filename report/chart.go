@@ -49,8 +49,8 @@ type Series struct {
 
 // Mark is a labelled vertical line at X (a percentile on a quantile chart).
 type Mark struct {
-	Label string  `json:"label"`
-	X     float64 `json:"x"`
+	Label string `json:"label"`
+	X     Number `json:"x"`
 }
 
 // quantileGrid is the x grid of a quantile chart of n values: −log10(1−q) from 0 (p0) up to
@@ -85,7 +85,7 @@ func percentileMarks(grid column) []Mark {
 		x float64
 	}{{"p50", math.Log10(2)}, {"p90", 1}, {"p99", 2}} {
 		if len(grid) > 0 && p.x <= grid[len(grid)-1]+1e-9 {
-			m = append(m, Mark{Label: p.l, X: p.x})
+			m = append(m, Mark{Label: p.l, X: Number(p.x)})
 		}
 	}
 	return m

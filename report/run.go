@@ -54,25 +54,25 @@ type RunPage struct {
 
 // Info identifies a run.
 type Info struct {
-	Name        string  `json:"name"`
-	Model       string  `json:"model"`
-	Endpoint    string  `json:"endpoint"`
-	Streaming   bool    `json:"streaming"`
-	PlanHash    string  `json:"plan_hash"`
-	Concurrency int     `json:"concurrency"`
-	OfferedRate float64 `json:"offered_rate"`
-	Start       string  `json:"start"`
-	DurationS   float64 `json:"duration_s"`
-	Tool        string  `json:"tool"`
-	CommandLine string  `json:"command_line"`
+	Name        string `json:"name"`
+	Model       string `json:"model"`
+	Endpoint    string `json:"endpoint"`
+	Streaming   bool   `json:"streaming"`
+	PlanHash    string `json:"plan_hash"`
+	Concurrency int    `json:"concurrency"`
+	OfferedRate Number `json:"offered_rate"`
+	Start       string `json:"start"`
+	DurationS   Number `json:"duration_s"`
+	Tool        string `json:"tool"`
+	CommandLine string `json:"command_line"`
 }
 
 // Check is one validation, green (validated), red (failed) or grey (not validated).
 type Check struct {
-	Name     string             `json:"name"`
-	Status   string             `json:"status"`
-	Evidence string             `json:"evidence"`
-	Figures  map[string]float64 `json:"figures,omitempty"`
+	Name     string            `json:"name"`
+	Status   string            `json:"status"`
+	Evidence string            `json:"evidence"`
+	Figures  map[string]Number `json:"figures,omitempty"`
 }
 
 // Row is one console-table row and the metric's definition (docs/metrics.md).
@@ -99,21 +99,21 @@ type ErrorRow struct {
 
 // GPURow is one GPU's telemetry over the profile window.
 type GPURow struct {
-	Name      string  `json:"name"`
-	Power     *Stat   `json:"power_w"`
-	Util      *Stat   `json:"utilization_pct"`
-	MemUsedGB *Stat   `json:"memory_used_gb"`
-	SMClock   *Stat   `json:"sm_clock_mhz"`
-	Temp      *Stat   `json:"temperature_c"`
-	EnergyJ   float64 `json:"energy_j"`
+	Name      string `json:"name"`
+	Power     *Stat  `json:"power_w"`
+	Util      *Stat  `json:"utilization_pct"`
+	MemUsedGB *Stat  `json:"memory_used_gb"`
+	SMClock   *Stat  `json:"sm_clock_mhz"`
+	Temp      *Stat  `json:"temperature_c"`
+	EnergyJ   Number `json:"energy_j"`
 }
 
 // Stat is a distribution's avg, min, max and p99.
 type Stat struct {
-	Avg float64 `json:"avg"`
-	Min float64 `json:"min"`
-	Max float64 `json:"max"`
-	P99 float64 `json:"p99"`
+	Avg Number `json:"avg"`
+	Min Number `json:"min"`
+	Max Number `json:"max"`
+	P99 Number `json:"p99"`
 }
 
 // SliceTable is the per-time-slice table (--slice-duration).
@@ -161,7 +161,7 @@ func BuildRun(in RunInput) *RunPage {
 			name += " " + g.Name
 		}
 		p.GPUs = append(p.GPUs, GPURow{Name: name, Power: stat(g.Power), Util: stat(g.Util), MemUsedGB: stat(g.MemUsedGB),
-			SMClock: stat(g.SMClock), Temp: stat(g.Temp), EnergyJ: g.EnergyJ})
+			SMClock: stat(g.SMClock), Temp: stat(g.Temp), EnergyJ: Number(g.EnergyJ)})
 	}
 	p.Server, p.ServerNote = serverRows(s)
 	p.Slices = sliceTable(s)
@@ -181,11 +181,11 @@ func info(s *analyze.Summary) Info {
 		name = strings.Join(s.RunDirs, ", ")
 	}
 	i := Info{Name: name, Model: s.Model, Endpoint: s.Endpoint, Streaming: s.Streaming, PlanHash: s.PlanHash,
-		Concurrency: s.Concurrency, OfferedRate: s.OfferedRate, Tool: strings.TrimSpace(s.Tool + " " + s.ToolVersion),
+		Concurrency: s.Concurrency, OfferedRate: Number(s.OfferedRate), Tool: strings.TrimSpace(s.Tool + " " + s.ToolVersion),
 		CommandLine: s.CommandLine}
 	if s.StartUnixNs > 0 {
 		i.Start = time.Unix(0, s.StartUnixNs).UTC().Format(time.RFC3339)
-		i.DurationS = float64(s.EndUnixNs-s.StartUnixNs) / 1e9
+		i.DurationS = Number(float64(s.EndUnixNs-s.StartUnixNs) / 1e9)
 	}
 	return i
 }
@@ -194,7 +194,7 @@ func stat(st *analyze.Stats) *Stat {
 	if st == nil || st.Count == 0 {
 		return nil
 	}
-	return &Stat{Avg: st.Avg, Min: st.Min, Max: st.Max, P99: st.P[8]}
+	return &Stat{Avg: Number(st.Avg), Min: Number(st.Min), Max: Number(st.Max), P99: Number(st.P[8])}
 }
 
 // Claim part names, as the page shows them.
@@ -209,12 +209,19 @@ const (
 func checks(s *analyze.Summary, gates []GateLine) ([]Check, *bool) {
 	if c := s.Claim; c != nil {
 		part := func(name string, p analyze.ClaimPart) Check {
-			return Check{Name: name, Status: p.Status, Evidence: p.Evidence, Figures: p.Figures}
+			var figs map[string]Number
+			if p.Figures != nil {
+				figs = make(map[string]Number, len(p.Figures))
+				for k, v := range p.Figures {
+					figs[k] = Number(v)
+				}
+			}
+			return Check{Name: name, Status: p.Status, Evidence: p.Evidence, Figures: figs}
 		}
 		t := c.Trustworthy
 		return []Check{part(checkGenerator, c.Generator), part(checkShape, c.Shape), part(checkThresholds, c.Thresholds)}, &t
 	}
-	gen := Check{Name: checkGenerator, Status: analyze.StatusNotValidated, Evidence: analyze.VerdictLine(s), Figures: map[string]float64{}}
+	gen := Check{Name: checkGenerator, Status: analyze.StatusNotValidated, Evidence: analyze.VerdictLine(s), Figures: map[string]Number{}}
 	v := s.Verdict
 	switch {
 	case v.Known && v.Kept:
@@ -223,13 +230,13 @@ func checks(s *analyze.Summary, gates []GateLine) ([]Check, *bool) {
 		gen.Status = analyze.StatusFailed
 	}
 	if v.LagKnown {
-		gen.Figures["dispatch_lag_p99_ms"] = v.DispatchLagP99Ms
+		gen.Figures["dispatch_lag_p99_ms"] = Number(v.DispatchLagP99Ms)
 	}
 	if v.CPUKnown {
-		gen.Figures["busiest_worker_cpu_pct"] = v.BusiestWorkerPct
+		gen.Figures["busiest_worker_cpu_pct"] = Number(v.BusiestWorkerPct)
 	}
 	if r, ok := s.Result("same_read_chunk_gap_pct"); ok {
-		gen.Figures["same_read_chunk_gap_pct"] = r.Value
+		gen.Figures["same_read_chunk_gap_pct"] = Number(r.Value)
 	}
 	shape := Check{Name: checkShape, Status: analyze.StatusNotValidated,
 		Evidence: "not available: this analysis evaluated no benchmark claim, so the workload's shape was not checked against the plan"}

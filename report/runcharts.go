@@ -22,24 +22,24 @@ const (
 
 // ServerRow is one server metric over the profile window (Summary.ServerMetrics).
 type ServerRow struct {
-	Name    string  `json:"name"`
-	Unit    string  `json:"unit"`
-	Kind    string  `json:"kind"`
-	Source  string  `json:"source"`
-	Present bool    `json:"present"`
-	Avg     float64 `json:"avg"`
-	Min     float64 `json:"min"`
-	Max     float64 `json:"max"`
-	P50     float64 `json:"p50"`
-	P99     float64 `json:"p99"`
-	Rate    float64 `json:"rate"`
+	Name    string `json:"name"`
+	Unit    string `json:"unit"`
+	Kind    string `json:"kind"`
+	Source  string `json:"source"`
+	Present bool   `json:"present"`
+	Avg     Number `json:"avg"`
+	Min     Number `json:"min"`
+	Max     Number `json:"max"`
+	P50     Number `json:"p50"`
+	P99     Number `json:"p99"`
+	Rate    Number `json:"rate"`
 }
 
 func serverRows(s *analyze.Summary) ([]ServerRow, string) {
 	rows := []ServerRow{}
 	for _, m := range s.ServerMetrics {
 		rows = append(rows, ServerRow{Name: m.Name, Unit: m.Unit, Kind: m.Kind, Source: m.Source, Present: m.Present,
-			Avg: m.Avg, Min: m.Min, Max: m.Max, P50: m.P50, P99: m.P99, Rate: m.Rate})
+			Avg: Number(m.Avg), Min: Number(m.Min), Max: Number(m.Max), P50: Number(m.P50), P99: Number(m.P99), Rate: Number(m.Rate)})
 	}
 	if len(rows) == 0 {
 		return rows, "not available: the run holds no server metrics (none were scraped)"

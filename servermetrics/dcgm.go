@@ -55,7 +55,9 @@ func DCGMSamples(samples []Sample, t int64) ([]rawlog.GPUSample, []DCGMGPU) {
 	for i := range samples {
 		s := &samples[i]
 		f := fields[s.Name]
-		if f == nil || math.IsNaN(s.V) || math.IsInf(s.V, 0) || s.V < 0 {
+		// Unreadable: NaN, infinite, negative, or beyond the field's int64 (where Go's
+		// conversion is undefined and would differ between machines).
+		if f == nil || math.IsNaN(s.V) || math.IsInf(s.V, 0) || s.V < 0 || math.Round(s.V*f.Scale) >= math.MaxInt64 {
 			continue
 		}
 		idx, err := strconv.Atoi(s.Labels["gpu"])

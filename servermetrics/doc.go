@@ -8,6 +8,9 @@
 // Families of known servers (vLLM, SGLang, TGI, TensorRT-LLM, Dynamo, Triton, llm-d) map to
 // stable names (Lookup, docs/metrics.md "Server metrics"), which analyze reports and gates on.
 //
-// The scraper runs in replay's coordinator, off the workers' CPUs; a slow or dead endpoint
-// delays only its own next scrape, never a send.
+// The scraper runs in replay's coordinator, off the workers' CPUs (a huge page on a thread at
+// SCHED_IDLE);
+// a slow or dead endpoint delays only its own next scrape, never a send, and the end of a
+// run by at most one scrape timeout. A page costs at most MaxPageBytes read and
+// DefaultMaxSeries series parsed (whole families, the known ones first), each cap said once.
 package servermetrics

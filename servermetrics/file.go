@@ -104,6 +104,7 @@ type Writer struct {
 	mu     sync.Mutex
 	w      *bufio.Writer
 	series map[string]int
+	per    map[int]int // series per endpoint
 	next   int
 	line   []byte
 	err    error
@@ -112,7 +113,7 @@ type Writer struct {
 // NewWriter writes h (Format and Version filled in) as the first line of w.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	h.Format, h.Version = FormatName, Version
-	x := &Writer{w: bufio.NewWriterSize(w, 64<<10), series: map[string]int{}}
+	x := &Writer{w: bufio.NewWriterSize(w, 64<<10), series: map[string]int{}, per: map[int]int{}}
 	if err := x.writeJSON("header", h); err != nil {
 		return nil, err
 	}
@@ -198,6 +199,13 @@ func seriesKey(ep int, s *Sample) string {
 // Scrape records one scrape of endpoint ep: a series line for every sample stream not seen
 // before, then the scrape line.
 func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples []Sample) error {
+	_, err := x.ScrapeLimited(ep, phase, tNs, unixNs, durNs, samples, 0)
+	return err
+}
+
+// ScrapeLimited is Scrape with at most maxSeries series for endpoint ep over the file (0:
+// no limit): samples of a new series past it are left out, and dropped counts them.
+func (x *Writer) ScrapeLimited(ep int, phase string, tNs, unixNs, durNs int64, samples []Sample, maxSeries int) (dropped int, err error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	ids := make([]int, len(samples))
@@ -206,11 +214,17 @@ func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples 
 		k := seriesKey(ep, s)
 		id, ok := x.series[k]
 		if !ok {
+			if maxSeries > 0 && x.per[ep] >= maxSeries {
+				ids[i] = -1
+				dropped++
+				continue
+			}
 			id = x.next
 			x.next++
+			x.per[ep]++
 			x.series[k] = id
 			if err := x.writeJSON("series", Series{ID: id, Endpoint: ep, Family: s.Family, Type: s.Type, Name: s.Name, Labels: s.Labels}); err != nil {
-				return err
+				return dropped, err
 			}
 		}
 		ids[i] = id
@@ -226,10 +240,15 @@ func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples 
 	b = append(b, `,"dur_ns":`...)
 	b = strconv.AppendInt(b, durNs, 10)
 	b = append(b, `,"values":[`...)
+	first := true
 	for i := range samples {
-		if i > 0 {
+		if ids[i] < 0 {
+			continue
+		}
+		if !first {
 			b = append(b, ',')
 		}
+		first = false
 		b = append(b, '[')
 		b = strconv.AppendInt(b, int64(ids[i]), 10)
 		b = append(b, ',')
@@ -238,7 +257,7 @@ func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples 
 	}
 	b = append(b, "]}\n"...)
 	x.line = b
-	return x.flushLine()
+	return dropped, x.flushLine()
 }
 
 // appendValue writes v as a JSON number, or "NaN", "+Inf", "-Inf" as strings.

@@ -48,3 +48,51 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSelectFamilies feeds the page selection (the series and byte caps) arbitrary pages and
+// caps: what it keeps is the page's own lines in order, never more sample lines than the
+// cap once it applies, and it parses (or fails to) without a panic.
+func FuzzSelectFamilies(f *testing.F) {
+	f.Add([]byte(vllmPage), uint8(3), false)
+	f.Add([]byte(openMetricsPage), uint8(1), true)
+	f.Add([]byte("a 1\nb 2\n# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_count 1\nh_sum 1\nc 3\n"), uint8(2), false)
+	f.Fuzz(func(t *testing.T, page []byte, maxSeries uint8, cut bool) {
+		limit := int(maxSeries) + 1
+		sel, st := selectFamilies(nil, page, limit, cut)
+		if !st.capped() {
+			if !bytes.Equal(sel, page) {
+				t.Fatal("an uncapped page was changed")
+			}
+			return
+		}
+		if st.kept > limit {
+			t.Fatalf("%d sample lines kept, cap %d", st.kept, limit)
+		}
+		// A subsequence of the page's lines.
+		rest := page
+		for _, l := range bytes.SplitAfter(sel, []byte("\n")) {
+			if len(l) == 0 {
+				continue
+			}
+			l = bytes.TrimSuffix(l, []byte("\n"))
+			found := false
+			for len(rest) > 0 {
+				i := bytes.IndexByte(rest, '\n')
+				var line []byte
+				if i < 0 {
+					line, rest = rest, nil
+				} else {
+					line, rest = rest[:i], rest[i+1:]
+				}
+				if bytes.Equal(line, l) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Fatalf("line %q kept is not the page's, in order", l)
+			}
+		}
+		Parse(sel, "")
+	})
+}

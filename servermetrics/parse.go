@@ -2,6 +2,7 @@ package servermetrics
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -27,18 +28,35 @@ var (
 // _bucket (label le), _sum and _count; summaries as the quantiles (label quantile), _sum and
 // _count.
 func Parse(body []byte, contentType string) ([]Sample, error) {
+	return parse(context.Background(), body, contentType)
+}
+
+// ctxReader reads r until ctx is done, so that parsing a page stops with its deadline.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// parse is Parse, stopped when ctx is done: the error then wraps ctx's, never
+// ErrNotPrometheus (a page cut short by a deadline says nothing about what it is).
+func parse(ctx context.Context, body []byte, contentType string) ([]Sample, error) {
 	if looksJSON(body, contentType) {
 		return nil, ErrJSON
 	}
-	h := http.Header{}
-	h.Set("Content-Type", contentType)
-	format := expfmt.ResponseFormat(h)
+	format := responseFormat(contentType)
 	if format.FormatType() != expfmt.TypeOpenMetrics {
 		// A text page with an odd or missing Content-Type is still tried as text: the
 		// parser, not the header, decides.
 		format = expfmt.NewFormat(expfmt.TypeTextPlain)
 	}
-	dec := expfmt.NewDecoder(bytes.NewReader(body), format)
+	dec := expfmt.NewDecoder(ctxReader{ctx, bytes.NewReader(body)}, format)
 	var out []Sample
 	families := 0
 	for {
@@ -48,6 +66,9 @@ func Parse(body []byte, contentType string) ([]Sample, error) {
 			break
 		}
 		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, fmt.Errorf("parsing the page: %w", cerr)
+			}
 			return nil, fmt.Errorf("%w: %v", ErrNotPrometheus, err)
 		}
 		families++
@@ -57,6 +78,18 @@ func Parse(body []byte, contentType string) ([]Sample, error) {
 		return nil, fmt.Errorf("%w: no metric family found", ErrNotPrometheus)
 	}
 	return out, nil
+}
+
+// responseFormat is expfmt's reading of a Content-Type.
+func responseFormat(contentType string) expfmt.Format {
+	h := http.Header{}
+	h.Set("Content-Type", contentType)
+	return expfmt.ResponseFormat(h)
+}
+
+// isOpenMetrics reports whether a page of this Content-Type is parsed as OpenMetrics.
+func isOpenMetrics(contentType string) bool {
+	return responseFormat(contentType).FormatType() == expfmt.TypeOpenMetrics
 }
 
 // isComments reports whether every non-blank line is a comment (an empty exposition).

@@ -147,6 +147,14 @@ func TestDCGMFixture(t *testing.T) {
 	if len(part) != 1 || part[0].GPUUtilPct != 5 || part[0].PowerMilliwatts != -1 || part[0].TempC != -1 {
 		t.Errorf("partial page: %+v", part)
 	}
+	// A value beyond its field's int64 (1e308 W in mW) is unreadable, like NaN, on every
+	// machine (Go's conversion is undefined there: amd64 gave -9223372036854775808).
+	huge, _ := DCGMSamples([]Sample{{Name: "DCGM_FI_DEV_POWER_USAGE", Labels: map[string]string{"gpu": "0"}, V: 1e308},
+		{Name: "DCGM_FI_DEV_GPU_UTIL", Labels: map[string]string{"gpu": "0"}, V: 9.3e18},
+		{Name: "DCGM_FI_DEV_GPU_TEMP", Labels: map[string]string{"gpu": "0"}, V: 60}}, 1)
+	if len(huge) != 1 || huge[0].PowerMilliwatts != -1 || huge[0].GPUUtilPct != -1 || huge[0].TempC != 60 {
+		t.Errorf("values beyond int64: %+v", huge)
+	}
 }
 
 func TestFileRoundTrip(t *testing.T) {
@@ -341,8 +349,8 @@ func TestScraper(t *testing.T) {
 	mux.HandleFunc("/dcgm/metrics", func(w http.ResponseWriter, _ *http.Request) { w.Write(dcgm) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	var buf bytes.Buffer
-	out, err := NewWriter(&buf, Header{})
+	buf := &lineSignal{scrape: make(chan struct{})}
+	out, err := NewWriter(buf, Header{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,11 +366,32 @@ func TestScraper(t *testing.T) {
 	}
 	start := time.Now().Add(30 * time.Millisecond)
 	stop := make(chan struct{})
-	go func() { time.Sleep(120 * time.Millisecond); close(stop) }()
+	go func() {
+		// Stop once each good endpoint has two run-phase scrapes (a slow scrape spaces the
+		// next, so a fixed time may hold fewer on a loaded machine).
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			buf.mu.Lock()
+			f, err := Read(bytes.NewReader(buf.b.Bytes()))
+			buf.mu.Unlock()
+			if err != nil {
+				continue
+			}
+			runs := map[int]int{}
+			for _, s := range f.Scrapes {
+				if s.Phase == PhaseRun {
+					runs[s.Endpoint]++
+				}
+			}
+			if runs[0] >= 2 && runs[1] >= 2 && runs[3] >= 2 {
+				break
+			}
+		}
+		close(stop)
+	}()
 	if err := Run(cfg, start, stop); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Read(&buf)
+	f, err := Read(bytes.NewReader(buf.b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,14 +29,23 @@ import (
 // following only redirects within the Hub (a renamed repository), answers the commit
 // (X-Repo-Commit) and the file's identity: X-Linked-Etag, the SHA-256 of a large (LFS) file,
 // whose answer is a redirect to a CDN, or else ETag, the git blob hash. A GET of the same
-// URL, following every redirect, gives the bytes, which are checked against that identity
-// before they are kept.
+// URL, following every redirect (with the token for the Hub's own host only), gives the
+// bytes, which are kept only when they match that identity and parse as the file they are.
 
 // DefaultEndpoint is the HuggingFace Hub.
 const DefaultEndpoint = "https://huggingface.co"
 
-// maxHubFile bounds a downloaded file: tokenizer.json files are tens of MB at most.
-const maxHubFile = 512 << 20
+// DefaultMaxDownloadBytes caps a file downloaded from the Hub (LoadOptions.MaxDownloadBytes):
+// tokenizer.json files are tens of MB at most.
+const DefaultMaxDownloadBytes = 256 << 20
+
+// maxDownload is the cap on one downloaded file.
+func (o *LoadOptions) maxDownload() int64 {
+	if o.MaxDownloadBytes > 0 {
+		return o.MaxDownloadBytes
+	}
+	return DefaultMaxDownloadBytes
+}
 
 // hubFile is what a HEAD of one file answered.
 type hubFile struct {
@@ -172,8 +182,8 @@ func headHubFile(client *http.Client, endpoint, id, rev, file, token string) (*h
 		f.etag = normalizeETag(resp.Header.Get("ETag"))
 	}
 	f.size, _ = strconv.ParseInt(resp.Header.Get("X-Linked-Size"), 10, 64)
-	if f.size <= 0 {
-		f.size = resp.ContentLength
+	if f.size <= 0 && resp.StatusCode/100 == 2 {
+		f.size = resp.ContentLength // a redirect's length is that of its own body
 	}
 	if f.commit == "" || f.etag == "" {
 		return nil, fmt.Errorf("%s answered HTTP %d without X-Repo-Commit and ETag: not a HuggingFace Hub (HF_ENDPOINT)", u, resp.StatusCode)
@@ -198,7 +208,11 @@ func fetchHubFile(client *http.Client, repo, id, rev, file string, f *hubFile, o
 			size = fmt.Sprintf("%.1f MB", float64(f.size)/1e6)
 		}
 		notef(opts.Progress, "tokenizer: downloading %s of %s (revision %s, commit %.12s, %s) into %s", file, id, rev, f.commit, size, repo)
-		if err := downloadBlob(client, f, blob, opts.Token); err != nil {
+		check := checkJSON
+		if file == "tokenizer.json" {
+			check = checkTokenizerJSON
+		}
+		if err := downloadBlob(client, f, blob, file, opts.Token, opts.maxDownload(), check); err != nil {
 			return "", err
 		}
 	}
@@ -219,15 +233,22 @@ func fetchHubFile(client *http.Client, repo, id, rev, file string, f *hubFile, o
 	return snap, nil
 }
 
-// downloadBlob GETs f (following every redirect) into blob, checking its bytes against the
-// identity the Hub gave: a 64-hex-digit etag is their SHA-256, a 40-digit one their git
-// blob hash.
-func downloadBlob(client *http.Client, f *hubFile, blob, token string) error {
+// downloadBlob GETs f into blob: refused before a byte is read when the Hub (or the
+// response's Content-Length) announces more than limit bytes, and read no further than the
+// size announced or the limit otherwise. Redirects are all followed, but the token goes to
+// the Hub's own host only (a CDN holding a large file gets none). The bytes are checked
+// against the identity the Hub gave (a 64-hex-digit etag is their SHA-256, a 40-digit one
+// their git blob hash) and by check (they must parse as the file they claim to be) before
+// anything is written to the cache.
+func downloadBlob(client *http.Client, f *hubFile, blob, file, token string, limit int64, check func([]byte) error) error {
+	if f.size > limit {
+		return fmt.Errorf("%s: %s is %d bytes, over the %d-byte cap on a Hub download; nothing downloaded", f.url, file, f.size, limit)
+	}
 	req, err := newHubRequest(http.MethodGet, f.url, token)
 	if err != nil {
 		return err
 	}
-	resp, err := client.Do(req)
+	resp, err := tokenToHubOnly(client, req.URL).Do(req)
 	if err != nil {
 		return networkError(f.url, err)
 	}
@@ -235,12 +256,24 @@ func downloadBlob(client *http.Client, f *hubFile, blob, token string) error {
 	if resp.StatusCode != http.StatusOK {
 		return &hubError{status: resp.StatusCode, code: resp.Header.Get("X-Error-Code"), msg: resp.Header.Get("X-Error-Message")}
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxHubFile+1))
+	if resp.ContentLength > limit {
+		return fmt.Errorf("%s: %s is %d bytes, over the %d-byte cap on a Hub download; nothing downloaded", f.url, file, resp.ContentLength, limit)
+	}
+	// The most bytes to read: what the Hub announced, else what the response says, else
+	// the cap; one more shows a server that sends more than that.
+	want, what := limit, fmt.Sprintf("the %d-byte cap on a Hub download", limit)
+	switch {
+	case f.size > 0:
+		want, what = f.size, fmt.Sprintf("the %d bytes announced", f.size)
+	case resp.ContentLength >= 0:
+		want, what = resp.ContentLength, fmt.Sprintf("the %d bytes announced", resp.ContentLength)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, want+1))
 	if err != nil {
 		return networkError(f.url, err)
 	}
-	if len(data) > maxHubFile {
-		return fmt.Errorf("%s: larger than %d MB, not a tokenizer file", f.url, maxHubFile>>20)
+	if int64(len(data)) > want {
+		return fmt.Errorf("%s: %s is more than %s; nothing kept", f.url, file, what)
 	}
 	if resp.ContentLength >= 0 && int64(len(data)) != resp.ContentLength {
 		return fmt.Errorf("%s: %d bytes received of %d", f.url, len(data), resp.ContentLength)
@@ -256,13 +289,52 @@ func downloadBlob(client *http.Client, f *hubFile, blob, token string) error {
 		h.Write(data)
 		got = hex.EncodeToString(h.Sum(nil))
 	}
-	if got != "" && got != f.etag {
+	if got != "" && !strings.EqualFold(got, f.etag) {
 		return fmt.Errorf("%s: the bytes received hash to %s, not the %s the Hub announced", f.url, got, f.etag)
+	}
+	if err := check(data); err != nil {
+		return fmt.Errorf("%s: the %d bytes received do not parse as a %s (%v); nothing kept", f.url, len(data), file, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(blob), 0o755); err != nil {
 		return fmt.Errorf("tokenizer: %w", err)
 	}
 	return writeAtomic(blob, data)
+}
+
+// checkTokenizerJSON is the check of a downloaded tokenizer.json: it must parse.
+func checkTokenizerJSON(b []byte) error {
+	_, err := Parse(b)
+	return err
+}
+
+// checkJSON is the check of another downloaded file (tokenizer_config.json): it must be JSON.
+func checkJSON(b []byte) error {
+	if !json.Valid(b) {
+		return errors.New("not JSON")
+	}
+	return nil
+}
+
+// tokenToHubOnly returns client with a redirect policy that sends the Authorization header
+// to hub's own scheme and host (with its port) only. Go's client forwards it to the same
+// host name on any port and to any subdomain (huggingface.co's CDN, cdn-lfs.huggingface.co,
+// is one); a CDN's signed URL needs no token, and a token is a secret.
+func tokenToHubOnly(client *http.Client, hub *url.URL) *http.Client {
+	c := *client
+	inner := client.CheckRedirect
+	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if !strings.EqualFold(r.URL.Host, hub.Host) || r.URL.Scheme != hub.Scheme {
+			r.Header.Del("Authorization")
+		}
+		if inner != nil {
+			return inner(r, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("more than 10 redirects")
+		}
+		return nil
+	}
+	return &c
 }
 
 // writeRef records that revision rev is commit, as refs/<rev>.

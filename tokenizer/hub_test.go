@@ -32,11 +32,18 @@ type fakeHub struct {
 	gated      map[string]bool // ids that need "Bearer secret"
 	renamed    map[string]string
 	corrupt    bool // the CDN serves one byte changed
+	// linkedSize overrides the X-Linked-Size of a commit's tokenizer.json ("" omits it);
+	// cdnServe, when set, answers the CDN's GETs instead of the file.
+	linkedSize map[string]string
+	cdnServe   func(w http.ResponseWriter, r *http.Request, data []byte)
+	cdnBase    string // where large files redirect to; "" is the CDN server's URL
 
 	mu         sync.Mutex
 	heads      int
 	gets       int
+	cdnGets    int
 	authOnHead []string
+	authOnCDN  []string
 }
 
 const (
@@ -140,8 +147,18 @@ func (h *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("ETag", `"`+gitBlobHex([]byte("pointer"))+`"`)
 		w.Header().Set("X-Linked-Etag", `"`+sum+`"`)
-		w.Header().Set("X-Linked-Size", fmt.Sprint(len(data)))
-		http.Redirect(w, r, h.cdn.URL+"/blobs/"+commit+"/"+file, http.StatusFound)
+		size := fmt.Sprint(len(data))
+		if v, ok := h.linkedSize[commit]; ok {
+			size = v
+		}
+		if size != "" {
+			w.Header().Set("X-Linked-Size", size)
+		}
+		base := h.cdn.URL
+		if h.cdnBase != "" {
+			base = h.cdnBase
+		}
+		http.Redirect(w, r, base+"/blobs/"+commit+"/"+file, http.StatusFound)
 		return
 	}
 	w.Header().Set("ETag", `W/"`+gitBlobHex(data)+`"`)
@@ -152,8 +169,16 @@ func (h *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.cdnGets++
+	h.authOnCDN = append(h.authOnCDN, r.Header.Get("Authorization"))
+	h.mu.Unlock()
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/blobs/"), "/")
 	data := h.files[parts[0]][parts[1]]
+	if h.cdnServe != nil {
+		h.cdnServe(w, r, data)
+		return
+	}
 	if h.corrupt {
 		data = append([]byte(nil), data...)
 		data[len(data)/2] ^= 1

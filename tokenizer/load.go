@@ -41,6 +41,8 @@ type LoadOptions struct {
 	Progress io.Writer
 	// HTTPClient makes the Hub requests; nil uses a client with a 2-minute timeout.
 	HTTPClient *http.Client
+	// MaxDownloadBytes caps one file downloaded from the Hub; 0 is DefaultMaxDownloadBytes.
+	MaxDownloadBytes int64
 }
 
 // EnvLoadOptions returns the LoadOptions that HuggingFace's own libraries would derive

@@ -44,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	a := cli.NewAnalyze()
 	fs := a.FS
 	ver := cli.AddVersion(fs)
+	checkOnly := fs.Bool("check-flags", false, "check the flags (bounds, gates, goodput, the --gates file) and exit: 0 when they are valid, 2 with one line when not; no run is read (scripts that analyse after a replay check first: deploy/slurm)")
 	fs.Usage = func() {}
 	bad := func(err error) int {
 		fmt.Fprintln(stderr, cli.OneLine("analyze", err))
@@ -58,6 +59,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *ver {
 		cli.PrintVersion(stdout, "analyze")
+		return 0
+	}
+	if *checkOnly {
+		if err := a.Check(); err != nil {
+			return bad(err)
+		}
 		return 0
 	}
 	dirs := fs.Args()

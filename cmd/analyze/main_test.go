@@ -21,6 +21,12 @@ func sse(obj string) string { return "data: " + obj + "\n\n" }
 // builtin tokenizer, so the real tokenizer counts output tokens.
 func buildRun(t *testing.T, n, errEvery int) string {
 	t.Helper()
+	return buildRunWith(t, n, errEvery, true)
+}
+
+// buildRunWith is buildRun with the plan's streaming flag as given.
+func buildRunWith(t *testing.T, n, errEvery int, streaming bool) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -36,7 +42,7 @@ func buildRun(t *testing.T, n, errEvery int) string {
 		}
 	}
 	h, err := pw.Close(&mmapds.Meta{Endpoint: "chat", Paths: []string{"/v1/chat/completions"}, Method: "POST",
-		Streaming: true, Model: "m", OfferedRate: 100, Tokenizer: "builtin", ProfileCount: n})
+		Streaming: streaming, Model: "m", OfferedRate: 100, Tokenizer: "builtin", ProfileCount: n})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,6 +115,8 @@ func TestCompareCommand(t *testing.T) {
 		{[]string{"compare", a}, "at least two run directories"},
 		{[]string{"compare", "--fail-on-regression", "ttft", a, b}, "--fail-on-regression: regression \"ttft\""},
 		{[]string{"compare", "--alpha", "2", a, b}, "--alpha 2"},
+		{[]string{"compare", "--alpha", "nan", a, b}, "--alpha NaN: want a level between 0 and 1"}, // issue 24: NaN passed
+		{[]string{"compare", "--min-effect", "inf", a, b}, "--min-effect +Inf: want a positive finite percentage"},
 		{[]string{"compare", a, filepath.Join(root, "missing")}, "missing"},
 	} {
 		if code, _, stderr := runCmd(tc.args...); code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {

@@ -167,18 +167,27 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	if err != nil {
 		return bad(err)
 	}
+	if len(c.replay.URLs()) == 0 {
+		if err := c.replay.FS.Set("url", defaultURL); err != nil {
+			return bad(err)
+		}
+	}
 	var name string
+	streaming := c.plan.O.Streaming
 	if planMode {
-		n, err := planArtifactName(c.replay.Plan())
+		n, s, err := planArtifactName(c.replay.Plan())
 		if err != nil {
 			return bad(err)
 		}
-		name = n
+		name, streaming = n, s
 	} else {
 		c.plan.O.Output = planFile // stands for the artifact directory's, made below
-		if err := c.plan.Validate(); err != nil {
-			return bad(err)
-		}
+	}
+	// Every flag of every stage, at every point, before anything is made or sent (check.go).
+	if err := c.checkStages(so, planMode, streaming, argv, getenv); err != nil {
+		return bad(err)
+	}
+	if !planMode {
 		o := c.plan.O
 		name = artifactName(o.Model, o.EndpointType, stimulus{o.Concurrency, o.RequestRate, o.FixedSchedule, o.UserCentricRate, o.NumUsers})
 		if multi := multiName(so); multi != "" {
@@ -194,19 +203,36 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return bad(err)
 	}
 	fmt.Fprintf(stderr, "profile: artifact directory %s\n", dir)
-	if len(c.replay.URLs()) == 0 {
-		if err := c.replay.FS.Set("url", defaultURL); err != nil {
-			return bad(err)
-		}
-	}
 	r := &runner{c: c, o: so, sharedPlan: c.replay.Plan(), argv: argv, stdout: stdout, stderr: stderr, getenv: getenv}
+	var code int
 	switch {
 	case so.Search != "":
-		return r.search(dir)
+		code = r.search(dir)
 	case len(so.Points) > 1:
-		return r.sweep(dir)
+		code = r.sweep(dir)
+	default:
+		code = r.point(dir, so.Points[0]).code
 	}
-	return r.point(dir, so.Points[0]).code
+	if code == 2 {
+		removeUnused(dir) // bad input only the compiler could see (the input file's contents)
+	}
+	return code
+}
+
+// removeUnused removes the artifact directory dir when it holds no file: bad input found
+// once it was made (by the compiler, in the input's contents) leaves nothing behind.
+func removeUnused(dir string) {
+	empty := true
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			empty = false
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if empty {
+		_ = os.RemoveAll(dir)
+	}
 }
 
 // runOnce replays the plan at planPath into runDir and analyses it there. It returns the
@@ -349,11 +375,11 @@ func stimulusName(s stimulus) string {
 }
 
 // planArtifactName names the artifact directory of a shared plan from the flags it was
-// compiled with.
-func planArtifactName(path string) (string, error) {
+// compiled with, and says whether the plan streams.
+func planArtifactName(path string) (string, bool, error) {
 	p, err := mmapds.Open(path, mmapds.Options{SkipHash: true})
 	if err != nil {
-		return "", fmt.Errorf("--plan: %w", err)
+		return "", false, fmt.Errorf("--plan: %w", err)
 	}
 	defer p.Close()
 	m := p.Meta()
@@ -371,7 +397,7 @@ func planArtifactName(path string) (string, error) {
 		return 0
 	}
 	fixed, _ := m.Spec["fixed-schedule"].(bool)
-	return artifactName(m.Model, m.Endpoint, stimulus{int(num("concurrency")), num("request-rate"), fixed, num("user-centric-rate"), int(num("num-users"))}), nil
+	return artifactName(m.Model, m.Endpoint, stimulus{int(num("concurrency")), num("request-rate"), fixed, num("user-centric-rate"), int(num("num-users"))}), m.Streaming, nil
 }
 
 // newDir creates base, or base-2, base-3, ... when it exists: an artifact directory is

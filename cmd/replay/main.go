@@ -63,6 +63,17 @@ func run(argv []string, stderr io.Writer, getenv func(string) string) int {
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2
 	}
+	if validation.Enabled() {
+		// The validation writes into the run directory: every flag is checked before it.
+		if err := validation.Check(); err != nil {
+			fmt.Fprintf(stderr, "replay: %v\n", err)
+			return 2
+		}
+		if err := replay.CheckOptions(*o); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+	}
 	if err := validation.RunIfEnabled(o, stderr); err != nil { // --validate: the generator, before the run
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2

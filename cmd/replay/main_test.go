@@ -299,8 +299,8 @@ func TestWaitAndContentTypeFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--wait-for-model-timeout", "-1"}, "--wait-for-model-timeout -1: want seconds (>= 0)"},
-		{[]string{"--wait-for-model-interval", "NaN"}, "--wait-for-model-interval NaN: want seconds (>= 0)"},
+		{[]string{"--wait-for-model-timeout", "-1"}, "--wait-for-model-timeout -1: want seconds in [0, 31536000] (365 days)"},
+		{[]string{"--wait-for-model-interval", "NaN"}, "--wait-for-model-interval NaN: want seconds in [0, 31536000] (365 days)"},
 		{[]string{"--wait-for-model-mode", "ping"}, `--wait-for-model-mode "ping": want models, inference or both`},
 		{[]string{"--request-content-type", "multipart/form-data"}, `--request-content-type "multipart/form-data": the plan's bodies are JSON; multipart bodies are not supported`},
 	} {

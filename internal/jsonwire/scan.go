@@ -1,7 +1,9 @@
 package jsonwire
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -299,17 +301,17 @@ func (s *Scanner) Int() (v int, ok bool) {
 		if d < '0' || d > '9' {
 			// Fraction or exponent: rare; let strconv do it.
 			f, err := strconv.ParseFloat(string(raw), 64)
-			if err != nil {
+			if err != nil && !errors.Is(err, strconv.ErrRange) {
 				return 0, false
 			}
-			return int(f), true
+			return saturatingInt(f), true
 		}
 		if j >= 18 {
 			if v, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 				return int(v), true
 			}
 			f, _ := strconv.ParseFloat(string(raw), 64)
-			return int(f), true
+			return saturatingInt(f), true
 		}
 		n = n*10 + uint64(d-'0')
 	}
@@ -317,6 +319,18 @@ func (s *Scanner) Int() (v int, ok bool) {
 		return -int(n), true
 	}
 	return int(n), true
+}
+
+// saturatingInt converts f to an int, the nearest one past either end of the range (Go's
+// conversion of a float out of range is undefined): a server may send a token count of 1e300.
+func saturatingInt(f float64) int {
+	switch {
+	case f >= math.MaxInt:
+		return math.MaxInt
+	case f <= math.MinInt:
+		return math.MinInt
+	}
+	return int(f)
 }
 
 // number consumes a number literal, validating its grammar.

@@ -59,8 +59,8 @@ func (s *Synthesis) Check() error {
 	if s.PrefixRootMultiplier < 0 || s.PrefixRootMultiplier > 1<<20 {
 		return fmt.Errorf("dataset: --synthesis-prefix-root-multiplier must be in [1,%d] (got %d)", 1<<20, s.PrefixRootMultiplier)
 	}
-	if s.MaxISL < 0 || s.MaxOSL < 0 {
-		return fmt.Errorf("dataset: --synthesis-max-isl and --synthesis-max-osl must be >= 0 (got %d and %d)", s.MaxISL, s.MaxOSL)
+	if s.MaxISL < 0 || s.MaxOSL < 0 || s.MaxISL > MaxPromptTokens || s.MaxOSL > MaxPromptTokens {
+		return fmt.Errorf("dataset: --synthesis-max-isl and --synthesis-max-osl must be in [0,%d] (got %d and %d)", MaxPromptTokens, s.MaxISL, s.MaxOSL)
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func TestSynthesis(t *testing.T) {
 		want string
 	}{
 		{TypeMooncake, Synthesis{PromptLenMultiplier: -1}, "--synthesis-prompt-len-multiplier must be in (0,1e6]"},
-		{TypeMooncake, Synthesis{MaxOSL: -2}, "--synthesis-max-osl must be >= 0"},
+		{TypeMooncake, Synthesis{MaxOSL: -2}, "--synthesis-max-isl and --synthesis-max-osl must be in [0,16777216]"},
 		{TypeMooncake, Synthesis{PrefixRootMultiplier: -1}, "--synthesis-prefix-root-multiplier must be in [1,"},
 		{TypeMooncake, Synthesis{MaxISL: 1}, "no row is at most --synthesis-max-isl 1 tokens long"},
 		{TypeSingleTurn, Synthesis{MaxISL: 5}, "apply to mooncake_trace and bailian_trace (got single_turn)"},

@@ -132,7 +132,11 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 			turn := &c.Turns[t]
 			turn.TimestampNs, turn.DelayNs = NoTime, NoTime
 			if t > 0 && opts.TurnDelayMeanMs > 0 {
-				turn.DelayNs = synthDelayNs(delayRNG, &opts)
+				d, err := synthDelayNs(delayRNG, &opts)
+				if err != nil {
+					return nil, fmt.Errorf("dataset: synthetic entry %d turn %d: %w", i, t, err)
+				}
+				turn.DelayNs = d
 			}
 			if rk := opts.Rankings; rk != nil {
 				tt := turnTasks{prompt: -1, prefix: -1, query: task(promptRNG, synthPositiveNormal(rankRNG, float64(rk.QueryTokensMean), rk.QueryTokensStddev))}
@@ -231,10 +235,15 @@ func (o *SyntheticOptions) check() error {
 	return nil
 }
 
-// synthDelayNs draws the think time before a later turn.
-func synthDelayNs(r *rand.Rand, o *SyntheticOptions) int64 {
+// synthDelayNs draws the think time before a later turn; one that does not fit in int64
+// nanoseconds is an error, never a wrapped-around value (the compiler bounds the rest).
+func synthDelayNs(r *rand.Rand, o *SyntheticOptions) (int64, error) {
 	ms := float64(synthPositiveNormal(r, o.TurnDelayMeanMs, o.TurnDelayStddevMs)) * o.TurnDelayRatio
-	return int64(math.Round(ms * float64(time.Millisecond)))
+	ns := math.Round(ms * float64(time.Millisecond))
+	if !(ns >= 0 && ns < math.MaxInt64) {
+		return 0, fmt.Errorf("think time of %g ms (--conversation-turn-delay-mean, -stddev and -ratio) does not fit in int64 nanoseconds", ms)
+	}
+	return int64(ns), nil
 }
 
 // synthPositiveNormal draws round(N(mean, stddev)), at least 1 (AIPerf's

@@ -167,11 +167,17 @@ func probeMP3(b []byte) (Info, error) {
 	return Info{Format: "mp3", Seconds: float64(len(b)-p) * 8 / float64(kbps*1000)}, nil
 }
 
+// IsURL reports whether an input's media reference is passed through as a URL (http,
+// https or data) rather than read from a file.
+func IsURL(ref string) bool {
+	return strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") || strings.HasPrefix(ref, "data:")
+}
+
 // Load reads a medium a dataset names: a URL (http, https or data) is passed through
 // unchanged, a local path is read and checked with Probe (base64-inlined when rendered).
 // Relative paths are taken from dir.
 func Load(k Kind, ref, dir string) (Item, error) {
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") || strings.HasPrefix(ref, "data:") {
+	if IsURL(ref) {
 		return Item{Kind: k, URL: ref}, nil
 	}
 	path := ref

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/plan"
 )
 
 // Export file names are AIPerf's: the prefix (--profile-export-prefix) and these endings.
@@ -41,19 +42,21 @@ func (s secondsFlag) String() string {
 }
 
 func (s secondsFlag) Set(v string) error {
+	errRange := errors.New("want a positive duration of at most 365 days")
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		if f <= 0 {
-			return errors.New("must be positive")
+		d, err := durationFlag("", f, false) // NaN, infinities and past the bound refused
+		if err != nil {
+			return errRange
 		}
-		*s.d = time.Duration(f * float64(time.Second))
+		*s.d = d
 		return nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return fmt.Errorf("%q is neither secondsFlag nor a duration such as 10s", v)
+		return fmt.Errorf("%q is neither seconds nor a duration such as 10s", v)
 	}
-	if d <= 0 {
-		return errors.New("must be positive")
+	if d <= 0 || d > plan.MaxSpan {
+		return errRange
 	}
 	*s.d = d
 	return nil
@@ -100,15 +103,15 @@ func NewAnalyze() *Analyze {
 	fs.StringVar(&c.outputDir, "output-dir", "", "write exports here instead of the first RUN_DIR")
 	fs.StringVar(&c.plan, "plan", "", "plan file (default: the one run.json names)")
 	fs.BoolVar(&c.serverTokens, "use-server-token-count", false, "take ISL and OSL from the server's usage fields instead of the plan and tokenizer")
-	fs.StringVar(&c.goodput, "goodput", "", `SLOs for goodput, e.g. "time_to_first_token:400 inter_token_latency:20" (display units)`)
-	fs.StringArrayVar(&c.gates, "gate", nil, "release gate metric.stat<value, e.g. 'time_to_first_token.p99<400' (repeatable; < <= > >= ==)")
-	fs.Float64Var(&c.maxErrorRate, "max-error-rate", defaultMaxErrRate, "largest fraction of failed profile requests that passes (0: any failure fails the run)")
-	fs.DurationVar(&c.maxScheduleLag, "max-schedule-lag", time.Millisecond, "verdict bound on the p99 dispatch lag")
-	fs.Var(secondsFlag{&c.sliceDuration}, "slice-duration", "also summarise per time slice of this length (seconds or a duration)")
+	fs.StringVar(&c.goodput, "goodput", "", `SLOs for goodput, e.g. "time_to_first_token:400 inter_token_latency:20" (display units; each threshold a positive finite number)`)
+	fs.StringArrayVar(&c.gates, "gate", nil, "release gate metric.stat<value, e.g. 'time_to_first_token.p99<400' (repeatable; < <= > >= ==; a finite value; server.* and gpu.* names too)")
+	fs.Float64Var(&c.maxErrorRate, "max-error-rate", defaultMaxErrRate, "largest fraction of failed profile requests that passes, in [0, 1] (0: any failure fails the run)")
+	fs.DurationVar(&c.maxScheduleLag, "max-schedule-lag", time.Millisecond, "verdict bound on the p99 dispatch lag (> 0)")
+	fs.Var(secondsFlag{&c.sliceDuration}, "slice-duration", "also summarise per time slice of this length (seconds or a duration; at most 365 days)")
 	fs.StringVar(&c.tokenizer, "tokenizer", "", "tokenizer for output lengths (default: the plan's)")
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "print only gate failures and errors")
-	fs.IntVar(&c.parallelism, "parallelism", 0, "logs read at once (default: all CPUs)")
-	fs.Float64Var(&c.maxWorkerCPUPct, "max-worker-cpu", 90, "verdict bound on a worker's CPU use, percent of one core")
+	fs.IntVar(&c.parallelism, "parallelism", 0, "logs read at once (0: all CPUs)")
+	fs.Float64Var(&c.maxWorkerCPUPct, "max-worker-cpu", 90, "verdict bound on a worker's CPU use, percent of one core (a positive finite number)")
 	fs.StringVar(&c.exportPrefix, "profile-export-prefix", DefaultExportPrefix, "name every export PREFIX_aiperf.json, PREFIX_aiperf.csv, PREFIX.jsonl, ... (AIPerf's)")
 	fs.StringVar(&c.exportLevel, "export-level", "records", "summary (JSON and CSV only), records (also the per-request JSONL) or raw (as records: the run directory's raw logs hold every byte)")
 	fs.BoolVar(&c.httpTrace, "export-http-trace", false, "add each request's trace_data to the JSONL: send, headers, first and last read and connect times (wall-clock ns), every read as [ns, bytes], AIPerf's durations")
@@ -116,6 +119,100 @@ func NewAnalyze() *Analyze {
 	a.claim = addClaimFlags(fs) // the benchmark claim's flags (claim.go)
 	a.html = addHTMLFlags(fs)   // report.html (report.go)
 	return a
+}
+
+// checked are the analyze flags once checked: what the gates and SLOs parse to.
+type checked struct {
+	goodput []analyze.SLO
+	gates   []analyze.Gate // --gate, then the --gates file's
+}
+
+// Check checks every analyze flag without reading a run: bounds, export names, the gates
+// (metrics, statistics, values), the goodput SLOs, the --gates file and the claim's files.
+// profile calls it before anything is sent, so a typo never costs a run. Errors name the
+// flag.
+func (a *Analyze) Check() error {
+	_, err := a.check()
+	return err
+}
+
+func (a *Analyze) check() (*checked, error) {
+	c := &a.c
+	switch c.exportLevel {
+	case "summary", "records", "raw":
+	default:
+		return nil, fmt.Errorf("--export-level %q: want summary, records or raw", c.exportLevel)
+	}
+	if c.exportPrefix == "" || strings.ContainsAny(c.exportPrefix, "/\\") {
+		return nil, fmt.Errorf("--profile-export-prefix %q: want a file name prefix without a path", c.exportPrefix)
+	}
+	switch {
+	case !(c.maxErrorRate >= 0 && c.maxErrorRate <= 1): // NaN too
+		return nil, fmt.Errorf("--max-error-rate %v: want a fraction between 0 and 1", c.maxErrorRate)
+	case c.maxScheduleLag <= 0:
+		return nil, fmt.Errorf("--max-schedule-lag %v: must be positive", c.maxScheduleLag)
+	case !(c.maxWorkerCPUPct > 0) || math.IsInf(c.maxWorkerCPUPct, 0):
+		return nil, fmt.Errorf("--max-worker-cpu %v: want a positive finite percentage of one core", c.maxWorkerCPUPct)
+	case c.parallelism < 0:
+		return nil, fmt.Errorf("--parallelism %d: must not be negative (0: all CPUs)", c.parallelism)
+	case a.html.off && a.html.path != "":
+		return nil, fmt.Errorf("--html %s and --no-html contradict each other", a.html.path)
+	}
+	if err := a.html.checkDir(); err != nil {
+		return nil, err
+	}
+	out := &checked{}
+	if Changed(a.FS, "goodput") {
+		slos, err := analyze.ParseGoodput(c.goodput)
+		if err != nil {
+			return nil, err
+		}
+		out.goodput = slos
+	}
+	for _, g := range c.gates {
+		gate, err := analyze.ParseGate(g)
+		if err != nil {
+			return nil, err
+		}
+		out.gates = append(out.gates, gate)
+	}
+	gates, err := a.claim.gates(out.gates) // --gates FILE (claim.go)
+	if err != nil {
+		return nil, err
+	}
+	out.gates = gates
+	if err := a.claim.check(); err != nil { // the claim's files (claim.go)
+		return nil, err
+	}
+	return out, nil
+}
+
+// CheckStreaming refuses the gates and goodput SLOs on metrics a run without streamed
+// responses has no values for (time_to_first_token, inter_token_latency, ...), naming the
+// flag: streaming is the plan's --streaming.
+func (a *Analyze) CheckStreaming(streaming bool) error {
+	if streaming {
+		return nil
+	}
+	ck, err := a.check()
+	if err != nil {
+		return err
+	}
+	return ck.checkStreaming()
+}
+
+func (ck *checked) checkStreaming() error {
+	for _, s := range ck.goodput {
+		if s.Metric.NeedsStream() {
+			return fmt.Errorf("--goodput %s: the plan does not stream, so the run has no %s values (plan with --streaming)", s, s.Metric.Tag)
+		}
+	}
+	for _, g := range ck.gates {
+		if g.Metric.NeedsStream() {
+			return fmt.Errorf("--gate %q: the plan does not stream, so the run has no %s values (plan with --streaming)", g.Expr, g.Metric.Tag)
+		}
+	}
+	return nil
 }
 
 // Run analyses the run directories dirs, writes the exports and prints the console table
@@ -130,25 +227,12 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		undo()
 		return exitBadInput
 	}
-	switch c.exportLevel {
-	case "summary", "records", "raw":
-	default:
-		return bad("--export-level %q: want summary, records or raw", c.exportLevel)
-	}
-	if c.exportPrefix == "" || strings.ContainsAny(c.exportPrefix, "/\\") {
-		return bad("--profile-export-prefix %q: want a file name prefix without a path", c.exportPrefix)
+	ck, err := a.check()
+	if err != nil {
+		return bad("%v", err)
 	}
 	fileJSON, fileCSV, fileRecords := c.exportPrefix+SuffixJSON, c.exportPrefix+SuffixCSV, c.exportPrefix+SuffixRecords
 	fileSlicesJSON, fileSlicesCSV := c.exportPrefix+SuffixSlicesJSON, c.exportPrefix+SuffixSlicesCSV
-	if c.maxErrorRate < 0 || c.maxErrorRate > 1 {
-		return bad("--max-error-rate %v: want a fraction between 0 and 1", c.maxErrorRate)
-	}
-	if c.maxScheduleLag <= 0 {
-		return bad("--max-schedule-lag %v: must be positive", c.maxScheduleLag)
-	}
-	if c.maxWorkerCPUPct <= 0 {
-		return bad("--max-worker-cpu %v: must be positive", c.maxWorkerCPUPct)
-	}
 	opts := analyze.Options{
 		RunDirs: dirs, PlanPath: c.plan, UseServerTokenCount: c.serverTokens,
 		TokenizerSpec: c.tokenizer, SliceDuration: c.sliceDuration, MaxScheduleLag: c.maxScheduleLag,
@@ -156,25 +240,8 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		ExportHTTPTrace: c.httpTrace, ExportPerChunkData: c.perChunk,
 		LoadTokenizer: loadTokenizer,
 	}
-	if Changed(a.FS, "goodput") {
-		slos, err := analyze.ParseGoodput(c.goodput)
-		if err != nil {
-			return bad("%v", err)
-		}
-		opts.Goodput = slos
-	}
-	var gates []analyze.Gate
-	for _, g := range c.gates {
-		gate, err := analyze.ParseGate(g)
-		if err != nil {
-			return bad("%v", err)
-		}
-		gates = append(gates, gate)
-	}
-	gates, gerr := a.claim.gates(gates) // --gates FILE (claim.go)
-	if gerr != nil {
-		return bad("%v", gerr)
-	}
+	opts.Goodput = ck.goodput
+	gates := ck.gates
 	out := c.outputDir
 	outFlag := "--output-dir"
 	if out == "" {
@@ -192,8 +259,8 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 	}
 	if p := a.html.target(out); p != "" {
 		outputs = append(outputs, output{"--html", p})
-		if st, err := os.Stat(filepath.Dir(p)); a.html.path != "" && (err != nil || !st.IsDir()) {
-			return bad("--html %s: its directory %s does not exist", p, filepath.Dir(p))
+		if err := a.html.checkDir(); err != nil {
+			return bad("%v", err)
 		}
 	}
 	guard := newOutputGuard()
@@ -214,6 +281,13 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		var err error
 		if s, err = analyze.Analyze(opts, a.html.tee(w)); err != nil {
 			return err
+		}
+		// A gate or SLO the run cannot give (it did not stream) is bad input: refused
+		// before any export is written.
+		if !s.Streaming {
+			if err := ck.checkStreaming(); err != nil {
+				return err
+			}
 		}
 		inputsAfter(guard, s)
 		return guard.checkAll(outputs)

@@ -65,6 +65,22 @@ func findGate(gates []analyze.Gate, g analyze.Gate) (int, bool) {
 	return -1, false
 }
 
+// check checks the claim's files before a run: the --validate-shape reference exists and a
+// --generator-validation file reads.
+func (c *claimFlags) check() error {
+	if c.validateShape != "" {
+		if err := analyze.CheckReference(c.validateShape); err != nil {
+			return err
+		}
+	}
+	if c.generatorFile != "" {
+		if _, err := analyze.ReadGeneratorValidation(c.generatorFile); err != nil {
+			return fmt.Errorf("--generator-validation: %w", err)
+		}
+	}
+	return nil
+}
+
 // judge evaluates the claim of s (analysed from dirs) and sets s.Claim. tokSpec is
 // --tokenizer. Errors are bad input: an unreadable validation file or reference.
 func (c *claimFlags) judge(s *analyze.Summary, gates []analyze.Gate, dirs []string, tokSpec string) error {

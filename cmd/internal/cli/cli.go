@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmbench/llmbench/internal/suggest"
 	"github.com/llmbench/llmbench/internal/version"
 )
 
@@ -113,8 +114,8 @@ func ParseError(fs *pflag.FlagSet, err error) error {
 	return err
 }
 
-// Suggest returns the flag or alias of fs nearest to name by edit distance, or "" when
-// none is near (more than a third of the name's letters, at least 2, would change).
+// Suggest returns the flag or alias of fs nearest to name (suggest.Nearest), or "" when
+// none is near.
 func Suggest(fs *pflag.FlagSet, name string) string {
 	names := []string{}
 	fs.VisitAll(func(f *pflag.Flag) {
@@ -127,35 +128,7 @@ func Suggest(fs *pflag.FlagSet, name string) string {
 			names = append(names, a)
 		}
 	}
-	sort.Strings(names) // ties go to the first name in order: stable output
-	best, bestD := "", max(2, len(name)/3)+1
-	for _, n := range names {
-		if d := editDistance(name, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Nearest(name, names)
 }
 
 // OneLine formats err as the single line "name: message", without a repeated prefix.

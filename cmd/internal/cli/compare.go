@@ -54,11 +54,11 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 		}
 		return bad(ParseError(fs, err))
 	}
-	if *alpha <= 0 || *alpha >= 1 {
+	if !(*alpha > 0 && *alpha < 1) { // NaN too
 		return bad(fmt.Errorf("--alpha %v: want a level between 0 and 1", *alpha))
 	}
-	if *minEffect <= 0 || math.IsNaN(*minEffect) {
-		return bad(fmt.Errorf("--min-effect %v: must be positive", *minEffect))
+	if !(*minEffect > 0) || math.IsInf(*minEffect, 0) {
+		return bad(fmt.Errorf("--min-effect %v: want a positive finite percentage", *minEffect))
 	}
 	if !(*maxErr >= 0 && *maxErr <= 1) {
 		return bad(fmt.Errorf("--max-error-rate %v: want a fraction between 0 and 1", *maxErr))

@@ -39,8 +39,8 @@ type Distributed struct {
 // AddDistributed defines the distributed-replay flags on fs.
 func AddDistributed(fs *pflag.FlagSet) *Distributed {
 	return &Distributed{fs: fs,
-		index: fs.Int("shard-index", 0, "replay only shard I of --shard-count (0-based; default $"+EnvJobCompletionIndex+", else $"+EnvSlurmProcID+")"),
-		count: fs.Int("shard-count", 0, "number of shards the plan is split into, by session (default $"+EnvShardCount+", else $"+EnvSlurmNTasks+" under srun; 0: the whole plan)"),
+		index: fs.Int("shard-index", 0, "replay only shard I of --shard-count (0-based; default $"+EnvJobCompletionIndex+", else $"+EnvSlurmProcID+"); never without a shard count"),
+		count: fs.Int("shard-count", 0, "number of shards the plan is split into, by session (default $"+EnvShardCount+", else $"+EnvSlurmNTasks+" under srun; 0: the whole plan); never without a shard index"),
 		startAt: fs.String("start-at", "", "wall-clock instant of the plan's t = 0, the same on every shard: RFC 3339 (2026-12-01T14:00:00.000Z) or +DURATION from now (+30s); "+
 			"a shard that starts more than the plan's first gap late refuses"),
 		runID:      fs.String("run-id", "", "name of the distributed run, recorded in run.json"),
@@ -98,16 +98,16 @@ func (d *Distributed) shard(getenv func(string) string) (index, count int, from 
 		return n, true, nil
 	}
 	var used []string
-	slurm := false
-	if !Changed(d.fs, "shard-index") {
+	slurm, haveIndex := false, Changed(d.fs, "shard-index")
+	if !haveIndex {
 		if n, ok, err := envInt(EnvJobCompletionIndex); err != nil {
 			return 0, 0, "", err
 		} else if ok {
-			index, used = n, append(used, EnvJobCompletionIndex)
+			index, used, haveIndex = n, append(used, EnvJobCompletionIndex), true
 		} else if n, ok, err := envInt(EnvSlurmProcID); err != nil {
 			return 0, 0, "", err
 		} else if ok {
-			index, used, slurm = n, append(used, EnvSlurmProcID), true
+			index, used, slurm, haveIndex = n, append(used, EnvSlurmProcID), true, true
 		}
 	}
 	if !Changed(d.fs, "shard-count") {
@@ -134,6 +134,11 @@ func (d *Distributed) shard(getenv func(string) string) (index, count int, from 
 	switch {
 	case count < 0:
 		return 0, 0, "", fmt.Errorf("%s %d: must be positive", where("count"), count)
+	case count == 0 && Changed(d.fs, "shard-index"):
+		// Even --shard-index 0: alone it would replay the whole plan, not shard 0.
+		return 0, 0, "", fmt.Errorf("--shard-index %d without a shard count: pass --shard-count (or set $%s)", index, EnvShardCount)
+	case count > 0 && !haveIndex:
+		return 0, 0, "", fmt.Errorf("%s %d without a shard index: pass --shard-index (or set $%s, or run under srun)", where("count"), count, EnvJobCompletionIndex)
 	case count == 0 && index != 0:
 		return 0, 0, "", fmt.Errorf("%s %d without a shard count: pass --shard-count or set $%s", where("index"), index, EnvShardCount)
 	case count > 0 && index >= count:

@@ -36,6 +36,13 @@ func TestDistributedShardIdentity(t *testing.T) {
 		{name: "start absurdly far ahead", args: []string{"--start-at", "2099-01-01T00:00:00Z"}, err: "--start-at 2099-01-01T00:00:00Z is 47117 days from now, more than the 24h0m0s"},
 		{name: "start two days ahead", args: []string{"--start-at", "+48h"}, err: "is 2 days from now"},
 		{name: "start a day ahead", args: []string{"--start-at", "+24h"}},
+		// Issue 24: one shard flag without the other is bad input, even --shard-index 0
+		// (alone it would replay the whole plan on every shard).
+		{name: "index flag 0 alone", args: []string{"--shard-index", "0"}, err: "--shard-index 0 without a shard count: pass --shard-count"},
+		{name: "index flag alone", args: []string{"--shard-index", "1"}, err: "--shard-index 1 without a shard count"},
+		{name: "count flag alone", args: []string{"--shard-count", "3"}, err: "--shard-count 3 without a shard index: pass --shard-index"},
+		{name: "count variable alone", env: map[string]string{"LLMBENCH_SHARD_COUNT": "3"}, err: "$LLMBENCH_SHARD_COUNT 3 without a shard index"},
+		{name: "count 0 alone is the whole plan", args: []string{"--shard-count", "0"}, index: 0, count: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := NewFlagSet("test")

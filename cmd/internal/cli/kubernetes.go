@@ -56,6 +56,9 @@ func RunKubernetes(args []string, stdout, stderr io.Writer, now time.Time) int {
 	case *image == "":
 		return bad(errors.New("--image is required"))
 	}
+	if err := checkShardArgs(fs.Args()); err != nil {
+		return bad(err)
+	}
 	p, err := mmapds.Open(*plan, mmapds.Options{})
 	if err != nil {
 		return bad(err)
@@ -101,6 +104,46 @@ func RunKubernetes(args []string, stdout, stderr io.Writer, now time.Time) int {
 	fmt.Fprintf(stderr, "replay kubernetes: run %s, %d shards, t = 0 at %s (apply before then; see deploy/kubernetes/README.md)\n",
 		o.RunID, o.Shards, o.StartAt.UTC().Format(time.RFC3339Nano))
 	return 0
+}
+
+// manifestFlags are the replay flags every shard's manifest sets itself.
+var manifestFlags = []string{"plan", "plan-hash", "output-dir", "shard-count", "shard-index", "start-at", "run-id", "ui-type", "url"}
+
+// checkShardArgs checks the replay flags given after "--" as every shard will parse them,
+// before any manifest is printed: an unknown flag or a bad value fails here once instead of
+// in every pod at the start instant. What depends on the pod (its CPUs, its files) is left
+// to the pod.
+func checkShardArgs(args []string) error {
+	rf := NewReplay()
+	AddDistributed(rf.FS)
+	AddVersion(rf.FS)
+	if err := rf.FS.Parse(args); err != nil {
+		return fmt.Errorf("replay flags after --: %w", ParseError(rf.FS, err))
+	}
+	if rf.FS.NArg() > 0 {
+		return fmt.Errorf("replay flags after --: unexpected argument %q", rf.FS.Arg(0))
+	}
+	for _, n := range manifestFlags {
+		if Changed(rf.FS, n) {
+			return fmt.Errorf("replay flags after --: --%s is set by the manifest (give it to replay kubernetes, or drop it)", n)
+		}
+	}
+	if err := rf.CheckUI(); err != nil {
+		return fmt.Errorf("replay flags after --: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		zero bool
+	}{{"request-timeout-seconds", false}, {"wait-for-model-timeout", true}, {"wait-for-model-interval", true}} {
+		v, _ := rf.FS.GetFloat64(f.name)
+		if _, err := durationFlag(f.name, v, f.zero); err != nil {
+			return fmt.Errorf("replay flags after --: %w", err)
+		}
+	}
+	if _, err := parseGrace(*rf.grace); err != nil {
+		return fmt.Errorf("replay flags after --: %w", err)
+	}
+	return nil
 }
 
 // planShape returns the plan's session count and concurrency, for the shard-count checks

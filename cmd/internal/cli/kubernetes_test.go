@@ -44,6 +44,11 @@ func TestRunKubernetes(t *testing.T) {
 		{[]string{"--plan", plan, "--shards", "2", "--url", "u", "--image", "i", "--run-id", "Bad"}, 2, "run-id \"Bad\""},
 		{[]string{"--plan", plan, "--shards", "2", "--url", "u", "--image", "i", "--start-in", "25h"}, 2, "is 25h0m0s from now, more than the 24h0m0s"},
 		{[]string{"--plan", plan, "--shards", "2", "--url", "u", "--image", "i", "--start-at", "2099-12-01T00:00:00Z"}, 2, "--start-in/--start-at 2099-12-01T00:00:00Z is 26662 days from now"},
+		// The shards' replay flags are checked once, before any manifest is printed.
+		{[]string{"--plan", plan, "--shards", "2", "--url", "u", "--image", "i", "--", "--requst-timeout-seconds", "5"}, 2, "replay flags after --: unknown flag: --requst-timeout-seconds (did you mean --request-timeout-seconds?)"},
+		{[]string{"--plan", plan, "--shards", "2", "--url", "u", "--image", "i", "--", "--request-timeout-seconds", "nan"}, 2, "replay flags after --: --request-timeout-seconds NaN"},
+		{[]string{"--plan", plan, "--shards", "2", "--url", "u", "--image", "i", "--", "--benchmark-grace-period", "-1"}, 2, "--benchmark-grace-period"},
+		{[]string{"--plan", plan, "--shards", "2", "--url", "u", "--image", "i", "--", "--shard-index", "1"}, 2, "--shard-index is set by the manifest"},
 	} {
 		var out, errb bytes.Buffer
 		code := RunKubernetes(tc.args, &out, &errb, now)

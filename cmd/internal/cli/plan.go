@@ -22,7 +22,7 @@ import (
 // them out of the recorded spec keeps two compiles to different paths byte-identical.
 // (--tokenizer-revision still reaches analyze: the tokenizer's name in the plan's meta is
 // "org/name@revision" when a revision other than main was asked for.)
-var notInSpec = map[string]bool{"output": true, "help": true, "version": true, "tokenizer-revision": true, "tokenizer-trust-remote-code": true}
+var notInSpec = map[string]bool{"output": true, "help": true, "version": true, "tokenizer-revision": true, "tokenizer-trust-remote-code": true, "max-plan-bytes": true}
 
 // Plan is the flag set of the plan compiler (`plan [flags] -o FILE`) and the options it fills.
 type Plan struct {
@@ -60,6 +60,7 @@ func NewPlan() *Plan {
 
 	fs.StringVarP(&o.Output, "output", "o", "", "plan file to write (required)")
 	fs.BoolVarP(&cf.help, "help", "h", false, "print this help")
+	fs.Int64Var(&o.MaxPlanBytes, "max-plan-bytes", plan.DefaultMaxPlanBytes, "refuse, before compiling, a plan whose estimated file or compiler memory is larger than this many bytes (docs/plan-format.md \"Bounds\")")
 
 	// Endpoint
 	fs.StringVarP(&o.Model, "model", "m", "", "model name put in every request body (required); a comma list a,b gives each dataset turn one")
@@ -248,6 +249,9 @@ func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 	if err := cf.synthesis.Check(); err != nil {
 		return err
 	}
+	if cf.blockSize < 0 || cf.blockSize > dataset.MaxPromptTokens {
+		return fmt.Errorf("--isl-block-size %d: want tokens in [0, %d]", cf.blockSize, dataset.MaxPromptTokens)
+	}
 	if cf.promptCorpus == "random" {
 		return errors.New("--prompt-corpus random (random token ids) is not supported: use shakespeare or a text file")
 	}
@@ -288,7 +292,9 @@ func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 		if !isStr {
 			return fmt.Errorf("--extra-inputs %s: want a string", l.key)
 		}
-		if Changed(fs, l.flag) {
+		// The same value is what an earlier apply put there (profile applies once to check
+		// the flags and once per compile).
+		if Changed(fs, l.flag) && fs.Lookup(l.flag).Value.String() != str {
 			return fmt.Errorf("--%s and --extra-inputs %s are both given", l.flag, l.key)
 		}
 		if err := fs.Set(l.flag, str); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/internal/version"
+	"github.com/llmbench/llmbench/plan"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay"
 )
@@ -70,9 +71,9 @@ func NewReplay() *Replay {
 	r.apiKey = fs.String("api-key", "", "API key sent as 'Authorization: Bearer KEY', or 'x-api-key: KEY' to the Anthropic Messages API (default $OPENAI_API_KEY); never written anywhere, but other local users can read it in the process list (ps): prefer --api-key-file or $OPENAI_API_KEY")
 	r.apiKeyFile = fs.String("api-key-file", "", "read the API key from this file (trailing newline trimmed); keeps it out of the process list")
 	r.headers = fs.StringArrayP("header", "H", nil, "extra request header 'Name: value' (repeatable)")
-	r.timeout = fs.Float64("request-timeout-seconds", replay.DefaultRequestTimeout.Seconds(), "per-request timeout, connect to last byte")
+	r.timeout = fs.Float64("request-timeout-seconds", replay.DefaultRequestTimeout.Seconds(), "per-request timeout, connect to last byte, in seconds (at most 365 days)")
 	r.grace = fs.String("benchmark-grace-period", strconv.FormatFloat(replay.DefaultGracePeriod.Seconds(), 'f', -1, 64),
-		"seconds in-flight requests may run after Ctrl-C or after a duration-sized plan's duration; inf to wait for them")
+		"seconds in-flight requests may run after Ctrl-C or after a duration-sized plan's duration (at most 365 days); inf to wait for them")
 	r.reuse = fs.String("connection-reuse-strategy", replay.ReusePooled, "pooled, never (new connection per request) or sticky-user-sessions (one per session)")
 	r.sessionHeader = fs.String("session-header", replay.DefaultSessionHeader, "header carrying the session id; empty for none")
 	r.gpuInterval = fs.Duration("gpu-sample-interval", replay.DefaultGPUSampleInterval, "NVML GPU sampling period")
@@ -158,10 +159,11 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 		}
 		o.CPUs = c
 	}
-	if *timeout <= 0 || math.IsNaN(*timeout) || math.IsInf(*timeout, 0) {
-		return nil, fmt.Errorf("--request-timeout-seconds %v: must be a positive number", *timeout)
+	t, err := durationFlag("request-timeout-seconds", *timeout, false)
+	if err != nil {
+		return nil, err
 	}
-	o.RequestTimeout = seconds(*timeout)
+	o.RequestTimeout = t
 	if *maxResponse <= 0 || *maxResponse > replay.MaxResponseBytesLimit {
 		return nil, fmt.Errorf("--max-response-bytes %d: must be between 1 and %d (1 GiB)", *maxResponse, replay.MaxResponseBytesLimit)
 	}
@@ -210,21 +212,21 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 
 // waitOptions sets the readiness probe of o from the --wait-for-model flags.
 func (r *Replay) waitOptions(o *replay.Options) error {
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"wait-for-model-timeout", *r.waitTimeout}, {"wait-for-model-interval", *r.waitInterval}} {
-		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("--%s %v: want seconds (>= 0)", f.name, f.v)
-		}
+	wait, err := durationFlag("wait-for-model-timeout", *r.waitTimeout, true)
+	if err != nil {
+		return err
+	}
+	interval, err := durationFlag("wait-for-model-interval", *r.waitInterval, true)
+	if err != nil {
+		return err
 	}
 	switch *r.waitMode {
 	case replay.WaitModels, replay.WaitInference, replay.WaitBoth:
 	default:
 		return fmt.Errorf("--wait-for-model-mode %q: want %s, %s or %s", *r.waitMode, replay.WaitModels, replay.WaitInference, replay.WaitBoth)
 	}
-	o.WaitForModel, o.WaitForModelMode = seconds(*r.waitTimeout), *r.waitMode
-	o.WaitForModelInterval = seconds(*r.waitInterval)
+	o.WaitForModel, o.WaitForModelMode = wait, *r.waitMode
+	o.WaitForModelInterval = interval
 	if *r.waitInterval == 0 {
 		o.WaitForModelInterval = time.Millisecond // 0 would mean the default: as fast as sensible
 	}
@@ -313,15 +315,23 @@ func parseGrace(s string) (time.Duration, error) {
 		return replay.InfiniteGrace, nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+	if err != nil || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("--benchmark-grace-period %q: want seconds (>= 0) or inf", s)
 	}
-	return seconds(v), nil
+	return durationFlag("benchmark-grace-period", v, true)
 }
 
-func seconds(v float64) time.Duration {
-	if v*1e9 > math.MaxInt64 {
-		return time.Duration(math.MaxInt64)
+// durationFlag converts a flag in seconds into a duration: a finite number, positive (or
+// zero when zero is allowed), at most plan.MaxSpan (365 days, the bound of every duration
+// flag: docs/plan-format.md "Bounds"). Out of range is an error naming the flag, never a
+// clamped or wrapped-around duration.
+func durationFlag(name string, v float64, zero bool) (time.Duration, error) {
+	hi := plan.MaxSpan.Seconds()
+	switch {
+	case zero && !(v >= 0 && v <= hi):
+		return 0, fmt.Errorf("--%s %v: want seconds in [0, %d] (365 days)", name, v, int64(hi))
+	case !zero && !(v > 0 && v <= hi):
+		return 0, fmt.Errorf("--%s %v: want seconds in (0, %d] (365 days)", name, v, int64(hi))
 	}
-	return time.Duration(v * float64(time.Second))
+	return time.Duration(v * float64(time.Second)), nil
 }

@@ -62,6 +62,17 @@ func (h *htmlFlags) target(dir string) string {
 	return filepath.Join(dir, FileReport)
 }
 
+// checkDir refuses an --html file whose directory does not exist: found before the run.
+func (h *htmlFlags) checkDir() error {
+	if h.path == "" {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Dir(h.path)); err != nil || !st.IsDir() {
+		return fmt.Errorf("--html %s: its directory %s does not exist", h.path, filepath.Dir(h.path))
+	}
+	return nil
+}
+
 // write writes the page of s (into dir unless --html names the file) and says where on
 // stdout unless quiet.
 func (h *htmlFlags) write(dir string, s *analyze.Summary, quiet bool, stdout io.Writer) error {

@@ -43,23 +43,22 @@ func addServerMetricsFlags(fs *pflag.FlagSet) *serverMetricsFlags {
 
 // apply sets o's server-metrics and DCGM options from the flags.
 func (f *serverMetricsFlags) apply(o *replay.Options) error {
-	var extra []string
+	urls := append([]string(nil), *f.urls...) // the flags stay as given: apply runs once per replay
 	for _, u := range *f.aiperf {
 		if u != serverMetricsDefault {
-			extra = append(extra, u)
+			urls = append(urls, u)
 		}
 	}
-	*f.urls = append(*f.urls, extra...)
-	if *f.off && len(*f.urls) > 0 {
+	if *f.off && len(urls) > 0 {
 		return fmt.Errorf("--no-server-metrics and --server-metrics-url contradict each other")
 	}
 	o.NoServerMetrics = *f.off
-	for _, u := range *f.urls {
+	for _, u := range urls {
 		if _, err := servermetrics.NormalizeURL(u); err != nil {
 			return fmt.Errorf("--server-metrics-url: %w", err)
 		}
 	}
-	o.ServerMetricsURLs = append([]string(nil), *f.urls...)
+	o.ServerMetricsURLs = urls
 	if *f.interval < 10*time.Millisecond {
 		return fmt.Errorf("--server-metrics-interval %v: must be at least 10ms", *f.interval)
 	}

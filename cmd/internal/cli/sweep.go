@@ -204,10 +204,11 @@ func (s *Sweep) Options(planMode, goodput bool) (*SweepOptions, error) {
 			o.PointCooldown = o.Cooldown
 			continue
 		}
-		if c.v < 0 || math.IsNaN(c.v) || math.IsInf(c.v, 0) {
-			return nil, fmt.Errorf("--%s %v: want seconds (>= 0)", c.name, c.v)
+		d, err := durationFlag(c.name, c.v, true)
+		if err != nil {
+			return nil, err
 		}
-		*c.dst = seconds(c.v)
+		*c.dst = d
 	}
 	if err := s.convergence(o); err != nil {
 		return nil, err

@@ -1,0 +1,260 @@
+package analyze
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/llmbench/llmbench/servermetrics"
+)
+
+// Server and GPU metrics over a window (the profile window, or a time slice): gauges get
+// statistics over the points inside, counters a rate over the points that bracket it,
+// histograms quantile estimates from their bucket increases over it. What several runs
+// (shards) read from one origin counts once: a counter's rate and a histogram's increases
+// are taken per run and averaged over the runs of one origin, then summed over origins; a
+// gauge pools every point. Every sum is overflow-free (fsum), and a value that is not
+// finite is reported as such (see Stats).
+
+// addIncrease adds a counter's increase from a to b to t, without overflowing where b - a
+// itself would; a counter that went down was reset, and counted from zero again.
+func addIncrease(t *total, a, b float64) {
+	if b < a {
+		t.add(b)
+		return
+	}
+	t.addDiff(b, a)
+}
+
+// bracket returns the indexes of the points that enclose [lo, hi] as tightly as they allow:
+// the last at or before lo (else the first) and the first at or after hi (else the last).
+func (t *sourceSeries) bracket(lo, hi int64) (int, int, bool) {
+	if len(t.pts) < 2 {
+		return 0, 0, false
+	}
+	fi, li := 0, len(t.pts)-1
+	for i, p := range t.pts {
+		if p.t <= lo {
+			fi = i
+		}
+	}
+	for i := len(t.pts) - 1; i >= 0; i-- {
+		if t.pts[i].t >= hi {
+			li = i
+		}
+	}
+	return fi, li, t.pts[li].t > t.pts[fi].t
+}
+
+// windowMetrics computes every stable metric over [lo, hi] (wall clock, ns).
+func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
+	type acc struct {
+		m          ServerMetric
+		d          *dist
+		scale      float64
+		rate       total
+		buckets    map[float64]*total
+		sum, count total
+		ok         bool
+		ratioN     total // prefix-cache hits and queries, for the derived hit rate
+	}
+	byName := map[string]*acc{}
+	var names []string
+	get := func(o *originSeries) *acc {
+		x := byName[o.name]
+		if x == nil {
+			x = &acc{m: ServerMetric{Name: o.name, Unit: o.unit, Kind: o.kind, Source: o.source}, scale: o.scale, buckets: map[float64]*total{}}
+			byName[o.name] = x
+			names = append(names, o.name)
+		} else if !strings.Contains(x.m.Source, o.source) {
+			x.m.Source += "," + o.source
+		}
+		return x
+	}
+	bucket := func(m map[float64]*total, le float64) *total {
+		b := m[le]
+		if b == nil {
+			b = &total{}
+			m[le] = b
+		}
+		return b
+	}
+	for _, o := range origins {
+		switch o.kind {
+		case servermetrics.KindGauge:
+			var in []float64
+			for _, t := range o.runs {
+				for _, p := range t.pts {
+					if p.t >= lo && p.t <= hi {
+						in = append(in, p.v*o.scale)
+					}
+				}
+			}
+			if len(in) == 0 {
+				// A window shorter than the scrape interval: the points around it.
+				for _, t := range o.runs {
+					if fi, li, ok := t.bracket(lo, hi); ok {
+						in = append(in, t.pts[fi].v*o.scale, t.pts[li].v*o.scale)
+					}
+				}
+			}
+			if len(in) == 0 {
+				continue
+			}
+			x := get(o)
+			if x.d == nil {
+				x.d = newDist(1<<20, 1e6)
+			}
+			for _, v := range in {
+				x.d.add(v)
+			}
+			x.ok = true
+		case servermetrics.KindCounter:
+			var rate, inc total
+			runs, samples := 0, 0
+			for _, t := range o.runs {
+				fi, li, ok := t.bracket(lo, hi)
+				if !ok {
+					continue
+				}
+				var ti total
+				for i := fi + 1; i <= li; i++ {
+					addIncrease(&ti, t.pts[i-1].v, t.pts[i].v)
+				}
+				rate.add(ti.div(float64(t.pts[li].t-t.pts[fi].t) / 1e9))
+				inc.merge(&ti)
+				runs++
+				samples += li - fi + 1
+			}
+			if runs == 0 {
+				continue
+			}
+			x := get(o)
+			x.rate.add(rate.div(float64(runs)) * o.scale)
+			x.ratioN.merge(inc.divided(float64(runs)))
+			x.m.Samples += int64(samples)
+			x.ok = true
+		case servermetrics.KindHistogram:
+			var sum, count total
+			buckets := map[float64]*total{}
+			runs := 0
+			for _, t := range o.runs {
+				fi, li, ok := t.bracket(lo, hi)
+				if !ok {
+					continue
+				}
+				a, b := t.pts[fi], t.pts[li]
+				if b.count < a.count { // reset: count from zero
+					a = scrapePoint{}
+				}
+				sum.addDiff(b.sum, a.sum)
+				count.addDiff(b.count, a.count)
+				for _, bk := range b.buckets {
+					bucket(buckets, bk.le).addDiff(bk.n, bucketAt(a.buckets, bk.le))
+				}
+				runs++
+			}
+			if runs == 0 {
+				continue
+			}
+			x := get(o)
+			k := float64(runs)
+			x.sum.merge(sum.divided(k))
+			x.count.merge(count.divided(k))
+			for le, b := range buckets {
+				bucket(x.buckets, le).merge(b.divided(k))
+			}
+			x.ok = true
+		}
+	}
+	var out []ServerMetric
+	for _, n := range names {
+		x := byName[n]
+		if !x.ok {
+			continue
+		}
+		m := x.m
+		switch m.Kind {
+		case servermetrics.KindGauge:
+			if st := x.d.stats(1); st != nil {
+				m.Avg, m.Min, m.Max, m.P50, m.P99, m.Samples = st.Avg, st.Min, st.Max, st.P[4], st.P[8], st.Count
+			} else {
+				// Every point NaN (label sets at +Inf and -Inf): reported as such.
+				nan := math.NaN()
+				m.Avg, m.Min, m.Max, m.P50, m.P99 = nan, nan, nan, nan, nan
+			}
+		case servermetrics.KindCounter:
+			m.Rate = x.rate.value()
+		case servermetrics.KindHistogram:
+			count := x.count.value()
+			if count <= 0 {
+				continue
+			}
+			cum := make(map[float64]float64, len(x.buckets))
+			for le, b := range x.buckets {
+				cum[le] = b.value()
+			}
+			m.Avg = ratio(&x.sum, &x.count) * x.scale
+			m.P50 = histQuantile(cum, 0.50) * x.scale
+			m.P99 = histQuantile(cum, 0.99) * x.scale
+			m.Samples = clampInt64(math.Round(count))
+		}
+		m.Present = true
+		out = append(out, m)
+	}
+	// vLLM reports prefix caching as two counters: their ratio is the hit rate.
+	if h, q := byName["server.prefix_cache_hits"], byName["server.prefix_cache_queries"]; h != nil && q != nil && h.ok && q.ok && q.ratioN.value() > 0 && byName["server.prefix_cache_hit_rate"] == nil {
+		out = append(out, ServerMetric{Name: "server.prefix_cache_hit_rate", Unit: "ratio", Kind: "ratio", Source: h.m.Source + "/" + q.m.Source,
+			Avg: ratio(&h.ratioN, &q.ratioN), Samples: q.m.Samples, Present: true})
+	}
+	return out
+}
+
+func bucketAt(b []histBucket, le float64) float64 {
+	for _, x := range b {
+		if x.le == le {
+			return x.n
+		}
+	}
+	return 0
+}
+
+// histQuantile estimates quantile q from cumulative bucket counts as Prometheus's
+// histogram_quantile does: linear within the bucket holding the rank, the lower bound of the
+// first bucket being 0; a rank in the +Inf bucket gives the largest finite bound. Without a
+// finite, positive number of observations there is no estimate (NaN).
+func histQuantile(buckets map[float64]float64, q float64) float64 {
+	les := make([]float64, 0, len(buckets))
+	for le := range buckets {
+		les = append(les, le)
+	}
+	slices.Sort(les)
+	if len(les) == 0 {
+		return math.NaN()
+	}
+	total := buckets[les[len(les)-1]]
+	if !(total > 0) || math.IsInf(total, 1) {
+		return math.NaN()
+	}
+	rank := q * total
+	prevLE, prevN := 0.0, 0.0
+	for _, le := range les {
+		n := buckets[le]
+		if n >= rank {
+			if math.IsInf(le, 1) {
+				return prevLE
+			}
+			if n == prevN {
+				return le
+			}
+			// Linear within the bucket; weighed instead where the bounds' span overflows.
+			if x := (le - prevLE) * (rank - prevN); !math.IsInf(x, 0) {
+				return prevLE + x/(n-prevN)
+			}
+			f := (rank - prevN) / (n - prevN)
+			return prevLE*(1-f) + le*f
+		}
+		prevLE, prevN = le, n
+	}
+	return prevLE
+}
