@@ -102,7 +102,7 @@ func BenchmarkFloorVsClients(b *testing.B) {
 						itl, conc, n, osl, clientCPU, serverCPU, *floorRounds, loadAvg())
 					fmt.Printf("  %-6s %10s %7s %9s %7s %9s", "", "CPU ms/req", "×floor", "µs/read", "×floor", "reads/req")
 					if perf != nil {
-						fmt.Printf(" %9s %8s %8s %8s %8s", "syscalls", "ctxsw", "epoll", "read", "futex+ns")
+						fmt.Printf(" %9s %8s %8s %8s %8s %8s %8s", "syscalls", "ctxsw", "epoll", "read", "futex+ns", "timerset", "epollctl")
 					}
 					fmt.Println()
 					for _, name := range []string{"floor", ClientLoop, ClientNet} {
@@ -110,7 +110,7 @@ func BenchmarkFloorVsClients(b *testing.B) {
 						fmt.Printf("  %-6s %10.3f %7.2f %9.2f %7.2f %9.1f", name, r.msPerReq, r.msPerReq/fl.msPerReq, r.usPerRead, r.usPerRead/fl.usPerRead, r.readsPerReq)
 						if perf != nil {
 							c := r.counts
-							fmt.Printf(" %9.1f %8.1f %8.1f %8.1f %8.2f", c.syscalls, c.ctxsw, c.epoll, c.read, c.futex+c.nanosleep)
+							fmt.Printf(" %9.1f %8.1f %8.1f %8.1f %8.2f %8.2f %8.2f", c.syscalls, c.ctxsw, c.epoll, c.read, c.futex+c.nanosleep, c.timerSet, c.epollCtl)
 						}
 						fmt.Println()
 						if name != "floor" {
@@ -118,7 +118,7 @@ func BenchmarkFloorVsClients(b *testing.B) {
 						}
 					}
 					if perf != nil {
-						fmt.Println("  (per request: system calls, context switches, epoll_wait+epoll_pwait, read, futex+nanosleep; the workers' start-up subtracted)")
+						fmt.Println("  (per request: system calls, context switches, epoll_wait+epoll_pwait, read, futex+nanosleep, timerfd_settime, epoll_ctl; the workers' start-up subtracted)")
 					}
 				}
 			})
@@ -152,19 +152,24 @@ func medianFloor(rs []floorResult) floorResult {
 			read:      med(func(r floorResult) float64 { return r.counts.read }),
 			futex:     med(func(r floorResult) float64 { return r.counts.futex }),
 			nanosleep: med(func(r floorResult) float64 { return r.counts.nanosleep }),
+			timerSet:  med(func(r floorResult) float64 { return r.counts.timerSet }),
+			epollCtl:  med(func(r floorResult) float64 { return r.counts.epollCtl }),
 		}}
 }
 
 // perfCounts are perf stat counts of one process tree (per request once divided).
-type perfCounts struct{ syscalls, ctxsw, epoll, read, futex, nanosleep float64 }
+type perfCounts struct {
+	syscalls, ctxsw, epoll, read, futex, nanosleep, timerSet, epollCtl float64
+}
 
 func (c perfCounts) minus(d perfCounts) perfCounts {
-	return perfCounts{c.syscalls - d.syscalls, c.ctxsw - d.ctxsw, c.epoll - d.epoll, c.read - d.read, c.futex - d.futex, c.nanosleep - d.nanosleep}
+	return perfCounts{c.syscalls - d.syscalls, c.ctxsw - d.ctxsw, c.epoll - d.epoll, c.read - d.read, c.futex - d.futex,
+		c.nanosleep - d.nanosleep, c.timerSet - d.timerSet, c.epollCtl - d.epollCtl}
 }
 
 func (c perfCounts) per(n int) perfCounts {
 	f := float64(n)
-	return perfCounts{c.syscalls / f, c.ctxsw / f, c.epoll / f, c.read / f, c.futex / f, c.nanosleep / f}
+	return perfCounts{c.syscalls / f, c.ctxsw / f, c.epoll / f, c.read / f, c.futex / f, c.nanosleep / f, c.timerSet / f, c.epollCtl / f}
 }
 
 // perfCounter runs commands under perf stat.
@@ -175,7 +180,8 @@ type perfCounter struct {
 
 // perfEvents are what perfCounter counts.
 var perfEvents = []string{"raw_syscalls:sys_enter", "context-switches", "syscalls:sys_enter_epoll_wait",
-	"syscalls:sys_enter_epoll_pwait", "syscalls:sys_enter_read", "syscalls:sys_enter_futex", "syscalls:sys_enter_nanosleep"}
+	"syscalls:sys_enter_epoll_pwait", "syscalls:sys_enter_read", "syscalls:sys_enter_futex", "syscalls:sys_enter_nanosleep",
+	"syscalls:sys_enter_timerfd_settime", "syscalls:sys_enter_epoll_ctl"}
 
 // newPerfCounter returns a counter, or nil when perf cannot count these events here.
 func newPerfCounter(tb testing.TB) *perfCounter {
@@ -219,6 +225,10 @@ func (p *perfCounter) read(tb testing.TB, path string) perfCounts {
 			c.futex = v
 		case "syscalls:sys_enter_nanosleep":
 			c.nanosleep = v
+		case "syscalls:sys_enter_timerfd_settime":
+			c.timerSet = v
+		case "syscalls:sys_enter_epoll_ctl":
+			c.epollCtl = v
 		}
 	}
 	return c
