@@ -222,8 +222,8 @@ func newEvloop(w *worker) (*evloop, error) {
 // worker's CPU. Each wake-up costs the runtime's epoll_wait, its non-blocking poll before
 // parking, and the loop's own non-blocking epoll_wait that takes the events: measured
 // against a blocking epoll_wait on a locked thread with a second P (#17's design), it
-// halves the context switches per request and removes sysmon's polling (the note to #28,
-// docs/architecture.md).
+// halves the context switches per request and removes sysmon's polling (replay/doc.go,
+// Clients, has the figures).
 func (l *evloop) run() {
 	w := l.w
 	debug.SetPanicOnFault(true) // a truncated plan: see guard
