@@ -49,8 +49,8 @@ func floorCPUs() (all []int, client, server int) {
 // ITL 5 ms and 10 ms, 128 words in, 100 tokens out), closed loop at concurrency 64, 256 and
 // 1,000, the client on one CPU and mockllm on the other, in -floor.rounds interleaved rounds.
 // It prints, per setting, each one's CPU per request and per read (start-up excluded: the
-// floor counts from its last connect, a worker from its first CPU sample) as ratios to the
-// floor's, medians over the rounds. Where perf can count tracepoints (perf stat -e
+// floor counts from its last connect, a worker from its first CPU sample after its last
+// connect: steadyCPU) as ratios to the floor's, medians over the rounds. Where perf can count tracepoints (perf stat -e
 // raw_syscalls:sys_enter), it also prints what a load on the machine does not change: system
 // calls and context switches per request, the worker's start-up (a one-request run)
 // subtracted. -benchtime=1x runs each once.
@@ -299,17 +299,11 @@ func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int, perf 
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir := o.OutputDir
-	recs := readLog(b, filepath.Join(dir, m.Workers[0].Log)) // under perf, the header's PID is perf's child's
 	if m.Counts.Completed != n {
 		b.Fatalf("%s: counts %+v", client, m.Counts)
 	}
-	reads := 0
-	for _, q := range recs {
-		reads += len(q.ReadNs)
-	}
-	cpuNs := float64(workerCPU(b, m, dir).Nanoseconds())
-	r := floorResult{usPerRead: cpuNs / float64(reads) / 1e3, msPerReq: cpuNs / float64(n) / 1e6, readsPerReq: float64(reads) / float64(n)}
+	cpuNs, reqs, reads := steadyCPU(b, filepath.Join(o.OutputDir, m.Workers[0].Log))
+	r := floorResult{usPerRead: cpuNs / float64(reads) / 1e3, msPerReq: cpuNs / float64(reqs) / 1e6, readsPerReq: float64(reads) / float64(reqs)}
 	if perf != nil {
 		r.counts = perf.read(b, counts)
 		if base != nil {
@@ -317,6 +311,56 @@ func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int, perf 
 		}
 	}
 	return r
+}
+
+// steadyCPU returns the CPU a worker's log says it used once every connection was made, as
+// the floor counts its own from its last connect (start-up excluded): from its first CPU
+// sample at or after the last connect to its last sample, with the requests that ended and
+// the reads that returned in that window. (Samples come once a second: the runs last
+// several.)
+func steadyCPU(b *testing.B, path string) (cpuNs float64, reqs, reads int) {
+	recs := readLog(b, path)
+	lastConnect := int64(0)
+	for _, q := range recs {
+		lastConnect = max(lastConnect, q.ConnectEndNs)
+	}
+	r, err := rawlog.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	var first, last *rawlog.CPUSample
+	for {
+		k, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if k != rawlog.KindCPU {
+			continue
+		}
+		s := r.CPU()
+		if first == nil && s.TimeNs >= lastConnect {
+			first = &s
+		}
+		last = &s
+	}
+	if first == nil || last.TimeNs <= first.TimeNs {
+		b.Fatalf("%s: no CPU samples after the last connect at %d ns", path, lastConnect)
+	}
+	for _, q := range recs {
+		if q.EndNs > first.TimeNs {
+			reqs++
+		}
+		for _, t := range q.ReadNs {
+			if t > first.TimeNs {
+				reads++
+			}
+		}
+	}
+	return float64(last.UserNs + last.SysNs - first.UserNs - first.SysNs), reqs, reads
 }
 
 // loadAvg is the machine's 1-minute load average, for the figures' context.
