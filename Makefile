@@ -2,7 +2,7 @@
 # server; `make test` is what CI runs (.ci/run).
 GO        ?= go
 BIN       := bin
-CMDS      := plan replay analyze mockllm profile
+CMDS      := plan replay analyze mockllm profile chat
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 10s
 DEMO_DIR  ?= $(BIN)/demo
@@ -65,11 +65,12 @@ image:
 	podman build -f deploy/container/Containerfile -t $(IMAGE) $(BIN)/image
 
 # e2e-slurm: a one-machine Slurm cluster (deploy/slurm/local-cluster.sh, as root), then the
-# sbatch script replaying two shards against mockllm (e2e TestSlurm); the cluster is stopped after.
+# sbatch script replaying two shards on one node against mockllm (e2e TestSlurm); whatever
+# happens, the cluster is stopped (its daemons gone) and its temporary folder removed.
 e2e-slurm:
-	@d=$$(mktemp -d); eval "$$(bash deploy/slurm/local-cluster.sh start $$d)" || exit 1; \
-	LLMBENCH_E2E_SLURM=1 $(GO) test -count=1 -run '^TestSlurm$$' -v ./e2e/; rc=$$?; \
-	bash deploy/slurm/local-cluster.sh stop $$d; exit $$rc
+	@d=$$(mktemp -d); trap 'bash deploy/slurm/local-cluster.sh stop '"$$d"'; rm -rf '"$$d" EXIT; \
+	eval "$$(bash deploy/slurm/local-cluster.sh start $$d)" || exit 1; \
+	LLMBENCH_E2E_SLURM=1 $(GO) test -count=1 -run '^TestSlurm$$' -v ./e2e/
 
 # e2e-podman: the image, run with podman against mockllm (e2e TestContainerImage).
 e2e-podman: image

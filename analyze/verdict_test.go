@@ -175,3 +175,47 @@ func TestVerdictSharedCPU(t *testing.T) {
 		}
 	}
 }
+
+// From a run directory: run.json's workers[].cpu says which workers shared a CPU, and their
+// CPU samples add up there (three workers near 40 % each on CPU 0); the same logs with each
+// worker on its own CPU keep the run.
+func TestVerdictSharedCPUFromRunJSON(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		cpus   []int
+		kept   bool
+		by     int
+		reason string
+	}{
+		{"own CPUs", []int{0, 1, 2}, true, 0, ""},
+		{"one CPU", []int{0, 0, 0}, false, 3, "CPU of worker 2 (shared by 3 workers) at"},
+		{"unpinned", []int{-1, -1, -1}, true, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := scenario{n: 30, workers: 3, ttft: 20 * ms, itl: 5 * ms, tokens: 4, streaming: true, cpuPct: 40}.build(t, t.TempDir())
+			m, err := rawlog.ReadManifest(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range m.Workers {
+				m.Workers[i].CPU = c.cpus[i]
+			}
+			if err := rawlog.WriteManifest(dir, m); err != nil {
+				t.Fatal(err)
+			}
+			s, _ := analyseDir(t, Options{}, dir)
+			v := s.Verdict
+			if !v.CPUKnown || v.Kept != c.kept || v.SharedBy != c.by {
+				t.Fatalf("cpu known %v kept %v shared by %d, want kept %v by %d (busiest %v%%, reasons %q)", v.CPUKnown, v.Kept, v.SharedBy, c.kept, c.by, v.BusiestWorkerPct, v.Reasons)
+			}
+			for i, w := range s.Workers {
+				if w.CPU != c.cpus[i] {
+					t.Errorf("worker %d CPU %d, want run.json's %d", w.Worker, w.CPU, c.cpus[i])
+				}
+			}
+			if got := strings.Join(v.Reasons, "; "); !strings.Contains(got, c.reason) {
+				t.Errorf("reasons %q lack %q", got, c.reason)
+			}
+		})
+	}
+}

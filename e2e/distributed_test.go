@@ -276,3 +276,111 @@ func readRawShard(t testing.TB, runDir, planPath string) (*rawlog.Manifest, []ra
 	_, raws := readRawPart(t, runDir, planPath, m.Counts.Planned)
 	return m, raws
 }
+
+// freeAddr is a loopback address nobody listens on now (for shard 0's rendezvous).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestDistributedRendezvous: two shards started 3 s apart with --rendezvous meet, start at
+// one instant after the second got ready, and merge to exactly the planned count; run.json
+// records the rendezvous. A shard alone gives up within its timeout naming the missing
+// shard, and the server receives nothing.
+func TestDistributedRendezvous(t *testing.T) {
+	// Not parallel: its shards' load would move the start skews TestDistributedShards bounds.
+	srv := startMock(t, mockTiming...)
+	dir := t.TempDir()
+	const sessions, turns = 10, 2
+	planPath := compile(t, dir, "--model", "mock", "--endpoint-type", "chat", "--streaming", "--isl", "16", "--osl", "4",
+		"--extra-inputs", "ignore_eos:true", "--conversation-turn-mean", strconv.Itoa(turns), "--num-sessions", strconv.Itoa(sessions),
+		"--request-rate", "40", "--arrival-pattern", "constant", "--random-seed", "8")
+	root := filepath.Join(dir, "rdv")
+	addr := freeAddr(t)
+	shard := func(i int) result {
+		return command(t, bin.replay, "--plan", planPath, "--url", srv.URL, "--no-pin", "--no-gpu-telemetry", "--workers", "1",
+			"--output-dir", filepath.Join(root, fmt.Sprintf("shard-%d", i)), "--shard-count", "2", "--shard-index", strconv.Itoa(i),
+			"--rendezvous", addr, "--rendezvous-timeout", "50s", "--run-id", "rdv")
+	}
+	results := make([]result, 2)
+	var second time.Time
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); results[0] = shard(0) }()
+	go func() {
+		defer wg.Done()
+		time.Sleep(3 * time.Second)
+		second = time.Now()
+		results[1] = shard(1)
+	}()
+	wg.Wait()
+	var start int64
+	for i, r := range results {
+		if r.code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+		m, err := rawlog.ReadManifest(filepath.Join(root, fmt.Sprintf("shard-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rv := m.Shard.Rendezvous
+		if rv == nil || rv.Addr != addr || m.Shard.StartAtUnixNs != m.StartUnixNs || m.Counts.Completed != m.Counts.Planned {
+			t.Fatalf("shard %d: shard %+v rendezvous %+v counts %+v", i, m.Shard, rv, m.Counts)
+		}
+		if i == 0 {
+			start = m.StartUnixNs
+		} else if m.StartUnixNs != start {
+			t.Fatalf("shard 1 started at %d, shard 0 at %d", m.StartUnixNs, start)
+		}
+	}
+	// The second shard was started 3 s after the first; the one instant comes after it.
+	if !time.Unix(0, start).After(second) {
+		t.Fatalf("start %v is not after the second shard was started (%v)", time.Unix(0, start), second)
+	}
+	if !strings.Contains(results[0].stderr, "rendezvous: 2 shards ready; start at") {
+		t.Errorf("shard 0 does not say when it starts:\n%s", results[0].stderr)
+	}
+	out := filepath.Join(dir, "analysis")
+	r := command(t, bin.analyze, "--output-dir", out, root)
+	if r.code != 0 {
+		t.Fatalf("analyze: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := readSummary(t, out).must(t, "request_count").Avg; n != sessions*turns {
+		t.Errorf("merged request_count %v, want %d", n, sessions*turns)
+	}
+	if !strings.Contains(r.stdout, "Shards: 2 of 2 present") {
+		t.Errorf("analysis:\n%s", r.stdout)
+	}
+	if got := srv.requestsTotal(t); got != sessions*turns {
+		t.Errorf("the server received %d requests, want %d", got, sessions*turns)
+	}
+
+	// Alone: shard 1 without shard 0, shard 0 of 3 without the others.
+	for _, tc := range []struct {
+		index, count int
+		want         string
+	}{
+		{1, 2, "shard 0 of 2 did not arrive within 2s"},
+		{0, 3, "shards 1, 2 of 3 did not arrive within 2s"},
+	} {
+		t0 := time.Now()
+		r := command(t, bin.replay, "--plan", planPath, "--url", srv.URL, "--no-pin", "--no-gpu-telemetry", "--workers", "1",
+			"--output-dir", filepath.Join(dir, fmt.Sprintf("alone-%d-%d", tc.index, tc.count)), "--shard-count", strconv.Itoa(tc.count),
+			"--shard-index", strconv.Itoa(tc.index), "--rendezvous", freeAddr(t), "--rendezvous-timeout", "2s")
+		took := time.Since(t0)
+		if r.code != 1 || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "nothing was sent") {
+			t.Errorf("shard %d of %d alone: exit %d, %s", tc.index, tc.count, r.code, r.stderr)
+		}
+		if took < 2*time.Second || took > 45*time.Second {
+			t.Errorf("shard %d of %d alone gave up after %v (timeout 2s)", tc.index, tc.count, took)
+		}
+	}
+	if got := srv.requestsTotal(t); got != sessions*turns {
+		t.Errorf("a lone shard sent: the server received %d requests, want still %d", got, sessions*turns)
+	}
+}

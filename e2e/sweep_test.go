@@ -13,7 +13,7 @@ import (
 // (TTFT 80 ms + 2 tokens) before its own first token: a concurrency sweep sees TTFT rise past
 // 2, repeats converge and report intervals, and the SLA search finds the boundary 2. The
 // verdict bounds are wide so that a loaded machine cannot turn a point invalid; the search's
-// client-limited stop is covered by the sweep package's and cmd/profile's unit tests.
+// client-limited stop is covered by the sweep and profile packages' unit tests.
 func TestProfileSweepRepeatSearch(t *testing.T) {
 	mock := startMock(t, "--ttft", "80ms", "--itl", "1ms", "--max-batch", "2")
 	work := t.TempDir()

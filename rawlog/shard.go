@@ -16,6 +16,26 @@ type ShardInfo struct {
 	// until it, observed the instant on its wall clock: what this shard adds to the spread of
 	// the shards' starts besides its clock's error (ClockState). 0 without StartAtUnixNs.
 	StartSkewNs int64 `json:"start_skew_ns"`
+	// Rendezvous says how the shards agreed on StartAtUnixNs when they met before the start
+	// (replay --rendezvous); nil with a fixed --start-at.
+	Rendezvous *RendezvousInfo `json:"rendezvous,omitempty"`
+}
+
+// RendezvousInfo is run.json's "shard.rendezvous": the meeting of the shards that chose the
+// start instant (docs/distributed.md).
+type RendezvousInfo struct {
+	// Addr is shard 0's HOST:PORT.
+	Addr string `json:"addr"`
+	// WaitedNs is how long this shard waited there, from ready to the start instant's arrival.
+	WaitedNs int64 `json:"waited_ns"`
+	// MaxRTTNs is the slowest round trip shard 0 measured to a shard; LeadNs how far ahead of
+	// its clock it put the start instant (4 × MaxRTTNs + 50 ms by default).
+	MaxRTTNs int64 `json:"max_rtt_ns"`
+	LeadNs   int64 `json:"lead_ns"`
+	// ClockOffsetNs is this shard's wall clock minus shard 0's as shard 0 measured it (0 on
+	// shard 0), within ±ClockOffsetErrorNs (half the fastest round trip).
+	ClockOffsetNs      int64 `json:"clock_offset_ns"`
+	ClockOffsetErrorNs int64 `json:"clock_offset_error_ns"`
 }
 
 // ClockState is run.json's "clock": the kernel's clock discipline as adjtimex(2) reported it

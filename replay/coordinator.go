@@ -42,8 +42,10 @@ type Replay struct {
 	// run.json; perCPU is the most workers pinned to one CPU (0 unpinned).
 	workersNote string
 	perCPU      int
-	planned     []int // records per worker
-	dir         string
+	// partCPUs are this replay's CPUs when it has a part of a shared machine (LocalPart).
+	partCPUs []int
+	planned  []int // records per worker
+	dir      string
 
 	stopReq  chan struct{}
 	abortReq chan struct{}
@@ -174,7 +176,7 @@ func CheckOptions(opts Options) error {
 			return fmt.Errorf("replay: %w", err)
 		}
 	}
-	if _, _, err := opts.workerCPUs(); err != nil {
+	if _, _, _, err := opts.workerCPUs(); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	return nil
@@ -253,11 +255,20 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	if !o.NoPin {
 		if all, err := allowedCPUs(); err == nil {
 			defer setAffinity(all)
+			// With a part of a shared machine (LocalPart), the other parts' CPUs are another
+			// replay's: stay within this part, beside its own workers if need be.
+			home := all
+			if r.partCPUs != nil {
+				home = r.partCPUs
+			}
 			var rest []int
-			for _, c := range all {
+			for _, c := range home {
 				if !containsInt(r.cpus, c) {
 					rest = append(rest, c)
 				}
+			}
+			if len(rest) == 0 && r.partCPUs != nil {
+				rest = home
 			}
 			if len(rest) > 0 {
 				setAffinity(rest)
@@ -337,6 +348,8 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	progStop := make(chan struct{})
 	progDone := make(chan struct{})
 	go r.progressLoop(procs, start, progStop, progDone)
+	obsDone := make(chan struct{})
+	go r.observeLoop(procs, start, startNs, progStop, obsDone)
 
 	allExited := make(chan struct{})
 	go func() {
@@ -379,6 +392,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	}
 	close(progStop)
 	<-progDone
+	<-obsDone // the observer has seen every worker's log to its end
 	close(telStop)
 	telErr := <-telDone
 	if telErr != nil {

@@ -185,9 +185,13 @@ func (r *Replay) setupShard(info *planInfo) (int, error) {
 		if err := CheckStartAhead(o.StartAt, time.Now()); err != nil {
 			return 0, err
 		}
+	}
+	if !o.StartAt.IsZero() || o.Rendezvous != "" {
 		if r.lateGap, err = firstGap(r.plan); err != nil {
 			return 0, err
 		}
+	}
+	if !o.StartAt.IsZero() {
 		if err := checkLateStart(o.StartAt, time.Now(), r.lateGap); err != nil {
 			return 0, err
 		}
@@ -218,14 +222,14 @@ func (r *Replay) shardWords() string {
 	return fmt.Sprintf("'s shard %d of %d", r.opts.ShardIndex, r.opts.ShardCount)
 }
 
-// awaitStart, with a StartAt, sleeps until the start instant (the workers, told it already,
-// sleep on their own) and records in run.json how late after it this process woke: the
-// same timerfd wake the workers' dispatchers use, on the same clocks and load. A wait of a
-// second or more is announced, with the instant. An interruption ends the wait early and
-// leaves the skew 0.
+// awaitStart, with a shared start instant (StartAt or the rendezvous's), sleeps until it
+// (the workers, told it already, sleep on their own) and records in run.json how late after
+// it this process woke: the same timerfd wake the workers' dispatchers use, on the same
+// clocks and load. A wait of a second or more is announced, with the instant. An
+// interruption ends the wait early and leaves the skew 0.
 func (r *Replay) awaitStart(start time.Time) {
 	m := &r.manifest
-	if r.opts.StartAt.IsZero() || m.Shard == nil {
+	if m.Shard == nil || m.Shard.StartAtUnixNs == 0 {
 		return
 	}
 	if d := time.Until(start); d >= startNoticeAfter {

@@ -122,10 +122,15 @@ func TestDistributedShardRefusals(t *testing.T) {
 		{"start in 2099", 0, 2, time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), nil, "start-at 2099-01-01T00:00:00Z is 26"},
 		{"start past the nanosecond clock", 0, 0, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), nil, "is over 292 years from now, more than the 24h0m0s a start may be ahead"},
 		{"foreign source address", 0, 0, time.Time{}, []netip.Addr{netip.MustParseAddr("192.0.2.77")}, "local-addr 192.0.2.77: this host cannot use it"},
+		{"rendezvous and start-at", 0, 2, time.Now().Add(time.Hour), nil, "rendezvous 127.0.0.1:7411 and start-at: the rendezvous picks the start instant"},
+		{"rendezvous without shards", 0, 0, time.Time{}, nil, "rendezvous 127.0.0.1:7411: needs the shard identity"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := testOptions(t, path, "http://127.0.0.1:1")
 			o.ShardIndex, o.ShardCount, o.StartAt, o.LocalAddrs = tc.index, tc.cnt, tc.startAt, tc.addrs
+			if strings.HasPrefix(tc.name, "rendezvous") {
+				o.Rendezvous = "127.0.0.1:7411"
+			}
 			r, err := New(o)
 			if err == nil {
 				r.plan.Close()
@@ -329,4 +334,106 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// freePort returns a loopback address nobody listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Two shards meeting at a rendezvous start at one instant, after the later one got ready,
+// and replay every request once; run.json records the rendezvous.
+func TestRendezvousRunsShareStart(t *testing.T) {
+	srv := newTestServer(t)
+	ps := multiTurnPlan(6, 2, 0)
+	dir := t.TempDir()
+	plan := ps.write(t, dir)
+	addr := freePort(t)
+	ms := make([]*rawlog.Manifest, 2)
+	errs := make([]error, 2)
+	readyAfter := make([]time.Time, 2)
+	outs := make([]string, 2)
+	done := make(chan int)
+	for i := range 2 {
+		go func() {
+			defer func() { done <- i }()
+			if i == 1 {
+				time.Sleep(time.Second) // shard 1 gets ready a second after shard 0
+			}
+			readyAfter[i] = time.Now()
+			o := testOptions(t, plan, srv.URL)
+			o.ShardIndex, o.ShardCount, o.Rendezvous, o.RunID, o.Workers = i, 2, addr, "r1", 1
+			outs[i] = o.OutputDir
+			r, err := New(o)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			ms[i], errs[i] = r.Run()
+		}()
+	}
+	<-done
+	<-done
+	total := map[uint32]int{}
+	for i, m := range ms {
+		if errs[i] != nil {
+			t.Fatalf("shard %d: %v", i, errs[i])
+		}
+		if m.Status != rawlog.StatusComplete || m.Counts.Completed != 6 {
+			t.Fatalf("shard %d: %s %+v %s", i, m.Status, m.Counts, m.Error)
+		}
+		rv := m.Shard.Rendezvous
+		if rv == nil || rv.Addr != addr || rv.LeadNs < int64(50*time.Millisecond) || m.Shard.StartAtUnixNs != m.StartUnixNs {
+			t.Fatalf("shard %d: run.json shard %+v rendezvous %+v", i, m.Shard, rv)
+		}
+		for idx := range readRun(t, m, outs[i]) {
+			total[idx]++
+		}
+	}
+	if ms[0].StartUnixNs != ms[1].StartUnixNs {
+		t.Fatalf("starts %d and %d differ", ms[0].StartUnixNs, ms[1].StartUnixNs)
+	}
+	if start := time.Unix(0, ms[0].StartUnixNs); !start.After(readyAfter[1]) {
+		t.Fatalf("start %v before shard 1 even began (%v)", start, readyAfter[1])
+	}
+	if len(total) != 12 || srv.requests.Load() != 12 {
+		t.Fatalf("%d distinct requests logged, %d received, want 12", len(total), srv.requests.Load())
+	}
+}
+
+// A shard alone at the rendezvous gives up after its timeout naming the missing shard:
+// the run fails, every request is not sent, and the server received nothing.
+func TestRendezvousLoneShard(t *testing.T) {
+	srv := newTestServer(t)
+	plan := multiTurnPlan(4, 1, 0).write(t, t.TempDir())
+	for _, index := range []int{0, 1} {
+		o := testOptions(t, plan, srv.URL)
+		o.ShardIndex, o.ShardCount, o.Rendezvous, o.RendezvousTimeout, o.Workers = index, 2, freePort(t), 700*time.Millisecond, 1
+		r, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		m, err := r.Run()
+		missing := 1 - index
+		want := fmt.Sprintf("shard %d of 2 did not arrive within 700ms", missing)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("shard %d: %v, want one line with %q", index, err, want)
+		}
+		if took := time.Since(t0); took > 30*time.Second {
+			t.Errorf("shard %d gave up after %v", index, took)
+		}
+		if m.Status != rawlog.StatusFailed || m.Counts.NotSent != m.Counts.Planned || m.Counts.Planned != 2 {
+			t.Errorf("shard %d: %s %+v", index, m.Status, m.Counts)
+		}
+	}
+	if n := srv.requests.Load(); n != 0 {
+		t.Fatalf("the server received %d requests", n)
+	}
 }

@@ -58,6 +58,10 @@ type Options struct {
 	CPUs []int
 	// NoPin leaves workers unpinned (for machines that forbid sched_setaffinity).
 	NoPin bool
+	// LocalPart, with Count > 1 and CPUs nil, takes part Index of Count of the CPUs this
+	// process may use (contiguous blocks, so the parts never share a CPU): several replays
+	// on one machine, such as Slurm tasks on one node that Slurm did not bind (cgroup.go).
+	LocalPart CPUPart
 	// APIKey is sent as "Authorization: Bearer KEY" ("x-api-key: KEY" when the headers carry
 	// anthropic-version: the Messages API) unless Headers sets that header. It is
 	// never written anywhere.
@@ -125,6 +129,12 @@ type Options struct {
 	// Start, when set, decides the start instant instead of StartAt and StartDelay
 	// (StartSource).
 	Start StartSource
+	// Rendezvous, when set, is shard 0's HOST:PORT: the shards meet there once their workers
+	// are ready, and shard 0 picks the start instant once all ShardCount have arrived
+	// (start_rendezvous.go, package rendezvous: a StartSource). Not with StartAt.
+	Rendezvous string
+	// RendezvousTimeout bounds the wait for every shard (0: rendezvous.DefaultTimeout).
+	RendezvousTimeout time.Duration
 	// RunID names the distributed run in run.json (shard.run_id); optional.
 	RunID string
 	// PlanHash, when set, is the identity (hex SHA-256) the plan must have: a shard refuses
@@ -150,6 +160,9 @@ type Options struct {
 	// replay's (the generator validation file) is written there, never into a directory
 	// another run holds. An error is a notice; the run goes on.
 	Claimed func(dir string) error
+	// Observer, when not nil, watches the run from this process (observer.go): the live
+	// OpenTelemetry export. It never touches the workers.
+	Observer Observer
 	// WorkerStderr receives the workers' stderr; nil means os.Stderr.
 	WorkerStderr io.Writer
 	// WorkerCommand starts a worker process: program and arguments. nil means this
@@ -192,6 +205,9 @@ func (o *Options) normalize() error {
 		return errors.New("output-dir: no run directory given")
 	}
 	if err := checkShard(o.ShardIndex, o.ShardCount); err != nil {
+		return err
+	}
+	if err := o.checkRendezvous(); err != nil {
 		return err
 	}
 	if o.Workers < 0 {

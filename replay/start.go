@@ -9,8 +9,8 @@ import (
 // the coordinator sends to its workers. It is asked once, when every worker is ready (plan
 // mapped, CPU pinned, calibrated, nothing connected). Today's sources are "now" (a lead of
 // Options.StartDelay after that moment) and a fixed instant shared by every shard
-// (Options.StartAt, --start-at); a rendezvous of shards, where the last one to get ready
-// releases them all, is one more.
+// (Options.StartAt, --start-at); and a rendezvous of shards (Options.Rendezvous,
+// --rendezvous), where the last one to get ready releases them all.
 type StartSource interface {
 	// StartInstant returns the start instant; ready is when every worker got ready. An error
 	// fails the run before anything is sent. stop is closed when the run is interrupted: a
@@ -43,11 +43,14 @@ func (s startAt) StartInstant(ready time.Time, _ <-chan struct{}) (time.Time, er
 	return s.at, nil
 }
 
-// startSource is the run's StartSource: Options.Start, else the fixed StartAt, else "now".
+// startSource is the run's StartSource: Options.Start, else the rendezvous of the shards
+// (start_rendezvous.go), else the fixed StartAt, else "now".
 func (r *Replay) startSource() StartSource {
 	switch {
 	case r.opts.Start != nil:
 		return r.opts.Start
+	case r.opts.Rendezvous != "":
+		return rendezvousStart{r}
 	case !r.opts.StartAt.IsZero():
 		return startAt{at: r.opts.StartAt, lateGap: r.lateGap}
 	}

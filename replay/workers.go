@@ -15,20 +15,41 @@ import (
 // options.workers_per_cpu).
 func (r *Replay) setupWorkers(shardC int) error {
 	o, info := &r.opts, r.info
-	cpus, n, err := o.workerCPUs()
+	cpus, n, cpuWhy, err := o.workerCPUs()
 	if err != nil {
 		return err
+	}
+	if cpuWhy != "" {
+		r.notice("replay: " + cpuWhy)
+	}
+	if o.CPUs == nil && o.LocalPart.Count > 1 {
+		r.partCPUs = cpus
 	}
 	want := n
 	most := shardC // every worker needs a slot and a session
 	if info.sessions > 0 && (most <= 0 || info.sessions < most) {
 		most = info.sessions
 	}
+	caps := capsOf(r.plan.Meta()) // caps.go
+	if err := caps.check(o.ShardCount); err != nil {
+		return err
+	}
+	// ... and a slot of every cap the plan has (the prefill cap's too).
+	mw, what := caps.maxWorkers(o.ShardIndex, o.ShardCount)
+	if mw > 0 && (most <= 0 || mw < most) {
+		most = mw
+	} else {
+		mw = 0
+	}
 	if most > 0 && n > most {
 		n = most
 	}
 	if n < want {
-		r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %d sessions and concurrency %d", n, want, r.shardWords(), info.sessions, shardC))
+		if mw > 0 {
+			r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %s %d for them", n, want, r.shardWords(), what, mw))
+		} else {
+			r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %d sessions and concurrency %d", n, want, r.shardWords(), info.sessions, shardC))
+		}
 	}
 	// Raised here, before any worker exists; each worker raises its own too.
 	soft, hard, _ := raiseFileLimit()
@@ -59,29 +80,42 @@ func (r *Replay) setupWorkers(shardC int) error {
 
 // workerCPUs returns the CPUs workers may be pinned to and how many workers the options ask
 // for (before the plan lowers it), checking them before anything is created rather than
-// letting every worker fail to pin itself.
-func (o *Options) workerCPUs() (cpus []int, n int, err error) {
+// letting every worker fail to pin itself. Without CPUs, they are those this process may
+// use, narrowed by its container's cgroup and LocalPart (cgroup.go); why then says how
+// ("" when nothing narrowed them).
+func (o *Options) workerCPUs() (cpus []int, n int, why string, err error) {
 	cpus = o.CPUs
 	if cpus == nil {
 		if cpus, err = allowedCPUs(); err != nil {
-			return nil, 0, err
+			return nil, 0, "", err
+		}
+		all := cpus
+		if cpus, why, err = narrowCPUs(cpus, readCgroupCPU("/"), o.LocalPart); err != nil {
+			return nil, 0, "", err
+		}
+		if why != "" {
+			why = fmt.Sprintf("workers on CPUs %s of %s: %s", formatCPUs(cpus), formatCPUs(all), why)
 		}
 	} else if !o.NoPin {
 		if err := CheckCPUs(cpus); err != nil {
-			return nil, 0, fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
+			return nil, 0, "", fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
 		}
 	}
 	if len(cpus) == 0 {
-		return nil, 0, errors.New("cpus: no CPU to run workers on")
+		return nil, 0, "", errors.New("cpus: no CPU to run workers on")
 	}
 	n = o.Workers
 	if n == 0 {
 		n = len(cpus)
 	}
 	if n > len(cpus) && !o.NoPin {
-		return nil, 0, fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s)", n, len(cpus), formatCPUs(cpus))
+		because := ""
+		if why != "" {
+			because = "; " + why
+		}
+		return nil, 0, "", fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s%s)", n, len(cpus), formatCPUs(cpus), because)
 	}
-	return cpus, n, nil
+	return cpus, n, why, nil
 }
 
 func containsInt(s []int, v int) bool {

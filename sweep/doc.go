@@ -7,5 +7,5 @@
 // bound, a crash or a client that did not keep its schedule never feeds an aggregate, a best
 // point or a Pareto set, and never passes a search probe.
 //
-// cmd/profile runs the benchmarks and writes the files; this package only decides.
+// Package profile runs the benchmarks and writes the files; this package only decides.
 package sweep

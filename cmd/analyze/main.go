@@ -4,6 +4,8 @@
 //
 //	analyze [flags] RUN_DIR [RUN_DIR...]
 //	analyze compare [flags] RUN_A RUN_B [RUN...]   (compare.html, compare.json: docs/report.md)
+//	analyze collect [--serve ADDR] DIR > DIR.tar   (a finished run as a tar: docs/distributed.md)
+//	analyze wait-shards --shards N [--timeout D] DIR (wait for a distributed run's shards)
 //
 // Exit status: 0 when every gate holds, 1 when a gate or the error-rate bound fails or a log
 // is damaged (the other logs are still analysed), 2 on bad input (one line on stderr).
@@ -14,20 +16,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/cmd/internal/cli"
 	"github.com/llmbench/llmbench/redact"
-)
-
-// Exported file names under the default --profile-export-prefix (AIPerf's).
-const (
-	fileJSON       = cli.DefaultExportPrefix + cli.SuffixJSON
-	fileCSV        = cli.DefaultExportPrefix + cli.SuffixCSV
-	fileRecords    = cli.DefaultExportPrefix + cli.SuffixRecords
-	fileSlicesJSON = cli.DefaultExportPrefix + cli.SuffixSlicesJSON
-	fileSlicesCSV  = cli.DefaultExportPrefix + cli.SuffixSlicesCSV
 )
 
 // main runs analyze with its output redacted (package redact): no line it prints holds a
@@ -40,6 +34,12 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "compare" { // analyze compare RUN_A RUN_B [RUN...] (cli/compare.go)
 		return cli.RunCompare(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "collect" { // analyze collect DIR > DIR.tar (cli/collect.go)
+		return cli.RunCollect(args[1:], os.Stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "wait-shards" { // analyze wait-shards --shards N DIR (cli/waitshards.go)
+		return cli.RunWaitShards(args[1:], stderr, time.Sleep)
 	}
 	a := cli.NewAnalyze()
 	fs := a.FS

@@ -8,8 +8,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+)
+
+// Exported file names under the default --profile-export-prefix (AIPerf's).
+const (
+	fileJSON       = export.DefaultExportPrefix + export.SuffixJSON
+	fileCSV        = export.DefaultExportPrefix + export.SuffixCSV
+	fileRecords    = export.DefaultExportPrefix + export.SuffixRecords
+	fileSlicesJSON = export.DefaultExportPrefix + export.SuffixSlicesJSON
+	fileSlicesCSV  = export.DefaultExportPrefix + export.SuffixSlicesCSV
 )
 
 const ms = int64(1_000_000)
@@ -221,6 +231,34 @@ func TestTraceFlags(t *testing.T) {
 			if bytes.Contains(l, []byte(`"trace_data":{"trace_type":"llmbench"`)) != c.trace ||
 				bytes.Contains(l, []byte(`"request_send_start_ns":`)) != c.full || bytes.Contains(l, []byte(`"response_chunks":[[`)) != c.trace {
 				t.Fatalf("%s: record %s", c.flag, l)
+			}
+		}
+	}
+}
+
+// TestShowTraceTiming: --show-trace-timing prints the HTTP trace table after the metrics,
+// with k6's metrics and their values from the run; without it, no such table.
+func TestShowTraceTiming(t *testing.T) {
+	dir := buildRun(t, 4, 0)
+	for _, on := range []bool{false, true} {
+		args := []string{"--output-dir", filepath.Join(t.TempDir(), "out"), dir}
+		if on {
+			args = append([]string{"--show-trace-timing"}, args...)
+		}
+		code, stdout, stderr := runCmd(args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		has := strings.Contains(stdout, "HTTP Trace Timing")
+		if has != on {
+			t.Fatalf("--show-trace-timing %v: table shown %v\n%s", on, has, stdout)
+		}
+		if on {
+			table := stdout[strings.Index(stdout, "HTTP Trace Timing"):]
+			for _, want := range []string{"HTTP Request Waiting (ms)", "HTTP Request Receiving (ms)", "HTTP Request Duration (ms)"} {
+				if !strings.Contains(table, want) {
+					t.Errorf("trace table lacks %q:\n%s", want, table)
+				}
 			}
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/llmbench/llmbench/cmd/internal/cli"
+	"github.com/llmbench/llmbench/profile"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -15,7 +15,7 @@ import (
 // search range), replay's options, the generator validation's, and analyze's (gates,
 // goodput, bounds), including the metrics a run that does not stream cannot give. A bad
 // flag then costs nothing: one line, exit 2, no directory, no request.
-func (c *command) checkStages(so *cli.SweepOptions, planMode, streaming bool, argv []string, getenv func(string) string) error {
+func (c *command) checkStages(so *profile.SweepOptions, planMode, streaming bool, argv []string, getenv func(string) string) error {
 	if !planMode {
 		if err := c.checkPoints(so); err != nil {
 			return err
@@ -56,7 +56,7 @@ func (c *command) checkStages(so *cli.SweepOptions, planMode, streaming bool, ar
 // checkPoints checks the plan flags at every point the runs will compile: each sweep point,
 // or a search's smallest and largest probe. The flags are left at the first point (a
 // search's varied flag at its value as given).
-func (c *command) checkPoints(so *cli.SweepOptions) error {
+func (c *command) checkPoints(so *profile.SweepOptions) error {
 	points := so.Points
 	if so.Search != "" {
 		lo, hi := so.Bounds.Min, so.Bounds.Max
@@ -64,7 +64,7 @@ func (c *command) checkPoints(so *cli.SweepOptions) error {
 			lo, hi = math.Ceil(lo), math.Floor(hi)
 		}
 		name := so.Dimension
-		points = []cli.Point{{{Flag: name, Name: name, Value: lo}}, {{Flag: name, Name: name, Value: hi}}}
+		points = []profile.Point{{{Flag: name, Name: name, Value: lo}}, {{Flag: name, Name: name, Value: hi}}}
 		f := c.plan.FS.Lookup(name)
 		orig, changed := f.Value.String(), f.Changed
 		defer func() { _ = f.Value.Set(orig); f.Changed = changed }()
@@ -85,7 +85,7 @@ func (c *command) checkPoints(so *cli.SweepOptions) error {
 
 // pointWords names a point for an error line: "sweep point concurrency=64" or "search
 // probe concurrency=1024 (--search-max)".
-func pointWords(so *cli.SweepOptions, p cli.Point) string {
+func pointWords(so *profile.SweepOptions, p profile.Point) string {
 	if so.Search != "" {
 		bound := "--search-min"
 		if p[0].Value == math.Floor(so.Bounds.Max) || p[0].Value == so.Bounds.Max {
@@ -93,5 +93,5 @@ func pointWords(so *cli.SweepOptions, p cli.Point) string {
 		}
 		return fmt.Sprintf("search probe %s=%s (%s)", p[0].Flag, strconv.FormatFloat(p[0].Value, 'f', -1, 64), bound)
 	}
-	return "sweep point " + describe(p)
+	return "sweep point " + profile.Describe(p)
 }

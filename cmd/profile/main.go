@@ -8,15 +8,16 @@
 // The directory holds the plan (plan.llmplan), the run (raw logs, run.json) and the exports,
 // so the run can be replayed or analysed again elsewhere. An existing directory is never
 // reused: the new one gets a suffix (-2, -3, ...). Every flag is the one plan, replay or
-// analyze defines (cmd/internal/cli). Exit status: 0 complete and every gate holds, 1 the
-// run or a gate failed, 2 bad input, 130 interrupted.
+// analyze defines (cmd/internal/cli); this command checks them all, composes them into the
+// stages (stages.go) and hands the work to package profile (points, repeats, sweeps,
+// searches and their aggregates). Exit status: 0 complete and every gate holds, 1 the run
+// or a gate failed, 2 bad input, 130 interrupted.
 package main
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,15 +25,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/cmd/internal/cli"
-	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/profile"
 	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 )
-
-// planFile is the plan's name inside the artifact directory.
-const planFile = "plan.llmplan"
 
 // defaultURL is AIPerf's --url default.
 const defaultURL = "localhost:8000"
@@ -55,6 +52,8 @@ type command struct {
 	sweep       *cli.Sweep
 	artifactDir string
 	version     bool
+	configPath  string // --config/-f FILE (cli/config.go)
+	printConfig bool
 }
 
 func newCommand() *command {
@@ -65,13 +64,18 @@ func newCommand() *command {
 	}
 	c.fs.StringVar(&c.artifactDir, "artifact-dir", "artifacts", "folder of the artifact directories: each run gets a new <model>-openai-<endpoint>-<stimulus> inside (--output-dir names the directory itself)")
 	c.fs.BoolVar(&c.version, "version", false, "print the version and exit")
+	c.fs.StringVarP(&c.configPath, "config", "f", "", "YAML config file: flag names as keys, or AIPerf's config v2 (schemaVersion \"2.0\"); flags on the command line win")
+	c.fs.BoolVar(&c.printConfig, "print-config", false, "print the effective configuration (the flags set, then the defaults as comments) as YAML --config reads, and exit")
 	for _, n := range noted {
 		if c.fs.Lookup(n.name) != nil {
 			continue // a flag that now has work here (a composed set defines it)
 		}
-		if n.isBool {
+		switch {
+		case n.isBool:
 			c.fs.Bool(n.name, false, "accepted: "+n.note)
-		} else {
+		case n.list:
+			c.fs.StringSlice(n.name, nil, "accepted: "+n.note)
+		default:
 			c.fs.String(n.name, "", "accepted: "+n.note)
 		}
 		if n.optional != "" {
@@ -86,25 +90,6 @@ func newCommand() *command {
 	c.fs.Bool("download-video-content", false, "not supported yet")
 	c.fs.Lookup("download-video-content").Hidden = true
 	return c
-}
-
-// noted are AIPerf's flags that configure its own processes or collectors: accepted, so
-// command lines carry over, with one line saying what happens here instead.
-var noted = []struct {
-	name, note, optional string
-	isBool               bool
-}{
-	{name: "workers-max", note: "replay runs one worker process per CPU instead (--workers, --cpus)"},
-	{name: "record-processors", note: "analyze reads the raw logs after the run instead (--parallelism)"},
-	{name: "zmq-host", note: "workers talk to the coordinator over pipes, not ZMQ"},
-	{name: "zmq-ipc-path", note: "workers talk to the coordinator over pipes, not ZMQ"},
-	{name: "zmq-dual-bind", note: "workers talk to the coordinator over pipes, not ZMQ", isBool: true},
-	{name: "api-host", note: "there is no live API; progress is on stderr"},
-	{name: "api-port", note: "there is no live API; progress is on stderr"},
-	{name: "log-level", note: "messages are fixed one-liners on stderr; the run directory keeps the detail"},
-	{name: "gpu-telemetry", note: "replay samples local GPUs through NVML by default (--no-gpu-telemetry, --gpu-sample-interval)", optional: "pynvml"},
-	{name: "no-server-metrics", note: "server /metrics are not scraped", isBool: true},
-	{name: "server-metrics", note: "server /metrics are not scraped", optional: "default"},
 }
 
 // multimodal are AIPerf's media flags not served yet (the image, audio and video flags
@@ -146,6 +131,16 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 		}
 		return bad(cli.ParseError(c.fs, err))
 	}
+	if c.configPath != "" {
+		given := cli.ChangedFlags(c.fs) // the command line wins over the file
+		settings, err := cli.ReadConfigFile(c.configPath, c.fs, getenv)
+		if err != nil {
+			return bad(err)
+		}
+		if err := cli.ApplyConfig(c.fs, settings, given, c.configPath); err != nil {
+			return bad(err)
+		}
+	}
 	switch {
 	case c.version:
 		cli.PrintVersion(stdout, "profile")
@@ -158,6 +153,12 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	}
 	if err := c.check(stderr); err != nil {
 		return bad(err)
+	}
+	if c.printConfig {
+		if err := cli.PrintConfig(stdout, c.fs, func(name string) bool { return configMeta[name] }); err != nil {
+			return bad(err)
+		}
+		return 0
 	}
 	if err := c.share(); err != nil {
 		return bad(err)
@@ -175,13 +176,13 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	var name string
 	streaming := c.plan.O.Streaming
 	if planMode {
-		n, s, err := planArtifactName(c.replay.Plan())
+		n, s, err := profile.PlanArtifactName(c.replay.Plan())
 		if err != nil {
 			return bad(err)
 		}
 		name, streaming = n, s
 	} else {
-		c.plan.O.Output = planFile // stands for the artifact directory's, made below
+		c.plan.O.Output = profile.PlanFile // stands for the artifact directory's, made below
 	}
 	// Every flag of every stage, at every point, before anything is made or sent (check.go).
 	if err := c.checkStages(so, planMode, streaming, argv, getenv); err != nil {
@@ -189,101 +190,36 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	}
 	if !planMode {
 		o := c.plan.O
-		name = artifactName(o.Model, o.EndpointType, stimulus{o.Concurrency, o.RequestRate, o.FixedSchedule, o.UserCentricRate, o.NumUsers})
-		if multi := multiName(so); multi != "" {
-			name = modelEndpoint(o.Model, o.EndpointType) + "-" + multi
+		name = profile.ArtifactName(o.Model, o.EndpointType, c.stimulus())
+		if multi := profile.MultiName(so); multi != "" {
+			name = profile.ModelEndpoint(o.Model, o.EndpointType) + "-" + multi
+		}
+	}
+	if so.Search != "" && so.MaxErrorRate >= 0 {
+		// --error-rate-sla bounds every probe, as analyze's own bound (profile.ErrorBound).
+		bound := profile.ErrorBound(so.MaxErrorRate, c.analyze.MaxErrorRate(), cli.Changed(c.fs, "max-error-rate"))
+		if err := c.analyze.FS.Set("max-error-rate", strconv.FormatFloat(bound, 'g', -1, 64)); err != nil {
+			return bad(err)
 		}
 	}
 	base := filepath.Join(c.artifactDir, name)
 	if cli.Changed(c.fs, "output-dir") {
 		base = c.replay.OutputDir()
 	}
-	dir, err := newDir(base)
+	dir, err := profile.NewDir(base)
 	if err != nil {
 		return bad(err)
 	}
 	fmt.Fprintf(stderr, "profile: artifact directory %s\n", dir)
-	r := &runner{c: c, o: so, sharedPlan: c.replay.Plan(), argv: argv, stdout: stdout, stderr: stderr, getenv: getenv}
-	var code int
-	switch {
-	case so.Search != "":
-		code = r.search(dir)
-	case len(so.Points) > 1:
-		code = r.sweep(dir)
-	default:
-		code = r.point(dir, so.Points[0]).code
-	}
-	if code == 2 {
-		removeUnused(dir) // bad input only the compiler could see (the input file's contents)
-	}
-	return code
+	return profile.Run(dir, profile.Options{Sweep: so, SharedPlan: c.replay.Plan(), MaxErrorRate: c.analyze.MaxErrorRate(),
+		ExportPrefix: c.analyze.ExportPrefix(), Stdout: stdout, Stderr: stderr,
+		Stages: &stages{c: c, argv: argv, stdout: stdout, stderr: stderr, getenv: getenv}})
 }
 
-// removeUnused removes the artifact directory dir when it holds no file: bad input found
-// once it was made (by the compiler, in the input's contents) leaves nothing behind.
-func removeUnused(dir string) {
-	empty := true
-	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			empty = false
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	if empty {
-		_ = os.RemoveAll(dir)
-	}
-}
-
-// runOnce replays the plan at planPath into runDir and analyses it there. It returns the
-// summary (nil when the analysis failed) and the exit status: replay's when it failed,
-// else analyze's.
-func (r *runner) runOnce(planPath, runDir string) (*analyze.Summary, int, int) {
-	c := r.c
-	bad := func(err error) (*analyze.Summary, int, int) {
-		fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
-		return nil, 2, 2
-	}
-	for _, kv := range [][2]string{{"plan", planPath}, {"output-dir", runDir}} {
-		if err := c.replay.FS.Set(kv[0], kv[1]); err != nil {
-			return bad(err)
-		}
-		if err := c.analyze.FS.Set(kv[0], kv[1]); err != nil {
-			return bad(err)
-		}
-	}
-	o, err := c.replay.Options(r.argv, r.stderr, r.getenv)
-	if err != nil {
-		return bad(err)
-	}
-	if err := r.validateGenerator(o); err != nil { // --validate-generator (validate.go)
-		return bad(err)
-	}
-	code := cli.RunReplay(o, r.stderr)
-	if code == 2 {
-		return nil, code, code
-	}
-	acode := c.analyze.Run([]string{runDir}, r.stdout, r.stderr)
-	fmt.Fprintf(r.stderr, "profile: artifacts in %s (replay again: replay --plan %s --url URL --output-dir DIR)\n", runDir, planPath)
-	if code != 0 {
-		return c.analyze.Last(), code, code
-	}
-	return c.analyze.Last(), code, acode
-}
-
-// placePlan puts the point's plan into dir: the shared --plan copied, or one compiled from
-// the flags (set to the point's values). It returns the plan's path and an exit status.
-func (r *runner) placePlan(dir string) (string, int) {
-	planPath := filepath.Join(dir, planFile)
-	if r.sharedPlan != "" {
-		if err := copyFile(r.sharedPlan, planPath); err != nil {
-			fmt.Fprintln(r.stderr, cli.OneLine("profile", err))
-			return "", 2
-		}
-		return planPath, 0
-	}
-	r.c.plan.O.Output = planPath
-	return planPath, r.c.plan.Compile(r.getenv, r.stdout, r.stderr)
+// stimulus is the load the plan flags give now: what names a run's directory.
+func (c *command) stimulus() profile.Stimulus {
+	o := c.plan.O
+	return profile.Stimulus{Concurrency: o.Concurrency, Rate: o.RequestRate, Fixed: o.FixedSchedule, UserRate: o.UserCentricRate, Users: o.NumUsers}
 }
 
 // check refuses what profile cannot do and notes the AIPerf flags that have no work here.
@@ -297,11 +233,13 @@ func (c *command) check(stderr io.Writer) error {
 		case f.Hidden:
 			err = fmt.Errorf("--%s: a video's embedded audio track is not supported yet", f.Name)
 		case f.Name == "output":
-			err = fmt.Errorf("--output: profile keeps the plan in the artifact directory as %s (to compile one elsewhere, use plan -o)", planFile)
+			err = fmt.Errorf("--output: profile keeps the plan in the artifact directory as %s (to compile one elsewhere, use plan -o)", profile.PlanFile)
 		case f.Name == "ui-type":
 			err = c.replay.CheckUI() // before the plan is compiled; replay says what dashboard does
 		case strings.HasPrefix(f.Usage, "accepted: "):
-			fmt.Fprintf(stderr, "profile: --%s accepted: %s\n", f.Name, strings.TrimPrefix(f.Usage, "accepted: "))
+			if err = checkNoted(f); err == nil { // noted.go
+				fmt.Fprintf(stderr, "profile: --%s accepted: %s\n", f.Name, strings.TrimPrefix(f.Usage, "accepted: "))
+			}
 		}
 	})
 	if err != nil || c.replay.Plan() == "" {
@@ -316,6 +254,9 @@ func (c *command) check(stderr io.Writer) error {
 	return err
 }
 
+// configMeta are the flags about the configuration itself, which --print-config leaves out.
+var configMeta = map[string]bool{"config": true, "print-config": true, "help": true, "version": true}
+
 // sharedWithAnalyze are plan flags analyze defines too: they stay meaningful with --plan.
 var sharedWithAnalyze = map[string]bool{"tokenizer": true, "use-server-token-count": true}
 
@@ -323,119 +264,4 @@ func (c *command) usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: profile --model M [flags]        plan -> replay -> analyze (AIPerf's aiperf profile)\n"+
 		"       profile --plan FILE [flags]      replay and analyse a shared plan\n\nflags:\n%s\naliases (AIPerf's other names):\n%s",
 		c.fs.FlagUsages(), cli.AliasUsage(c.fs))
-}
-
-// stimulus is what AIPerf names a run's load by.
-type stimulus struct {
-	concurrency int
-	rate        float64
-	fixed       bool
-	userRate    float64
-	users       int
-}
-
-// artifactName is AIPerf's artifact directory name <model>-<service kind>-<endpoint>-<stimulus>,
-// e.g. Qwen_Qwen3-0.6B-openai-chat-concurrency1 or ...-request_rate10.
-func artifactName(model, endpoint string, s stimulus) string {
-	return modelEndpoint(model, endpoint) + "-" + stimulusName(s)
-}
-
-// modelEndpoint is the <model>-openai-<endpoint> part of an artifact directory's name.
-func modelEndpoint(model, endpoint string) string {
-	model, _, _ = strings.Cut(model, ",") // a --model list is named by its first model, as AIPerf names it
-	if model = strings.TrimSpace(model); model == "" {
-		model = "model"
-	}
-	model = strings.NewReplacer("/", "_", "\\", "_", ":", "_").Replace(model)
-	return model + "-openai-" + endpoint
-}
-
-// stimulusName is the <stimulus> part of an artifact directory's name: concurrency8,
-// request_rate10, fixed_schedule, ...
-func stimulusName(s stimulus) string {
-	var parts []string
-	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-	switch {
-	case s.fixed:
-		parts = append(parts, "fixed_schedule")
-	case s.userRate > 0:
-		parts = append(parts, fmt.Sprintf("user_centric-users%d-qps%s", s.users, strconv.FormatFloat(s.userRate, 'f', 1, 64)))
-	default:
-		if s.concurrency > 0 {
-			parts = append(parts, "concurrency"+strconv.Itoa(s.concurrency))
-		}
-		if s.rate > 0 {
-			parts = append(parts, "request_rate"+num(s.rate))
-		}
-		if len(parts) == 0 {
-			parts = append(parts, "concurrency1")
-		}
-	}
-	return strings.Join(parts, "-")
-}
-
-// planArtifactName names the artifact directory of a shared plan from the flags it was
-// compiled with, and says whether the plan streams.
-func planArtifactName(path string) (string, bool, error) {
-	p, err := mmapds.Open(path, mmapds.Options{SkipHash: true})
-	if err != nil {
-		return "", false, fmt.Errorf("--plan: %w", err)
-	}
-	defer p.Close()
-	m := p.Meta()
-	num := func(k string) float64 {
-		switch v := m.Spec[k].(type) {
-		case float64:
-			return v
-		case int64:
-			return float64(v)
-		case uint64:
-			return float64(v)
-		case int:
-			return float64(v)
-		}
-		return 0
-	}
-	fixed, _ := m.Spec["fixed-schedule"].(bool)
-	return artifactName(m.Model, m.Endpoint, stimulus{int(num("concurrency")), num("request-rate"), fixed, num("user-centric-rate"), int(num("num-users"))}), m.Streaming, nil
-}
-
-// newDir creates base, or base-2, base-3, ... when it exists: an artifact directory is
-// never reused.
-func newDir(base string) (string, error) {
-	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
-		return "", fmt.Errorf("--artifact-dir: %w", err)
-	}
-	for i := 1; i < math.MaxInt16; i++ {
-		dir := base
-		if i > 1 {
-			dir = base + "-" + strconv.Itoa(i)
-		}
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("artifact directory: %w", err)
-		}
-	}
-	return "", fmt.Errorf("artifact directory %s: every suffix up to -%d is taken", base, math.MaxInt16-1)
-}
-
-// copyFile copies the shared plan into the artifact directory.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return fmt.Errorf("--plan: %w", err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("artifact directory: %w", err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("copying --plan %s: %w", src, err)
-	}
-	return out.Close()
 }

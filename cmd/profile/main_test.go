@@ -8,37 +8,6 @@ import (
 	"testing"
 )
 
-func TestArtifactName(t *testing.T) {
-	cases := []struct {
-		model, endpoint string
-		s               stimulus
-		want            string
-	}{
-		{"Qwen/Qwen3-0.6B", "chat", stimulus{}, "Qwen_Qwen3-0.6B-openai-chat-concurrency1"},
-		{"Qwen/Qwen3-0.6B", "chat", stimulus{concurrency: 10}, "Qwen_Qwen3-0.6B-openai-chat-concurrency10"},
-		{"m", "completions", stimulus{rate: 10}, "m-openai-completions-request_rate10"},
-		{"m", "chat", stimulus{rate: 2.5, concurrency: 4}, "m-openai-chat-concurrency4-request_rate2.5"},
-		{"m", "chat", stimulus{fixed: true, rate: 3}, "m-openai-chat-fixed_schedule"},
-		{"m", "chat", stimulus{userRate: 1, users: 15}, "m-openai-chat-user_centric-users15-qps1.0"},
-		{"Qwen/Qwen3-0.6B,Qwen/Qwen3-8B", "chat", stimulus{}, "Qwen_Qwen3-0.6B-openai-chat-concurrency1"}, // a list: its first model
-	}
-	for _, c := range cases {
-		if got := artifactName(c.model, c.endpoint, c.s); got != c.want {
-			t.Errorf("artifactName(%q, %q, %+v) = %q, want %q", c.model, c.endpoint, c.s, got, c.want)
-		}
-	}
-}
-
-func TestNewDirSuffixes(t *testing.T) {
-	base := filepath.Join(t.TempDir(), "artifacts", "m-openai-chat-concurrency1")
-	for _, want := range []string{base, base + "-2", base + "-3"} {
-		got, err := newDir(base)
-		if err != nil || got != want {
-			t.Fatalf("newDir = %q, %v; want %q", got, err, want)
-		}
-	}
-}
-
 // TestFlags covers the command lines that end before any request is sent.
 func TestFlags(t *testing.T) {
 	dir := t.TempDir()

@@ -6,16 +6,18 @@
 //	       [-H 'Name: value'] [--request-timeout-seconds S] [--benchmark-grace-period S|inf]
 //	       [--connection-reuse-strategy pooled|never|sticky-user-sessions]
 //	       [--wait-for-model-timeout S] [--request-content-type TYPE] [--ui-type none|simple|dashboard]
-//	       [--shard-index I --shard-count N] [--start-at TIME|+DURATION] [--run-id NAME] [--plan-hash HEX]
-//	       [--local-addr LIST]
-//	replay kubernetes --plan FILE --shards N --url URL --image IMAGE [--start-in 90s] [-- REPLAY_FLAGS]
+//	       [--shard-index I --shard-count N] [--rendezvous HOST:PORT [--rendezvous-timeout D] | --start-at TIME|+DURATION]
+//	       [--run-id NAME] [--plan-hash HEX] [--local-addr LIST]
+//	replay kubernetes --plan FILE --shards N --url URL --image IMAGE [flags] [-- REPLAY_FLAGS]
+//	replay kubernetes preflight|create -f FILE|wait -f FILE|collector ...
 //	replay copy-plan --plan-hash HEX SRC DST
 //
-// The shard flags split the plan by session over N replays sharing one start instant
-// (docs/distributed.md); without them the shard comes from JOB_COMPLETION_INDEX and
-// LLMBENCH_SHARD_COUNT (Kubernetes) or SLURM_PROCID and SLURM_NTASKS (srun). `replay
-// kubernetes` prints the manifests of such a run; `replay copy-plan` is what their init
-// container runs.
+// The shard flags split the plan by session over N replays sharing one start instant, which
+// they agree on at a rendezvous on shard 0 or are given with --start-at (docs/distributed.md);
+// without them the shard comes from JOB_COMPLETION_INDEX and LLMBENCH_SHARD_COUNT
+// (Kubernetes) or SLURM_PROCID and SLURM_NTASKS (srun). `replay kubernetes` prints the
+// manifests of such a run and checks, creates and waits for it; `replay copy-plan` is what
+// their init container runs.
 //
 // Progress goes to stderr: a line rewritten in place on a terminal, else one line every 10 s
 // (--ui-type none for none).

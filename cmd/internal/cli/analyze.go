@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,20 +12,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/plan"
 )
 
-// Export file names are AIPerf's: the prefix (--profile-export-prefix) and these endings.
+// Exit statuses (export's) and --max-error-rate's default.
 const (
-	DefaultExportPrefix = "profile_export"
-	SuffixJSON          = "_aiperf.json"
-	SuffixCSV           = "_aiperf.csv"
-	SuffixRecords       = ".jsonl"
-	SuffixSlicesJSON    = "_aiperf_timeslices.json"
-	SuffixSlicesCSV     = "_aiperf_timeslices.csv"
-	exitOK, exitGate    = 0, 1
-	exitBadInput        = 2
-	defaultMaxErrRate   = 0.0
+	exitOK            = export.ExitOK
+	exitBadInput      = export.ExitBadInput
+	defaultMaxErrRate = 0.0
 )
 
 // secondsFlag is a duration flag that also takes a bare number of seconds, as AIPerf's
@@ -80,6 +73,7 @@ type config struct {
 	exportPrefix    string
 	exportLevel     string
 	httpTrace       bool
+	traceTiming     bool
 	perChunk        bool
 }
 
@@ -90,7 +84,7 @@ type Analyze struct {
 	c  config
 	// claim holds the benchmark claim's flags (claim.go).
 	claim *claimFlags
-	// last is the summary of the last Run that analysed its runs (Last, cli/sweep.go).
+	// last is the summary of the last Run that analysed its runs (Last).
 	last *analyze.Summary
 	// html holds report.html's flags (report.go).
 	html *htmlFlags
@@ -112,8 +106,9 @@ func NewAnalyze() *Analyze {
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "print only gate failures and errors")
 	fs.IntVar(&c.parallelism, "parallelism", 0, "logs read at once (0: all CPUs)")
 	fs.Float64Var(&c.maxWorkerCPUPct, "max-worker-cpu", 90, "verdict bound on a worker's CPU use, percent of one core (a positive finite number)")
-	fs.StringVar(&c.exportPrefix, "profile-export-prefix", DefaultExportPrefix, "name every export PREFIX_aiperf.json, PREFIX_aiperf.csv, PREFIX.jsonl, ... (AIPerf's)")
+	fs.StringVar(&c.exportPrefix, "profile-export-prefix", export.DefaultExportPrefix, "name every export PREFIX_aiperf.json, PREFIX_aiperf.csv, PREFIX.jsonl, ... (AIPerf's)")
 	fs.StringVar(&c.exportLevel, "export-level", "records", "summary (JSON and CSV only), records (also the per-request JSONL) or raw (as records: the run directory's raw logs hold every byte)")
+	fs.BoolVar(&c.traceTiming, "show-trace-timing", false, "also print the HTTP trace timing table (k6's http_req_* metrics: connecting, sending, waiting, receiving, duration) after the metrics")
 	fs.BoolVar(&c.httpTrace, "export-http-trace", false, "add each request's trace_data to the JSONL: send, headers, first and last read and connect times (wall-clock ns), every read as [ns, bytes], AIPerf's durations")
 	fs.BoolVar(&c.perChunk, "export-per-chunk-data", false, "add each request's response chunks (every read as [ns, bytes]) to the JSONL as trace_data; inter_chunk_latency lists are always there")
 	a.claim = addClaimFlags(fs) // the benchmark claim's flags (claim.go)
@@ -139,7 +134,7 @@ func (a *Analyze) Check() error {
 func (a *Analyze) check() (*checked, error) {
 	c := &a.c
 	switch c.exportLevel {
-	case "summary", "records", "raw":
+	case export.LevelSummary, export.LevelRecords, export.LevelRaw:
 	default:
 		return nil, fmt.Errorf("--export-level %q: want summary, records or raw", c.exportLevel)
 	}
@@ -158,7 +153,7 @@ func (a *Analyze) check() (*checked, error) {
 	case a.html.off && a.html.path != "":
 		return nil, fmt.Errorf("--html %s and --no-html contradict each other", a.html.path)
 	}
-	if err := a.html.checkDir(); err != nil {
+	if err := export.CheckHTMLDir(a.html.path); err != nil {
 		return nil, err
 	}
 	out := &checked{}
@@ -201,213 +196,46 @@ func (a *Analyze) CheckStreaming(streaming bool) error {
 	return ck.checkStreaming()
 }
 
-func (ck *checked) checkStreaming() error {
-	for _, s := range ck.goodput {
-		if s.Metric.NeedsStream() {
-			return fmt.Errorf("--goodput %s: the plan does not stream, so the run has no %s values (plan with --streaming)", s, s.Metric.Tag)
-		}
-	}
-	for _, g := range ck.gates {
-		if g.Metric.NeedsStream() {
-			return fmt.Errorf("--gate %q: the plan does not stream, so the run has no %s values (plan with --streaming)", g.Expr, g.Metric.Tag)
-		}
-	}
-	return nil
-}
+func (ck *checked) checkStreaming() error { return export.CheckStreaming(ck.goodput, ck.gates) }
 
-// Run analyses the run directories dirs, writes the exports and prints the console table
-// and the gates on stdout. Exit status: 0 every gate holds, 1 a gate fails or a log is
-// damaged, 2 bad input (one line "analyze: ..." on stderr).
+// Run analyses the run directories dirs (export.Run), writes the exports and prints the
+// console table and the gates on stdout. Exit status: 0 every gate holds, 1 a gate fails or
+// a log is damaged, 2 bad input (one line "analyze: ..." on stderr).
 func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
-	c := a.c
 	a.last = nil
-	undo := func() {} // removes the output folders this Run created while they are empty, on bad input
-	bad := func(format string, args ...any) int {
-		fmt.Fprintln(stderr, OneLine("analyze", fmt.Errorf(format, args...)))
-		undo()
-		return exitBadInput
-	}
 	ck, err := a.check()
 	if err != nil {
-		return bad("%v", err)
+		fmt.Fprintln(stderr, OneLine("analyze", err))
+		return exitBadInput
 	}
-	fileJSON, fileCSV, fileRecords := c.exportPrefix+SuffixJSON, c.exportPrefix+SuffixCSV, c.exportPrefix+SuffixRecords
-	fileSlicesJSON, fileSlicesCSV := c.exportPrefix+SuffixSlicesJSON, c.exportPrefix+SuffixSlicesCSV
-	opts := analyze.Options{
-		RunDirs: dirs, PlanPath: c.plan, UseServerTokenCount: c.serverTokens,
-		TokenizerSpec: c.tokenizer, SliceDuration: c.sliceDuration, MaxScheduleLag: c.maxScheduleLag,
-		MaxWorkerCPU: c.maxWorkerCPUPct / 100, Parallelism: c.parallelism,
-		ExportHTTPTrace: c.httpTrace, ExportPerChunkData: c.perChunk,
-		LoadTokenizer: loadTokenizer,
-	}
-	opts.Goodput = ck.goodput
-	gates := ck.gates
-	out := c.outputDir
-	outFlag := "--output-dir"
-	if out == "" {
-		out, outFlag = dirs[0], "RUN_DIR"
-	}
-	// Nothing is written over an input of the analysis (a run's files, the plan...): the
-	// outputs are checked before anything is written, and again once the analysis knows
-	// every input, before the first is renamed into place.
-	outputs := []output{{outFlag, filepath.Join(out, fileJSON)}, {outFlag, filepath.Join(out, fileCSV)}}
-	if c.exportLevel != "summary" {
-		outputs = append(outputs, output{outFlag, filepath.Join(out, fileRecords)})
-	}
-	if c.sliceDuration > 0 {
-		outputs = append(outputs, output{outFlag, filepath.Join(out, fileSlicesJSON)}, output{outFlag, filepath.Join(out, fileSlicesCSV)})
-	}
-	if p := a.html.target(out); p != "" {
-		outputs = append(outputs, output{"--html", p})
-		if err := a.html.checkDir(); err != nil {
-			return bad("%v", err)
-		}
-	}
-	guard := newOutputGuard()
-	a.inputsBefore(guard, dirs)
-	if err := guard.checkAll(outputs); err != nil {
-		return bad("%v", err)
-	}
-	mkUndo, err := mkdirNew(out)
-	if err != nil {
-		return bad("--output-dir: %v", err)
-	}
-	undo = mkUndo
-	opts.TempDir = out
-
-	var s *analyze.Summary
-	written := []string{fileJSON, fileCSV}
-	analyzeChecked := func(w io.Writer) error {
-		var err error
-		if s, err = analyze.Analyze(opts, a.html.tee(w)); err != nil {
-			return err
-		}
-		// A gate or SLO the run cannot give (it did not stream) is bad input: refused
-		// before any export is written.
-		if !s.Streaming {
-			if err := ck.checkStreaming(); err != nil {
-				return err
-			}
-		}
-		inputsAfter(guard, s)
-		return guard.checkAll(outputs)
-	}
-	if c.exportLevel == "summary" {
-		err = analyzeChecked(io.Discard)
-	} else {
-		err = writeFile(filepath.Join(out, fileRecords), analyzeChecked)
-		written = append(written, fileRecords)
-	}
-	if err != nil {
-		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
-	}
+	c := a.c
+	s, code := export.Run(export.Options{
+		RunDirs: dirs,
+		Analysis: analyze.Options{
+			PlanPath: c.plan, UseServerTokenCount: c.serverTokens,
+			TokenizerSpec: c.tokenizer, SliceDuration: c.sliceDuration, MaxScheduleLag: c.maxScheduleLag,
+			MaxWorkerCPU: c.maxWorkerCPUPct / 100, Parallelism: c.parallelism,
+			ExportHTTPTrace: c.httpTrace, ExportPerChunkData: c.perChunk,
+			Goodput: ck.goodput, LoadTokenizer: loadTokenizer,
+		},
+		OutputDir: c.outputDir, ExportPrefix: c.exportPrefix, Level: c.exportLevel,
+		Gates: ck.gates, MaxErrorRate: c.maxErrorRate, Quiet: c.quiet, TraceTiming: c.traceTiming,
+		NoHTML: a.html.off, HTML: a.html.path,
+		Claim: export.Claim{RequireTrustworthy: a.claim.requireTrustworthy, GatesFile: a.claim.gatesFile, Agreed: a.claim.agreed,
+			ValidateShape: a.claim.validateShape, GeneratorFile: a.claim.generatorFile},
+		LoadTokenizer: openTokenizer, Stdout: stdout, Stderr: stderr,
+	})
 	a.last = s
-	if err := a.claim.judge(s, gates, dirs, c.tokenizer); err != nil { // the benchmark claim (claim.go)
-		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
-	}
-	exports := []export{{fileJSON, analyze.WriteAIPerfJSON}, {fileCSV, analyze.WriteAIPerfCSV}}
-	if c.sliceDuration > 0 {
-		exports = append(exports, export{fileSlicesJSON, analyze.WriteTimeslicesJSON}, export{fileSlicesCSV, analyze.WriteTimeslicesCSV})
-		written = append(written, fileSlicesJSON, fileSlicesCSV)
-	}
-	for _, e := range exports {
-		if err := writeFile(filepath.Join(out, e.name), func(w io.Writer) error { return e.write(w, s) }); err != nil {
-			return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
-		}
-	}
-
-	if !c.quiet {
-		if err := analyze.WriteConsole(stdout, s); err != nil {
-			return bad("%v", err)
-		}
-		fmt.Fprintf(stdout, "Exports in %s: %s\n", out, strings.Join(written, ", "))
-	}
-	code := exitOK
-	report := func(ok bool, line string) {
-		a.html.gate(ok, line)
-		if !ok {
-			code = exitGate
-		}
-		switch {
-		case !ok && c.quiet:
-			fmt.Fprintln(stderr, line)
-		case !c.quiet:
-			fmt.Fprintln(stdout, line)
-		}
-	}
-	er := analyze.CheckErrorRate(s, c.maxErrorRate)
-	report(er.OK, fmt.Sprintf("Gate error rate <= %s: %s (%d of %d profile requests failed, %s)",
-		strconv.FormatFloat(c.maxErrorRate, 'g', -1, 64), passFail(er.OK), er.Errors, er.Total, pct(er.Rate)))
-	for _, r := range analyze.EvaluateGates(s, gates) {
-		if r.Missing && r.Why != "" {
-			report(false, fmt.Sprintf("Gate %s: FAIL (not evaluable: %s)", r.Gate, r.Why))
-			continue
-		}
-		if r.Missing {
-			report(false, fmt.Sprintf("Gate %s: FAIL (the run has no %s values)", r.Gate, r.Gate.Metric.Tag))
-			continue
-		}
-		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s %s)", r.Gate, passFail(r.OK), r.Gate.Stat,
-			strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64), r.Gate.Metric.Unit))
-	}
-	// Damaged logs fail the run even when every gate holds: the results leave out what
-	// the damaged logs held. Said on stderr, whatever --quiet, naming the files.
-	if len(s.Damaged) > 0 {
-		fmt.Fprintf(stderr, "analyze: DAMAGED INPUT: %s could not be read whole; the results leave out what they held (see the notes)\n",
-			strings.Join(s.Damaged, ", "))
-		code = exitGate
-	}
-	if err := a.html.write(out, s, c.quiet, stdout); err != nil { // report.html (report.go)
-		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
-	}
-	// A distributed run with shards missing: the rest was analysed, the run is not whole.
-	if s.Shards != nil && len(s.Shards.Missing) > 0 {
-		fmt.Fprintf(stderr, "analyze: MISSING SHARDS: %d of %d shards present; the results leave out what the missing ones held (see the notes)\n",
-			len(s.Shards.Shards), s.Shards.Count)
-		code = exitGate
-	}
-	return a.claim.exit(s, code, stderr) // --require-trustworthy (claim.go)
+	return code
 }
 
-// export is one summary file and the reporter that writes it.
-type export struct {
-	name  string
-	write func(io.Writer, *analyze.Summary) error
-}
+// Last is the summary of the last Run that analysed its runs, nil before (profile reads the
+// runs it judges through it).
+func (a *Analyze) Last() *analyze.Summary { return a.last }
 
-func passFail(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
-}
+// ExportPrefix is --profile-export-prefix: every export's file name starts with it.
+func (a *Analyze) ExportPrefix() string { return a.c.exportPrefix }
 
-func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 2, 64) + "%" }
-
-// writeFile writes path atomically: a temporary file beside it, renamed into place, so a
-// reader never sees half a file and a failed analysis leaves the previous one.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("analyze: %w", err)
-	}
-	tmp := f.Name()
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("analyze: %w", err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("analyze: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("analyze: %w", err)
-	}
-	return nil
-}
+// MaxErrorRate is --max-error-rate: the largest fraction of failed profile requests a run
+// may have and still pass (analyze's gate) or count (a sweep point, a repeat, a probe).
+func (a *Analyze) MaxErrorRate() float64 { return a.c.maxErrorRate }

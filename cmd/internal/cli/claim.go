@@ -1,17 +1,12 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/tokenizer"
 )
 
 // claimFlags are analyze's flags of the benchmark claim (docs/metrics.md "The benchmark
@@ -79,66 +74,4 @@ func (c *claimFlags) check() error {
 		}
 	}
 	return nil
-}
-
-// judge evaluates the claim of s (analysed from dirs) and sets s.Claim. tokSpec is
-// --tokenizer. Errors are bad input: an unreadable validation file or reference.
-func (c *claimFlags) judge(s *analyze.Summary, gates []analyze.Gate, dirs []string, tokSpec string) error {
-	o := analyze.ClaimOptions{Gates: gates, Agreed: c.agreed}
-	if id, err := analyze.RunIdentityOf(dirs[0]); err == nil {
-		o.Run = id
-	} else {
-		o.Run.PlanHash = s.PlanHash
-	}
-	path := c.generatorFile
-	if path == "" {
-		if p := filepath.Join(dirs[0], analyze.GeneratorValidationName); fileExists(p) {
-			path = p
-		}
-	}
-	if path != "" {
-		g, err := analyze.ReadGeneratorValidation(path)
-		if err != nil {
-			return fmt.Errorf("--generator-validation: %w", err)
-		}
-		o.Generator, o.GeneratorFile = g, path
-	}
-	// Loaded only when prefix reuse is measured (a reference was given): --tokenizer, else
-	// the plan's. A tokenizer that does not load leaves the reuse unknown, and says why.
-	load := func(spec string) (*tokenizer.Tokenizer, error) {
-		if tokSpec != "" {
-			spec = tokSpec
-		}
-		return tokenizer.LoadWithOptions(spec, tokenizer.EnvLoadOptions(os.Getenv))
-	}
-	so := analyze.ShapeOptions{Reference: c.validateShape, LoadTokenizer: load}
-	if s.Counts.Valid > 0 {
-		r, err := analyze.ValidateShape(s, so)
-		if err != nil {
-			return err
-		}
-		o.Shape = r
-	} else if c.validateShape != "" {
-		return fmt.Errorf("--validate-shape: the run has no valid profile requests to take the shape of")
-	}
-	analyze.EvaluateClaim(s, o)
-	return nil
-}
-
-// exit turns code into exitGate when --require-trustworthy is given and the claim is not
-// trustworthy, saying so on stderr.
-func (c *claimFlags) exit(s *analyze.Summary, code int, stderr io.Writer) int {
-	if !c.requireTrustworthy || s.Claim == nil || s.Claim.Trustworthy {
-		return code
-	}
-	fmt.Fprintln(stderr, "analyze: --require-trustworthy: the benchmark claim is not trustworthy:")
-	for _, l := range analyze.ClaimLines(s.Claim)[1:] {
-		fmt.Fprintln(stderr, l)
-	}
-	return exitGate
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil || !errors.Is(err, fs.ErrNotExist)
 }

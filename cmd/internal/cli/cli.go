@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmbench/llmbench/internal/errline"
 	"github.com/llmbench/llmbench/internal/suggest"
 	"github.com/llmbench/llmbench/internal/version"
 )
@@ -48,6 +49,21 @@ var Aliases = map[string]string{
 	"output-artifact-dir":               "artifact-dir",
 	"ui":                                "ui-type",
 	"validate-generator":                "validate",
+	"ready-check-timeout":               "wait-for-model-timeout",
+	"batch-size":                        "prompt-batch-size",
+	"batch-size-audio":                  "audio-batch-size",
+	"batch-size-image":                  "image-batch-size",
+	"batch-size-video":                  "video-batch-size",
+	"session-turns-mean":                "conversation-turn-mean",
+	"session-turns-stddev":              "conversation-turn-stddev",
+	"session-turn-delay-mean":           "conversation-turn-delay-mean",
+	"session-turn-delay-stddev":         "conversation-turn-delay-stddev",
+	"session-delay-ratio":               "conversation-turn-delay-ratio",
+	"profile-export-file":               "profile-export-prefix",
+	"profile-export-level":              "export-level",
+	"transport-type":                    "transport",
+	"max-workers":                       "workers-max",
+	"record-processor-service-count":    "record-processors",
 }
 
 // NewFlagSet returns an empty flag set named name that resolves Aliases, reports errors
@@ -131,8 +147,6 @@ func Suggest(fs *pflag.FlagSet, name string) string {
 	return suggest.Nearest(name, names)
 }
 
-// OneLine formats err as the single line "name: message", without a repeated prefix.
-func OneLine(name string, err error) string {
-	msg := strings.TrimPrefix(err.Error(), name+": ")
-	return name + ": " + strings.ReplaceAll(msg, "\n", " ")
-}
+// OneLine formats err as the single line "name: message", without a repeated prefix
+// (errline.Format: the workflows' lines read the same).
+func OneLine(name string, err error) string { return errline.Format(name, err) }

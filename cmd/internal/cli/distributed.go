@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/replay"
+	"github.com/llmbench/llmbench/replay/rendezvous"
 )
 
 // Environment variables a shard's identity is taken from when its flags are not given
@@ -22,6 +23,13 @@ const (
 	// EnvSlurmProcID and EnvSlurmNTasks are set by srun in each task.
 	EnvSlurmProcID = "SLURM_PROCID"
 	EnvSlurmNTasks = "SLURM_NTASKS"
+	// EnvSlurmLocalID (the task's number on its node), EnvSlurmNodeID (the node's number in
+	// the step) and EnvSlurmStepTasksPerNode (tasks per node, "2(x3),1") tell how many tasks
+	// share this node; EnvSlurmCPUBindType says whether Slurm bound each to CPUs of its own.
+	EnvSlurmLocalID          = "SLURM_LOCALID"
+	EnvSlurmNodeID           = "SLURM_NODEID"
+	EnvSlurmStepTasksPerNode = "SLURM_STEP_TASKS_PER_NODE"
+	EnvSlurmCPUBindType      = "SLURM_CPU_BIND_TYPE"
 )
 
 // Distributed holds the flags of a distributed replay: the shard identity, the shared start
@@ -34,6 +42,8 @@ type Distributed struct {
 	runID      *string
 	planHash   *string
 	localAddrs *string
+	rendezvous *string
+	rdvTimeout *time.Duration
 }
 
 // AddDistributed defines the distributed-replay flags on fs.
@@ -46,6 +56,8 @@ func AddDistributed(fs *pflag.FlagSet) *Distributed {
 		runID:      fs.String("run-id", "", "name of the distributed run, recorded in run.json"),
 		planHash:   fs.String("plan-hash", "", "refuse to start unless the plan is this one (hex SHA-256, as `plan inspect` prints it)"),
 		localAddrs: fs.String("local-addr", "", "source addresses to spread connections over, round-robin: a list of addresses and ranges (127.0.0.2-127.0.0.9,10.0.0.5)"),
+		rendezvous: fs.String("rendezvous", "", "HOST:PORT of shard 0: the shards meet there once ready and start together at an instant shard 0 picks (instead of --start-at)"),
+		rdvTimeout: fs.Duration("rendezvous-timeout", 0, "how long a shard waits at the rendezvous for every other shard (default "+rendezvous.DefaultTimeout.String()+")"),
 	}
 }
 
@@ -72,6 +84,20 @@ func (d *Distributed) Apply(o *replay.Options, getenv func(string) string, now t
 		o.StartAt = t
 	}
 	o.RunID, o.PlanHash = *d.runID, strings.ToLower(*d.planHash)
+	o.Rendezvous, o.RendezvousTimeout = *d.rendezvous, *d.rdvTimeout
+	if Changed(d.fs, "rendezvous-timeout") && *d.rdvTimeout <= 0 {
+		return fmt.Errorf("--rendezvous-timeout %v: must be positive", *d.rdvTimeout)
+	}
+	if o.CPUs == nil {
+		part, from, err := slurmLocalPart(getenv)
+		if err != nil {
+			return err
+		}
+		if part.Count > 1 {
+			fmt.Fprintf(notice, "replay: task %d of %d on this node (from %s)\n", part.Index, part.Count, from)
+			o.LocalPart = part
+		}
+	}
 	if *d.localAddrs != "" {
 		a, err := replay.ParseLocalAddrs(*d.localAddrs)
 		if err != nil {
@@ -147,6 +173,69 @@ func (d *Distributed) shard(getenv func(string) string) (index, count int, from 
 		return 0, 0, "", fmt.Errorf("--shard-index %d: must not be negative", index)
 	}
 	return index, count, strings.Join(used, ", "), nil
+}
+
+// slurmLocalPart is this srun task's part of its node's CPUs when several tasks share the
+// node and Slurm did not bind each to CPUs of its own (TaskPlugin task/none, or
+// --cpu-bind=none): SLURM_LOCALID of the node's count in SLURM_STEP_TASKS_PER_NODE. Count 0
+// otherwise. from names the variables used.
+func slurmLocalPart(getenv func(string) string) (part replay.CPUPart, from string, err error) {
+	local, perNode := getenv(EnvSlurmLocalID), getenv(EnvSlurmStepTasksPerNode)
+	if local == "" || perNode == "" {
+		return replay.CPUPart{}, "", nil
+	}
+	if bind := getenv(EnvSlurmCPUBindType); bind != "" && !strings.Contains(bind, "none") {
+		return replay.CPUPart{}, "", nil // each task's affinity is its own already
+	}
+	id, err := strconv.Atoi(strings.TrimSpace(local))
+	if err != nil || id < 0 {
+		return replay.CPUPart{}, "", fmt.Errorf("$%s %q: want a number >= 0", EnvSlurmLocalID, local)
+	}
+	node := 0
+	if v := getenv(EnvSlurmNodeID); v != "" {
+		if node, err = strconv.Atoi(strings.TrimSpace(v)); err != nil || node < 0 {
+			return replay.CPUPart{}, "", fmt.Errorf("$%s %q: want a number >= 0", EnvSlurmNodeID, v)
+		}
+	}
+	counts, err := parseTasksPerNode(perNode)
+	if err != nil {
+		return replay.CPUPart{}, "", fmt.Errorf("$%s %q: %w", EnvSlurmStepTasksPerNode, perNode, err)
+	}
+	if node >= len(counts) {
+		return replay.CPUPart{}, "", fmt.Errorf("$%s %d: $%s %q lists %d nodes", EnvSlurmNodeID, node, EnvSlurmStepTasksPerNode, perNode, len(counts))
+	}
+	n := counts[node]
+	if id >= n {
+		return replay.CPUPart{}, "", fmt.Errorf("$%s %d: must be below this node's %d tasks ($%s %q)", EnvSlurmLocalID, id, n, EnvSlurmStepTasksPerNode, perNode)
+	}
+	return replay.CPUPart{Index: id, Count: n}, EnvSlurmLocalID + ", " + EnvSlurmStepTasksPerNode, nil
+}
+
+// parseTasksPerNode expands Slurm's tasks-per-node list: "2(x3),1" is 2, 2, 2, 1.
+func parseTasksPerNode(s string) ([]int, error) {
+	var out []int
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		num, rep, repeated := strings.Cut(item, "(x")
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("item %q: want COUNT or COUNT(xREPEAT)", item)
+		}
+		k := 1
+		if repeated {
+			r, ok := strings.CutSuffix(rep, ")")
+			if k, err = strconv.Atoi(r); !ok || err != nil || k < 1 || k > 1<<20 {
+				return nil, fmt.Errorf("item %q: want COUNT or COUNT(xREPEAT)", item)
+			}
+		}
+		if len(out)+k > 1<<20 {
+			return nil, fmt.Errorf("more than %d nodes", 1<<20)
+		}
+		for range k {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // ParseStartAt parses --start-at: an RFC 3339 time (sub-second digits allowed) or

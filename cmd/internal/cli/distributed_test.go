@@ -108,9 +108,122 @@ func TestLocalAddrFlag(t *testing.T) {
 	}
 }
 
+// Several srun tasks on one node that Slurm did not bind: each takes its part of the node's
+// CPUs (SLURM_LOCALID of SLURM_STEP_TASKS_PER_NODE); bound tasks and one task per node keep
+// their affinity; bad values name the variable.
+func TestSlurmLocalPart(t *testing.T) {
+	base := map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "4"}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		part replay.CPUPart
+		err  string
+	}{
+		{name: "no srun", env: map[string]string{}},
+		{name: "two tasks on one node", env: map[string]string{"SLURM_LOCALID": "1", "SLURM_STEP_TASKS_PER_NODE": "2"}, part: replay.CPUPart{Index: 1, Count: 2}},
+		{name: "repeated counts", env: map[string]string{"SLURM_LOCALID": "2", "SLURM_NODEID": "3", "SLURM_STEP_TASKS_PER_NODE": "1(x3),3"}, part: replay.CPUPart{Index: 2, Count: 3}},
+		{name: "one task on this node", env: map[string]string{"SLURM_LOCALID": "0", "SLURM_NODEID": "1", "SLURM_STEP_TASKS_PER_NODE": "2,1"}},
+		{name: "bound by Slurm", env: map[string]string{"SLURM_LOCALID": "1", "SLURM_STEP_TASKS_PER_NODE": "2", "SLURM_CPU_BIND_TYPE": "mask_cpu:"}},
+		{name: "binding none", env: map[string]string{"SLURM_LOCALID": "1", "SLURM_STEP_TASKS_PER_NODE": "2", "SLURM_CPU_BIND_TYPE": "none"}, part: replay.CPUPart{Index: 1, Count: 2}},
+		{name: "bad count", env: map[string]string{"SLURM_LOCALID": "0", "SLURM_STEP_TASKS_PER_NODE": "2(x"}, err: `$SLURM_STEP_TASKS_PER_NODE "2(x": item "2(x"`},
+		{name: "local id past the node's tasks", env: map[string]string{"SLURM_LOCALID": "2", "SLURM_STEP_TASKS_PER_NODE": "2"}, err: "$SLURM_LOCALID 2: must be below this node's 2 tasks"},
+		{name: "node past the list", env: map[string]string{"SLURM_LOCALID": "0", "SLURM_NODEID": "2", "SLURM_STEP_TASKS_PER_NODE": "2(x2)"}, err: "$SLURM_NODEID 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := NewFlagSet("test")
+			d := AddDistributed(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{}
+			for k, v := range base {
+				env[k] = v
+			}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			var notice bytes.Buffer
+			o := &replay.Options{}
+			err := d.Apply(o, func(k string) string { return env[k] }, time.Unix(0, 0), &notice)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || o.LocalPart != tc.part {
+				t.Fatalf("part %+v (%v), want %+v", o.LocalPart, err, tc.part)
+			}
+			if tc.part.Count > 1 && !strings.Contains(notice.String(), "from SLURM_LOCALID, SLURM_STEP_TASKS_PER_NODE") {
+				t.Errorf("notice %q", notice.String())
+			}
+		})
+	}
+	// --cpus given: the user's CPUs, no part.
+	fs := NewFlagSet("test")
+	d := AddDistributed(fs)
+	o := &replay.Options{CPUs: []int{0}}
+	env := map[string]string{"SLURM_LOCALID": "1", "SLURM_STEP_TASKS_PER_NODE": "2"}
+	if err := d.Apply(o, func(k string) string { return env[k] }, time.Unix(0, 0), &bytes.Buffer{}); err != nil || o.LocalPart.Count != 0 {
+		t.Errorf("with --cpus: part %+v, %v", o.LocalPart, err)
+	}
+}
+
+func TestRendezvousFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		addr    string
+		timeout time.Duration
+		err     string
+	}{
+		{args: nil},
+		{args: []string{"--rendezvous", "r1-replay-0.r1-shards:7411"}, addr: "r1-replay-0.r1-shards:7411"},
+		{args: []string{"--rendezvous", "h:1", "--rendezvous-timeout", "90s"}, addr: "h:1", timeout: 90 * time.Second},
+		{args: []string{"--rendezvous", "h:1", "--rendezvous-timeout", "0s"}, err: "--rendezvous-timeout 0s: must be positive"},
+	} {
+		fs := NewFlagSet("test")
+		d := AddDistributed(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		o := &replay.Options{}
+		err := d.Apply(o, func(string) string { return "" }, time.Unix(0, 0), &bytes.Buffer{})
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || o.Rendezvous != tc.addr || o.RendezvousTimeout != tc.timeout {
+			t.Errorf("%q: %q %v %v", tc.args, o.Rendezvous, o.RendezvousTimeout, err)
+		}
+	}
+}
+
 // The terminal check sees os.Stderr through the redacting writer the commands wrap it in.
 func TestIsStderrThroughRedact(t *testing.T) {
 	if !isStderr(os.Stderr) || !isStderr(redact.NewWriter(os.Stderr)) || isStderr(redact.NewWriter(&bytes.Buffer{})) || isStderr(&bytes.Buffer{}) {
 		t.Error("isStderr does not tell os.Stderr through a redact.Writer")
 	}
+}
+
+func FuzzParseTasksPerNode(f *testing.F) {
+	for _, s := range []string{"2", "2(x3),1", "1(x1048576)", "0", "(x2)", "3(x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		counts, err := parseTasksPerNode(s)
+		if err != nil {
+			return
+		}
+		if len(counts) == 0 || len(counts) > 1<<20 {
+			t.Fatalf("%q: %d nodes", s, len(counts))
+		}
+		for _, c := range counts {
+			if c < 1 {
+				t.Fatalf("%q: a node of %d tasks", s, c)
+			}
+		}
+	})
 }

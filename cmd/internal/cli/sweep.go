@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -11,14 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/profile"
 	"github.com/llmbench/llmbench/sweep"
-)
-
-// The --search objectives (AIPerf's recipe names).
-const (
-	SearchMaxConcurrency = "max-concurrency-under-sla" // the most sessions in flight that meet every SLA
-	SearchMaxRate        = "max-rate-under-sla"        // the highest request rate that meets every SLA
-	SearchMaxGoodput     = "max-goodput"               // the concurrency of the highest goodput (--goodput)
 )
 
 // Sweep is the flag set of profile's multi-run modes: list-valued --concurrency and
@@ -51,7 +44,7 @@ func NewSweep() *Sweep {
 	fs.StringVar(&s.convStat, "convergence-stat", "avg", "statistic of --convergence-metric compared across runs (avg, p50, p99, ...)")
 	fs.StringVar(&s.convMode, "convergence-mode", sweep.ModeCIWidth, "ci_width (relative width of the t interval) or cv (coefficient of variation)")
 	fs.Float64Var(&s.convThreshold, "convergence-threshold", 0, "converged at or below this (default 0.10 for ci_width, 0.05 for cv); checked after min(3, N) runs")
-	fs.StringVar(&s.search, "search", "", "find the most load that meets the SLAs: "+SearchMaxConcurrency+", "+SearchMaxRate+" or "+SearchMaxGoodput+" (the concurrency of the highest --goodput)")
+	fs.StringVar(&s.search, "search", "", "find the most load that meets the SLAs: "+profile.SearchMaxConcurrency+", "+profile.SearchMaxRate+" or "+profile.SearchMaxGoodput+" (the concurrency of the highest --goodput)")
 	fs.Float64Var(&s.searchMin, "search-min", 1, "smallest concurrency or request rate the search probes")
 	fs.Float64Var(&s.searchMax, "search-max", 1024, "largest concurrency or request rate the search probes")
 	fs.Float64Var(&s.precision, "search-precision", 0.05, "bisection ends once (first failing - last passing) / first failing is below this")
@@ -111,24 +104,26 @@ func (l *listValue) Set(v string) error {
 	return l.set(items[0])
 }
 
+// Items are the values of a list given (a sweep), formatted; nil for one value.
+func (l *listValue) Items() []string {
+	if len(l.items) < 2 {
+		return nil
+	}
+	out := make([]string, len(l.items))
+	for i, v := range l.items {
+		out[i] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return out
+}
+
 // set gives the plan flag one value, as if it had been given alone.
 func (l *listValue) set(v float64) error {
 	l.flag.Changed = true
 	return l.Value.Set(strconv.FormatFloat(v, 'f', -1, 64))
 }
 
-// Param is one swept flag at one value.
-type Param struct {
-	Flag  string  // the flag: concurrency or request-rate
-	Name  string  // AIPerf's parameter name: concurrency or request_rate
-	Value float64 // its value
-}
-
-// Point is one sweep point: a value of every swept flag.
-type Point []Param
-
 // Apply sets the plan flags to the point's values.
-func (s *Sweep) Apply(p Point) error {
+func (s *Sweep) Apply(p profile.Point) error {
 	for _, prm := range p {
 		if err := s.list(prm.Flag).set(prm.Value); err != nil {
 			return fmt.Errorf("--%s %v: %w", prm.Flag, prm.Value, err)
@@ -146,49 +141,10 @@ func (s *Sweep) list(flag string) *listValue {
 	panic("cli: Sweep.Lists was not called for --" + flag)
 }
 
-// SweepOptions are the checked sweep, repeat and search flags.
-type SweepOptions struct {
-	// Points are the sweep's points, the lists combined as a grid (concurrency outer); one
-	// point, possibly empty, when no flag holds a list.
-	Points []Point
-	// Runs is --num-profile-runs; Level --confidence-level.
-	Runs  int
-	Level float64
-	// Cooldown is the wait between repeats, PointCooldown between points or probes.
-	Cooldown, PointCooldown time.Duration
-	// Convergence, when not nil, ends the repeats early.
-	Convergence *Convergence
-	// Search is the --search objective ("" none), Dimension the flag it varies, Bounds the
-	// probe range and precision.
-	Search    string
-	Dimension string
-	Bounds    sweep.SearchOptions
-	// SLAs are the bounds every run of a passing probe meets, as gates, and their source.
-	SLAs []SLAGate
-	// MaxErrorRate is --error-rate-sla; negative when not given.
-	MaxErrorRate float64
-}
-
-// SLAGate is one SLA and the gate that checks it on a run.
-type SLAGate struct {
-	SLA  sweep.SLA
-	Gate analyze.Gate
-}
-
-// Convergence is the early-stop criterion of the repeats.
-type Convergence struct {
-	Gate      analyze.Gate // metric.stat of the criterion (the operator is unused)
-	Mode      string
-	Threshold float64
-}
-
-// Key is the aggregate key of the criterion's metric, <tag>_<stat>.
-func (c *Convergence) Key() string { return c.Gate.Metric.Tag + "_" + c.Gate.Stat }
-
 // Options checks the flags. planMode is true when --plan gives the plan: sweeps and
 // searches compile plans and are refused then. goodput says --goodput was given.
-func (s *Sweep) Options(planMode, goodput bool) (*SweepOptions, error) {
-	o := &SweepOptions{Runs: s.runs, Level: s.level, MaxErrorRate: s.errRate, Search: s.search}
+func (s *Sweep) Options(planMode, goodput bool) (*profile.SweepOptions, error) {
+	o := &profile.SweepOptions{Runs: s.runs, Level: s.level, MaxErrorRate: s.errRate, Search: s.search}
 	if s.runs < 1 || s.runs > 10 {
 		return nil, fmt.Errorf("--num-profile-runs %d: want 1 to 10", s.runs)
 	}
@@ -213,7 +169,7 @@ func (s *Sweep) Options(planMode, goodput bool) (*SweepOptions, error) {
 	if err := s.convergence(o); err != nil {
 		return nil, err
 	}
-	o.Points = []Point{nil}
+	o.Points = []profile.Point{nil}
 	swept := ""
 	for _, l := range s.lists {
 		if len(l.items) < 2 {
@@ -222,10 +178,10 @@ func (s *Sweep) Options(planMode, goodput bool) (*SweepOptions, error) {
 		if planMode {
 			return nil, fmt.Errorf("--%s lists %d values, but --plan gives one plan: a sweep compiles one plan per point", l.flag.Name, len(l.items))
 		}
-		var grid []Point
+		var grid []profile.Point
 		for _, p := range o.Points {
 			for _, v := range l.items {
-				q := append(append(Point{}, p...), Param{Flag: l.flag.Name, Name: strings.ReplaceAll(l.flag.Name, "-", "_"), Value: v})
+				q := append(append(profile.Point{}, p...), profile.Param{Flag: l.flag.Name, Name: strings.ReplaceAll(l.flag.Name, "-", "_"), Value: v})
 				grid = append(grid, q)
 			}
 		}
@@ -237,7 +193,7 @@ func (s *Sweep) Options(planMode, goodput bool) (*SweepOptions, error) {
 	return o, nil
 }
 
-func (s *Sweep) convergence(o *SweepOptions) error {
+func (s *Sweep) convergence(o *profile.SweepOptions) error {
 	for _, name := range []string{"convergence-stat", "convergence-mode", "convergence-threshold"} {
 		if Changed(s.FS, name) && s.convMetric == "" {
 			return fmt.Errorf("--%s needs --convergence-metric", name)
@@ -253,7 +209,7 @@ func (s *Sweep) convergence(o *SweepOptions) error {
 	if err != nil {
 		return fmt.Errorf("--convergence-metric %s --convergence-stat %s: %s", s.convMetric, s.convStat, gateReason(err))
 	}
-	c := &Convergence{Gate: g, Mode: s.convMode, Threshold: s.convThreshold}
+	c := &profile.Convergence{Gate: g, Mode: s.convMode, Threshold: s.convThreshold}
 	if c.Mode != sweep.ModeCIWidth && c.Mode != sweep.ModeCV {
 		return fmt.Errorf("--convergence-mode %q: want %s or %s (AIPerf's distribution mode is not supported)", c.Mode, sweep.ModeCIWidth, sweep.ModeCV)
 	}
@@ -275,24 +231,24 @@ func gateReason(err error) string {
 	return msg
 }
 
-func (s *Sweep) searchOptions(o *SweepOptions, planMode, goodput bool, swept string) error {
+func (s *Sweep) searchOptions(o *profile.SweepOptions, planMode, goodput bool, swept string) error {
 	slaFlags := []string{"ttft-sla-ms", "itl-sla-ms", "tpot-sla-ms", "e2e-sla-ms", "error-rate-sla", "search-sla",
 		"search-min", "search-max", "search-precision", "search-max-iterations"}
 	if s.search == "" {
 		for _, n := range slaFlags {
 			if Changed(s.FS, n) {
-				return fmt.Errorf("--%s needs --search (%s, %s or %s)", n, SearchMaxConcurrency, SearchMaxRate, SearchMaxGoodput)
+				return fmt.Errorf("--%s needs --search (%s, %s or %s)", n, profile.SearchMaxConcurrency, profile.SearchMaxRate, profile.SearchMaxGoodput)
 			}
 		}
 		return nil
 	}
 	switch s.search {
-	case SearchMaxConcurrency, SearchMaxGoodput:
+	case profile.SearchMaxConcurrency, profile.SearchMaxGoodput:
 		o.Dimension = "concurrency"
-	case SearchMaxRate:
+	case profile.SearchMaxRate:
 		o.Dimension = "request-rate"
 	default:
-		return fmt.Errorf("--search %q: want %s, %s or %s", s.search, SearchMaxConcurrency, SearchMaxRate, SearchMaxGoodput)
+		return fmt.Errorf("--search %q: want %s, %s or %s", s.search, profile.SearchMaxConcurrency, profile.SearchMaxRate, profile.SearchMaxGoodput)
 	}
 	if planMode {
 		return fmt.Errorf("--search %s compiles one plan per probe, but --plan gives one plan: drop one of them", s.search)
@@ -300,7 +256,7 @@ func (s *Sweep) searchOptions(o *SweepOptions, planMode, goodput bool, swept str
 	if swept != "" {
 		return fmt.Errorf("--search %s chooses the load itself: give --%s one value, not a list", s.search, swept)
 	}
-	if s.search == SearchMaxGoodput && !goodput {
+	if s.search == profile.SearchMaxGoodput && !goodput {
 		return fmt.Errorf("--search %s needs --goodput (the SLOs a good request meets)", s.search)
 	}
 	o.Bounds = sweep.SearchOptions{Min: s.searchMin, Max: s.searchMax, Integer: o.Dimension == "concurrency", Precision: s.precision, MaxIterations: s.maxIter}
@@ -337,29 +293,13 @@ func (s *Sweep) searchOptions(o *SweepOptions, planMode, goodput bool, swept str
 		if err != nil {
 			return fmt.Errorf("%s: %s", from[i], gateReason(err))
 		}
-		o.SLAs = append(o.SLAs, SLAGate{SLA: sla, Gate: g})
+		o.SLAs = append(o.SLAs, profile.SLAGate{SLA: sla, Gate: g})
 	}
 	if Changed(s.FS, "error-rate-sla") && !(s.errRate >= 0 && s.errRate <= 1) {
 		return fmt.Errorf("--error-rate-sla %v: want a fraction between 0 and 1", s.errRate)
 	}
-	if s.search != SearchMaxGoodput && len(o.SLAs) == 0 && o.MaxErrorRate < 0 {
+	if s.search != profile.SearchMaxGoodput && len(o.SLAs) == 0 && o.MaxErrorRate < 0 {
 		return fmt.Errorf("--search %s needs an SLA: --ttft-sla-ms, --itl-sla-ms, --tpot-sla-ms, --e2e-sla-ms, --error-rate-sla or --search-sla", s.search)
 	}
 	return nil
 }
-
-// WriteFileAtomic writes path through a temporary file renamed into place, as analyze
-// writes its exports: a reader never sees half a file.
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	return writeFile(path, write)
-}
-
-// Last is the summary of the last Run that analysed its runs, nil before.
-func (a *Analyze) Last() *analyze.Summary { return a.last }
-
-// ExportPrefix is --profile-export-prefix: every export's file name starts with it.
-func (a *Analyze) ExportPrefix() string { return a.c.exportPrefix }
-
-// MaxErrorRate is --max-error-rate: the largest fraction of failed profile requests a run
-// may have and still pass (analyze's gate) or count (a sweep point, a repeat, a probe).
-func (a *Analyze) MaxErrorRate() float64 { return a.c.maxErrorRate }

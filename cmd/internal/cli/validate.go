@@ -1,45 +1,21 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/internal/version"
-	"github.com/llmbench/llmbench/mmapds"
-	"github.com/llmbench/llmbench/mockllm"
-	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay"
 	"github.com/llmbench/llmbench/tokenizer"
+	"github.com/llmbench/llmbench/validate"
 )
 
-// Generator validation defaults (docs/metrics.md "Generator validation").
-const (
-	// DefaultValidateDuration bounds the validation's replay: at most this long of the plan.
-	DefaultValidateDuration = 30 * time.Second
-	// DefaultValidateTTFT is the mock server's TTFT unless --validate-ttft says otherwise.
-	DefaultValidateTTFT = 20 * time.Millisecond
-	// maxValidateITL and minValidateITL bound the default ITL: 1 s of stream over the plan's
-	// expected output length, between 1 ms and 5 ms.
-	maxValidateITL = 5 * time.Millisecond
-	minValidateITL = time.Millisecond
-)
-
-// Validate is the flag set of the generator validation: replay the plan against an
-// in-process mock server with known timing, before the run, and keep the result in the run
-// directory (generator_validation.json).
+// Validate is the flag set of the generator validation (package validate): replay the plan
+// against an in-process mock server with known timing, before the run, and keep the result
+// in the run directory (generator_validation.json).
 type Validate struct {
 	// FS holds the flags; compose it into a larger set with AddFlagSet.
 	FS       *pflag.FlagSet
@@ -56,10 +32,10 @@ func NewValidate(enable string) *Validate {
 	v := &Validate{FS: NewFlagSet("validate")}
 	fs := v.FS
 	fs.BoolVar(&v.enabled, enable, false, "first replay the plan (same load, bodies, workers and CPUs) against an in-process mock server with known TTFT/ITL, judge the client's errors against the documented tolerances and write generator_validation.json into the run directory")
-	fs.DurationVar(&v.ttft, "validate-ttft", DefaultValidateTTFT, "the mock server's TTFT for the generator validation")
+	fs.DurationVar(&v.ttft, "validate-ttft", validate.DefaultTTFT, "the mock server's TTFT for the generator validation")
 	fs.DurationVar(&v.itl, "validate-itl", 0, "the mock server's ITL for the generator validation (default: 1 s over the plan's mean requested output length, between 1 ms and 5 ms)")
 	fs.IntVar(&v.requests, "validate-requests", 0, "replay at most this many profile requests in the generator validation (default: what fits in --validate-duration)")
-	fs.DurationVar(&v.duration, "validate-duration", DefaultValidateDuration, "replay at most this long of the plan in the generator validation")
+	fs.DurationVar(&v.duration, "validate-duration", validate.DefaultDuration, "replay at most this long of the plan in the generator validation")
 	return v
 }
 
@@ -81,12 +57,9 @@ func (v *Validate) Check() error {
 	return nil
 }
 
-// RunIfEnabled runs the validation for the replay o when it was asked for; its file is
-// written into o.OutputDir once the run has claimed the directory (o.Claimed), so a
-// directory that holds another run, or that another run takes first, never gets it. The run
-// then goes ahead whatever the outcome (the claim says it). Errors are bad input (the output
-// directory included, checked before the validation's load is sent) or a validation that
-// could not run.
+// RunIfEnabled runs the validation (validate.Before) for the replay o when it was asked
+// for: its file goes into o.OutputDir once the run has claimed it, and the run then goes
+// ahead whatever the outcome. Errors are bad input or a validation that could not run.
 func (v *Validate) RunIfEnabled(o *replay.Options, stderr io.Writer) error {
 	if !v.enabled {
 		return nil
@@ -94,313 +67,6 @@ func (v *Validate) RunIfEnabled(o *replay.Options, stderr io.Writer) error {
 	if err := v.Check(); err != nil {
 		return err
 	}
-	if err := replay.CheckOutputDir(o.OutputDir); err != nil {
-		return err
-	}
-	g, err := v.run(o, stderr)
-	if err != nil {
-		return fmt.Errorf("generator validation: %w", err)
-	}
-	o.Claimed = func(dir string) error {
-		path := filepath.Join(dir, analyze.GeneratorValidationName)
-		if err := analyze.WriteGeneratorValidation(path, g); err != nil {
-			return err
-		}
-		fmt.Fprintln(stderr, validationLine(g, path))
-		return nil
-	}
-	return nil
-}
-
-// validationLine says the outcome in one line.
-func validationLine(g *analyze.GeneratorValidation, path string) string {
-	f := func(name string) string { // "n/a" for a figure the run did not give (no stream: no TTFT)
-		if v, ok := g.Figures[name]; ok {
-			return fmt.Sprintf("%.3f", v)
-		}
-		return "n/a"
-	}
-	figs := fmt.Sprintf("TTFT error p50 %s / p99 %s ms, ITL error p50 %s / p99 %s ms, inter-chunk error p50 %s / p99 %s ms, schedule lag p99 %s ms, busiest worker %s%% CPU, %d requests",
-		f(analyze.FigTTFTP50Error), f(analyze.FigTTFTP99Error), f(analyze.FigITLP50Error), f(analyze.FigITLP99Error),
-		f(analyze.FigICLP50Error), f(analyze.FigICLP99Error), f(analyze.FigScheduleLag), f(analyze.FigWorkerCPU), int(g.Figures[analyze.FigRequests]))
-	if _, ok := g.Figures[analyze.FigClientTTFTP99]; ok {
-		figs = fmt.Sprintf("client's share of TTFT p50 %s / p99 %s ms, receive delay p50 %s / p99 %s ms (%d requests matched with the mock's log); measured − configured: %s",
-			f(analyze.FigClientTTFTP50), f(analyze.FigClientTTFTP99), f(analyze.FigReceiveP50), f(analyze.FigReceiveP99), int(g.Figures[analyze.FigMatched]), figs)
-	}
-	if _, ok := g.Figures[analyze.FigMockLateP99]; ok {
-		figs += fmt.Sprintf("; the mock's own lateness p99 %s ms", f(analyze.FigMockLateP99))
-	}
-	where := fmt.Sprintf("mock server on CPUs %v, workers on %v", g.ServerCPUs, g.WorkerCPUs)
-	if g.SharedCPUs {
-		where = fmt.Sprintf("no CPU free of workers (%v): the mock server shared them, so this measures both together", g.WorkerCPUs)
-	}
-	if g.Passed {
-		return fmt.Sprintf("generator validation PASSED (%s; %s): %s", figs, where, path)
-	}
-	return fmt.Sprintf("generator validation FAILED: %s (%s; %s): %s", strings.Join(g.Reasons, "; "), figs, where, path)
-}
-
-// run replays the bounded share of the plan against the mock server and judges it.
-func (v *Validate) run(o *replay.Options, stderr io.Writer) (*analyze.GeneratorValidation, error) {
-	p, err := mmapds.Open(o.Plan, mmapds.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	meta := p.Meta()
-	tok, _ := tokenizer.LoadWithOptions(meta.Tokenizer, tokenizer.EnvLoadOptions(os.Getenv))
-	mock := mockTiming(p, v.ttft, v.itl)
-	tmp, err := os.MkdirTemp("", "llmbench-validate-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	sub := filepath.Join(tmp, "plan.llmplan")
-	n, err := writeSubPlan(p, sub, v.requests, v.duration, mock)
-	if err != nil {
-		return nil, err
-	}
-	mo := mockllm.DefaultOptions()
-	mo.TTFT, mo.ITL, mo.Seed = mock.ttft, mock.itl, meta.Seed
-	late := &mockLog{}
-	mo.ScheduleLog = late
-	if tok != nil {
-		mo.Tokenizer = tok
-	}
-	url, stop, err := mockllm.Start("127.0.0.1:0", mo)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
-	ro := *o
-	ro.Plan, ro.URLs, ro.OutputDir = sub, []string{url}, filepath.Join(tmp, "run")
-	ro.GPUSampleInterval, ro.WaitForModel, ro.Progress, ro.Notice = -1, 0, nil, io.Discard
-	ro.GracePeriod = 5 * time.Second
-	ro.APIKey = ""
-	// The mock's schedule log finds the client's requests by their session header.
-	ro.SessionHeader = mockllm.CorrelationHeader
-	// Nothing of the real server's: its metrics, its DCGM exporter, a distributed run's
-	// start instant and plan identity (the share replayed is another plan file).
-	ro.ServerMetricsURLs, ro.NoServerMetrics, ro.GPUTelemetryURLs = nil, true, nil
-	ro.StartAt, ro.PlanHash, ro.RunID, ro.LocalAddrs = time.Time{}, "", "", nil
-	fmt.Fprintf(stderr, "generator validation: replaying %d profile requests (at most %v) against a mock server (TTFT %v, ITL %v)\n", n, v.duration, mock.ttft, mock.itl)
-	r, err := replay.New(ro)
-	if err != nil {
-		return nil, err
-	}
-	timer := time.AfterFunc(v.duration+10*time.Second, r.Stop) // a bound, should the plan's share overrun
-	// The workers map their monotonic clocks to the wall clock at the start, a moment from
-	// now: the mock's log is put on that mapping (mockllm.ClockOffsetNs).
-	clockOffset := mockllm.ClockOffsetNs(time.Now())
-	m, err := r.Run()
-	timer.Stop()
-	if m == nil {
-		return nil, err
-	}
-	client := &analyze.ShareCollector{}
-	s, aerr := analyze.Analyze(analyze.Options{RunDirs: []string{ro.OutputDir}, Tokenizer: counter(tok), OnRequest: client.Add,
-		LoadTokenizer: func(spec string) (analyze.TokenCounter, error) {
-			return tokenizer.LoadWithOptions(spec, tokenizer.EnvLoadOptions(os.Getenv))
-		}}, nil)
-	if aerr != nil {
-		return nil, errors.Join(aerr, err)
-	}
-	tol := analyze.DefaultTolerances()
-	mt := analyze.MockTiming{TTFTMs: ms(mock.ttft), ITLMs: ms(mock.itl)}
-	share := client.ClientShareOf(late.events(), m.StartUnixNs, clockOffset)
-	figs, passed, reasons, notes := analyze.JudgeGenerator(s, mt, tol, share)
-	g := &analyze.GeneratorValidation{FormatVersion: analyze.GeneratorValidationVersion, Tool: "llmbench", ToolVersion: version.String(),
-		CreatedUnixNs: time.Now().UnixNano(), PlanHash: p.HashHex(),
-		Machine: analyze.Machine{Host: m.Host, CPUModel: m.CPUModel, Kernel: m.Kernel},
-		Workers: len(m.Workers), Mock: mt, Tolerances: tol, Figures: figs, Passed: passed, Reasons: reasons,
-		Bound: analyze.ValidationBound{Requests: n, DurationS: v.duration.Seconds()}, Notes: notes}
-	if g.Reasons == nil {
-		g.Reasons = []string{}
-	}
-	for _, w := range m.Workers {
-		g.WorkerCPUs = append(g.WorkerCPUs, w.CPU)
-	}
-	g.ServerCPUs, g.SharedCPUs = serverCPUs(g.WorkerCPUs)
-	if g.SharedCPUs {
-		g.Notes = append(g.Notes, "no CPU was free of workers: the mock server shared the workers' CPUs, so the figures measure client and server together")
-	}
-	if p50, p99, ok := late.percentiles(); ok {
-		g.Figures[analyze.FigMockLateP50], g.Figures[analyze.FigMockLateP99] = p50, p99
-		if p99 > tol.ScheduleLagP99Ms {
-			what := "the measured − configured errors include it"
-			if _, judged := g.Figures[analyze.FigClientTTFTP99]; judged {
-				what = "the client's share, judged instead, leaves it out"
-			}
-			g.Notes = append(g.Notes, fmt.Sprintf("the mock server itself wrote its events late (p99 %.3f ms after their due instants): %s", p99, what))
-		}
-	}
-	if m.Status != rawlog.StatusComplete {
-		g.Notes = append(g.Notes, fmt.Sprintf("the validation run ended %s: the bound of %v was reached", m.Status, v.duration))
-	}
-	return g, nil
-}
-
-// counter is tok as an analyze.TokenCounter, nil when tok is nil (not a typed nil).
-func counter(tok *tokenizer.Tokenizer) analyze.TokenCounter {
-	if tok == nil {
-		return nil
-	}
-	return tok
-}
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
-// serverCPUs are the CPUs this process may use that no worker is pinned to: where the
-// coordinator, and so the in-process mock server, runs. shared is true when there are none.
-func serverCPUs(workers []int) (cpus []int, shared bool) {
-	all, err := replay.AllowedCPUs()
-	if err != nil || slices.Contains(workers, -1) {
-		return all, true
-	}
-	for _, c := range all {
-		if !slices.Contains(workers, c) {
-			cpus = append(cpus, c)
-		}
-	}
-	if len(cpus) == 0 {
-		return workers, true
-	}
-	return cpus, false
-}
-
-// mockConfig is the mock server's timing.
-type mockConfig struct{ ttft, itl time.Duration }
-
-// mockTiming is the mock server's timing: ttft, and itl or, when 0, 1 s of stream over the
-// plan's mean requested output length, between 1 ms and 5 ms.
-func mockTiming(p *mmapds.Plan, ttft, itl time.Duration) mockConfig {
-	if itl > 0 {
-		return mockConfig{ttft, itl}
-	}
-	var sum, n float64
-	for i := 0; i < p.Len(); i++ {
-		if r, _, err := p.Record(i); err == nil && r.Phase == mmapds.PhaseProfile && r.OSL > 0 {
-			sum, n = sum+float64(r.OSL), n+1
-		}
-	}
-	itl = maxValidateITL
-	if n > 0 {
-		itl = min(maxValidateITL, max(minValidateITL, time.Duration(float64(time.Second)/(sum/n))))
-	}
-	return mockConfig{ttft, itl.Round(100 * time.Microsecond)}
-}
-
-// writeSubPlan writes the share of p the validation replays to path: whole sessions from the
-// first profile request on, no warmup, at most maxReq requests (0: no count bound) planned
-// within dur of the first (a closed loop: as many as the concurrency completes in dur at
-// the mock's timing, and at least four per slot). It returns the request count.
-func writeSubPlan(p *mmapds.Plan, path string, maxReq int, dur time.Duration, mock mockConfig) (int, error) {
-	meta := *p.Meta()
-	if maxReq == 0 {
-		maxReq = math.MaxInt
-		var osl, n float64
-		for i := 0; i < p.Len() && n < 1000; i++ {
-			if r, _, err := p.Record(i); err == nil && r.Phase == mmapds.PhaseProfile {
-				osl, n = osl+float64(r.OSL), n+1
-			}
-		}
-		if meta.TimingMode == "concurrency" && n > 0 {
-			per := mock.ttft + time.Duration(osl/n)*mock.itl
-			slots := max(meta.Concurrency, 1)
-			maxReq = max(4*slots, int(float64(slots)*float64(dur)/float64(max(per, time.Millisecond))))
-		}
-	}
-	w, err := mmapds.Create(path)
-	if err != nil {
-		return 0, err
-	}
-	first, count, sessions := int64(-1), 0, map[uint32]uint32{}
-	for i := 0; i < p.Len(); i++ {
-		r, body, err := p.Record(i)
-		if err != nil {
-			w.Abort()
-			return 0, err
-		}
-		if r.Phase != mmapds.PhaseProfile {
-			continue
-		}
-		_, inSession := sessions[r.Session]
-		if !inSession && (count >= maxReq || (first >= 0 && r.SendOffsetNs != mmapds.NoSendOffset && r.SendOffsetNs-first > int64(dur))) {
-			break
-		}
-		if first < 0 && r.SendOffsetNs != mmapds.NoSendOffset {
-			first = r.SendOffsetNs
-		}
-		if !inSession {
-			sessions[r.Session] = uint32(len(sessions))
-		}
-		r.Session = sessions[r.Session]
-		if r.SendOffsetNs != mmapds.NoSendOffset {
-			r.SendOffsetNs -= first
-		}
-		if err := w.Add(r, body); err != nil {
-			w.Abort()
-			return 0, err
-		}
-		count++
-	}
-	if count == 0 {
-		w.Abort()
-		return 0, errors.New("the plan has no profile requests")
-	}
-	meta.WarmupCount, meta.ProfileCount, meta.DurationNs = 0, count, 0
-	if _, err := w.Close(&meta); err != nil {
-		return 0, err
-	}
-	return count, nil
-}
-
-// mockLog keeps the mock server's schedule log (one JSON ScheduleRecord a line; writes are
-// serialized by the server): its event lateness, and each request's write instants (every
-// token event of a stream, or the one body) for the client's share (analyze.ClientShareOf).
-type mockLog struct {
-	mu   sync.Mutex
-	late []float64
-	recs []analyze.ServerEvents
-}
-
-// Write takes one or more schedule log lines.
-func (l *mockLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, line := range bytes.Split(p, []byte("\n")) {
-		var r mockllm.ScheduleRecord
-		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
-			continue
-		}
-		for j := range min(len(r.DueNs), len(r.SentNs)) {
-			l.late = append(l.late, float64(r.SentNs[j]-r.DueNs[j])/1e6)
-		}
-		ev := analyze.ServerEvents{Correlation: r.CorrelationID, ArrivalUnixNs: r.ArrivalUnixNs, SentUnixNs: make([]int64, len(r.SentNs))}
-		for j, t := range r.SentNs {
-			ev.SentUnixNs[j] = r.ArrivalUnixNs + t
-		}
-		l.recs = append(l.recs, ev)
-	}
-	return len(p), nil
-}
-
-// events are the requests' records.
-func (l *mockLog) events() []analyze.ServerEvents {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.recs)
-}
-
-// percentiles are the p50 and p99 lateness in ms (nearest rank).
-func (l *mockLog) percentiles() (p50, p99 float64, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.late) == 0 {
-		return 0, 0, false
-	}
-	v := slices.Clone(l.late)
-	slices.Sort(v)
-	at := func(q float64) float64 { return math.Round(v[min(len(v)-1, int(q*float64(len(v))))]*1e4) / 1e4 }
-	return at(0.5), at(0.99), true
+	return validate.Before(validate.Options{TTFT: v.ttft, ITL: v.itl, Requests: v.requests, Duration: v.duration,
+		Tokenizers: tokenizer.EnvLoadOptions(os.Getenv)}, o, stderr)
 }

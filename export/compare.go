@@ -1,0 +1,151 @@
+package export
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/errline"
+	"github.com/llmbench/llmbench/report"
+	"github.com/llmbench/llmbench/tokenizer"
+)
+
+// Files `analyze compare` writes into its output directory (docs/report.md).
+const (
+	FileCompareHTML = "compare.html"
+	FileCompareJSON = "compare.json"
+)
+
+// CompareOptions are one comparison of runs.
+type CompareOptions struct {
+	// Dirs are the run directories; the first is the baseline.
+	Dirs []string
+	// OutputDir is where compare.json and compare.html go.
+	OutputDir string
+	// Compare says what is significant and what fails.
+	Compare report.CompareOptions
+	// NoHTML writes no compare.html; Quiet prints only regressions and errors.
+	NoHTML, Quiet bool
+	// LoadTokenizer loads the tokenizer of a run's plan (docs/tokenizers.md).
+	LoadTokenizer func(spec string) (*tokenizer.Tokenizer, error)
+	// Stdout takes the comparison, Stderr the regressions and errors, one line each.
+	Stdout, Stderr io.Writer
+}
+
+// Compare is `analyze compare` once its flags are checked: it analyses each run directory,
+// compares the others with the first (the baseline), writes compare.html and compare.json
+// and prints the differences. Exit status: ExitOK, ExitGate when a run failed (failed
+// requests beyond the error bound, a crash, an interrupted or incomplete run: the baseline
+// too), a run of the baseline's plan completed too few requests, or a regression threshold
+// is crossed (one line on stderr each), ExitBadInput on bad input (one line on stderr).
+func Compare(o CompareOptions) int {
+	stdout, stderr := o.Stdout, o.Stderr
+	bad := func(err error) int {
+		fmt.Fprintln(stderr, errline.Format("analyze compare", err))
+		return ExitBadInput
+	}
+	if err := os.MkdirAll(o.OutputDir, 0o755); err != nil {
+		return bad(fmt.Errorf("--output-dir: %w", err))
+	}
+	load := func(spec string) (analyze.TokenCounter, error) {
+		t, err := o.LoadTokenizer(spec)
+		if err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	runs := make([]report.Run, 0, len(o.Dirs))
+	for _, d := range o.Dirs {
+		r, err := analyseForCompare(d, o.OutputDir, load)
+		if err != nil {
+			return bad(err)
+		}
+		runs = append(runs, r)
+	}
+	c, err := report.Compare(runs, o.Compare)
+	if err != nil {
+		return bad(err)
+	}
+	files := []string{FileCompareJSON}
+	if err := WriteFileAtomic(filepath.Join(o.OutputDir, FileCompareJSON), func(w io.Writer) error { return report.WriteCompareJSON(w, c) }); err != nil {
+		return bad(err)
+	}
+	if !o.NoHTML {
+		if err := WriteFileAtomic(filepath.Join(o.OutputDir, FileCompareHTML), func(w io.Writer) error { return report.WriteCompare(w, c) }); err != nil {
+			return bad(err)
+		}
+		files = append(files, FileCompareHTML)
+	}
+	if !o.Quiet {
+		printCompare(stdout, c)
+		fmt.Fprintf(stdout, "Exports in %s: %s\n", o.OutputDir, strings.Join(files, ", "))
+	}
+	for _, r := range c.Regressions {
+		fmt.Fprintf(stderr, "analyze compare: REGRESSION: %s\n", r.Reason)
+	}
+	if len(c.Regressions) > 0 {
+		return ExitGate
+	}
+	return ExitOK
+}
+
+// analyseForCompare analyses one run directory with analyze's defaults, collecting its records.
+func analyseForCompare(dir, tmp string, load func(string) (analyze.TokenCounter, error)) (report.Run, error) {
+	recs := &report.Records{}
+	s, err := analyze.Analyze(analyze.Options{RunDirs: []string{dir}, LoadTokenizer: load, TempDir: tmp}, recs)
+	if err != nil {
+		return report.Run{}, fmt.Errorf("%s: %s", dir, strings.TrimPrefix(err.Error(), "analyze: "))
+	}
+	if err := recs.Close(); err != nil {
+		return report.Run{}, fmt.Errorf("%s: %w", dir, err)
+	}
+	return report.Run{Name: filepath.Base(filepath.Clean(dir)), Summary: s, Records: recs}, nil
+}
+
+// printCompare prints the warnings first, then each run's verdict and the differences.
+func printCompare(w io.Writer, c *report.ComparePage) {
+	for _, x := range c.Warnings {
+		fmt.Fprintln(w, "WARNING: "+x)
+	}
+	for _, r := range c.Runs {
+		fmt.Fprintf(w, "Run %s: %s\n", r.Name, r.Verdict)
+	}
+	fmt.Fprintf(w, "Differences against %s (significant: Mann–Whitney p < %g, bootstrap 95%% CI of the median difference excludes 0, |difference| ≥ %g%%):\n",
+		c.Baseline, c.Alpha, c.MinEffectPct)
+	switch {
+	case len(c.Metrics) == 0 && c.Runs[0].Completed == 0:
+		fmt.Fprintf(w, "  none: the baseline %s has no successful request to compare with\n", c.Baseline)
+	case len(c.Metrics) == 0:
+		fmt.Fprintf(w, "  none: the baseline %s has no per-request metric that is compared (%s)\n", c.Baseline, strings.Join(report.CompareTags(), ", "))
+	}
+	for _, m := range c.Metrics {
+		compared := map[int]bool{}
+		for _, d := range m.Diffs {
+			compared[d.Run] = true
+		}
+		for i := 1; i < len(c.Runs); i++ {
+			if !compared[i] {
+				fmt.Fprintf(w, "  %s (%s) %s: not compared: no successful request of the run has a value\n", m.Tag, m.Unit, c.Runs[i].Name)
+			}
+		}
+		for _, d := range m.Diffs {
+			verdict := "not significant"
+			switch {
+			case d.Regression:
+				verdict = "SIGNIFICANT, REGRESSION"
+			case d.Significant:
+				verdict = "SIGNIFICANT"
+			}
+			fmt.Fprintf(w, "  %s (%s) %s: p50 %.4g -> %.4g (%+.2f%%, CI [%.4g, %.4g]), p99 %.4g -> %.4g (%+.2f%%), p = %.3g: %s\n",
+				m.Tag, m.Unit, c.Runs[d.Run].Name, float64(m.Runs[0].P50), float64(m.Runs[d.Run].P50), float64(d.MedianDiffPct),
+				float64(d.MedianCI[0]), float64(d.MedianCI[1]), float64(m.Runs[0].P99), float64(m.Runs[d.Run].P99),
+				float64(d.P99DiffPct), float64(d.PValue), verdict)
+		}
+	}
+	if c.Sweep != nil {
+		fmt.Fprintf(w, "Sweep over %s: %d points (compare.html draws TTFT against throughput and the Pareto)\n", c.Sweep.Parameter, len(c.Sweep.Points))
+	}
+}

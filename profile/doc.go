@@ -1,0 +1,16 @@
+// Package profile is the workflow of the profile command (AIPerf's aiperf profile): for
+// each point of the load — one, a sweep's grid (--concurrency 1,2,4) or a search's probes
+// — it places the plan (compiled, or the shared --plan copied), runs it once or
+// --num-profile-runs times (replay, then analyze; a cooldown between; early stop on
+// convergence), judges every run (a crash, an interrupted run, failed requests beyond the
+// bound, a client that did not keep its schedule: analyze.Health), and writes AIPerf's
+// multi-run files: the confidence aggregate and pooled percentiles of repeats
+// (repeat.go), the sweep aggregate with its best points, Pareto set and sweep page
+// (sweep.go), and the search history (search.go). It names the artifact directories
+// (artifacts.go) and never reuses one.
+//
+// The three stages are an interface (Stages) the command builds from its flag sets, so
+// the workflow reads no flag and no environment, and its tests drive it with stages of
+// their own. The decisions — statistics, validity, Pareto, the search's next probe — are
+// package sweep's; this package runs the points and writes the files.
+package profile

@@ -1,0 +1,120 @@
+package profile
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/errline"
+)
+
+// PlanFile is the plan's name inside a point's directory.
+const PlanFile = "plan.llmplan"
+
+// Run measures what o asks for in the new artifact directory dir (NewDir): a search, a
+// sweep, or one point (repeated or not). It returns the exit status: 0 every run complete
+// and valid and every gate held, 1 a run, a point, a probe, a gate or the search failed, 2
+// bad input (an artifact directory left without a file is removed), 130 interrupted.
+func Run(dir string, o Options) int {
+	r := &runner{o: o.Sweep, opts: o, stdout: o.Stdout, stderr: o.Stderr}
+	var code int
+	switch {
+	case r.o.Search != "":
+		code = r.search(dir)
+	case len(r.o.Points) > 1:
+		code = r.sweep(dir)
+	default:
+		code = r.point(dir, r.o.Points[0]).code
+	}
+	if code == 2 {
+		removeUnused(dir) // bad input only the compiler could see (the input file's contents)
+	}
+	return code
+}
+
+// ErrorBound is the error-rate bound every probe of a search is judged by: the search's
+// --error-rate-sla sla when --max-error-rate was not given (maxGiven false), the stricter
+// of the two when both were, and --max-error-rate maxErrorRate when sla is negative (not
+// given). The command makes it analyze's bound too, so each probe's own error-rate gate
+// line says the bound the probe is held to.
+func ErrorBound(sla, maxErrorRate float64, maxGiven bool) float64 {
+	if sla < 0 {
+		return maxErrorRate
+	}
+	if maxGiven {
+		return math.Min(sla, maxErrorRate)
+	}
+	return sla
+}
+
+// say prints err as profile's one line on stderr.
+func (r *runner) say(err error) {
+	fmt.Fprintln(r.stderr, errline.Format("profile", err))
+}
+
+// removeUnused removes the artifact directory dir when it holds no file: bad input found
+// once it was made (by the compiler, in the input's contents) leaves nothing behind.
+func removeUnused(dir string) {
+	empty := true
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			empty = false
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if empty {
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// runOnce replays the plan at planPath into runDir and analyses it there. It returns the
+// summary (nil when the analysis failed) and the exit status: replay's when it failed,
+// else analyze's.
+func (r *runner) runOnce(planPath, runDir string) (*analyze.Summary, int, int) {
+	code := r.opts.Stages.Replay(planPath, runDir)
+	if code == 2 {
+		return nil, code, code
+	}
+	s, acode := r.opts.Stages.Analyze(planPath, runDir)
+	fmt.Fprintf(r.stderr, "profile: artifacts in %s (replay again: replay --plan %s --url URL --output-dir DIR)\n", runDir, planPath)
+	if code != 0 {
+		return s, code, code
+	}
+	return s, code, acode
+}
+
+// placePlan puts the point's plan into dir: the shared --plan copied, or one compiled from
+// the flags (set to the point's values). It returns the plan's path and an exit status.
+func (r *runner) placePlan(dir string) (string, int) {
+	planPath := filepath.Join(dir, PlanFile)
+	if r.opts.SharedPlan != "" {
+		if err := copyFile(r.opts.SharedPlan, planPath); err != nil {
+			r.say(err)
+			return "", 2
+		}
+		return planPath, 0
+	}
+	return planPath, r.opts.Stages.Compile(planPath)
+}
+
+// copyFile copies the shared plan into the artifact directory.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("--plan: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("artifact directory: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copying --plan %s: %w", src, err)
+	}
+	return out.Close()
+}

@@ -1,0 +1,621 @@
+package profile
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/export"
+	"github.com/llmbench/llmbench/internal/version"
+	"github.com/llmbench/llmbench/sweep"
+)
+
+// The multi-run layout inside a point's directory (AIPerf's): the repeats, then the
+// aggregate files beside them.
+const (
+	runsDir       = "profile_runs"
+	aggregateDir  = "aggregate"
+	suffixAgg     = "_aiperf_aggregate"
+	suffixPooled  = "_aiperf_collated.json"
+	schemaAgg     = "1.0"   // AIPerf's aggregate-confidence SCHEMA_VERSION
+	schemaPooled  = "1.0.0" // AIPerf's detailed (collated) aggregate schema_version
+	aggConfidence = "confidence"
+	aggDetailed   = "detailed"
+)
+
+// runner runs profile's points: one plan each, one run or several, and their aggregate.
+type runner struct {
+	opts Options
+	// o is opts.Sweep; stdout and stderr are opts'.
+	o              *SweepOptions
+	stdout, stderr io.Writer
+	started        bool // a run has started: later ones wait the cooldown first
+}
+
+// runResult is one run of a point.
+type runResult struct {
+	label, dir string
+	s          *analyze.Summary
+	// replayCode is replay's exit status, code the run's (replay's, else analyze's).
+	replayCode, code int
+	// check is the run's validity (checkRun): it counts in the aggregate only when valid.
+	check sweep.Run
+}
+
+// valid reports whether the run counts: it completed, at most --max-error-rate of its
+// requests failed and its client kept the schedule.
+func (r runResult) valid() bool { return r.check.Valid() }
+
+// kinds maps analyze's problem kinds onto the sweep package's.
+var kinds = map[string]sweep.Kind{analyze.ProblemIncomplete: sweep.Failed, analyze.ProblemErrors: sweep.Errors, analyze.ProblemSchedule: sweep.Schedule}
+
+// checkRun judges run: replay's and the analysis's exit status, then what analyze.Health
+// finds in its summary at --max-error-rate (a crash, a worker that did not finish, failed
+// requests above the bound, a schedule not kept).
+func (r *runner) checkRun(run *runResult) {
+	c := sweep.Run{Label: run.label}
+	add := func(k sweep.Kind, text string) { c.Problems = append(c.Problems, sweep.Problem{Kind: k, Text: text}) }
+	switch {
+	case run.replayCode == 130:
+		add(sweep.Interrupted, "interrupted (replay exited 130)")
+	case run.replayCode != 0:
+		add(sweep.Failed, fmt.Sprintf("replay exited %d", run.replayCode))
+	case run.s == nil:
+		add(sweep.Failed, fmt.Sprintf("the analysis failed (exit %d)", run.code))
+	}
+	if run.s != nil {
+		for _, p := range analyze.Health(run.s, r.opts.MaxErrorRate) {
+			add(kinds[p.Kind], p.Text)
+		}
+	}
+	run.check = c
+}
+
+// pointResult is everything one point measured.
+type pointResult struct {
+	point Point
+	dir   string
+	runs  []runResult
+	code  int
+	// metrics are the confidence statistics over the valid runs, by <tag>_<stat>; each
+	// says over how many runs it was taken.
+	metrics map[string]metricAgg
+	// verdict says whether the point is valid (every run is: completed, errors within
+	// --max-error-rate, schedule kept), which runs count and why the others do not.
+	verdict sweep.Point
+	valid   bool
+	reasons []string
+	// converged says why the repeats stopped early, "" when they did not.
+	converged string
+}
+
+// metricAgg is one <tag>_<stat> over the runs.
+type metricAgg struct {
+	unit string
+	c    sweep.Confidence
+}
+
+// value is the mean of key over the runs, NaN when absent.
+func (p *pointResult) value(key string) float64 {
+	if m, ok := p.metrics[key]; ok {
+		return m.c.Mean
+	}
+	return math.NaN()
+}
+
+// wait sleeps d between runs (never before the first), saying so.
+func (r *runner) wait(d time.Duration) {
+	if r.started && d > 0 {
+		fmt.Fprintf(r.stderr, "profile: cooldown %v\n", d)
+		time.Sleep(d)
+	}
+	r.started = true
+}
+
+// point measures one point in dir: its plan, then --num-profile-runs runs (fewer when they
+// converge or one is interrupted), then the aggregate. With one run the run directory is
+// dir itself, as a plain profile run; with several they are dir/profile_runs/run_NNNN and
+// the aggregate files go to dir/aggregate.
+func (r *runner) point(dir string, p Point) *pointResult {
+	pr := &pointResult{point: p, dir: dir}
+	if _, err := r.opts.Stages.Apply(p); err != nil {
+		r.say(err)
+		pr.code = 2
+		return pr
+	}
+	planPath, code := r.placePlan(dir)
+	if code != 0 {
+		pr.code = code
+		return pr
+	}
+	for i := 1; i <= r.o.Runs; i++ {
+		label, runDir := fmt.Sprintf("run_%04d", i), dir
+		if i == 1 {
+			r.wait(r.o.PointCooldown)
+		} else {
+			r.wait(r.o.Cooldown)
+		}
+		if r.o.Runs > 1 {
+			runDir = filepath.Join(dir, runsDir, label)
+			if err := os.MkdirAll(filepath.Dir(runDir), 0o755); err != nil {
+				r.say(err)
+				pr.code = 2
+				return pr
+			}
+			fmt.Fprintf(r.stderr, "profile: run %d of %d in %s\n", i, r.o.Runs, runDir)
+		}
+		s, rc, code := r.runOnce(planPath, runDir)
+		run := runResult{label: label, dir: runDir, s: s, replayCode: rc, code: code}
+		r.checkRun(&run)
+		pr.runs = append(pr.runs, run)
+		if rc == 130 || rc == 2 {
+			break
+		}
+		if why := r.convergence(pr, i); why != "" {
+			pr.converged = why
+			fmt.Fprintf(r.stderr, "profile: %s\n", why)
+			break
+		}
+	}
+	pr.finish(r.o.Level)
+	if r.o.Runs > 1 {
+		if err := r.writeAggregate(pr); err != nil {
+			r.say(err)
+			pr.code = worse(pr.code, 1)
+		}
+		// Repeats with a run that does not count fail: the aggregate is over fewer runs
+		// than asked for, and the runs left out say why, one line each.
+		if !pr.valid {
+			for _, why := range pr.reasons {
+				fmt.Fprintf(r.stderr, "profile: INVALID RUN %s\n", why)
+			}
+			fmt.Fprintf(r.stderr, "profile: %d of %d runs valid in %s: the aggregate is over those only\n", len(pr.verdict.ValidRuns), len(pr.runs), pr.dir)
+			pr.code = worse(pr.code, 1)
+		}
+	}
+	return pr
+}
+
+// convergence says, after run i, whether the repeats may stop: "" to go on.
+func (r *runner) convergence(pr *pointResult, i int) string {
+	cv := r.o.Convergence
+	if cv == nil || i < sweep.MinRunsForConvergence(r.o.Runs) || i >= r.o.Runs {
+		return ""
+	}
+	var vals []float64
+	for _, run := range pr.runs {
+		if !run.valid() {
+			continue
+		}
+		if m, ok := runMetrics(run.s)[cv.Key()]; ok {
+			vals = append(vals, m.v)
+		}
+	}
+	c := sweep.Summarize(vals, r.o.Level)
+	ok, v, err := sweep.Converged(c, cv.Mode, cv.Threshold)
+	if err != nil || !ok {
+		return ""
+	}
+	return fmt.Sprintf("converged after %d of %d runs: %s %s %.4g <= %g", i, r.o.Runs, cv.Key(), cv.Mode, v, cv.Threshold)
+}
+
+// finish computes the point's validity, exit status and aggregate from its runs (checked
+// by checkRun): the aggregate is over the valid runs only, so a run whose requests failed
+// never feeds a mean, and every metric says over how many runs it was taken.
+func (p *pointResult) finish(level float64) {
+	checks := make([]sweep.Run, len(p.runs))
+	for i, run := range p.runs {
+		p.code = worse(p.code, run.code)
+		checks[i] = run.check
+	}
+	p.verdict = sweep.JudgePoint(checks)
+	p.valid, p.reasons = p.verdict.Valid, p.verdict.Reasons
+	var per []map[string]float64
+	units := map[string]string{}
+	for _, i := range p.verdict.ValidRuns {
+		m := map[string]float64{}
+		for k, uv := range runMetrics(p.runs[i].s) {
+			m[k] = uv.v
+			units[k] = uv.unit
+		}
+		per = append(per, m)
+	}
+	agg := sweep.Aggregate(per, level)
+	p.metrics = make(map[string]metricAgg, len(agg))
+	for k, c := range agg {
+		p.metrics[k] = metricAgg{unit: units[k], c: c}
+	}
+}
+
+// worse is the exit status that says more of two: interrupted, bad input, failed, ok.
+func worse(a, b int) int {
+	rank := func(c int) int {
+		switch c {
+		case 0:
+			return 0
+		case 130:
+			return 3
+		case 2:
+			return 2
+		}
+		return 1
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// statKeys are the statistics aggregated per distribution (AIPerf's STAT_KEYS); a single
+// value is aggregated as <tag>_avg.
+var statKeys = append([]string{"avg", "min", "max"}, append(analyze.PercentileNames[:9:9], "std")...)
+
+type unitValue struct {
+	v    float64
+	unit string
+}
+
+// runMetrics flattens a run's results into <tag>_<stat> → value, AIPerf's aggregate keys.
+func runMetrics(s *analyze.Summary) map[string]unitValue {
+	out := map[string]unitValue{}
+	for i := range s.Results {
+		r := &s.Results[i]
+		if r.Stats == nil {
+			out[r.Tag+"_avg"] = unitValue{r.Value, r.Unit}
+			continue
+		}
+		st := r.Stats
+		for _, k := range statKeys {
+			var v float64
+			switch k {
+			case "avg":
+				v = st.Avg
+			case "min":
+				v = st.Min
+			case "max":
+				v = st.Max
+			case "std":
+				v = st.Std
+			default:
+				v = st.P[slices.Index(analyze.PercentileNames[:], k)]
+			}
+			out[r.Tag+"_"+k] = unitValue{v, r.Unit}
+		}
+	}
+	return out
+}
+
+// jnum is a number in the aggregate files: NaN and infinities are written as null, as
+// AIPerf's orjson writes them.
+type jnum float64
+
+func (n jnum) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// confidenceJSON is one metric of profile_export_aiperf_aggregate.json.
+type confidenceJSON struct {
+	Mean      jnum   `json:"mean"`
+	Std       jnum   `json:"std"`
+	Min       jnum   `json:"min"`
+	Max       jnum   `json:"max"`
+	CV        jnum   `json:"cv"`
+	SE        jnum   `json:"se"`
+	CILow     jnum   `json:"ci_low"`
+	CIHigh    jnum   `json:"ci_high"`
+	TCritical jnum   `json:"t_critical"`
+	Unit      string `json:"unit"`
+	// Count is how many runs the statistics were taken over (ours): the valid runs that
+	// have a value of the metric.
+	Count int `json:"count"`
+}
+
+func toJSON(m metricAgg) confidenceJSON {
+	c := m.c
+	return confidenceJSON{jnum(c.Mean), jnum(c.Std), jnum(c.Min), jnum(c.Max), jnum(c.CV), jnum(c.SE), jnum(c.CILow), jnum(c.CIHigh), jnum(c.TCritical), m.unit, c.N}
+}
+
+// failedRun is an entry of failed_runs.
+type failedRun struct {
+	Label string `json:"label"`
+	Error string `json:"error"`
+}
+
+// runCounts are the labels of a point's valid runs and its runs that do not count, with
+// why (a run that completed but whose requests failed beyond --max-error-rate is one).
+func (p *pointResult) runCounts() (ok []string, failed []failedRun) {
+	failed = []failedRun{}
+	for _, run := range p.runs {
+		if run.valid() {
+			ok = append(ok, run.label)
+			continue
+		}
+		why := run.check.Reason()
+		why = strings.TrimPrefix(why, run.label+": ")
+		if run.code != 0 {
+			why = fmt.Sprintf("exit %d: %s", run.code, why)
+		}
+		failed = append(failed, failedRun{run.label, why})
+	}
+	return ok, failed
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// writeAggregate writes the point's multi-run files into dir/aggregate: AIPerf's confidence
+// aggregate (JSON and CSV) and the pooled analysis of every request of every run.
+func (r *runner) writeAggregate(p *pointResult) error {
+	out := filepath.Join(p.dir, aggregateDir)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("aggregate: %w", err)
+	}
+	prefix := r.opts.ExportPrefix
+	labels, failed := p.runCounts()
+	meta := map[string]any{
+		"aggregation_type": aggConfidence, "num_profile_runs": len(p.runs), "num_successful_runs": len(labels),
+		"failed_runs": failed, "confidence_level": r.o.Level, "run_labels": labels,
+		"valid": p.valid, "invalid_reasons": nonNil(p.reasons),
+	}
+	if len(labels) == 1 {
+		meta["single_run"] = true
+	}
+	if p.converged != "" {
+		meta["converged"] = p.converged
+	}
+	metrics := map[string]confidenceJSON{}
+	for k, m := range p.metrics {
+		metrics[k] = toJSON(m)
+	}
+	doc := map[string]any{"schema_version": schemaAgg, "tool": "llmbench", "tool_version": version.String(), "metadata": meta, "metrics": metrics}
+	if err := writeJSON(filepath.Join(out, prefix+suffixAgg+".json"), doc); err != nil {
+		return err
+	}
+	err := export.WriteFileAtomic(filepath.Join(out, prefix+suffixAgg+".csv"), func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical", "unit"})
+		for _, k := range sortedKeys(p.metrics) {
+			m := p.metrics[k]
+			c := m.c
+			cw.Write([]string{k, f2(c.Mean), f2(c.Std), f2(c.Min), f2(c.Max), f4(c.CV), f4(c.SE), f2(c.CILow), f2(c.CIHigh), f4(c.TCritical), m.unit})
+		}
+		cw.Write(nil)
+		cw.Write([]string{"Aggregation Type", aggConfidence})
+		cw.Write([]string{"Total Runs", strconv.Itoa(len(p.runs))})
+		cw.Write([]string{"Successful Runs", strconv.Itoa(len(labels))})
+		cw.Write([]string{"Confidence Level", strconv.FormatFloat(r.o.Level, 'g', -1, 64)})
+		cw.Write([]string{"Run Labels", strings.Join(labels, ", ")})
+		cw.Flush()
+		return cw.Error()
+	})
+	if err != nil {
+		return fmt.Errorf("aggregate: %w", err)
+	}
+	pooled, note := r.pooled(p)
+	pmeta := map[string]any{"aggregation_type": aggDetailed, "num_profile_runs": len(p.runs), "num_successful_runs": len(labels),
+		"failed_runs": failed, "run_labels": labels}
+	if note != "" {
+		pmeta["note"] = note
+	}
+	if err := writeJSON(filepath.Join(out, prefix+suffixPooled), map[string]any{"schema_version": schemaPooled, "tool": "llmbench",
+		"tool_version": version.String(), "metadata": pmeta, "metrics": pooled}); err != nil {
+		return err
+	}
+	r.printConfidence(p)
+	fmt.Fprintf(r.stdout, "Aggregate over %d of %d runs in %s: %s, %s, %s\n", len(labels), len(p.runs), out, prefix+suffixAgg+".json", prefix+suffixAgg+".csv", prefix+suffixPooled)
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func f2(v float64) string { return fmtNum(v, 2) }
+func f4(v float64) string { return fmtNum(v, 4) }
+
+// fmtNum formats a CSV number as AIPerf does: fixed decimals, inf, empty for NaN.
+func fmtNum(v float64, decimals int) string {
+	switch {
+	case math.IsNaN(v):
+		return ""
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(v, 'f', decimals, 64)
+}
+
+// writeJSON writes v indented, atomically.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := export.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// pooledMetric is one metric of the collated file: the statistics of every request of every
+// run together, and each run's mean and count (AIPerf's detailed aggregation).
+type pooledMetric struct {
+	Combined pooledStats `json:"combined"`
+	PerRun   []perRun    `json:"per_run"`
+	Unit     string      `json:"unit"`
+}
+
+type pooledStats struct {
+	Mean  jnum `json:"mean"`
+	Std   jnum `json:"std"` // sample standard deviation (n−1), as AIPerf's
+	P50   jnum `json:"p50"`
+	P90   jnum `json:"p90"`
+	P95   jnum `json:"p95"`
+	P99   jnum `json:"p99"`
+	Count int  `json:"count"`
+}
+
+type perRun struct {
+	Label string `json:"label"`
+	Mean  jnum   `json:"mean"`
+	Count int    `json:"count"`
+}
+
+// pooled reads the per-request values of every successful run (its profile_export.jsonl:
+// analyze's per-request metrics, failed requests left out) and computes the statistics of
+// all of them together, percentiles by analyze's definition. note says what was missing.
+func (r *runner) pooled(p *pointResult) (map[string]pooledMetric, string) {
+	all := map[string][]float64{}
+	units := map[string]string{}
+	per := map[string][]perRun{}
+	var missing []string
+	for _, run := range p.runs {
+		if !run.valid() {
+			continue
+		}
+		path := filepath.Join(run.dir, r.opts.ExportPrefix+export.SuffixRecords)
+		vals, err := readRecordValues(path, units)
+		if err != nil {
+			missing = append(missing, err.Error())
+			continue
+		}
+		for _, k := range sortedKeys(vals) {
+			v := vals[k]
+			all[k] = append(all[k], v...)
+			per[k] = append(per[k], perRun{run.label, jnum(mean(v)), len(v)})
+		}
+	}
+	out := map[string]pooledMetric{}
+	for k, v := range all {
+		slices.Sort(v)
+		n := len(v)
+		m := mean(v)
+		var ss float64
+		for _, x := range v {
+			ss += (x - m) * (x - m)
+		}
+		std := 0.0
+		if n > 1 {
+			std = math.Sqrt(ss / float64(n-1))
+		}
+		pc := func(q float64) jnum { return jnum(analyze.PercentileSorted(v, q)) }
+		out[k] = pooledMetric{Combined: pooledStats{jnum(m), jnum(std), pc(50), pc(90), pc(95), pc(99), n}, PerRun: per[k], Unit: units[k]}
+	}
+	note := ""
+	if len(missing) > 0 {
+		note = "left out (no per-request records; --export-level records writes them): " + strings.Join(missing, "; ")
+	}
+	return out, note
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// record is what the pooled analysis reads of one profile_export.jsonl line.
+type record struct {
+	Metadata struct {
+		Phase string `json:"benchmark_phase"`
+	} `json:"metadata"`
+	Metrics map[string]struct {
+		Value json.RawMessage `json:"value"`
+		Unit  string          `json:"unit"`
+	} `json:"metrics"`
+	Error json.RawMessage `json:"error"`
+}
+
+// readRecordValues reads the single-valued metrics of the valid profiling records of path
+// (lists such as inter_chunk_latency are left out), by tag; units receives each tag's unit.
+func readRecordValues(path string, units map[string]string) (map[string][]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string][]float64{}
+	br := bufio.NewReader(f)
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(b)) > 0 {
+			var rec record
+			if jerr := json.Unmarshal(b, &rec); jerr != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, line, jerr)
+			}
+			if rec.Metadata.Phase == "profiling" && (len(rec.Error) == 0 || string(rec.Error) == "null") {
+				for tag, m := range rec.Metrics {
+					var v float64
+					if json.Unmarshal(m.Value, &v) == nil {
+						out[tag] = append(out[tag], v)
+						units[tag] = m.Unit
+					}
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+}
+
+// headline are the aggregate keys printed after repeated runs, when present.
+var headline = []string{"time_to_first_token_avg", "time_to_first_token_p99", "inter_token_latency_avg", "request_latency_avg",
+	"request_latency_p99", "output_token_throughput_avg", "output_token_throughput_per_user_avg", "request_throughput_avg", "goodput_avg"}
+
+// printConfidence prints the headline metrics' confidence intervals.
+func (r *runner) printConfidence(p *pointResult) {
+	labels, _ := p.runCounts()
+	over := fmt.Sprintf("%d runs", len(labels))
+	if len(labels) != len(p.runs) {
+		over = fmt.Sprintf("%d of %d runs, the valid ones", len(labels), len(p.runs))
+	}
+	fmt.Fprintf(r.stdout, "\nConfidence over %s (%s%% Student-t intervals; runs: how many each metric was taken over):\n", over, strconv.FormatFloat(r.o.Level*100, 'g', -1, 64))
+	tw := tabwriter.NewWriter(r.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "Metric\truns\tmean\tstd\tcv\tci_low\tci_high\t")
+	for _, k := range headline {
+		m, ok := p.metrics[k]
+		if !ok {
+			continue
+		}
+		c := m.c
+		fmt.Fprintf(tw, "%s (%s)\t%d\t%s\t%s\t%s\t%s\t%s\t\n", k, m.unit, c.N, f2(c.Mean), f2(c.Std), f4(c.CV), f2(c.CILow), f2(c.CIHigh))
+	}
+	tw.Flush()
+	if len(labels) == 0 {
+		fmt.Fprintln(r.stdout, "(no valid run: nothing to aggregate)")
+	}
+}

@@ -1,0 +1,454 @@
+package profile
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/llmbench/llmbench/export"
+	"github.com/llmbench/llmbench/internal/version"
+	"github.com/llmbench/llmbench/report"
+	"github.com/llmbench/llmbench/sweep"
+)
+
+// suffixSweep ends the sweep aggregate's file names (AIPerf's profile_export_aiperf_sweep);
+// sweepHTML is the sweep page beside them.
+const (
+	suffixSweep = "_aiperf_sweep"
+	sweepHTML   = "sweep.html"
+)
+
+// pointDir creates the directory of point p inside dir, named by its stimulus as a single
+// run's artifact directory is (concurrency8, request_rate10, concurrency4-request_rate10),
+// after prefix when not empty.
+func (r *runner) pointDir(dir, prefix string, p Point) (string, error) {
+	st, err := r.opts.Stages.Apply(p)
+	if err != nil {
+		return "", err
+	}
+	name := StimulusName(st)
+	if prefix != "" {
+		name = prefix + "-" + name
+	}
+	return NewDir(filepath.Join(dir, name))
+}
+
+// sweep runs every point of the sweep, one directory each, then writes the aggregate into
+// dir/aggregate and prints one line per point. An interrupted point ends the sweep; the
+// aggregate then holds the points done. A sweep with an invalid point (a run that failed,
+// did not complete, had failed requests beyond --max-error-rate or a client that did not
+// keep its schedule) fails, saying which points and why.
+func (r *runner) sweep(dir string) int {
+	var points []*pointResult
+	code := 0
+	for i, p := range r.o.Points {
+		pdir, err := r.pointDir(dir, "", p)
+		if err != nil {
+			r.say(err)
+			return worse(code, 2)
+		}
+		fmt.Fprintf(r.stderr, "profile: sweep point %d of %d (%s) in %s\n", i+1, len(r.o.Points), Describe(p), pdir)
+		pr := r.point(pdir, p)
+		points = append(points, pr)
+		code = worse(code, pr.code)
+		if pr.code == 130 || (pr.code == 2 && len(pr.runs) == 0) {
+			break
+		}
+	}
+	if err := r.writeSweep(dir, points); err != nil {
+		r.say(err)
+		return worse(code, 1)
+	}
+	var invalid []string
+	for _, p := range points {
+		if !p.valid {
+			invalid = append(invalid, Describe(p.point))
+		}
+	}
+	if len(invalid) > 0 {
+		fmt.Fprintf(r.stderr, "profile: sweep: %d of %d points invalid (%s): never best nor Pareto-optimal; why is above, one line each\n",
+			len(invalid), len(points), strings.Join(invalid, "; "))
+		code = worse(code, 1)
+	}
+	return code
+}
+
+// bestObjectives are the sweep's best_configurations: AIPerf's best_throughput and
+// best_latency_p99 (TTFT p99, else request latency p99), and the two token throughputs.
+var bestObjectives = []sweep.Objective{
+	{Name: "best_throughput", Key: "request_throughput_avg", Maximize: true},
+	{Name: "best_latency_p99", Key: "time_to_first_token_p99"},
+	{Name: "best_latency_p99", Key: "request_latency_p99"},
+	{Name: "best_output_token_throughput", Key: "output_token_throughput_avg", Maximize: true},
+	{Name: "best_output_token_throughput_per_user", Key: "output_token_throughput_per_user_avg", Maximize: true},
+}
+
+// paretoObjectives are the axes of the Pareto set, the first pair some valid point has:
+// output tokens/s against output tokens/s per user, else requests/s against request
+// latency p99.
+var paretoObjectives = [][2]sweep.Objective{
+	{{Key: "output_token_throughput_avg", Maximize: true}, {Key: "output_token_throughput_per_user_avg", Maximize: true}},
+	{{Key: "request_throughput_avg", Maximize: true}, {Key: "request_latency_p99"}},
+}
+
+// sweepAnalysis is what the sweep aggregate says beyond the points.
+type sweepAnalysis struct {
+	best   map[string]bestConfig
+	pareto []int
+	axes   []sweep.Objective
+}
+
+type bestConfig struct {
+	Parameters map[string]any `json:"parameters"`
+	Metric     jnum           `json:"metric"`
+	Unit       string         `json:"unit"`
+}
+
+// params is a point's parameters as JSON: concurrency as an integer.
+func params(p Point) map[string]any {
+	m := map[string]any{}
+	for _, prm := range p {
+		if prm.Flag == "concurrency" {
+			m[prm.Name] = int(prm.Value)
+		} else {
+			m[prm.Name] = prm.Value
+		}
+	}
+	return m
+}
+
+// analyse chooses the best point per objective and the Pareto set among the valid points
+// (sweep.BestPoints, sweep.ParetoFront): a point whose runs failed, whose requests failed
+// beyond --max-error-rate or whose client did not keep its schedule never wins, and a
+// point without a metric does not stop the others from being compared on it.
+func analyse(points []*pointResult) sweepAnalysis {
+	a := sweepAnalysis{best: map[string]bestConfig{}}
+	valid := make([]bool, len(points))
+	values := make([]map[string]float64, len(points))
+	for i, p := range points {
+		valid[i] = p.valid
+		values[i] = make(map[string]float64, len(p.metrics))
+		for k, m := range p.metrics {
+			values[i][k] = m.c.Mean
+		}
+	}
+	for name, b := range sweep.BestPoints(values, valid, bestObjectives) {
+		a.best[name] = bestConfig{params(points[b.Point].point), jnum(b.Value), points[b.Point].metrics[b.Objective.Key].unit}
+	}
+	a.pareto, a.axes = sweep.ParetoFront(values, valid, paretoObjectives)
+	return a
+}
+
+// sweepJSON is profile_export_aiperf_sweep.json: AIPerf's sections in its order.
+type sweepJSON struct {
+	AggregationType   string                `json:"aggregation_type"`
+	NumProfileRuns    int                   `json:"num_profile_runs"`
+	NumSuccessfulRuns int                   `json:"num_successful_runs"`
+	FailedRuns        []failedRun           `json:"failed_runs"`
+	Metadata          sweepMeta             `json:"metadata"`
+	PerCombination    []combination         `json:"per_combination_metrics"`
+	Best              map[string]bestConfig `json:"best_configurations"`
+	Pareto            []map[string]any      `json:"pareto_optimal"`
+}
+
+type sweepMeta struct {
+	SweepParameters  []sweepParam `json:"sweep_parameters"`
+	NumCombinations  int          `json:"num_combinations"`
+	RunsPerPoint     int          `json:"num_profile_runs_per_point"`
+	ConfidenceLevel  float64      `json:"confidence_level"`
+	ParetoObjectives []string     `json:"pareto_objectives"`
+	Tool             string       `json:"tool"`
+	ToolVersion      string       `json:"tool_version"`
+}
+
+type sweepParam struct {
+	Name   string `json:"name"`
+	Values []any  `json:"values"`
+}
+
+type combination struct {
+	Parameters     map[string]any            `json:"parameters"`
+	Metrics        map[string]confidenceJSON `json:"metrics"`
+	Valid          bool                      `json:"valid"`
+	InvalidReasons []string                  `json:"invalid_reasons"`
+	Pareto         bool                      `json:"pareto_optimal"`
+	ArtifactDir    string                    `json:"artifact_dir"`
+}
+
+// sweepParams lists each swept parameter's values in the order first seen.
+func sweepParams(points []*pointResult) []sweepParam {
+	var out []sweepParam
+	idx := map[string]int{}
+	seen := map[string]bool{}
+	for _, p := range points {
+		for name, v := range params(p.point) {
+			key := name + "=" + fmt.Sprint(v)
+			i, ok := idx[name]
+			if !ok {
+				i = len(out)
+				idx[name] = i
+				out = append(out, sweepParam{Name: name})
+			}
+			if !seen[key] {
+				seen[key] = true
+				out[i].Values = append(out[i].Values, v)
+			}
+		}
+	}
+	// keep the flags' order: concurrency before request_rate
+	if len(out) == 2 && out[0].Name == "request_rate" {
+		out[0], out[1] = out[1], out[0]
+	}
+	return out
+}
+
+// writeSweep writes dir/aggregate/profile_export_aiperf_sweep.{json,csv} and prints the
+// sweep table.
+func (r *runner) writeSweep(dir string, points []*pointResult) error {
+	out := filepath.Join(dir, aggregateDir)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("sweep aggregate: %w", err)
+	}
+	a := analyse(points)
+	doc := sweepJSON{AggregationType: "sweep", FailedRuns: []failedRun{}, Best: a.best, Pareto: []map[string]any{}}
+	doc.Metadata = sweepMeta{SweepParameters: sweepParams(points), NumCombinations: len(points), RunsPerPoint: r.o.Runs,
+		ConfidenceLevel: r.o.Level, ParetoObjectives: []string{}, Tool: "llmbench", ToolVersion: version.String()}
+	for _, o := range a.axes {
+		dirn := "minimize"
+		if o.Maximize {
+			dirn = "maximize"
+		}
+		doc.Metadata.ParetoObjectives = append(doc.Metadata.ParetoObjectives, o.Key+":"+dirn)
+	}
+	onPareto := map[int]bool{}
+	for _, i := range a.pareto {
+		onPareto[i] = true
+		doc.Pareto = append(doc.Pareto, params(points[i].point))
+	}
+	for i, p := range points {
+		ok, failed := p.runCounts()
+		doc.NumProfileRuns += len(p.runs)
+		doc.NumSuccessfulRuns += len(ok)
+		rel, _ := filepath.Rel(dir, p.dir)
+		for _, f := range failed {
+			doc.FailedRuns = append(doc.FailedRuns, failedRun{rel + "/" + f.Label, f.Error})
+		}
+		c := combination{Parameters: params(p.point), Metrics: map[string]confidenceJSON{}, Valid: p.valid,
+			InvalidReasons: nonNil(p.reasons), Pareto: onPareto[i], ArtifactDir: rel}
+		for k, m := range p.metrics {
+			c.Metrics[k] = toJSON(m)
+		}
+		doc.PerCombination = append(doc.PerCombination, c)
+	}
+	prefix := r.opts.ExportPrefix
+	if err := writeJSON(filepath.Join(out, prefix+suffixSweep+".json"), doc); err != nil {
+		return err
+	}
+	if err := export.WriteFileAtomic(filepath.Join(out, prefix+suffixSweep+".csv"), func(w io.Writer) error {
+		return writeSweepCSV(w, doc, points)
+	}); err != nil {
+		return fmt.Errorf("sweep aggregate: %w", err)
+	}
+	r.printSweep(points, onPareto)
+	fmt.Fprintf(r.stdout, "Sweep aggregate in %s: %s, %s\n", out, prefix+suffixSweep+".json", prefix+suffixSweep+".csv")
+	r.sweepPage(dir, points)
+	return nil
+}
+
+// writeSweepCSV writes AIPerf's four sections: the points (parameters, then mean, std, min,
+// max and cv of every metric; our valid column after the parameters), the best
+// configurations, the Pareto set and the metadata.
+func writeSweepCSV(w io.Writer, doc sweepJSON, points []*pointResult) error {
+	cw := csv.NewWriter(w)
+	var names []string
+	for _, sp := range doc.Metadata.SweepParameters {
+		names = append(names, sp.Name)
+	}
+	keySet := map[string]bool{}
+	for _, p := range points {
+		for k := range p.metrics {
+			keySet[k] = true
+		}
+	}
+	keys := sortedKeys(keySet)
+	header := append(append([]string{}, names...), "valid")
+	for _, k := range keys {
+		header = append(header, k+"_mean", k+"_std", k+"_min", k+"_max", k+"_cv")
+	}
+	cw.Write(header)
+	pv := func(m map[string]any, n string) string {
+		if v, ok := m[n]; ok {
+			return fmt.Sprint(v)
+		}
+		return ""
+	}
+	for _, c := range doc.PerCombination {
+		row := []string{}
+		for _, n := range names {
+			row = append(row, pv(c.Parameters, n))
+		}
+		row = append(row, strconv.FormatBool(c.Valid))
+		for _, k := range keys {
+			m, ok := c.Metrics[k]
+			if !ok {
+				row = append(row, "", "", "", "", "")
+				continue
+			}
+			row = append(row, f2(float64(m.Mean)), f2(float64(m.Std)), f2(float64(m.Min)), f2(float64(m.Max)), f4(float64(m.CV)))
+		}
+		cw.Write(row)
+	}
+	cw.Write(nil)
+	cw.Write([]string{"Best Configurations"})
+	if len(doc.Best) > 0 {
+		cw.Write(append(append([]string{"Configuration"}, names...), "Metric", "Unit"))
+		for _, name := range sortedKeys(doc.Best) {
+			b := doc.Best[name]
+			row := []string{titleCase(name)}
+			for _, n := range names {
+				row = append(row, pv(b.Parameters, n))
+			}
+			cw.Write(append(row, f2(float64(b.Metric)), b.Unit))
+		}
+	}
+	cw.Write(nil)
+	cw.Write([]string{"Pareto Optimal Points"})
+	if len(doc.Pareto) == 0 {
+		cw.Write([]string{"None"})
+	} else {
+		cw.Write(names)
+		for _, p := range doc.Pareto {
+			row := []string{}
+			for _, n := range names {
+				row = append(row, pv(p, n))
+			}
+			cw.Write(row)
+		}
+	}
+	cw.Write(nil)
+	cw.Write([]string{"Metadata"})
+	cw.Write([]string{"Field", "Value"})
+	cw.Write([]string{"Aggregation Type", doc.AggregationType})
+	cw.Write([]string{"Sweep Parameters", strings.Join(names, ", ")})
+	cw.Write([]string{"Number of Combinations", strconv.Itoa(doc.Metadata.NumCombinations)})
+	cw.Write([]string{"Number of Profile Runs", strconv.Itoa(doc.NumProfileRuns)})
+	cw.Write([]string{"Number of Successful Runs", strconv.Itoa(doc.NumSuccessfulRuns)})
+	cw.Flush()
+	return cw.Error()
+}
+
+// titleCase is Python's "best_latency_p99".replace("_", " ").title(): "Best Latency P99".
+func titleCase(s string) string {
+	words := strings.Split(s, "_")
+	for i, w := range words {
+		if w != "" {
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// sweepColumns are the sweep table's metric columns.
+var sweepColumns = []struct{ head, key string }{
+	{"TTFT p50 ms", "time_to_first_token_p50"}, {"TTFT p99 ms", "time_to_first_token_p99"},
+	{"ITL p50 ms", "inter_token_latency_p50"}, {"E2E p99 ms", "request_latency_p99"},
+	{"req/s", "request_throughput_avg"}, {"out tok/s", "output_token_throughput_avg"},
+	{"tok/s/user", "output_token_throughput_per_user_avg"},
+}
+
+// printSweep prints one line per point: its parameters, validity and headline means.
+func (r *runner) printSweep(points []*pointResult, onPareto map[int]bool) {
+	fmt.Fprintf(r.stdout, "\nSweep: %d points (means over each point's valid runs; runs: valid/made; * Pareto-optimal; invalid points are never best)\n", len(points))
+	tw := tabwriter.NewWriter(r.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "point\tvalid\truns\t")
+	for _, c := range sweepColumns {
+		fmt.Fprintf(tw, "%s\t", c.head)
+	}
+	fmt.Fprintln(tw, "pareto\t")
+	for i, p := range points {
+		ok, _ := p.runCounts()
+		fmt.Fprintf(tw, "%s\t%v\t%d/%d\t", Describe(p.point), p.valid, len(ok), len(p.runs))
+		for _, c := range sweepColumns {
+			v := p.value(c.key)
+			if math.IsNaN(v) {
+				fmt.Fprint(tw, "-\t")
+			} else {
+				fmt.Fprintf(tw, "%s\t", f2(v))
+			}
+		}
+		mark := ""
+		if onPareto[i] {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%s\t\n", mark)
+	}
+	tw.Flush()
+	for _, p := range points {
+		if line := p.verdict.Line(len(p.runs)); line != "" {
+			fmt.Fprintf(r.stdout, "invalid %s: %s\n", Describe(p.point), line)
+		}
+	}
+}
+
+// sweepPage writes dir/aggregate/sweep.html, the sweep page of the HTML report (package
+// report: TTFT against throughput, the Pareto of per-user speed against throughput): one
+// point per point of the sweep, drawn from its first valid run, else its first analysed
+// one with what is wrong with it (a saturated client is flagged, a run with failures is
+// never on the page's Pareto). A grid of two swept flags has no one axis and gets no page;
+// a page that cannot be written is said on stderr and does not fail the sweep, whose JSON
+// and CSV hold everything.
+func (r *runner) sweepPage(dir string, points []*pointResult) {
+	var runs []report.Run
+	parameter := ""
+	for _, p := range points {
+		if len(p.point) != 1 {
+			return
+		}
+		parameter = p.point[0].Name
+		if run, ok := pageRun(p); ok {
+			runs = append(runs, run)
+		}
+	}
+	if len(runs) < 2 {
+		return
+	}
+	path := filepath.Join(dir, aggregateDir, sweepHTML)
+	err := export.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteSweep(w, "", runs, parameter) })
+	if err != nil {
+		r.say(fmt.Errorf("sweep page %s: %w", path, err))
+		return
+	}
+	fmt.Fprintf(r.stdout, "Sweep page: %s\n", path)
+}
+
+// pageRun is the run that stands for point p on the sweep page: its first valid run, else
+// its first analysed run, carrying its problems other than the schedule (the page flags a
+// saturated client itself).
+func pageRun(p *pointResult) (report.Run, bool) {
+	var fallback *runResult
+	for i := range p.runs {
+		run := &p.runs[i]
+		if run.valid() {
+			return report.Run{Name: filepath.Base(p.dir), Summary: run.s}, true
+		}
+		if fallback == nil && run.s != nil {
+			fallback = run
+		}
+	}
+	if fallback == nil {
+		return report.Run{}, false
+	}
+	out := report.Run{Name: filepath.Base(p.dir), Summary: fallback.s}
+	for _, pr := range fallback.check.Problems {
+		if pr.Kind != sweep.Schedule {
+			out.Problems = append(out.Problems, pr.Text)
+		}
+	}
+	return out, true
+}
