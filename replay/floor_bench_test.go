@@ -277,7 +277,8 @@ func runFloor(b *testing.B, bin, port string, conc, n, osl, cpu int, perf *perfC
 
 // runClientCPU replays the floor's workload with one worker on cpu and returns its CPU per
 // read and per request and its reads per request; with perf, its counts per request less
-// base (nil: the raw counts of the whole worker process, not divided).
+// base (nil: the start-up run, the raw counts of the whole worker process, not divided, and
+// no CPU figures).
 func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int, perf *perfCounter, base *perfCounts) floorResult {
 	ps := &planSpec{}
 	body := floorBody(osl)
@@ -302,14 +303,17 @@ func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int, perf 
 	if m.Counts.Completed != n {
 		b.Fatalf("%s: counts %+v", client, m.Counts)
 	}
-	cpuNs, reqs, reads := steadyCPU(b, filepath.Join(o.OutputDir, m.Workers[0].Log))
-	r := floorResult{usPerRead: cpuNs / float64(reads) / 1e3, msPerReq: cpuNs / float64(reqs) / 1e6, readsPerReq: float64(reads) / float64(reqs)}
+	var r floorResult
 	if perf != nil {
 		r.counts = perf.read(b, counts)
-		if base != nil {
-			r.counts = r.counts.minus(*base).per(n)
+		if base == nil {
+			// The start-up run: its counts alone, it may end before its first CPU sample.
+			return r
 		}
+		r.counts = r.counts.minus(*base).per(n)
 	}
+	cpuNs, reqs, reads := steadyCPU(b, filepath.Join(o.OutputDir, m.Workers[0].Log))
+	r.usPerRead, r.msPerReq, r.readsPerReq = cpuNs/float64(reads)/1e3, cpuNs/float64(reqs)/1e6, float64(reads)/float64(reqs)
 	return r
 }
 
