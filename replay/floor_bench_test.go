@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -405,12 +406,14 @@ func pinnedRun(b *testing.B, ps *planSpec, url, client string, cpu int, session 
 // BenchmarkClientsScheduleLag sends a Poisson open loop at 200, 500 and 2,000 req/s for 3 s
 // to mockllm (TTFT 20 ms, ITL 5 ms, 8 tokens) with each client, the worker on one CPU and
 // mockllm on the other, and prints the schedule lag (write start minus planned instant)
-// p50/p99 and the worker's CPU utilisation beside it, medians over -floor.rounds
-// interleaved rounds. -benchtime=1x runs each once.
+// p50/p99, the worker's CPU utilisation and the machine's timer wake-up lag p99 (the
+// worker's calibration before it said ready: the floor a lag p99 on a loaded machine cannot
+// go under) beside it, medians over -floor.rounds interleaved rounds. -benchtime=1x runs
+// each once.
 func BenchmarkClientsScheduleLag(b *testing.B) {
 	url := startMock(b, 20*time.Millisecond, 5*time.Millisecond)
 	_, cpu, _ := floorCPUs()
-	type lagRow struct{ p50, p99, max, cpuPct float64 }
+	type lagRow struct{ p50, p99, max, cpuPct, timerP99 float64 }
 	for _, rate := range []float64{200, 500, 2000} {
 		b.Run(fmt.Sprintf("rate=%v", rate), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
@@ -434,12 +437,16 @@ func BenchmarkClientsScheduleLag(b *testing.B) {
 							lags = append(lags, q.WriteStartNs-q.IntendedNs)
 						}
 						cpuPct := float64(workerCPU(b, m, dir)) / float64(m.EndUnixNs-m.StartUnixNs) * 100
+						timerP99 := math.NaN()
+						if c := m.Workers[0].Calibration; c != nil {
+							timerP99 = float64(c.TimerLagP99Ns) / 1e3
+						}
 						rows[client] = append(rows[client], lagRow{float64(percentile(lags, 50)) / 1e3, float64(percentile(lags, 99)) / 1e3,
-							float64(lags[len(lags)-1]) / 1e3, cpuPct})
+							float64(lags[len(lags)-1]) / 1e3, cpuPct, timerP99})
 					}
 				}
 				fmt.Printf("\nPoisson %v req/s for 3 s, mockllm TTFT 20 ms ITL 5 ms, worker on CPU %d; medians of %d round(s); load %s\n", rate, cpu, *floorRounds, loadAvg())
-				fmt.Printf("  %-6s %12s %12s %12s %11s\n", "", "lag p50 µs", "lag p99 µs", "lag max µs", "worker CPU")
+				fmt.Printf("  %-6s %12s %12s %12s %11s %14s\n", "", "lag p50 µs", "lag p99 µs", "lag max µs", "worker CPU", "timer p99 µs")
 				for _, client := range []string{ClientLoop, ClientNet} {
 					med := func(f func(lagRow) float64) float64 {
 						var v []float64
@@ -450,7 +457,8 @@ func BenchmarkClientsScheduleLag(b *testing.B) {
 						return v[len(v)/2]
 					}
 					p50, p99 := med(func(r lagRow) float64 { return r.p50 }), med(func(r lagRow) float64 { return r.p99 })
-					fmt.Printf("  %-6s %12.1f %12.1f %12.1f %10.1f%%\n", client, p50, p99, med(func(r lagRow) float64 { return r.max }), med(func(r lagRow) float64 { return r.cpuPct }))
+					fmt.Printf("  %-6s %12.1f %12.1f %12.1f %10.1f%% %14.1f\n", client, p50, p99, med(func(r lagRow) float64 { return r.max }),
+						med(func(r lagRow) float64 { return r.cpuPct }), med(func(r lagRow) float64 { return r.timerP99 }))
 					b.ReportMetric(p99, client+"-lag-p99-µs")
 				}
 			}
