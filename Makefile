@@ -32,7 +32,7 @@ bench:
 # with cc): CPU per request as ratios to the floor at concurrency 64, 256 and 1,000 against
 # mockllm with ITL 5 and 10 ms (system calls and context switches per request beside them
 # where perf can count them), and the schedule lag p50/p99 at 200, 500 and 2,000 req/s
-# (beside the worker's timer wake-up p99 from its calibration);
+# (beside the noise on the worker's CPU meanwhile, internal/noise);
 # medians of ROUNDS interleaved rounds. About 2 minutes a round on 2 CPUs.
 ROUNDS ?= 1
 bench-floor:
