@@ -219,6 +219,9 @@ func ownBlock(s *Summary) *ordered {
 	verdict.add("max_schedule_lag_ms", pyFloat(v.MaxLagMs))
 	if v.CPUKnown {
 		verdict.add("busiest_worker", v.BusiestWorker).add("busiest_worker_cpu_pct", pyFloat(v.BusiestWorkerPct))
+		if v.SharedBy > 1 {
+			verdict.add("busiest_cpu_shared_by", v.SharedBy)
+		}
 	}
 	verdict.add("max_worker_cpu_pct", pyFloat(v.MaxCPUPct))
 	if v.Jitter {

@@ -230,7 +230,7 @@ func VerdictLine(s *Summary) string {
 		facts = append(facts, fmt.Sprintf("dispatch lag p99 %s ms (bound %s ms)", fmtNum(v.DispatchLagP99Ms), fmtNum(v.MaxLagMs)))
 	}
 	if v.CPUKnown {
-		facts = append(facts, fmt.Sprintf("busiest worker %d at %s%% CPU (bound %s%%)", v.BusiestWorker, fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
+		facts = append(facts, fmt.Sprintf("busiest %s at %s%% CPU (bound %s%%)", busiestWords(&v), fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
 	}
 	if f := floorFact(&v); f != "" {
 		facts = append(facts, f)

@@ -33,6 +33,10 @@ type Replay struct {
 	plan *mmapds.Plan
 	info *planInfo
 	cpus []int // one per worker, -1 when unpinned
+	// workersNote says why more workers run than CPUs (the open-file limit), for notices and
+	// run.json; perCPU is the most workers pinned to one CPU (0 unpinned).
+	workersNote string
+	perCPU      int
 	// partCPUs are this replay's CPUs when it has a part of a shared machine (LocalPart).
 	partCPUs []int
 	planned  []int // records per worker
@@ -133,46 +137,7 @@ func (r *Replay) setup() error {
 		return err
 	}
 	r.info = info
-	cpus, n, cpuWhy, err := o.workerCPUs()
-	if err != nil {
-		return err
-	}
-	if cpuWhy != "" {
-		r.notice("replay: " + cpuWhy)
-	}
-	if o.CPUs == nil && o.LocalPart.Count > 1 {
-		r.partCPUs = cpus
-	}
-	want := n
-	if info.sessions > 0 && n > info.sessions {
-		n = info.sessions
-	}
-	if shardC > 0 && n > shardC {
-		n = shardC
-	}
-	caps := capsOf(r.plan.Meta()) // caps.go
-	if err := caps.check(o.ShardCount); err != nil {
-		return err
-	}
-	if mw, what := caps.maxWorkers(o.ShardIndex, o.ShardCount); mw > 0 && n > mw {
-		n = mw
-		if n < want {
-			r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %s %d for them", n, want, r.shardWords(), what, mw))
-		}
-	} else if n < want {
-		r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %d sessions and concurrency %d", n, want, r.shardWords(), info.sessions, shardC))
-	}
-	r.cpus = make([]int, n)
-	for i := range r.cpus {
-		r.cpus[i] = -1
-		if !o.NoPin {
-			r.cpus[i] = cpus[i]
-		}
-	}
-	r.planned = recordsPerWorker(info.ord, n)
-	// Raised here, before any worker exists; each worker raises its own too.
-	soft, hard, _ := raiseFileLimit()
-	if err := checkFileLimit(shardC, n, soft, hard); err != nil {
+	if err := r.setupWorkers(shardC); err != nil {
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {
@@ -183,46 +148,6 @@ func (r *Replay) setup() error {
 		o.WorkerCommand = []string{exe, WorkerArg}
 	}
 	return nil
-}
-
-// workerCPUs returns the CPUs workers may be pinned to and how many workers the options ask
-// for (before the plan lowers it), checking them before anything is created rather than
-// letting every worker fail to pin itself. Without CPUs, they are those this process may
-// use, narrowed by its container's cgroup and LocalPart (cgroup.go); why then says how
-// ("" when nothing narrowed them).
-func (o *Options) workerCPUs() (cpus []int, n int, why string, err error) {
-	cpus = o.CPUs
-	if cpus == nil {
-		if cpus, err = allowedCPUs(); err != nil {
-			return nil, 0, "", err
-		}
-		all := cpus
-		if cpus, why, err = narrowCPUs(cpus, readCgroupCPU("/"), o.LocalPart); err != nil {
-			return nil, 0, "", err
-		}
-		if why != "" {
-			why = fmt.Sprintf("workers on CPUs %s of %s: %s", formatCPUs(cpus), formatCPUs(all), why)
-		}
-	} else if !o.NoPin {
-		if err := CheckCPUs(cpus); err != nil {
-			return nil, 0, "", fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
-		}
-	}
-	if len(cpus) == 0 {
-		return nil, 0, "", errors.New("cpus: no CPU to run workers on")
-	}
-	n = o.Workers
-	if n == 0 {
-		n = len(cpus)
-	}
-	if n > len(cpus) && !o.NoPin {
-		because := ""
-		if why != "" {
-			because = "; " + why
-		}
-		return nil, 0, "", fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s%s)", n, len(cpus), formatCPUs(cpus), because)
-	}
-	return cpus, n, why, nil
 }
 
 // CheckOptions checks what New checks of opts without a plan, a server or an output

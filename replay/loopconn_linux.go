@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"syscall"
-	"unsafe"
 
 	"github.com/llmbench/llmbench/rawlog"
 	"golang.org/x/sys/unix"
@@ -91,7 +90,7 @@ func (l *evloop) dial(url int) (*loopConn, error) {
 		l.conns = append(l.conns, c)
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: c.slot}
-	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if err := rawEpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		l.closeConn(c)
 		return nil, err
 	}
@@ -132,7 +131,7 @@ func (l *evloop) onEvent(c *loopConn, events uint32) {
 	}
 	switch r.state {
 	case lsConnect:
-		soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		soerr, err := rawSoError(c.fd)
 		if err == nil && soerr != 0 {
 			err = syscall.Errno(soerr)
 		}
@@ -151,6 +150,9 @@ func (l *evloop) onEvent(c *loopConn, events uint32) {
 		c.pendingIn = c.pendingIn || in
 		l.write(r)
 	case lsRead:
+		if !in {
+			return // EPOLLOUT alone (acknowledged bytes freed send space): nothing to read
+		}
 		r.rdhupSeen = events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
 		l.read(r)
 	}
@@ -196,7 +198,7 @@ func (l *evloop) write(r *loopRequest) {
 		if niov == 0 {
 			break
 		}
-		n, _, e := unix.Syscall(unix.SYS_WRITEV, uintptr(r.c.fd), uintptr(unsafe.Pointer(&r.iov[0])), uintptr(niov))
+		n, e := rawWritev(r.c.fd, r.iov[:niov])
 		r.iov = [3]unix.Iovec{} // do not keep the mapping referenced
 		if e != 0 {
 			if e == unix.EAGAIN {
@@ -232,8 +234,8 @@ func (l *evloop) read(r *loopRequest) {
 	w := l.w
 	c := r.c
 	for {
-		space := r.rp.space(&r.eb)
-		n, err := unix.Read(c.fd, space)
+		space := r.rp.space(&r.eb, &r.q)
+		n, err := rawRead(c.fd, space)
 		if n > 0 {
 			t := w.nowNs()
 			end, res, perr := r.rp.onRead(&c.conn, &r.eb, n, t, &r.q)

@@ -36,6 +36,8 @@ func (r *Replay) initManifest() {
 	m.Options = map[string]any{
 		"workers":                        len(r.cpus),
 		"workers_requested":              o.Workers,
+		"workers_per_cpu":                r.perCPU,
+		"workers_note":                   r.workersNote,
 		"cpus":                           r.cpus,
 		"url_strategy":                   o.URLStrategy,
 		"connection_reuse_strategy":      o.ConnectionReuse,

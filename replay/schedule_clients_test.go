@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/llmbench/llmbench/mmapds"
@@ -105,7 +106,7 @@ func TestClientsKeepTheSchedule(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plan := tc.plan.write(t, t.TempDir())
-			shape := map[string]string{}
+			shape, firsts := map[string]string{}, map[string]string{}
 			for _, client := range clients {
 				res, reqs, _ := runInProcess(t, workerConfig{Plan: plan, URLs: []string{srv.URL}, Client: client,
 					ShardIndex: tc.shard, ShardCount: tc.count}, nil)
@@ -117,15 +118,33 @@ func TestClientsKeepTheSchedule(t *testing.T) {
 					spans = sessionSpans(t, plan, reqs)
 				}
 				shape[client] = checkInFlight(t, client, spans, tc.slots)
+				firsts[client] = firstRequests(reqs, len(tc.slots)+2)
 				if tc.check != nil {
 					tc.check(t, reqs)
 				}
 			}
 			if len(clients) == 2 && shape[ClientLoop] != shape[ClientNet] {
-				t.Fatalf("most in flight between slot openings: loop %s, net %s", shape[ClientLoop], shape[ClientNet])
+				t.Fatalf("most in flight between slot openings: loop %s, net %s\nloop's first requests:\n%snet's:\n%s",
+					shape[ClientLoop], shape[ClientNet], firsts[ClientLoop], firsts[ClientNet])
 			}
 		})
 	}
+}
+
+// firstRequests describes the n requests written first, for a failure's message.
+func firstRequests(reqs map[uint32]rawlog.Request, n int) string {
+	var qs []rawlog.Request
+	for _, q := range reqs {
+		qs = append(qs, q)
+	}
+	sort.Slice(qs, func(a, b int) bool { return qs[a].WriteStartNs < qs[b].WriteStartNs })
+	var b strings.Builder
+	for _, q := range qs[:min(n, len(qs))] {
+		fmt.Fprintf(&b, "  #%d intended %.2f ms ready %.2f ms first write %.2f ms write %.2f ms end %.2f ms reused %v reconnects %d\n",
+			q.Index, float64(q.IntendedNs)/1e6, float64(q.ReadyNs)/1e6, float64(q.FirstWriteStartNs)/1e6, float64(q.WriteStartNs)/1e6,
+			float64(q.EndNs)/1e6, q.ConnReused, q.Reconnects)
+	}
+	return b.String()
 }
 
 // span is how long something held a slot, as the log shows it: from the first write of its

@@ -322,7 +322,10 @@ func (w *worker) openLog() error {
 	}
 	w.file = f
 	w.sink = newLogSink(f)
-	w.sink.ownerFlush = w.loop != nil // the event loop wakes the writer once per wake-up
+	if w.loop != nil {
+		w.sink.ownerFlush = true // the event loop wakes the writer once per wake-up
+		w.sink.rawWrite = rawFileWriter(f)
+	}
 	w.sink.writeThrough = w.cfg.logWriteThrough
 	return nil
 }

@@ -71,7 +71,7 @@ func NewReplay() *Replay {
 	r.urls = fs.StringArrayP("url", "u", nil, "base URL (http:// or https://); repeat to spread sessions over several servers")
 	r.urlStrategy = fs.String("url-strategy", replay.URLRoundRobin, "how sessions are spread over several --url: round_robin")
 	r.out = fs.String("output-dir", "", "run directory to create (must not hold a run already)")
-	r.workers = fs.Int("workers", 0, "worker processes (default: one per CPU in --cpus)")
+	r.workers = fs.Int("workers", 0, "worker processes (default: one per CPU in --cpus; more, sharing CPUs, when one process cannot hold the open files the concurrency needs)")
 	r.cpus = fs.String("cpus", "", "CPUs to pin workers to, one each, e.g. 0-3,6 (default: every CPU this process may use)")
 	r.noPin = fs.Bool("no-pin", false, "do not pin workers to CPUs")
 	r.apiKey = fs.String("api-key", "", "API key sent as 'Authorization: Bearer KEY', or 'x-api-key: KEY' to the Anthropic Messages API (default $OPENAI_API_KEY); never written anywhere, but other local users can read it in the process list (ps): prefer --api-key-file or $OPENAI_API_KEY")
