@@ -80,11 +80,16 @@ func isoTime(ns int64) string {
 // BenchmarkID identifies the analysed runs: a hash of the plan and each run's start, so
 // analysing the same runs twice gives the same id.
 func (s *Summary) BenchmarkID() string {
+	return BenchmarkIDOf(s.PlanHash, append([]int64{s.RunStartUnixNs}, s.runStarts...)...)
+}
+
+// BenchmarkIDOf is the benchmark id of the runs of plan planHash that started at starts
+// (run.json start_unix_ns, the first run's first), as Summary.BenchmarkID gives it once they
+// are analysed: the live export names a run by it before any analysis.
+func BenchmarkIDOf(planHash string, starts ...int64) string {
 	h := sha256.New()
-	io.WriteString(h, s.PlanHash)
-	io.WriteString(h, "\n")
-	io.WriteString(h, strconv.FormatInt(s.RunStartUnixNs, 10))
-	for _, d := range s.runStarts {
+	io.WriteString(h, planHash)
+	for _, d := range starts {
 		io.WriteString(h, "\n"+strconv.FormatInt(d, 10))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]

@@ -14,11 +14,11 @@ import (
 // p99, p90, p50, std; single values show N/A in the distribution columns), then the errors,
 // the notes and the verdict on the client's schedule.
 func WriteConsole(w io.Writer, s *Summary) error {
-	var b strings.Builder
 	title := "llmbench | LLM Metrics"
 	if s.TokenCount == "" {
 		title = "llmbench | Metrics"
 	}
+	var b strings.Builder
 	writeTable(&b, title, consoleRows(s))
 	b.WriteString("\n")
 	for _, l := range summaryLines(s) {
@@ -29,7 +29,27 @@ func WriteConsole(w io.Writer, s *Summary) error {
 	return err
 }
 
-// writeTable writes the console table of rows under its centred title.
+// WriteTraceTiming writes AIPerf's --show-trace-timing table: the HTTP trace metrics
+// (k6's names: connecting, sending, waiting, receiving, duration, and the bytes and chunks),
+// in the console table's layout. A run without them writes nothing.
+func WriteTraceTiming(w io.Writer, s *Summary) error {
+	var res []Result
+	for _, r := range s.Results {
+		if r.Kind == Record && r.ID >= MHTTPReqConnecting && r.ID <= MHTTPReqConnectionReused {
+			res = append(res, r)
+		}
+	}
+	if len(res) == 0 {
+		return nil
+	}
+	_, rows := tableRows(res)
+	var b strings.Builder
+	writeTable(&b, "llmbench | HTTP Trace Timing", rows)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeTable writes rows under title with the console's header and column widths.
 func writeTable(b *strings.Builder, title string, rows [][]string) {
 	header := []string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}
 	widths := make([]int, len(header))
@@ -109,6 +129,11 @@ func resultsTable(results []Result, reasoning bool) ([]string, [][]string) {
 		}
 		res = append(res, r)
 	}
+	return tableRows(res)
+}
+
+// tableRows sorts res by display order and formats one table row per result.
+func tableRows(res []Result) ([]string, [][]string) {
 	slices.SortStableFunc(res, func(a, b Result) int { return cmp.Compare(a.order, b.order) })
 	var rows [][]string
 	tags := make([]string, 0, len(res))

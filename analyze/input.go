@@ -159,6 +159,19 @@ type input struct {
 	shards   *ShardReport // the runs are the shards of a distributed run; nil otherwise
 }
 
+// PlanEndpoint is the endpoint a plan's responses are parsed with: its API type, and for raw
+// and template plans where the output text is (--response-field).
+func PlanEndpoint(meta *mmapds.Meta) (*endpoint.Endpoint, error) {
+	ep, err := endpoint.Lookup(meta.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	if f := meta.ResponseField(); f != "" {
+		ep.ResponseField = f
+	}
+	return ep, nil
+}
+
 func openInput(o *Options) (*input, error) {
 	if len(o.RunDirs) == 0 {
 		return nil, inputErr("no run directory given")
@@ -217,19 +230,12 @@ func openInput(o *Options) (*input, error) {
 		plan.Close()
 		return nil, err
 	}
-	ep, err := endpoint.Lookup(in.meta.Endpoint)
+	ep, err := PlanEndpoint(in.meta)
 	if err != nil {
 		plan.Close()
 		return nil, inputErr("%s: %v", path, err)
 	}
 	in.ep = ep
-	// raw and template endpoints may name where the output text is (--response-field); the
-	// plan keeps every option in its spec by flag name.
-	for _, k := range [...]string{"response-field", "response_field"} {
-		if f, ok := in.meta.Spec[k].(string); ok && f != "" {
-			ep.ResponseField = f
-		}
-	}
 	for ri, r := range in.runs {
 		for _, w := range r.m.Workers {
 			// A worker that died has a recovery log too, written by replay: the requests it
