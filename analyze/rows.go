@@ -30,6 +30,10 @@ type RequestRow struct {
 	// read, first and last content event, end.
 	IntendedUnixNs, ReadyUnixNs, WriteStartUnixNs, WriteEndUnixNs, HeaderUnixNs int64
 	FirstByteUnixNs, FirstContentUnixNs, LastContentUnixNs, EndUnixNs           int64
+	// IntendedNs is the planned send instant in ns since the run's start (-1: none, a closed
+	// loop's request); InputTokens its input length (RequestView.InputTokens).
+	IntendedNs  int64
+	InputTokens float64
 	// Group is the request's group (Options.GroupBy) when Grouped.
 	Group   string
 	Grouped bool
@@ -105,6 +109,7 @@ func (rm *rowMaker) fill(p *processor, q *rawlog.Request, c choice) *RequestRow 
 		IntendedUnixNs: at(m.IntendedNs), ReadyUnixNs: at(m.ReadyNs), WriteStartUnixNs: at(m.SendNs), WriteEndUnixNs: -1,
 		HeaderUnixNs: at(m.HeaderNs), FirstByteUnixNs: -1, FirstContentUnixNs: at(m.FirstContentNs),
 		LastContentUnixNs: at(m.LastContentNs), EndUnixNs: at(m.EndNs),
+		IntendedNs: m.IntendedNs, InputTokens: p.view().InputTokens(),
 		Group: c.group, Grouped: c.grouped, Values: r.Values, Has: r.Has, Chunks: r.Chunks[:0]}
 	if m.Err != nil {
 		r.ErrorKind, r.ErrorMessage = m.Err.Kind, m.Err.Message
