@@ -29,6 +29,25 @@ func writeGroupsConsole(b *strings.Builder, s *Summary) {
 	}
 }
 
+// GroupConsoleRows are the console table's rows of group g of s (report.html shows them).
+func GroupConsoleRows(s *Summary, g *Group) []ConsoleRow {
+	tags, rows := resultsTable(g.Results, hasReasoning(s))
+	out := make([]ConsoleRow, len(rows))
+	for i := range rows {
+		out[i] = ConsoleRow{Tag: tags[i], Cells: rows[i]}
+	}
+	return out
+}
+
+// GroupLine is the console's line of group g: its requests and errors.
+func GroupLine(s *Summary, g *Group) string {
+	by := ""
+	if s.Selection != nil {
+		by = s.Selection.GroupBy
+	}
+	return groupLine(by, g)
+}
+
 // groupLine counts a group's requests and names its errors.
 func groupLine(by string, g *Group) string {
 	line := fmt.Sprintf("Group %s = %s: %d profile requests, %d valid, %d errors", by, g.Key, g.Requests, g.Valid, g.Errors)

@@ -235,8 +235,8 @@ func Run(o Options) (*analyze.Summary, int) {
 			report(false, fmt.Sprintf("Gate %s: FAIL (the run has no %s values)", r.Gate, r.Gate.Metric.Tag))
 			continue
 		}
-		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s %s)", r.Gate, passFail(r.OK), r.Gate.Stat,
-			strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64), r.Gate.Metric.Unit))
+		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s)", r.Gate, passFail(r.OK), r.Gate.Stat,
+			strings.TrimSpace(strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64)+" "+r.Gate.Metric.Unit)))
 	}
 	// Damaged logs fail the run even when every gate holds: the results leave out what
 	// the damaged logs held. Said on stderr, whatever --quiet, naming the files.

@@ -253,7 +253,7 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 			Goodput: ck.goodput, LoadTokenizer: loadTokenizer,
 			Metrics: ck.reg, Where: ck.where, GroupBy: ck.groupBy,
 		},
-		Parquet: ck.parquet,
+		Parquet:   ck.parquet,
 		OutputDir: c.outputDir, ExportPrefix: c.exportPrefix, Level: c.exportLevel,
 		Gates: ck.gates, MaxErrorRate: c.maxErrorRate, Quiet: c.quiet, TraceTiming: c.traceTiming,
 		NoHTML: a.html.off, HTML: a.html.path,
