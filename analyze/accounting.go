@@ -149,6 +149,9 @@ func (a *analysis) settleCounts(s *Summary, all *collector) error {
 	if ns := all.errs["not_sent"]; ns != nil {
 		s.Counts.NotSent = ns.Count
 	}
+	if w := a.opts.Where; w != nil && (s.Counts.Profile == 0 || s.Counts.Valid+s.Counts.Errors == 0) {
+		return inputErr("--where %s: selects none of the profile requests, so there is nothing to analyse", w.Expr)
+	}
 	if s.Counts.Profile == 0 {
 		return inputErr("%s: the plan has no profile-phase requests to analyse", a.in.planPath)
 	}

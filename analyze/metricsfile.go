@@ -65,6 +65,7 @@ func ParseMetricsFile(data []byte, path string) ([]MetricSpec, error) {
 				path, keyLine(data, m[1], 0), m[1])
 		}
 		msg = strings.TrimPrefix(strings.TrimPrefix(msg, "error converting YAML to JSON: "), "yaml: ")
+		msg = strings.Join(strings.Fields(msg), " ") // the YAML decoder's list of errors, one line
 		return nil, fmt.Errorf("--metrics-file %s: %s", path, msg)
 	}
 	switch {

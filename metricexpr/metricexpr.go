@@ -17,6 +17,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/ext"
 
 	"github.com/llmbench/llmbench/analyze"
@@ -30,6 +31,7 @@ func env(reg *analyze.Registry) (*cel.Env, error) {
 		cel.CrossTypeNumericComparisons(true), // ttft_ms > 100, isl >= 4e3
 		cel.OptionalTypes(),                   // chunks_ms[?2].orValue(0.0)
 		ext.Math(), ext.Lists(), ext.Strings(),
+		cel.ParserExpressionSizeLimit(maxExprSize), cel.ParserRecursionLimit(maxExprDepth),
 	}
 	for i := range Variables {
 		opts = append(opts, cel.Variable(Variables[i].Name, Variables[i].typ))
@@ -44,6 +46,25 @@ func env(reg *analyze.Registry) (*cel.Env, error) {
 		return nil, fmt.Errorf("metricexpr: %w", err) // a programming error: the variables clash
 	}
 	return e, nil
+}
+
+// Bounds on one expression: its size in code points and nesting when parsed, and the cost
+// of evaluating it for one request (CEL's cost units, about one per operation and list
+// element visited); past the cost an evaluation stops and the request has no value.
+const (
+	maxExprSize  = 4096
+	maxExprDepth = 64
+	maxCost      = 1_000_000
+)
+
+// unknownSizes is the cost estimator that knows no list's size (the requests' lists have
+// any length).
+type unknownSizes struct{}
+
+func (unknownSizes) EstimateSize(checker.AstNode) *checker.SizeEstimate { return nil }
+
+func (unknownSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+	return nil
 }
 
 // compiled is one checked expression, ready to evaluate.
@@ -68,7 +89,14 @@ func compile(e *cel.Env, what, src string, want ...*cel.Type) (*compiled, error)
 	if !ok {
 		return nil, fmt.Errorf("%s: %q gives a %s; want %s", what, src, out, strings.Join(names, " or "))
 	}
-	prg, err := e.Program(ast, cel.EvalOptions(cel.OptOptimize))
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	// An expression whose cost the checker cannot bound below maxCost (a comprehension over
+	// a request's lists, nested ones over literals) is evaluated with the cost tracked and
+	// bounded; the others, most, without the tracking's allocations.
+	if est, err := e.EstimateCost(ast, unknownSizes{}); err != nil || est.Max > maxCost {
+		opts = append(opts, cel.CostLimit(maxCost))
+	}
+	prg, err := e.Program(ast, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -112,6 +140,9 @@ func issueError(what, src string, iss *cel.Issues) error {
 		} else {
 			msg += " (docs/metrics.md \"User metrics\" lists the variables)"
 		}
+	}
+	if strings.Contains(msg, "no matching overload") && strings.Contains(msg, "double") && strings.Contains(msg, "int") {
+		msg += " (CEL does not mix int and double in arithmetic: write 2.0 for 2, or double(isl))"
 	}
 	where := fmt.Sprintf("column %d", e.Location.Column()+1)
 	if strings.Contains(src, "\n") {

@@ -216,6 +216,7 @@ func TestBadUserExpressions(t *testing.T) {
 	}{
 		{"syntax", []string{"--metric", "x_ms = chunks_ms[2"}, []string{"--metric x_ms: column 12: Syntax error"}},
 		{"misspelt variable", []string{"--metric", "x_ms = tfft_ms * 2"}, []string{"--metric x_ms: column 1:", "did you mean ttft_ms?"}},
+		{"int and double", []string{"--metric", "x_ms = ttft_ms * 2"}, []string{"--metric x_ms: column 9:", "write 2.0 for 2"}},
 		{"not a number", []string{"--metric", "x = chunks_ms"}, []string{"--metric x:", "want double or int or uint"}},
 		{"no name", []string{"--metric", "chunks_ms[2]"}, []string{"--metric \"chunks_ms[2]\": want NAME = EXPRESSION"}},
 		{"built-in name", []string{"--metric", "time_to_first_token = ttft_ms"}, []string{"is a built-in metric"}},
@@ -226,6 +227,7 @@ func TestBadUserExpressions(t *testing.T) {
 		{"metrics file", []string{"--metrics-file", badFile}, []string{"--metrics-file " + badFile + " line 5: metric broken_ms: column "}},
 		{"gate on unknown user metric", []string{"--metric", "a_ms = ttft_ms", "--gate", "b_ms.p99<3"}, []string{`--gate "b_ms.p99<3": unknown metric`}},
 		{"parquet column clash", []string{"--metric", "outcome = ttft_ms", "--export", "parquet"}, []string{`metric "outcome" is also a column of requests.parquet`}},
+		{"where selects nothing", []string{"--where", "isl > 1000000"}, []string{"--where isl > 1000000: selects none of the profile requests"}},
 		{"export format", []string{"--export", "feather"}, []string{`--export "feather": want parquet`}},
 	}
 	for _, c := range cases {
@@ -248,5 +250,26 @@ func TestBadUserExpressions(t *testing.T) {
 				t.Errorf("bad input wrote into the run: %v", after)
 			}
 		})
+	}
+}
+
+// TestCompareUserMetric (issue 27): `analyze compare --metric` compares a user metric like
+// the built-ins: twice the TTFT of rate-b (25 ms) against rate-a's (20 ms) is a significant
+// regression --fail-on-regression on the user metric catches; a bad definition is exit 2.
+func TestCompareUserMetric(t *testing.T) {
+	root := t.TempDir()
+	a := copyFixture(t, root, "rate-a", "rate.llmplan")
+	b := copyFixture(t, root, "rate-b", "rate.llmplan")
+	out := filepath.Join(root, "cmp")
+	code, stdout, stderr := runCmd("compare", "--max-error-rate", "0.1", "--output-dir", out, "--no-html",
+		"--metric", "ttft_x2 = ttft_ms * 2.0", "--fail-on-regression", "ttft_x2:10", a, b)
+	if code != 1 || !strings.Contains(stderr, "REGRESSION: ttft_x2 p50 of rate-b") || !strings.Contains(stdout, "ttft_x2 () rate-b:") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCmd("compare", "--metric", "x = ttft_ms +", a, b); code != 2 || !strings.Contains(stderr, "--metric x: column") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("bad --metric: exit %d %q", code, stderr)
+	}
+	if code, _, stderr := runCmd("compare", "--fail-on-regression", "ttft_x2:10", a, b); code != 2 || !strings.Contains(stderr, `metric "ttft_x2"`) {
+		t.Errorf("threshold on an undefined metric: exit %d %q", code, stderr)
 	}
 }
