@@ -15,9 +15,9 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/ext"
 
 	"github.com/llmbench/llmbench/analyze"
