@@ -251,3 +251,115 @@ func TestDuckDBReadsParquet(t *testing.T) {
 		close("group "+jg["key"].(string)+" avg(third_event_ms)", num(g["third"]), third["avg"].(float64))
 	}
 }
+
+// runDuckDB runs the queries and returns each one's rows.
+func runDuckDB(t *testing.T, node, api string, queries ...string) [][]map[string]any {
+	t.Helper()
+	cmd := exec.Command(node, append([]string{"-e", duckdbScript, "--", api}, queries...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v: %s", err, stderr.String())
+	}
+	var res [][]map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var rows []map[string]any
+		if err := json.Unmarshal([]byte(l), &rows); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		res = append(res, rows)
+	}
+	if len(res) != len(queries) {
+		t.Fatalf("%d results for %d queries", len(res), len(queries))
+	}
+	return res
+}
+
+// TestParquetNullsAndOrder: what a request does not have is null (an instant, a metric, the
+// group of an ungrouped request), a request without content events has empty lists and no
+// chunk row, and the rows are in part order whatever order the parts were written in.
+func TestParquetNullsAndOrder(t *testing.T) {
+	node, api := duckdbModules(t)
+	dir := t.TempDir()
+	reg := analyze.NewRegistry()
+	if err := metricexpr.Register(reg, []analyze.MetricSpec{{Name: "third_event_ms", Expression: "chunks_ms[2]"}}); err != nil {
+		t.Fatal(err)
+	}
+	f := columnar.New(dir, reg, true)
+	n := len(reg.RowMetrics())
+	row := func(idx uint32, valid bool, chunks []analyze.Chunk, group string, grouped bool) *analyze.RequestRow {
+		r := &analyze.RequestRow{Index: idx, Worker: int(idx % 2), Phase: "profile", Valid: valid, Status: 200, Outcome: "completed",
+			IntendedUnixNs: -1, ReadyUnixNs: 100, WriteStartUnixNs: 1000, WriteEndUnixNs: 1100, HeaderUnixNs: -1, FirstByteUnixNs: -1,
+			FirstContentUnixNs: -1, LastContentUnixNs: -1, EndUnixNs: 5000, IntendedNs: -1, InputTokens: 7,
+			Group: group, Grouped: grouped, Values: make([]float64, n), Has: make([]bool, n), Chunks: chunks}
+		if !valid {
+			r.Status, r.ErrorKind, r.ErrorMessage, r.Outcome = 500, "http_500", "boom", "http_error"
+		}
+		r.Values[n-1], r.Has[n-1] = float64(idx)+0.5, valid
+		return r
+	}
+	ch := func(at ...int64) []analyze.Chunk {
+		var out []analyze.Chunk
+		for i, a := range at {
+			out = append(out, analyze.Chunk{ArrivalUnixNs: 1000 + a, SinceWriteNs: a, Read: i / 2, SameRead: i%2 == 1, Tokens: 1})
+		}
+		return out
+	}
+	// Part 1 is asked for and written before part 0, as the logs' goroutines may.
+	p1, err := f.Part(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0, err := f.Part(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		sink analyze.RowSink
+		r    *analyze.RequestRow
+	}{
+		{p1, row(10, true, ch(2e6, 3e6, 3e6), "b", true)},
+		{p1, row(11, false, nil, "", false)},
+		{p0, row(1, true, ch(1e6, 2e6, 4e6, 4e6), "a", true)},
+	} {
+		if err := w.sink.Row(w.r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	if len(left) != 0 {
+		t.Errorf("part files left behind: %v", left)
+	}
+	req, chk := filepath.Join(dir, columnar.FileRequests), filepath.Join(dir, columnar.FileChunks)
+	res := runDuckDB(t, node, api,
+		"SELECT request_index AS i, \"group\" AS g, third_event_ms AS m, intended_unix_ns AS intended, write_start_unix_ns AS ws, error AS e, status AS s, "+
+			"len(chunks_ms) AS nc, len(gaps_ms) AS ng, len(reads) AS nr, reads[1] AS r1, gaps_ms[2] AS g2, isl, send_offset_ms AS so FROM read_parquet('"+req+"')",
+		"SELECT request_index AS i, index AS k, since_write_ms AS ms, gap_ms AS gap, read AS rd, same_read AS sr FROM read_parquet('"+chk+"')")
+	want := []string{
+		`{"e":"","g":"a","g2":2,"i":"1","intended":null,"isl":7,"m":1.5,"nc":"4","ng":"3","nr":"2","r1":2,"s":200,"so":null,"ws":"1000"}`,
+		`{"e":"","g":"b","g2":0,"i":"10","intended":null,"isl":7,"m":10.5,"nc":"3","ng":"2","nr":"2","r1":2,"s":200,"so":null,"ws":"1000"}`,
+		`{"e":"http_500","g":null,"g2":null,"i":"11","intended":null,"isl":7,"m":null,"nc":"0","ng":"0","nr":"0","r1":null,"s":500,"so":null,"ws":"1000"}`,
+	}
+	for i, r := range res[0] {
+		b, _ := json.Marshal(r)
+		if i >= len(want) || string(b) != want[i] {
+			t.Errorf("request row %d: %s", i, b)
+		}
+	}
+	if len(res[0]) != len(want) {
+		t.Errorf("%d request rows, want %d", len(res[0]), len(want))
+	}
+	if len(res[1]) != 7 {
+		t.Fatalf("%d chunk rows, want 7: %v", len(res[1]), res[1])
+	}
+	if b, _ := json.Marshal(res[1][0]); string(b) != `{"gap":null,"i":"1","k":0,"ms":1,"rd":0,"sr":false}` {
+		t.Errorf("first chunk row %s", b)
+	}
+	if b, _ := json.Marshal(res[1][6]); string(b) != `{"gap":0,"i":"10","k":2,"ms":3,"rd":1,"sr":false}` {
+		t.Errorf("last chunk row %s", b)
+	}
+}
