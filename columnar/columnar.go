@@ -120,7 +120,7 @@ func (p *part) close() error { return errors.Join(p.req.close(), p.chk.close()) 
 type partFile struct {
 	path   string
 	file   *os.File
-	w      *parquet.Writer
+	w      *parquet.GenericWriter[any]
 	closed bool
 }
 
@@ -129,7 +129,7 @@ func (t *table) create(dir string, i int) (*partFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquet export: %w", err)
 	}
-	return &partFile{path: f.Name(), file: f, w: parquet.NewWriter(f, t.schema, parquet.Compression(&parquet.Zstd))}, nil
+	return &partFile{path: f.Name(), file: f, w: parquet.NewGenericWriter[any](f, t.schema, parquet.Compression(&parquet.Zstd))}, nil
 }
 
 func (p *partFile) write(row parquet.Row) error {
@@ -173,7 +173,7 @@ func (t *table) join(path string, parts []*partFile) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("parquet export: %s: %w", path, err)
 	}
-	w := parquet.NewWriter(tmp, t.schema, parquet.Compression(&parquet.Zstd))
+	w := parquet.NewGenericWriter[any](tmp, t.schema, parquet.Compression(&parquet.Zstd))
 	for _, p := range parts {
 		if err := copyGroups(w, p.path); err != nil {
 			return fail(err)
@@ -195,7 +195,7 @@ func (t *table) join(path string, parts []*partFile) error {
 }
 
 // copyGroups appends the row groups of the part file at path to w.
-func copyGroups(w *parquet.Writer, path string) error {
+func copyGroups(w *parquet.GenericWriter[any], path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
