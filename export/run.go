@@ -92,8 +92,12 @@ func Run(o Options) (*analyze.Summary, int) {
 	undo := func() {} // removes the output folders this Run created while they are empty, on bad input
 	// last is the summary once the analysis is done: returned whatever fails after it.
 	var last *analyze.Summary
+	var parquetFiles *columnar.Files // --export parquet: its part files go before the folders
 	bad := func(format string, args ...any) (*analyze.Summary, int) {
 		fmt.Fprintln(stderr, errline.Format("analyze", fmt.Errorf(format, args...)))
+		if parquetFiles != nil {
+			parquetFiles.Remove()
+		}
 		undo()
 		return last, ExitBadInput
 	}
@@ -150,7 +154,6 @@ func Run(o Options) (*analyze.Summary, int) {
 
 	var s *analyze.Summary
 	written := []string{fileJSON, fileCSV}
-	var parquetFiles *columnar.Files
 	if o.Parquet {
 		parquetFiles = columnar.New(out, opts.Metrics, opts.GroupBy != nil)
 		defer parquetFiles.Remove() // the part files, whatever fails

@@ -273,3 +273,30 @@ func TestCompareUserMetric(t *testing.T) {
 		t.Errorf("threshold on an undefined metric: exit %d %q", code, stderr)
 	}
 }
+
+// TestParquetBadInputLeavesNothing: an analysis refused once the logs were read (a TTFT gate
+// on a run that did not stream) leaves no Parquet part file and no output folder behind; a
+// good one leaves only the two files.
+func TestParquetBadInputLeavesNothing(t *testing.T) {
+	plain := buildRunWith(t, 10, 0, false)
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runCmd("--export", "parquet", "--output-dir", out, "--gate", "time_to_first_token.p99<400", plain)
+	if code != 2 || !strings.Contains(stderr, "the plan does not stream") {
+		t.Fatalf("exit %d %q", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("bad input left %s behind: %v", out, files(t, out))
+	}
+	if code, _, stderr := runCmd("--export", "parquet", "--output-dir", out, "--no-html", plain); code != 0 {
+		t.Fatalf("exit %d %q", code, stderr)
+	}
+	var parquet []string
+	for _, f := range files(t, out) {
+		if strings.Contains(f, "parquet") {
+			parquet = append(parquet, f)
+		}
+	}
+	if strings.Join(parquet, ",") != "chunks.parquet,requests.parquet" {
+		t.Errorf("parquet files %v", parquet)
+	}
+}
