@@ -2,6 +2,7 @@ package metricexpr
 
 import (
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -313,5 +314,24 @@ func TestVariableNames(t *testing.T) {
 	}
 	if _, err := env(analyze.NewRegistry()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestVariablesDocumented: docs/metrics.md's variables table has a row for every variable,
+// with its type and unit.
+func TestVariablesDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, v := range Variables {
+		row := "| `" + v.Name + "` | " + v.Type + " | " + v.Unit + " |"
+		if v.Unit == "" {
+			row = "| `" + v.Name + "` | " + v.Type + " | |"
+		}
+		if !strings.Contains(doc, row) {
+			t.Errorf("docs/metrics.md has no row %q", row)
+		}
 	}
 }
