@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Record the small run of testdata/compat/COMMIT with that older commit's own binaries
 # (testdata/compat/README.md): the raw logs, run.json and plan it wrote, byte for byte.
-# Usage: scripts/record-compat.sh COMMIT [PORT]   (then: go test ./cmd/analyze/ -run OverOldRun -update)
+# Usage: scripts/record-compat.sh COMMIT [PORT [OUT_DIR]]   (OUT_DIR: testdata/compat/COMMIT;
+# then: go test ./cmd/analyze/ -run OverOldRun -update)
 set -euo pipefail
-commit=${1:?usage: scripts/record-compat.sh COMMIT [PORT]} port=${2:-18799}
+commit=${1:?usage: scripts/record-compat.sh COMMIT [PORT [OUT_DIR]]} port=${2:-18799}
 repo=$(git rev-parse --show-toplevel)
+out=${3:-$repo/testdata/compat/$commit}
 work=$(mktemp -d)
 trap 'kill "${server:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 git -C "$repo" archive "$commit" | tar -x -C "$work"
@@ -17,7 +19,6 @@ mkdir -p "$work/rec"
   --output-tokens-mean 12 --random-range-ratio 0.5 --extra-inputs ignore_eos:true \
   --num-sessions 6 --conversation-turn-mean 3 --concurrency 3 --random-seed 7 -o "$work/rec/old.plan"
 "$work/bin/replay" --plan "$work/rec/old.plan" --url "http://127.0.0.1:$port" --output-dir "$work/rec/run"
-out="$repo/testdata/compat/$commit"
 rm -rf "$out/run" && mkdir -p "$out"
 cp -r "$work/rec/run" "$out/run" && cp "$work/rec/old.plan" "$out/old.plan"
 echo "recorded $out"

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"math"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -299,4 +302,38 @@ func TestParquetBadInputLeavesNothing(t *testing.T) {
 	if strings.Join(parquet, ",") != "chunks.parquet,requests.parquet" {
 		t.Errorf("parquet files %v", parquet)
 	}
+}
+
+// TestRecordWithOldCommit builds commit c38cabb of this repository (git archive), records
+// the compat run with its binaries (scripts/record-compat.sh) and analyses that fresh
+// recording under a user metric, a selection and groups. It needs git, the repository's
+// history and minutes of compiling: it runs with LLMBENCH_COMPAT_BUILD=1 only
+// (TestUserMetricsOverOldRun checks the recording kept in testdata every time).
+func TestRecordWithOldCommit(t *testing.T) {
+	if os.Getenv("LLMBENCH_COMPAT_BUILD") != "1" {
+		t.Skip("set LLMBENCH_COMPAT_BUILD=1 to build c38cabb and record a run with it (minutes)")
+	}
+	rec := filepath.Join(t.TempDir(), "rec")
+	port := freePort(t)
+	cmd := exec.Command("bash", "../../scripts/record-compat.sh", "c38cabb", port, rec)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, b)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCmd("--plan", filepath.Join(rec, "old.plan"), "--output-dir", out, "--no-html",
+		"--metric", "third_event_ms = chunks_ms[2]", "--where", "isl > 0", "--group-by", "turn", "--gate", "third_event_ms.p99<1000", filepath.Join(rec, "run"))
+	if code != 0 || !strings.Contains(stdout, "Group turn = 2") || !strings.Contains(stdout, "Gate third_event_ms.p99<1000: PASS") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// freePort is a loopback port free a moment ago (the old mockllm takes an address, not :0).
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
