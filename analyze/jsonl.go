@@ -88,6 +88,14 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 	b = strconv.AppendInt(b, int64(m.ContentEvents), 10)
 	b = append(b, `,"same_read_chunk_gaps":`...)
 	b = strconv.AppendInt(b, int64(m.SameReadGaps), 10)
+	if o.grouped {
+		b = append(b, `,"group":`...)
+		if m.Grouped {
+			b = jsonwire.AppendString(b, m.Group)
+		} else {
+			b = append(b, "null"...)
+		}
+	}
 	b = append(b, `},"metrics":{`...)
 	first := true
 	sep := func(b []byte) []byte {
@@ -174,6 +182,7 @@ type recordOpts struct {
 	correlated bool      // the session id was sent in a header: it is the x_correlation_id
 	trace      bool      // trace_data with every timestamp (Options.ExportHTTPTrace)
 	chunks     bool      // trace_data with the response chunks only (Options.ExportPerChunkData)
+	grouped    bool      // the requests are grouped (Options.GroupBy): metadata.group says in which
 }
 
 // appendTrace appends `,"trace_data":{...}` for q: AIPerf's TraceDataExport fields in

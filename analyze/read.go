@@ -56,6 +56,7 @@ type logAnalysis struct {
 	damaged  string       // why part or all of the log could not be read, for Summary.Notes
 	shape    shapeSamples // valid profile requests, for shape validation (shape.go)
 	records  *os.File     // per-request JSONL, when written to a temporary file
+	sel      selected     // what --where left out, and the --group-by groups
 }
 
 // Analyze reads the run directories of opts and computes the summary. When records is not
@@ -150,7 +151,7 @@ func (a *analysis) readAll(wantRecords bool) ([]*logAnalysis, error) {
 				p.records = f
 				w = f
 			}
-			errs[i] = a.readLog(jobs[i], p, w)
+			errs[i] = a.readLog(i, jobs[i], p, w)
 		}(i)
 	}
 	wg.Wait()
@@ -162,8 +163,8 @@ func (a *analysis) readAll(wantRecords bool) ([]*logAnalysis, error) {
 	return parts, nil
 }
 
-// readLog reads one log into p, writing request records to w when not nil.
-func (a *analysis) readLog(job logJob, p *logAnalysis, w io.Writer) error {
+// readLog reads log number part into p, writing request records to w when not nil.
+func (a *analysis) readLog(part int, job logJob, p *logAnalysis, w io.Writer) error {
 	// A worker killed before it wrote its header leaves no log or an empty one: its planned
 	// requests are lost, which the counts report, rather than the analysis failing.
 	if st, err := os.Stat(job.path); (err != nil && errors.Is(err, fs.ErrNotExist)) || (err == nil && st.Size() == 0) {
@@ -194,6 +195,7 @@ func (a *analysis) readLog(job logJob, p *logAnalysis, w io.Writer) error {
 		run: job.run, worker: job.worker, wall: wall})
 	ro := a.recordOpts(job.run)
 	var line []byte
+	rows := a.rowWriter(part)
 	for {
 		kind, err := r.Next()
 		if err == io.EOF {
@@ -229,6 +231,21 @@ func (a *analysis) readLog(job logJob, p *logAnalysis, w io.Writer) error {
 				}
 				continue
 			}
+			var c choice
+			if a.selecting() && !m.NotDue {
+				c = a.choose(proc)
+				g, err := p.sel.tally(a, c)
+				if err != nil {
+					return err
+				}
+				if !c.keep {
+					continue
+				}
+				if g != nil {
+					g.add(m)
+				}
+				m.Group, m.Grouped = c.group, c.grouped
+			}
 			p.all.add(m)
 			p.shape.add(m)
 			if a.opts.OnRequest != nil && m.Sent {
@@ -258,6 +275,11 @@ func (a *analysis) readLog(job logJob, p *logAnalysis, w io.Writer) error {
 				line = appendRecord(line[:0], m, q, ro)
 				if _, err := bw.Write(line); err != nil {
 					return fmt.Errorf("analyze: write records: %w", err)
+				}
+			}
+			if rows != nil {
+				if err := rows.write(proc, q, c); err != nil {
+					return err
 				}
 			}
 		case rawlog.KindCPU:
@@ -300,5 +322,6 @@ func floorDiv(a, b int64) int64 {
 
 // recordOpts are the per-request record options for run number run.
 func (a *analysis) recordOpts(run int) recordOpts {
-	return recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].m), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData}
+	return recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].m), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData,
+		grouped: a.opts.GroupBy != nil}
 }

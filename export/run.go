@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/internal/errline"
 	"github.com/llmbench/llmbench/tokenizer"
 )
@@ -30,6 +31,9 @@ const (
 	LevelRecords = "records" // also the per-request JSONL
 	LevelRaw     = "raw"     // as records: the run directory's raw logs hold every byte
 )
+
+// FormatParquet is --export parquet: requests.parquet and chunks.parquet (package columnar).
+const FormatParquet = "parquet"
 
 // Exit statuses of Run and Compare.
 const (
@@ -58,6 +62,9 @@ type Options struct {
 	MaxErrorRate float64
 	// Quiet prints only gate failures and errors.
 	Quiet bool
+	// Parquet also writes requests.parquet and chunks.parquet (--export parquet), with
+	// Analysis.Metrics' metrics and Analysis.GroupBy's groups.
+	Parquet bool
 	// TraceTiming also prints the HTTP trace timing table after the console table
 	// (AIPerf's --show-trace-timing).
 	TraceTiming bool
@@ -85,8 +92,12 @@ func Run(o Options) (*analyze.Summary, int) {
 	undo := func() {} // removes the output folders this Run created while they are empty, on bad input
 	// last is the summary once the analysis is done: returned whatever fails after it.
 	var last *analyze.Summary
+	var parquetFiles *columnar.Files // --export parquet: its part files go before the folders
 	bad := func(format string, args ...any) (*analyze.Summary, int) {
 		fmt.Fprintln(stderr, errline.Format("analyze", fmt.Errorf(format, args...)))
+		if parquetFiles != nil {
+			parquetFiles.Remove()
+		}
 		undo()
 		return last, ExitBadInput
 	}
@@ -120,6 +131,9 @@ func Run(o Options) (*analyze.Summary, int) {
 	if opts.SliceDuration > 0 {
 		outputs = append(outputs, output{outFlag, filepath.Join(out, fileSlicesJSON)}, output{outFlag, filepath.Join(out, fileSlicesCSV)})
 	}
+	if o.Parquet {
+		outputs = append(outputs, output{outFlag, filepath.Join(out, columnar.FileRequests)}, output{outFlag, filepath.Join(out, columnar.FileChunks)})
+	}
 	if p := page.target(out); p != "" {
 		outputs = append(outputs, output{"--html", p})
 		if err := CheckHTMLDir(o.HTML); err != nil {
@@ -140,6 +154,11 @@ func Run(o Options) (*analyze.Summary, int) {
 
 	var s *analyze.Summary
 	written := []string{fileJSON, fileCSV}
+	if o.Parquet {
+		parquetFiles = columnar.New(out, opts.Metrics, opts.GroupBy != nil)
+		defer parquetFiles.Remove() // the part files, whatever fails
+		opts.Rows = parquetFiles.Part
+	}
 	analyzeChecked := func(w io.Writer) error {
 		var err error
 		if s, err = analyze.Analyze(opts, page.tee(w)); err != nil {
@@ -160,6 +179,10 @@ func Run(o Options) (*analyze.Summary, int) {
 	} else {
 		err = WriteFileAtomic(filepath.Join(out, fileRecords), analyzeChecked)
 		written = append(written, fileRecords)
+	}
+	if err == nil && parquetFiles != nil {
+		err = parquetFiles.Finish()
+		written = append(written, columnar.FileRequests, columnar.FileChunks)
 	}
 	if err != nil {
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
@@ -215,8 +238,8 @@ func Run(o Options) (*analyze.Summary, int) {
 			report(false, fmt.Sprintf("Gate %s: FAIL (the run has no %s values)", r.Gate, r.Gate.Metric.Tag))
 			continue
 		}
-		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s %s)", r.Gate, passFail(r.OK), r.Gate.Stat,
-			strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64), r.Gate.Metric.Unit))
+		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s)", r.Gate, passFail(r.OK), r.Gate.Stat,
+			strings.TrimSpace(strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64)+" "+r.Gate.Metric.Unit)))
 	}
 	// Damaged logs fail the run even when every gate holds: the results leave out what
 	// the damaged logs held. Said on stderr, whatever --quiet, naming the files.
