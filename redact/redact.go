@@ -14,7 +14,9 @@ package redact
 import (
 	"io"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -169,12 +171,20 @@ func query(raw string) string {
 	return b.String()
 }
 
-// Text returns s with every URL in it redacted (URL): each word holding "://", and each
-// word holding a query with a parameter ("host:9400/metrics?token=t"). Words end at white
-// space, quotes and angle brackets; trailing punctuation (".,;:)]}!") stays outside the
-// URL. Everything else is kept byte for byte. Error messages and notices go through it
-// before they are written anywhere: Go's HTTP client puts the whole URL in its errors.
+// Text returns s with every credential in it redacted: every URL (URL), each word holding
+// "://", and each word holding a query with a parameter ("host:9400/metrics?token=t");
+// the credential of an HTTP authentication header echoed in prose, the word after "Bearer"
+// (or after "Basic" when it looks like base64) and the value after "Authorization:",
+// "x-api-key:" or "api-key=" (a server's error body often quotes the header it refused), a
+// word of MinSecretLen bytes or more;
+// and every value registered with AddSecrets (the API key, secret headers' values).
+// Words end at white space, quotes and angle brackets; trailing punctuation (".,;:)]}!")
+// stays outside the URL. Everything else is kept byte for byte. Error messages and notices
+// go through it before they are written anywhere: Go's HTTP client puts the whole URL in
+// its errors.
 func Text(s string) string {
+	s = knownSecrets(s)
+	s = echoedCredentials(s)
 	if !strings.Contains(s, "://") && !strings.Contains(s, "?") && !strings.Contains(s, "#") {
 		return s
 	}
@@ -202,6 +212,172 @@ func Text(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// MinSecretLen is the shortest value AddSecrets registers: a shorter one would hide
+// ordinary words and numbers wherever they occur.
+const MinSecretLen = 8
+
+// secrets are the values AddSecrets registered, longest first.
+var secrets struct {
+	sync.RWMutex
+	values []string
+}
+
+// AddSecrets registers values this process knows to be credentials (the API key, the values
+// of secret-named headers): Text replaces each wherever it occurs, so one a server echoes
+// back in an error body is never printed or exported. Values shorter than MinSecretLen,
+// after trimming white space, and repeats are ignored. The commands call it when they read
+// their flags and environment.
+func AddSecrets(values ...string) {
+	secrets.Lock()
+	defer secrets.Unlock()
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if len(v) < MinSecretLen || v == Value || slices.Contains(secrets.values, v) {
+			continue
+		}
+		secrets.values = append(secrets.values, v)
+	}
+	// Longest first: a secret holding another is replaced whole.
+	slices.SortFunc(secrets.values, func(a, b string) int { return len(b) - len(a) })
+}
+
+// knownSecrets replaces every registered secret in s.
+func knownSecrets(s string) string {
+	secrets.RLock()
+	defer secrets.RUnlock()
+	for _, v := range secrets.values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Value)
+		}
+	}
+	return s
+}
+
+// echoedHeaders are the header names whose value Text hides where prose quotes them
+// ("Authorization: sk-1", "x-api-key=sk-1"), matched case-insensitively at a word start.
+var echoedHeaders = []string{"proxy-authorization", "authorization", "x-api-key", "api-key", "api_key", "apikey"}
+
+// echoedCredentials hides the credential after an authentication scheme or a credential
+// header's name in prose (Text).
+func echoedCredentials(s string) string {
+	lower := asciiLower(s) // byte for byte: the indices are s's
+	if !strings.Contains(lower, "bearer") && !strings.Contains(lower, "basic") && !strings.Contains(lower, "auth") &&
+		!strings.Contains(lower, "key") {
+		return s
+	}
+	var b strings.Builder
+	last := 0 // s[:last] is written
+	for i := 0; i < len(s); i++ {
+		if i > 0 && isWordByte(s[i-1]) {
+			continue
+		}
+		v, w := credentialAt(s, lower, i)
+		if v < 0 {
+			continue
+		}
+		b.WriteString(s[last:v])
+		b.WriteString(Value)
+		last, i = w, w-1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// credentialAt finds a credential introduced at i (a word start): after "Bearer " any word,
+// after "Basic " a base64-looking one, after a credential header's name and ':' or '=' any
+// word but a scheme's name (the scheme's own turn hides what follows it); a word shorter than
+// MinSecretLen is none. It returns the
+// credential's bounds s[v:w], v < 0 when there is none or it is already hidden.
+func credentialAt(s, lower string, i int) (v, w int) {
+	after, scheme := -1, ""
+	switch {
+	case hasWordAt(lower, i, "bearer"):
+		after, scheme = i+len("bearer"), "bearer"
+	case hasWordAt(lower, i, "basic"):
+		after, scheme = i+len("basic"), "basic"
+	default:
+		for _, h := range echoedHeaders {
+			if j := i + len(h); strings.HasPrefix(lower[i:], h) && j < len(s) && (s[j] == ':' || s[j] == '=') {
+				after = j + 1
+				break
+			}
+		}
+	}
+	if after < 0 {
+		return -1, -1
+	}
+	v = after
+	for v < len(s) && (s[v] == ' ' || s[v] == '\t') {
+		v++
+	}
+	if scheme != "" && v == after {
+		return -1, -1 // a scheme and its credential are apart
+	}
+	w = v
+	for w < len(s) && !isDelim(rune(s[w])) && s[w] != ',' {
+		w++
+	}
+	for w > v && strings.IndexByte(".;:)]}!", s[w-1]) >= 0 {
+		w-- // trailing punctuation stays outside, as after a URL
+	}
+	word := s[v:w]
+	switch {
+	case len(word) < MinSecretLen || word == Value:
+		return -1, -1 // too short to be a credential ("Bearer KEY" of a help text), or hidden
+	case scheme == "basic" && !looksBase64(word):
+		return -1, -1 // "basic" as a word of prose
+	case scheme == "" && (strings.EqualFold(word, "bearer") || strings.EqualFold(word, "basic")):
+		return -1, -1
+	}
+	return v, w
+}
+
+// asciiLower is s with ASCII upper-case letters lowered, every other byte kept (so that
+// its byte offsets are s's, invalid UTF-8 included).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// hasWordAt reports whether lower holds word at i, not followed by a letter or digit.
+func hasWordAt(lower string, i int, word string) bool {
+	j := i + len(word)
+	return strings.HasPrefix(lower[i:], word) && (j == len(lower) || !isWordByte(lower[j]))
+}
+
+// isWordByte reports whether c is an ASCII letter or digit (or '-', '_' inside a name).
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// looksBase64 reports whether w looks like Basic credentials: 8 or more base64 characters
+// with a digit, '+', '/' or '=' among them (an English word has none).
+func looksBase64(w string) bool {
+	if len(w) < 8 {
+		return false
+	}
+	mark := false
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=':
+			mark = true
+		default:
+			return false
+		}
+	}
+	return mark
 }
 
 // isDelim reports whether c ends a word for Text.

@@ -129,8 +129,8 @@ func TestWriter(t *testing.T) {
 	}
 }
 
-// FuzzText: Text never panics, is idempotent, leaves text without a URL alone, and no value
-// of a secret-named parameter survives it.
+// FuzzText: Text never panics, is idempotent, leaves text without a URL or a credential's
+// marks alone, and no value of a secret-named parameter nor a bearer token survives it.
 func FuzzText(f *testing.F) {
 	for _, s := range []string{"http://h/?token=abc", "u:p@h:1?sig=x#code=y", "plain text", `Get "https://h/m?X-Amz-Signature=ff;a=b": x`, "?=&;#@://"} {
 		f.Add(s)
@@ -140,8 +140,17 @@ func FuzzText(f *testing.F) {
 		if again := Text(got); again != got {
 			t.Fatalf("Text not idempotent: %q -> %q -> %q", s, got, again)
 		}
-		if !strings.Contains(s, "://") && !strings.ContainsAny(s, "?#") && got != s {
-			t.Fatalf("Text(%q) = %q changed text without a URL", s, got)
+		lower := strings.ToLower(s)
+		credential := false
+		for _, w := range []string{"bearer", "basic", "auth", "key"} {
+			credential = credential || strings.Contains(lower, w)
+		}
+		if !strings.Contains(s, "://") && !strings.ContainsAny(s, "?#") && !credential && got != s {
+			t.Fatalf("Text(%q) = %q changed text without a URL or a credential", s, got)
+		}
+		const token = "zq9TOKENzq9"
+		if echo := s + " Bearer " + token; strings.Contains(Text(echo), token) && !strings.Contains(s, token) {
+			t.Fatalf("Text(%q) kept the bearer token", echo)
 		}
 		const secret = "zq9SECRETzq9"
 		probe := "see http://h/m?token=" + secret + "&" + s
@@ -149,4 +158,39 @@ func FuzzText(f *testing.F) {
 			t.Fatalf("Text(%q) kept the secret", probe)
 		}
 	})
+}
+
+// TestTextEchoedCredentials: a credential a server echoes back in prose (an error body
+// quoting the header it refused) is hidden wherever the text goes: after "Bearer", after a
+// base64 "Basic", after "Authorization:", "x-api-key:" or "api_key=", and every value the
+// command registered (AddSecrets), wherever it occurs; prose, placeholders and short words
+// are kept.
+func TestTextEchoedCredentials(t *testing.T) {
+	AddSecrets("HDRSECRET98765", "short", "  ")
+	for _, c := range []struct{ in, want string }{
+		{"invalid key: Bearer sk-SECRETAPIKEY123456 x-api-key= hdr=x", "invalid key: Bearer REDACTED x-api-key= hdr=x"},
+		{`{"message":"bad Authorization: Bearer sk-abcdefgh1234"}`, `{"message":"bad Authorization: Bearer REDACTED"}`},
+		{"authorization: bearer\tsk-abcdefgh1234, retry", "authorization: bearer\tREDACTED, retry"},
+		{"Authorization: sk-abcdefgh1234", "Authorization: REDACTED"},
+		{"invalid x-api-key: sk-ant-abcdefgh1234.", "invalid x-api-key: REDACTED."},
+		{"api_key=sk-abcdefgh1234 rejected", "api_key=REDACTED rejected"},
+		{"Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==", "Proxy-Authorization: Basic REDACTED"},
+		{"the value HDRSECRET98765 is not allowed", "the value REDACTED is not allowed"},
+		{"xHDRSECRET98765y", "xREDACTEDy"},
+		// Kept: help text placeholders, prose, names inside other names, short values.
+		{"sent as 'Authorization: Bearer KEY', or 'x-api-key: KEY'", "sent as 'Authorization: Bearer KEY', or 'x-api-key: KEY'"},
+		{"basic metrics and a bearer of news", "basic metrics and a bearer of news"},
+		{"Basic authentication required", "Basic authentication required"},
+		{"--api-key string", "--api-key string"},
+		{"monkey=banana12345 short", "monkey=banana12345 short"},
+		{"Output Token Throughput: 1,234.00", "Output Token Throughput: 1,234.00"},
+		{"Bearer REDACTED", "Bearer REDACTED"},
+	} {
+		if got := Text(c.in); got != c.want {
+			t.Errorf("Text(%q) = %q; want %q", c.in, got, c.want)
+		}
+		if got := Text(c.want); got != c.want {
+			t.Errorf("Text not idempotent on %q: %q", c.want, got)
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/llmbench/llmbench/internal/version"
 	"github.com/llmbench/llmbench/plan"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -144,6 +145,7 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 	if o.APIKey == "" {
 		o.APIKey = getenv("OPENAI_API_KEY")
 	}
+	RegisterSecrets(o.APIKey, o.Headers)
 	if *workers < 0 {
 		return nil, fmt.Errorf("--workers %d: must be positive", *workers)
 	}
@@ -290,6 +292,20 @@ func isStderr(w io.Writer) bool {
 			return false
 		}
 		w = u.Unwrap()
+	}
+}
+
+// RegisterSecrets tells package redact the credentials this process sends, the API key and
+// the values of secret-named headers (with and without their scheme, "Bearer X" and "X"), so
+// that no line or export ever holds one a server echoes back (redact.AddSecrets).
+func RegisterSecrets(apiKey string, headers []string) {
+	redact.AddSecrets(apiKey)
+	for _, h := range headers {
+		if k, v, ok := strings.Cut(h, ":"); ok && redact.IsSecretName(k) {
+			v = strings.TrimSpace(v)
+			_, cred, _ := strings.Cut(v, " ")
+			redact.AddSecrets(v, cred)
+		}
 	}
 }
 
