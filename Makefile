@@ -2,7 +2,7 @@
 # server; `make test` is what CI runs (.ci/run).
 GO        ?= go
 BIN       := bin
-CMDS      := plan replay analyze mockllm profile
+CMDS      := plan replay analyze mockllm profile chat
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 10s
 DEMO_DIR  ?= $(BIN)/demo

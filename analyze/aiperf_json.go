@@ -50,7 +50,8 @@ func metricBlock(r *Result) *ordered {
 }
 
 // extraStats holds, per distribution, the statistics AIPerf's metric block has no field for:
-// p99_9, and approx when the percentiles come from a histogram. It is written under
+// p99_9, approx when the percentiles come from a histogram, and for a user metric the
+// requests it skipped (no value). It is written under
 // llmbench.extra_stats, so that every metric block stays a valid JsonMetricResult.
 func extraStats(results []Result) *ordered {
 	o := &ordered{}
@@ -62,6 +63,9 @@ func extraStats(results []Result) *ordered {
 		e := (&ordered{}).add("p99_9", pyFloat(r.Stats.P[9]))
 		if r.Stats.Approx {
 			e.add("approx", true)
+		}
+		if r.User {
+			e.add("skipped", r.Skipped) // the requests a user metric had no value for
 		}
 		o.add(r.Tag, e)
 	}
@@ -76,11 +80,16 @@ func isoTime(ns int64) string {
 // BenchmarkID identifies the analysed runs: a hash of the plan and each run's start, so
 // analysing the same runs twice gives the same id.
 func (s *Summary) BenchmarkID() string {
+	return BenchmarkIDOf(s.PlanHash, append([]int64{s.RunStartUnixNs}, s.runStarts...)...)
+}
+
+// BenchmarkIDOf is the benchmark id of the runs of plan planHash that started at starts
+// (run.json start_unix_ns, the first run's first), as Summary.BenchmarkID gives it once they
+// are analysed: the live export names a run by it before any analysis.
+func BenchmarkIDOf(planHash string, starts ...int64) string {
 	h := sha256.New()
-	io.WriteString(h, s.PlanHash)
-	io.WriteString(h, "\n")
-	io.WriteString(h, strconv.FormatInt(s.RunStartUnixNs, 10))
-	for _, d := range s.runStarts {
+	io.WriteString(h, planHash)
+	for _, d := range starts {
 		io.WriteString(h, "\n"+strconv.FormatInt(d, 10))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
@@ -281,7 +290,7 @@ func telemetryData(s *Summary) *ordered {
 			if st == nil {
 				continue
 			}
-			metrics.add(m.key, metricBlock(&Result{MetricDef: MetricDef{Unit: m.unit}, Stats: st}))
+			metrics.add(m.key, metricBlock(&Result{MetricDef: MetricDef{Unit: m.unit, Alias: -1}, Stats: st}))
 		}
 		if g.HasEnergy {
 			metrics.add("energy_consumption", (&ordered{}).add("unit", "MJ").add("avg", pyFloat(g.EnergyJ/1e6)))

@@ -77,7 +77,7 @@ func BenchmarkAnalyzeEvents(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c := newCollector(DefaultExactLimit)
+			c := newCollector(nil, DefaultExactLimit)
 			for {
 				k, err := r.Next()
 				if err == io.EOF {

@@ -43,10 +43,15 @@ func (w *window) merge(o window) {
 
 // collector accumulates the requests of one set (the whole run, or one time slice).
 type collector struct {
+	reg   *Registry
 	limit int
-	// budgets, when set, are shared with sibling collectors (the slices of one log).
-	budgets *[numRecord]budget
-	d       [numRecord]*dist
+	// budgets, when set, are shared with sibling collectors (the slices of one log), by
+	// MetricID.
+	budgets []budget
+	// d are the record metrics' distributions, by MetricID; skipped counts, per user
+	// metric, the requests its evaluator gave no value for.
+	d       []*dist
+	skipped []int64
 
 	valid, errors, gateErrors, good int64
 	notDue                          int64
@@ -68,13 +73,28 @@ type collector struct {
 	benchWin, sendWin, endWin window
 }
 
-func newCollector(limit int) *collector {
-	return &collector{limit: limit, errs: map[string]*errAgg{}}
+func newCollector(reg *Registry, limit int) *collector {
+	reg = reg.or()
+	n := len(reg.defs)
+	c := &collector{reg: reg, limit: limit, errs: map[string]*errAgg{}, d: make([]*dist, n)}
+	if len(reg.user) > 0 {
+		c.skipped = make([]int64, n)
+	}
+	return c
+}
+
+// newBudgets returns the shared exact-value budgets of a log's slices, max values each.
+func newBudgets(reg *Registry, max int) []budget {
+	b := make([]budget, len(reg.or().defs))
+	for i := range b {
+		b[i].max = max
+	}
+	return b
 }
 
 func (c *collector) dist(id MetricID) *dist {
 	if c.d[id] == nil {
-		c.d[id] = newDist(c.limit, catalog[id].hdrScale)
+		c.d[id] = newDist(c.limit, c.reg.defs[id].hdrScale)
 		if c.budgets != nil {
 			c.d[id].budget = &c.budgets[id]
 		}
@@ -82,11 +102,9 @@ func (c *collector) dist(id MetricID) *dist {
 	return c.d[id]
 }
 
-// keptForErrors lists the record metrics that describe the client or the transfer, kept for
-// failed requests too; AIPerf's metrics cover valid requests only (error_isl excepted).
-func keptForErrors(id MetricID) bool {
-	return catalog[id].Origin == OriginOurs || id == MErrorISL
-}
+// kept reports whether m's value of metric d enters the statistics: a valid request's, or a
+// failed one's of a metric that describes the client or the transfer (MetricDef.failed).
+func kept(d *MetricDef, m *requestMetrics) bool { return m.Valid || d.failed }
 
 // add accumulates one profile-phase request. wall is the run's wall-clock zero.
 func (c *collector) add(m *requestMetrics) {
@@ -95,11 +113,16 @@ func (c *collector) add(m *requestMetrics) {
 		return
 	}
 	wall := m.StartUnixNs
-	for id := MetricID(0); id < MetricID(numRecord); id++ {
-		if !m.Has[id] || (!m.Valid && !keptForErrors(id)) {
+	for _, id := range c.reg.records {
+		if !m.Has[id] || !kept(&c.reg.defs[id], m) {
 			continue
 		}
 		c.dist(id).add(m.Values[id])
+	}
+	for _, u := range c.reg.user {
+		if !m.Has[u.id] && (m.Valid || (u.failed && m.Sent)) {
+			c.skipped[u.id]++
+		}
 	}
 	if len(m.ICL) > 0 {
 		d := c.dist(MInterChunkLatency)
@@ -186,6 +209,9 @@ func (c *collector) merge(o *collector) {
 			continue
 		}
 		c.dist(MetricID(id)).merge(o.d[id])
+	}
+	for id, n := range o.skipped {
+		c.skipped[id] += n
 	}
 	c.valid += o.valid
 	c.notDue += o.notDue

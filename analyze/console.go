@@ -14,12 +14,42 @@ import (
 // p99, p90, p50, std; single values show N/A in the distribution columns), then the errors,
 // the notes and the verdict on the client's schedule.
 func WriteConsole(w io.Writer, s *Summary) error {
-	var b strings.Builder
 	title := "llmbench | LLM Metrics"
 	if s.TokenCount == "" {
 		title = "llmbench | Metrics"
 	}
-	rows := consoleRows(s)
+	var b strings.Builder
+	writeTable(&b, title, consoleRows(s))
+	b.WriteString("\n")
+	for _, l := range summaryLines(s) {
+		b.WriteString(l + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteTraceTiming writes AIPerf's --show-trace-timing table: the HTTP trace metrics
+// (k6's names: connecting, sending, waiting, receiving, duration, and the bytes and chunks),
+// in the console table's layout. A run without them writes nothing.
+func WriteTraceTiming(w io.Writer, s *Summary) error {
+	var res []Result
+	for _, r := range s.Results {
+		if r.Kind == Record && r.ID >= MHTTPReqConnecting && r.ID <= MHTTPReqConnectionReused {
+			res = append(res, r)
+		}
+	}
+	if len(res) == 0 {
+		return nil
+	}
+	_, rows := tableRows(res)
+	var b strings.Builder
+	writeTable(&b, "llmbench | HTTP Trace Timing", rows)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeTable writes rows under title with the console's header and column widths.
+func writeTable(b *strings.Builder, title string, rows [][]string) {
 	header := []string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}
 	widths := make([]int, len(header))
 	for i, h := range header {
@@ -56,12 +86,6 @@ func WriteConsole(w io.Writer, s *Summary) error {
 	for _, r := range rows {
 		line(r)
 	}
-	b.WriteString("\n")
-	for _, l := range summaryLines(s) {
-		b.WriteString(l + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // ConsoleRow is one row of the console table: the metric's tag and the cells as printed
@@ -100,13 +124,18 @@ func consoleTable(s *Summary) ([]string, [][]string) {
 		}
 		res = append(res, r)
 	}
+	return tableRows(res)
+}
+
+// tableRows sorts res by display order and formats one table row per result.
+func tableRows(res []Result) ([]string, [][]string) {
 	slices.SortStableFunc(res, func(a, b Result) int { return cmp.Compare(a.order, b.order) })
 	var rows [][]string
 	tags := make([]string, 0, len(res))
 	for _, r := range res {
 		tags = append(tags, r.Tag)
 		name := r.Header + " (" + r.Unit + ")"
-		if r.Unit == unitRequests || r.Unit == unitCount {
+		if r.Unit == unitRequests || r.Unit == unitCount || r.Unit == "" {
 			name = r.Header
 		}
 		if r.Stats == nil {

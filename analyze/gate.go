@@ -3,10 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
-
-	"github.com/llmbench/llmbench/internal/suggest"
 )
 
 // Gate is one release gate of --gate: "metric.stat OP value", e.g.
@@ -22,85 +19,60 @@ type Gate struct {
 	Server bool
 }
 
-var gateOps = [...]string{"<=", ">=", "==", "<", ">"}
-
 var statNames = func() []string {
 	s := []string{"avg", "min", "max", "std", "sum", "count"}
 	return append(s, PercentileNames[:]...)
 }()
 
-// ParseGate parses one --gate expression. Errors name the flag and say what was expected.
-func ParseGate(expr string) (Gate, error) {
+// ParseGate parses one --gate expression against the built-in metrics (Registry.ParseGate).
+func ParseGate(expr string) (Gate, error) { return builtins.ParseGate(expr) }
+
+// ParseGate parses one --gate expression, NAME.STAT OP VALUE, its name one of the registry's
+// metrics or a server or GPU metric (expr.go). Errors name the flag and say what was
+// expected, with the nearest known name or statistic to a misspelt one.
+func (r *Registry) ParseGate(expr string) (Gate, error) {
 	g := Gate{Expr: expr}
-	s := strings.TrimSpace(expr)
-	at, op := -1, ""
-	for _, o := range gateOps {
-		if i := strings.Index(s, o); i >= 0 && (at < 0 || i < at || (i == at && len(o) > len(op))) {
-			at, op = i, o
-		}
-	}
-	if at < 0 {
+	lhs, op, rhs, ok := splitComparison(expr)
+	if !ok {
 		return g, fmt.Errorf("--gate %q: no comparison; want metric.stat<value, e.g. time_to_first_token.p99<400 (operators < <= > >= ==)", expr)
 	}
-	lhs, rhs := strings.TrimSpace(s[:at]), strings.TrimSpace(s[at+len(op):])
 	g.Op = op
-	v, err := strconv.ParseFloat(rhs, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+	v, ok := parseFinite(rhs)
+	if !ok {
 		return g, fmt.Errorf("--gate %q: %q is not a finite number", expr, rhs)
 	}
 	g.Value = v
-	if strings.HasPrefix(lhs, "server.") || strings.HasPrefix(lhs, "gpu.") {
-		return parseServerGate(g, lhs)
+	ref := splitRef(lhs)
+	t, found := r.resolve(ref.name, scopeMetrics|scopeServer)
+	switch {
+	case !found && isServerName(ref.name):
+		server, gpu := serverGateNames(), gpuGateNames()
+		return g, fmt.Errorf("--gate %q: unknown server metric %q (%sserver.<name> of docs/metrics.md \"Server metrics\": %s; or gpu.<field>: %s)",
+			expr, ref.name, didYouMean(ref.name, append(server, gpu...)), strings.Join(server, ", "), strings.Join(gpu, ", "))
+	case !found && ref.name == "":
+		return g, fmt.Errorf("--gate %q: no metric before %s", expr, op)
+	case !found:
+		return g, fmt.Errorf("--gate %q: unknown metric %q (%ssee docs/metrics.md for tags)", expr, ref.name, didYouMean(ref.name, r.names(scopeMetrics|scopeServer)))
 	}
-	tag, stat, hasStat := strings.Cut(lhs, ".")
-	def, ok := LookupMetric(tag)
-	if !ok {
-		if tag == "" {
-			return g, fmt.Errorf("--gate %q: no metric before %s", expr, op)
+	stat, stats := "avg", t.stats()
+	switch {
+	case t.server():
+		if stat, ok = t.statistic(ref.stat); !ok {
+			return g, fmt.Errorf("--gate %q: %s is a %s; its statistics are %s", expr, ref.name, t.kind, strings.Join(stats, ", "))
 		}
-		return g, fmt.Errorf("--gate %q: unknown metric %q (%ssee docs/metrics.md for tags)", expr, tag, didYouMean(tag, gateMetricNames()))
-	}
-	g.Metric = def
-	if def.Kind != Record {
-		if hasStat && stat != "avg" && stat != "value" {
-			return g, fmt.Errorf("--gate %q: %s is a single value; write %s%s%s or %s.avg%s%s", expr, tag, tag, op, rhs, tag, op, rhs)
+	case stats == nil:
+		if ref.hasStat && ref.stat != "avg" && ref.stat != "value" {
+			return g, fmt.Errorf("--gate %q: %s is a single value; write %s%s%s or %s.avg%s%s", expr, ref.name, ref.name, op, rhs, ref.name, op, rhs)
 		}
-		g.Stat = "avg"
-		return g, nil
-	}
-	if !hasStat {
-		return g, fmt.Errorf("--gate %q: %s is a distribution; name a statistic, e.g. %s.p99%s%s (one of %s)", expr, tag, tag, op, rhs, strings.Join(statNames, ", "))
-	}
-	switch stat {
-	case "p99_9", "p999":
-		stat = "p99.9"
-	case "mean":
-		stat = "avg"
-	}
-	for _, n := range statNames {
-		if n == stat {
-			g.Stat = stat
-			return g, nil
+	case !ref.hasStat:
+		return g, fmt.Errorf("--gate %q: %s is a distribution; name a statistic, e.g. %s.p99%s%s (one of %s)", expr, ref.name, ref.name, op, rhs, strings.Join(stats, ", "))
+	default:
+		if stat, ok = t.statistic(ref.stat); !ok {
+			return g, fmt.Errorf("--gate %q: unknown statistic %q (%sone of %s)", expr, ref.stat, didYouMean(ref.stat, stats), strings.Join(stats, ", "))
 		}
 	}
-	return g, fmt.Errorf("--gate %q: unknown statistic %q (%sone of %s)", expr, stat, didYouMean(stat, statNames), strings.Join(statNames, ", "))
-}
-
-// didYouMean is "did you mean X? " for the name of names nearest to name, "" when none is near.
-func didYouMean(name string, names []string) string {
-	if s := suggest.Nearest(name, names); s != "" {
-		return "did you mean " + s + "? "
-	}
-	return ""
-}
-
-// gateMetricNames are the metric tags a gate may name, with the server and GPU names.
-func gateMetricNames() []string {
-	names := make([]string, 0, len(catalog))
-	for i := range catalog {
-		names = append(names, catalog[i].Tag)
-	}
-	return append(append(names, serverGateNames()...), gpuGateNames()...)
+	g.Metric, g.Stat, g.Server = t.def, stat, t.server()
+	return g, nil
 }
 
 // String returns the gate expression.
@@ -118,21 +90,7 @@ type GateResult struct {
 }
 
 // holds compares actual with the gate's value.
-func (g Gate) holds(actual float64) bool {
-	switch g.Op {
-	case "<":
-		return actual < g.Value
-	case "<=":
-		return actual <= g.Value
-	case ">":
-		return actual > g.Value
-	case ">=":
-		return actual >= g.Value
-	case "==":
-		return actual == g.Value
-	}
-	return false
-}
+func (g Gate) holds(actual float64) bool { return compare(actual, g.Op, g.Value) }
 
 // statValue extracts a named statistic.
 func statValue(s *Stats, stat string) float64 {

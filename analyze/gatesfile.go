@@ -41,9 +41,16 @@ type GatesFile struct {
 // unknownField finds the field name in encoding/json's "unknown field" error.
 var unknownField = regexp.MustCompile(`unknown field "([^"]*)"`)
 
-// ParseGatesFile parses a --gates file strictly: unknown fields, a missing owner or reason, a
-// bad gate expression or another version are refused, naming the file and the line.
+// ParseGatesFile parses a --gates file against the built-in metrics
+// (Registry.ParseGatesFile).
 func ParseGatesFile(data []byte, path string) (*GatesFile, error) {
+	return builtins.ParseGatesFile(data, path)
+}
+
+// ParseGatesFile parses a --gates file strictly: unknown fields, a missing owner or reason, a
+// bad gate expression (Registry.ParseGate) or another version are refused, naming the file
+// and the line.
+func (r *Registry) ParseGatesFile(data []byte, path string) (*GatesFile, error) {
 	var f GatesFile
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		msg := err.Error()
@@ -73,7 +80,7 @@ func ParseGatesFile(data []byte, path string) (*GatesFile, error) {
 		if strings.TrimSpace(g.Gate) == "" {
 			return nil, fmt.Errorf("%s: gate %d has no gate expression", where, i+1)
 		}
-		p, err := ParseGate(g.Gate)
+		p, err := r.ParseGate(g.Gate)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}

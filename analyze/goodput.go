@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -28,33 +27,35 @@ func (s SLO) met(value float64) bool {
 	return value <= s.Threshold
 }
 
+// ParseGoodput parses --goodput against the built-in metrics (Registry.ParseGoodput).
+func ParseGoodput(spec string) ([]SLO, error) { return builtins.ParseGoodput(spec) }
+
 // ParseGoodput parses AIPerf's --goodput syntax: space-separated "metric_tag:value" pairs in
-// display units, e.g. "time_to_first_token:400 inter_token_latency:20". Commas also separate
-// pairs. Each tag must be a per-request metric, each threshold a positive finite number.
-func ParseGoodput(spec string) ([]SLO, error) {
-	fields := strings.FieldsFunc(spec, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
+// display units, e.g. "time_to_first_token:400 inter_token_latency:20" (expr.go). Commas also
+// separate pairs, and AIPerf's tag=value is accepted. Each tag must be a metric of the
+// registry with one value per request, each threshold a positive finite number.
+func (r *Registry) ParseGoodput(spec string) ([]SLO, error) {
+	fields := splitList(spec)
 	if len(fields) == 0 {
 		return nil, fmt.Errorf("--goodput %q: no objectives; want e.g. \"time_to_first_token:400 inter_token_latency:20\"", spec)
 	}
 	var out []SLO
 	for _, f := range fields {
-		tag, val, ok := strings.Cut(f, ":")
+		tag, val, ok := cutPair(f)
 		if !ok {
-			// AIPerf also accepts tag=value.
-			tag, val, ok = strings.Cut(f, "=")
-		}
-		if !ok || tag == "" || val == "" {
 			return nil, fmt.Errorf("--goodput: %q is not metric_tag:value", f)
 		}
-		def, found := LookupMetric(tag)
+		t, found := r.resolve(tag, scopeMetrics)
 		if !found {
-			return nil, fmt.Errorf("--goodput: unknown metric %q (%sper-request metrics: %s)", tag, didYouMean(tag, recordTags()), strings.Join(recordTags(), ", "))
+			tags := r.names(scopePerRequest)
+			return nil, fmt.Errorf("--goodput: unknown metric %q (%sper-request metrics: %s)", tag, didYouMean(tag, tags), strings.Join(tags, ", "))
 		}
-		if def.Kind != Record || def.ID == MInterChunkLatency || def.ID == MEventsPerRead || def.ID == MWorkerCPUUtilization || def.Alias == MInterChunkLatency {
+		def := t.def
+		if !def.oneValue() {
 			return nil, fmt.Errorf("--goodput: %q has no single value per request; use a per-request metric such as time_to_first_token", tag)
 		}
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		v, ok := parseFinite(val)
+		if !ok || !(v > 0) {
 			// A bound of 0 or less, NaN or infinity makes every request good or none.
 			return nil, fmt.Errorf("--goodput: %q: threshold %q is not a positive finite number (%s)", f, val, def.Unit)
 		}
@@ -66,16 +67,4 @@ func ParseGoodput(spec string) ([]SLO, error) {
 		out = append(out, SLO{Metric: def, Threshold: v})
 	}
 	return out, nil
-}
-
-// recordTags lists the per-request metric tags usable in --goodput.
-func recordTags() []string {
-	var tags []string
-	for i := range catalog {
-		d := &catalog[i]
-		if d.Kind == Record && d.ID != MInterChunkLatency && d.ID != MEventsPerRead && d.ID != MWorkerCPUUtilization && d.Alias != MInterChunkLatency {
-			tags = append(tags, d.Tag)
-		}
-	}
-	return tags
 }

@@ -33,6 +33,9 @@ type Options struct {
 	Tokenizer     TokenCounter
 	TokenizerSpec string
 	LoadTokenizer func(spec string) (TokenCounter, error)
+	// Metrics are the metrics to compute: the built-ins and any registered at run time
+	// (nil: the built-ins). Goodput's metrics must be this registry's.
+	Metrics *Registry
 	// Goodput are the SLOs of --goodput; none means goodput is not reported.
 	Goodput []SLO
 	// SliceDuration, when positive, also summarises requests per time slice (by send time,
@@ -146,6 +149,19 @@ type input struct {
 	shards   *ShardReport // the runs are the shards of a distributed run; nil otherwise
 }
 
+// PlanEndpoint is the endpoint a plan's responses are parsed with: its API type, and for raw
+// and template plans where the output text is (--response-field).
+func PlanEndpoint(meta *mmapds.Meta) (*endpoint.Endpoint, error) {
+	ep, err := endpoint.Lookup(meta.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	if f := meta.ResponseField(); f != "" {
+		ep.ResponseField = f
+	}
+	return ep, nil
+}
+
 func openInput(o *Options) (*input, error) {
 	if len(o.RunDirs) == 0 {
 		return nil, inputErr("no run directory given")
@@ -204,19 +220,12 @@ func openInput(o *Options) (*input, error) {
 		plan.Close()
 		return nil, err
 	}
-	ep, err := endpoint.Lookup(in.meta.Endpoint)
+	ep, err := PlanEndpoint(in.meta)
 	if err != nil {
 		plan.Close()
 		return nil, inputErr("%s: %v", path, err)
 	}
 	in.ep = ep
-	// raw and template endpoints may name where the output text is (--response-field); the
-	// plan keeps every option in its spec by flag name.
-	for _, k := range [...]string{"response-field", "response_field"} {
-		if f, ok := in.meta.Spec[k].(string); ok && f != "" {
-			ep.ResponseField = f
-		}
-	}
 	for ri, r := range in.runs {
 		for _, w := range r.m.Workers {
 			// A worker that died has a recovery log too, written by replay: the requests it

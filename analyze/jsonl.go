@@ -97,8 +97,9 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 		first = false
 		return b
 	}
-	for id := MetricID(0); id < MetricID(numRecord); id++ {
-		def := &catalog[id]
+	reg := o.reg.or()
+	for _, id := range reg.records {
+		def := &reg.defs[id]
 		switch {
 		case id == MInterChunkLatency:
 			if !m.Valid || len(m.ICL) == 0 {
@@ -129,11 +130,11 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 			b = append(b, `],"unit":"events"}`...)
 			continue
 		}
-		if !m.Has[id] || (!m.Valid && !keptForErrors(id)) {
+		if !m.Has[id] || !kept(def, m) {
 			continue
 		}
 		b = sep(b)
-		b = append(b, jsonKeys[id].open...)
+		b = append(b, reg.keys[id].open...)
 		switch v := m.Values[id]; {
 		case def.Int:
 			b = strconv.AppendInt(b, int64(v), 10)
@@ -142,7 +143,7 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 		default:
 			b = appendPyFloat(b, v/def.div)
 		}
-		b = append(b, jsonKeys[id].close...)
+		b = append(b, reg.keys[id].close...)
 	}
 	b = append(b, '}')
 	if q != nil && (o.trace || o.chunks) {
@@ -169,9 +170,10 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 
 // recordOpts says what goes into each profile_export.jsonl line.
 type recordOpts struct {
-	correlated bool // the session id was sent in a header: it is the x_correlation_id
-	trace      bool // trace_data with every timestamp (Options.ExportHTTPTrace)
-	chunks     bool // trace_data with the response chunks only (Options.ExportPerChunkData)
+	reg        *Registry // the metrics written (nil: the built-ins)
+	correlated bool      // the session id was sent in a header: it is the x_correlation_id
+	trace      bool      // trace_data with every timestamp (Options.ExportHTTPTrace)
+	chunks     bool      // trace_data with the response chunks only (Options.ExportPerChunkData)
 }
 
 // appendTrace appends `,"trace_data":{...}` for q: AIPerf's TraceDataExport fields in
@@ -269,16 +271,6 @@ func sessionHeaderSent(m *rawlog.Manifest) bool {
 	h, _ := m.Options["session_header"].(string)
 	return h != ""
 }
-
-// jsonKeys holds each record metric's encoded `"tag":{"value":` and `,"unit":"…"}`.
-var jsonKeys = func() (k [numRecord]struct{ open, close []byte }) {
-	for id := range k {
-		d := &catalog[id]
-		k[id].open = append(jsonwire.AppendString(nil, d.Tag), `:{"value":`...)
-		k[id].close = append(append([]byte(`,"unit":`), jsonwire.AppendString(nil, d.Unit)...), '}')
-	}
-	return k
-}()
 
 // appendNsAsMs appends ns nanoseconds in milliseconds as appendPyFloat(ns/1e6) would, without
 // floating point: a decimal of at most 15 significant digits is the shortest representation

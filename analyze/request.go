@@ -59,10 +59,11 @@ type requestMetrics struct {
 	Streamed       bool
 	Good           bool
 	Usage          endpoint.Usage
-	// Values holds the record metrics in stored units (ns, tokens, rates); Has says which
-	// are set. ICL, EventsPerRead and WorkerCPUUtilization are lists, not single values.
-	Values [numRecord]float64
-	Has    [numRecord]bool
+	// Values holds the record metrics in stored units (ns, tokens, rates), by MetricID of the
+	// processor's registry; Has says which are set. ICL, EventsPerRead and
+	// WorkerCPUUtilization are lists, not single values.
+	Values []float64
+	Has    []bool
 	// ICL are the inter-chunk gaps in ns; EPR the content events completed by each read
 	// that completed at least one. Both alias the processor's buffers.
 	ICL []int64
@@ -74,14 +75,6 @@ func (m *requestMetrics) set(id MetricID, v float64) {
 	m.Has[id] = true
 }
 
-// value returns the metric in display units.
-func (m *requestMetrics) value(id MetricID) (float64, bool) {
-	if !m.Has[id] {
-		return 0, false
-	}
-	return m.Values[id] / catalog[id].div, true
-}
-
 // requestConfig is what every request of a run shares.
 type requestConfig struct {
 	ep     *endpoint.Endpoint
@@ -89,12 +82,22 @@ type requestConfig struct {
 	tok    TokenCounter
 	server bool // --use-server-token-count
 	slos   []SLO
+	// reg holds the metrics computed (nil: the built-ins); media gives a plan record's media
+	// entry (nil: no request has media).
+	reg   *Registry
+	media func(*mmapds.Record) *mmapds.MediaEntry
+	// run, worker and wall identify the log: its run, worker and wall-clock zero.
+	run, worker int
+	wall        int64
 }
 
 // processor turns raw request records into requestMetrics. It reuses its buffers, so one
 // processor serves one goroutine.
 type processor struct {
 	cfg   requestConfig
+	reg   *Registry
+	f     facts
+	rv    RequestView // what user metrics' evaluators see (view)
 	sc    endpoint.SSEScanner
 	d     endpoint.Delta
 	rawEP *endpoint.Endpoint // parses error events of any API
@@ -115,7 +118,21 @@ type processor struct {
 
 func newProcessor(cfg requestConfig) *processor {
 	raw, _ := endpoint.Lookup("raw")
-	return &processor{cfg: cfg, rawEP: raw}
+	p := &processor{cfg: cfg, rawEP: raw, reg: cfg.reg.or()}
+	n := len(p.reg.defs)
+	p.m.Values, p.m.Has = make([]float64, n), make([]bool, n)
+	return p
+}
+
+// value returns the current request's value of metric id (an alias: of its target) in
+// display units.
+func (p *processor) value(id MetricID) (float64, bool) {
+	d := p.reg.def(id)
+	src := d.source()
+	if !p.m.Has[src] {
+		return 0, false
+	}
+	return p.m.Values[src] / p.reg.def(src).div, true
 }
 
 var doneData = []byte("[DONE]")
@@ -124,32 +141,29 @@ var doneData = []byte("[DONE]")
 // result aliases the processor and is valid until the next call.
 func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) *requestMetrics {
 	m := &p.m
-	*m = requestMetrics{ICL: m.ICL[:0], EPR: m.EPR[:0]}
+	values, has := m.Values, m.Has
+	clear(values)
+	clear(has)
+	*m = requestMetrics{ICL: m.ICL[:0], EPR: m.EPR[:0], Values: values, Has: has}
 	p.times = p.times[:0]
 	p.parseErr, p.streamErr, p.bodyErr, p.lastDataNs, p.ttfoNs = nil, "", "", -1, -1
 	p.curCount = 0
 	p.d.Reset()
 
 	m.Index, m.Phase, m.Session, m.Turn = q.Index, rec.Phase, rec.Session, rec.Turn
+	m.Run, m.Worker, m.StartUnixNs = p.cfg.run, p.cfg.worker, p.cfg.wall
 	m.Outcome, m.Status, m.ConnReused = q.Outcome, q.Status, q.ConnReused
 	m.IntendedNs, m.ReadyNs, m.SendNs, m.HeaderNs, m.EndNs = q.IntendedNs, q.ReadyNs, q.WriteStartNs, q.HeaderNs, q.EndNs
 	m.FirstContentNs, m.LastContentNs = -1, -1
 	m.CancelAfterNs = rec.CancelAfterNs
 	m.RequestedOSL = int(rec.OSL)
 	m.Reads = len(q.ReadNs)
-	isl := float64(rec.ISL)
 
 	m.Sent = q.Outcome != rawlog.OutcomeNotSent && q.WriteStartNs >= 0
 	if q.Outcome == rawlog.OutcomeNotSent && strings.Contains(q.Err, "duration elapsed") {
 		// The plan's duration ran out before this request's turn: it was never due.
 		m.NotDue = true
 		return m
-	}
-	if q.Outcome != rawlog.OutcomeNotSent {
-		p.schedule(q)
-	}
-	if m.Sent {
-		p.http(q, bodyLen)
 	}
 	if q.Outcome == rawlog.OutcomeCompleted && m.Sent {
 		p.parseBody(q)
@@ -158,17 +172,30 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	m.ContentEvents = len(p.times)
 	p.classify(q)
 
-	if !m.Valid {
-		if m.Sent && p.cfg.tokens {
-			m.set(MErrorISL, isl)
-		}
-		return m
+	f := &p.f
+	*f = facts{q: q, rec: rec, bodyLen: bodyLen, m: m, started: q.Outcome != rawlog.OutcomeNotSent,
+		tokens: p.cfg.tokens, server: p.cfg.server, times: p.times, ttfoNs: p.ttfoNs, lastDataNs: p.lastDataNs,
+		isl: float64(rec.ISL)}
+	if p.cfg.media != nil {
+		f.media = p.cfg.media(rec)
 	}
-	p.tokenMetrics(q, rec, isl)
-	if p.cfg.slos != nil {
+	if m.Valid {
+		p.settle(q)
+	}
+	// Every metric of the registry, in id order: the built-ins' formulas, then the user
+	// metrics' evaluators.
+	for _, id := range p.reg.computed {
+		if v, ok := p.reg.perRequest[id](f); ok {
+			m.set(id, v)
+		}
+	}
+	if len(p.reg.user) > 0 {
+		p.evalUser()
+	}
+	if m.Valid && p.cfg.slos != nil {
 		m.Good = true
 		for _, s := range p.cfg.slos {
-			v, ok := m.value(s.Metric.ID)
+			v, ok := p.value(s.Metric.ID)
 			if !ok || !s.met(v) {
 				m.Good = false
 				break
@@ -178,67 +205,57 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	return m
 }
 
-// schedule fills the schedule-fidelity metrics of a request the client started: written, or
-// at least dialled.
-func (p *processor) schedule(q *rawlog.Request) {
-	m := &p.m
-	// The client acted when it began to dial a new connection, else when it began writing:
-	// the connect itself is the network's and the server's time, not the client's lag.
-	start := q.WriteStartNs
-	if q.ConnectStartNs >= 0 && (start < 0 || q.ConnectStartNs < start) {
-		start = q.ConnectStartNs
+// settle establishes the facts of a valid request that its metrics are computed from: where
+// its latency ends, its token counts, its usage, and the gaps between its content events.
+func (p *processor) settle(q *rawlog.Request) {
+	m, f, cfg := &p.m, &p.f, &p.cfg
+	m.Usage = p.d.Usage
+	f.usage, f.items = p.d.Usage, p.d.Items
+	u := &m.Usage
+	nc := len(p.times)
+	// Request latency ends at the last content event; for a body without content (non-token
+	// endpoints) at the last read.
+	f.end = p.readTime(q, len(q.ReadNs)-1)
+	if nc > 0 {
+		m.FirstContentNs, m.LastContentNs = p.times[0], p.times[nc-1]
+		f.end = p.times[nc-1]
 	}
-	if start < 0 {
+	f.latency = float64(f.end - q.WriteStartNs)
+	if !cfg.tokens {
 		return
 	}
-	ready := q.ReadyNs
-	if ready < 0 {
-		ready = q.IntendedNs
-	}
-	if q.IntendedNs >= 0 {
-		if q.WriteStartNs >= 0 {
-			m.set(MScheduleLag, float64(q.WriteStartNs-q.IntendedNs))
+	// ISL comes from the plan (verified with its tokenizer), OSL from the tokenizer over the
+	// output text; --use-server-token-count takes both from usage.
+	f.haveOSL = true
+	if cfg.server {
+		if u.Has&endpoint.UsagePrompt != 0 {
+			f.isl = float64(u.PromptTokens)
 		}
-		if ready >= 0 {
-			m.set(MSlotWait, float64(ready-q.IntendedNs))
+		if u.Has&endpoint.UsageCompletion != 0 {
+			f.osl = u.CompletionTokens
+			if u.Has&endpoint.UsageReasoning != 0 {
+				f.reasonTok = u.ReasoningTokens
+			}
+			// Visible output is what is not reasoning (none below zero; a difference past the
+			// int range, from counts a server made up, saturates).
+			switch f.outTok = f.osl - f.reasonTok; {
+			case f.reasonTok > f.osl:
+				f.outTok = 0
+			case f.outTok < 0:
+				f.outTok = math.MaxInt
+			}
+		} else {
+			f.haveOSL = false
 		}
-	}
-	if ready >= 0 {
-		m.set(MDispatchLag, float64(start-ready))
-	}
-}
-
-// http fills the k6-style transfer phases.
-func (p *processor) http(q *rawlog.Request, bodyLen int) {
-	m := &p.m
-	m.set(MHTTPReqDataSent, float64(bodyLen))
-	m.set(MHTTPReqDataReceived, float64(len(q.Body)))
-	m.set(MHTTPReqChunksReceived, float64(len(q.ReadNs)))
-	if q.ConnReused {
-		m.set(MHTTPReqConnectionReused, 1)
 	} else {
-		m.set(MHTTPReqConnectionReused, 0)
+		f.outTok = cfg.tok.Count(string(p.d.Content))
+		f.reasonTok = cfg.tok.Count(string(p.d.Reasoning))
+		f.osl = f.outTok + f.reasonTok
 	}
-	if q.WriteEndNs >= q.WriteStartNs {
-		m.set(MHTTPReqSending, float64(q.WriteEndNs-q.WriteStartNs))
-	}
-	if q.ConnectStartNs >= 0 && q.ConnectEndNs >= q.ConnectStartNs {
-		m.set(MHTTPReqConnecting, float64(q.ConnectEndNs-q.ConnectStartNs))
-	}
-	if q.HeaderNs < 0 {
-		return
-	}
-	if q.WriteEndNs >= 0 && q.HeaderNs >= q.WriteEndNs {
-		m.set(MHTTPReqWaiting, float64(q.HeaderNs-q.WriteEndNs))
-	}
-	m.set(MStreamSetupLatency, float64(q.HeaderNs-q.WriteStartNs))
-	last := q.EndNs
-	if n := len(q.ReadNs); n > 0 {
-		last = q.ReadNs[n-1]
-	}
-	if last >= q.HeaderNs {
-		m.set(MHTTPReqReceiving, float64(last-q.HeaderNs))
-		m.set(MHTTPReqDuration, float64(last-q.WriteStartNs))
+	if m.Streamed && nc >= 2 {
+		for i := 1; i < nc; i++ {
+			m.ICL = append(m.ICL, p.times[i]-p.times[i-1])
+		}
 	}
 }
 
@@ -521,160 +538,4 @@ func transportKind(err string) string {
 		return "eof"
 	}
 	return "transport_error"
-}
-
-// tokenMetrics fills the latency and token metrics of a valid request.
-func (p *processor) tokenMetrics(q *rawlog.Request, rec *mmapds.Record, isl float64) {
-	m := &p.m
-	cfg := &p.cfg
-	send := q.WriteStartNs
-	m.Usage = p.d.Usage
-	u := &m.Usage
-	nc := len(p.times)
-
-	// Request latency ends at the last content event; for a body without content (non-token
-	// endpoints) at the last read.
-	end := p.readTime(q, len(q.ReadNs)-1)
-	if nc > 0 {
-		m.FirstContentNs, m.LastContentNs = p.times[0], p.times[nc-1]
-		end = p.times[nc-1]
-	}
-	latency := float64(end - send)
-	m.set(MRequestLatency, latency)
-	if q.IntendedNs >= 0 {
-		m.set(MCorrectedRequestLatency, float64(end-q.IntendedNs))
-	}
-
-	if !cfg.tokens {
-		// Embeddings, rankings and images report what they returned instead of tokens.
-		m.set(MItemCount, float64(p.d.Items))
-		return
-	}
-	// ISL comes from the plan (verified with its tokenizer), OSL from the tokenizer over the
-	// output text; --use-server-token-count takes both from usage.
-	outTok, reasonTok, osl := 0, 0, 0
-	haveOSL := true
-	if cfg.server {
-		if u.Has&endpoint.UsagePrompt != 0 {
-			isl = float64(u.PromptTokens)
-		}
-		if u.Has&endpoint.UsageCompletion != 0 {
-			osl = u.CompletionTokens
-			if u.Has&endpoint.UsageReasoning != 0 {
-				reasonTok = u.ReasoningTokens
-			}
-			// Visible output is what is not reasoning (none below zero; a difference past the
-			// int range, from counts a server made up, saturates).
-			switch outTok = osl - reasonTok; {
-			case reasonTok > osl:
-				outTok = 0
-			case outTok < 0:
-				outTok = math.MaxInt
-			}
-		} else {
-			haveOSL = false
-		}
-	} else {
-		outTok = cfg.tok.Count(string(p.d.Content))
-		reasonTok = cfg.tok.Count(string(p.d.Reasoning))
-		osl = outTok + reasonTok
-	}
-	m.set(MInputSequenceLength, isl)
-	if haveOSL {
-		m.set(MOutputTokenCount, float64(outTok))
-		m.set(MReasoningTokenCount, float64(reasonTok))
-		m.set(MOutputSequenceLength, float64(osl))
-		if latency > 0 {
-			m.set(ME2EOutputTokenThroughput, float64(osl)/(latency/1e9))
-		}
-		if rec.OSL > 0 {
-			req := float64(rec.OSL)
-			m.set(MOSLMismatchDiffPct, (float64(osl)-req)/req*100)
-		}
-	}
-	p.usageMetrics(isl, reasonTok, osl, haveOSL)
-
-	if !m.Streamed || nc == 0 {
-		return
-	}
-	ttft := float64(p.times[0] - send)
-	m.set(MTimeToFirstToken, ttft)
-	if q.IntendedNs >= 0 {
-		m.set(MCorrectedTimeToFirstToken, float64(p.times[0]-q.IntendedNs))
-	}
-	if p.ttfoNs >= 0 {
-		m.set(MTimeToFirstOutputToken, float64(p.ttfoNs-send))
-	}
-	if nc >= 2 {
-		m.set(MTimeToSecondToken, float64(p.times[1]-p.times[0]))
-		for i := 1; i < nc; i++ {
-			m.ICL = append(m.ICL, p.times[i]-p.times[i-1])
-		}
-	}
-	if ttft > 0 && isl > 0 {
-		m.set(MPrefillThroughputPerUser, isl/(ttft/1e9))
-	}
-	m.set(MLLMPerfInterTokenLatency, latency/float64(nc))
-	if haveOSL && nc >= 2 && osl >= 2 {
-		itl := (latency - ttft) / float64(osl-1)
-		m.set(MInterTokenLatency, itl)
-		if itl > 0 {
-			m.set(MOutputTokenThroughputPerUser, 1e9/itl)
-		}
-	}
-	// Peers count output tokens from usage when the server sends it.
-	peerTokens, havePeer := osl, haveOSL
-	if u.Has&endpoint.UsageCompletion != 0 {
-		peerTokens, havePeer = u.CompletionTokens, true
-	}
-	if havePeer && peerTokens >= 1 {
-		m.set(MGuidellmTimePerOutputToken, latency/float64(peerTokens))
-	}
-	if havePeer && peerTokens >= 2 && nc >= 2 {
-		m.set(MGuidellmInterTokenLatency, float64(p.times[nc-1]-p.times[0])/float64(peerTokens-1))
-		// vLLM's E2E latency runs to the last data event, usage-only chunks included.
-		vEnd := max(p.lastDataNs, p.times[nc-1])
-		m.set(MVLLMTimePerOutputToken, (float64(vEnd-send)-ttft)/float64(peerTokens-1))
-	}
-}
-
-// usageMetrics records the server's usage fields and their discrepancy with the client's
-// counts.
-func (p *processor) usageMetrics(isl float64, reasonTok, osl int, haveOSL bool) {
-	m := &p.m
-	u := &m.Usage
-	if u.Has&endpoint.UsagePrompt != 0 {
-		m.set(MUsagePromptTokens, float64(u.PromptTokens))
-	}
-	if u.Has&endpoint.UsageCompletion != 0 {
-		m.set(MUsageCompletionTokens, float64(u.CompletionTokens))
-	}
-	if u.Has&endpoint.UsageTotal != 0 {
-		m.set(MUsageTotalTokens, float64(u.TotalTokens))
-	}
-	if u.Has&endpoint.UsageReasoning != 0 {
-		m.set(MUsageReasoningTokens, float64(u.ReasoningTokens))
-	}
-	if u.Has&endpoint.UsageCachedPrompt != 0 {
-		m.set(MUsagePromptCacheReadTokens, float64(u.CachedPromptTokens))
-	}
-	if p.cfg.server {
-		return // the client counts are the server's: nothing to compare
-	}
-	diff := func(server int, client float64) float64 {
-		d := float64(server) - client
-		if d < 0 {
-			d = -d
-		}
-		return d / client * 100
-	}
-	if u.Has&endpoint.UsagePrompt != 0 && isl > 0 {
-		m.set(MUsagePromptTokensDiffPct, diff(u.PromptTokens, isl))
-	}
-	if haveOSL && u.Has&endpoint.UsageCompletion != 0 && osl > 0 {
-		m.set(MUsageCompletionTokensDiffPct, diff(u.CompletionTokens, float64(osl)))
-	}
-	if u.Has&endpoint.UsageReasoning != 0 && reasonTok > 0 {
-		m.set(MUsageReasoningTokensDiffPct, diff(u.ReasoningTokens, float64(reasonTok)))
-	}
 }

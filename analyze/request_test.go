@@ -363,7 +363,7 @@ func FuzzRequestMetrics(f *testing.F) {
 		m := p.compute(q, &rec, len(body))
 		// Reading events through the shape memo must give what parsing every event gives.
 		ref := slow.compute(q, &rec, len(body))
-		if m.Valid != ref.Valid || m.Values != ref.Values || m.Has != ref.Has || !slices.Equal(m.ICL, ref.ICL) ||
+		if m.Valid != ref.Valid || !slices.Equal(m.Values, ref.Values) || !slices.Equal(m.Has, ref.Has) || !slices.Equal(m.ICL, ref.ICL) ||
 			!slices.Equal(m.EPR, ref.EPR) || m.ContentEvents != ref.ContentEvents || !reflect.DeepEqual(m.Err, ref.Err) {
 			t.Fatalf("memo path differs from full parsing:\n memo %+v\n full %+v", m, ref)
 		}
@@ -440,7 +440,7 @@ func TestShapeMemoSoundness(t *testing.T) {
 			rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 10}
 			q := request(0, send, reads...)
 			a, b := *fast.compute(q, &rec, 0), slow.compute(q, &rec, 0)
-			if a.Values != b.Values || a.Has != b.Has || string(fast.d.Content) != string(slow.d.Content) ||
+			if !slices.Equal(a.Values, b.Values) || !slices.Equal(a.Has, b.Has) || string(fast.d.Content) != string(slow.d.Content) ||
 				string(fast.d.Reasoning) != string(slow.d.Reasoning) || a.Valid != b.Valid {
 				t.Errorf("body %d on %s: memo content %q reasoning %q, full %q %q", i, ep,
 					fast.d.Content, fast.d.Reasoning, slow.d.Content, slow.d.Reasoning)

@@ -6,7 +6,8 @@ import (
 )
 
 // The run-level results: every metric a collector (the whole run, or one time slice) has
-// values for, the single values derived from its totals and windows, and the notes on them.
+// values for, the single values derived from its totals and windows (perrun.go), and the
+// notes on them.
 
 // resultEnv is what results needs beyond the collector.
 type resultEnv struct {
@@ -14,140 +15,53 @@ type resultEnv struct {
 	lost        int64
 	warmup      int64
 	offered     float64
-	cpu         *dist
+	cpu         *dist // worker_cpu_utilization's samples (PerSample)
 	workers     []WorkerSummary
 	gpus        []GPUSummary
 	concurrency int
 	whole       bool // the whole run, not a slice
 }
 
-// results computes every metric the collector has values for, in catalog order.
+// results computes every metric of the registry the collector has values for, in id order:
+// record metrics' statistics, single values from their per-run formulas (perrun.go).
 func (a *analysis) results(c *collector, env resultEnv) []Result {
+	reg := c.reg
+	f := &runFacts{c: c, env: &env, rec: make([]*Stats, len(reg.defs)), durS: float64(env.durNs) / 1e9,
+		tokens: a.in.ep.ProducesTokens, goodput: len(a.opts.Goodput) > 0}
 	var out []Result
-	var rec [numMetrics]*Stats
-	for id := MetricID(0); id < MetricID(numRecord); id++ {
-		d := c.d[id]
-		if id == MWorkerCPUUtilization {
-			d = env.cpu
-		}
-		if st := d.stats(catalog[id].div); st != nil {
-			rec[id] = st
-		}
-	}
-	for id := MetricID(numRecord); id < numMetrics; id++ {
-		if catalog[id].Kind == Record && catalog[id].Alias >= 0 && rec[catalog[id].Alias] != nil {
-			st := *rec[catalog[id].Alias]
-			rec[id] = &st
-		}
-	}
-	vals := map[MetricID]float64{}
-	set := func(id MetricID, v float64) {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			vals[id] = v
-		}
-	}
-	exact := map[MetricID]int64{}
-	setInt := func(id MetricID, n int64) {
-		vals[id], exact[id] = float64(n), n
-	}
-	durS := float64(env.durNs) / 1e9
-	rate := func(n float64) float64 {
-		if durS <= 0 {
-			return math.NaN()
-		}
-		return n / durS
-	}
-	tokens := a.in.ep.ProducesTokens
-	set(MRequestCount, float64(c.valid))
-	set(MErrorRequestCount, float64(c.errors))
-	if c.valid+c.errors > 0 {
-		set(MBenchmarkDuration, durS)
-		set(MRequestThroughput, rate(float64(c.valid)))
-	}
-	if c.benchWin.ok {
-		setInt(MMinRequestTimestamp, c.benchWin.lo)
-		setInt(MMaxResponseTimestamp, c.benchWin.hi)
-	}
-	if tokens && c.valid > 0 {
-		set(MOutputTokenThroughput, rate(c.totalOSL.value()))
-		set(MTotalTokenThroughput, rate(c.totalISL.value()+c.totalOSL.value()))
-		set(MTotalISL, c.totalISL.value())
-		set(MTotalOSL, c.totalOSL.value())
-		set(MTotalOutputTokens, c.totalOut.value())
-		if rec[MReasoningTokenCount] != nil {
-			set(MTotalReasoningTokens, c.totalReason.value())
-		}
-	}
-	if !tokens && c.valid > 0 && rec[MItemCount] != nil {
-		set(MItemThroughput, rate(c.totalItems.value()))
-	}
-	if tokens && rec[MErrorISL] != nil {
-		set(MTotalErrorISL, c.totalErrISL.value())
-	}
-	if len(a.opts.Goodput) > 0 {
-		set(MGoodRequestCount, float64(c.good))
-		set(MGoodput, rate(float64(c.good)))
-		if c.valid+c.errors > 0 {
-			set(MGoodRequestFraction, float64(c.good)/float64(c.valid+c.errors))
-		}
-	}
-	if rec[MOSLMismatchDiffPct] != nil {
-		set(MOSLMismatchCount, float64(c.oslMismatch))
-	}
-	if rec[MUsagePromptTokensDiffPct] != nil || rec[MUsageCompletionTokensDiffPct] != nil || rec[MUsageReasoningTokensDiffPct] != nil {
-		set(MUsageDiscrepancyCount, float64(c.usageDiscrepancy))
-	}
-	for i, id := range [...]MetricID{MTotalUsagePromptTokens, MTotalUsageCompletionTokens, MTotalUsageTotalTokens, MTotalUsageReasoningTokens} {
-		if c.usageSeen[i] {
-			set(id, c.usage[i].value())
-		}
-	}
-	if c.gaps > 0 {
-		set(MSameReadChunkGapCount, float64(c.sameRead))
-		set(MSameReadChunkGapPct, float64(c.sameRead)/float64(c.gaps)*100)
-	}
-	if env.whole {
-		set(MWarmupRequestCount, float64(env.warmup))
-		set(MLostRequestCount, float64(env.lost))
-		if env.offered > 0 {
-			set(MOfferedRequestRate, env.offered)
-		}
-		if c.sent >= 2 && c.sendWin.hi > c.sendWin.lo {
-			set(MDispatchedRequestRate, float64(c.sent-1)/(float64(c.sendWin.hi-c.sendWin.lo)/1e9))
-		}
-		if c.completed > 0 && c.sendWin.ok && c.endWin.hi > c.sendWin.lo {
-			set(MCompletedRequestRate, float64(c.completed)/(float64(c.endWin.hi-c.sendWin.lo)/1e9))
-		}
-		maxCPU, any := 0.0, false
-		for _, w := range env.workers {
-			if w.CPUPct >= 0 {
-				maxCPU, any = math.Max(maxCPU, w.CPUPct), true
+	for id := range reg.defs {
+		def := reg.defs[id]
+		switch {
+		case def.Kind == Record && def.Alias >= 0:
+			if st := f.rec[def.Alias]; st != nil {
+				cp := *st
+				f.rec[id] = &cp
 			}
-		}
-		if any {
-			set(MMaxWorkerCPUUtilization, maxCPU)
-		}
-		gpuResults(env.gpus, c.totalOut.value(), env.concurrency, set)
-	} else {
-		if c.sent > 0 {
-			set(MDispatchedRequestRate, rate(float64(c.sent)))
-		}
-	}
-	for id := MetricID(0); id < numMetrics; id++ {
-		def := catalog[id]
-		if def.Kind == Record {
-			if rec[id] != nil {
-				out = append(out, Result{MetricDef: def, Stats: rec[id]})
+		case def.Kind == Record:
+			d := c.d[id]
+			if def.Sampling == PerSample {
+				d = env.cpu
 			}
+			f.rec[id] = d.stats(def.div)
+		default:
+			v := reg.perRun[id](f)
+			if !v.ok {
+				continue
+			}
+			r := Result{MetricDef: def, Value: v.v}
+			if def.Int {
+				r.Exact = int64(math.Round(v.v))
+				if v.exact {
+					r.Exact = v.n
+				}
+			}
+			out = append(out, r)
 			continue
 		}
-		if v, ok := vals[id]; ok {
-			r := Result{MetricDef: def, Value: v}
-			if def.Int {
-				r.Exact = int64(math.Round(v))
-				if n, ok := exact[id]; ok {
-					r.Exact = n
-				}
+		if st := f.rec[id]; st != nil {
+			r := Result{MetricDef: def, Stats: st}
+			if def.User {
+				r.Skipped = c.skipped[id]
 			}
 			out = append(out, r)
 		}

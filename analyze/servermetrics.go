@@ -14,8 +14,8 @@ import (
 // profile window's points, counters a rate over it, histograms quantile estimates from
 // their bucket increases over it; the same per time slice. What the shards of a distributed
 // run read from one server or GPU counts once. This file holds the results and the gates on
-// them; servermetrics_sources.go reads the series, servermetrics_window.go computes the
-// statistics.
+// them (their names are parsed with the other metrics' in expr.go); servermetrics_sources.go
+// reads the series, servermetrics_window.go computes the statistics.
 
 // ServerMetricSeries is one server (or GPU) metric as scraped during the run: one point per
 // scrape (per GPU sample), one series per origin (endpoint or GPU) however many shards
@@ -108,65 +108,6 @@ func (s *Summary) CompareTTFT() (TTFTComparison, bool) {
 	}
 	return TTFTComparison{ServerAvg: sm.Avg, ServerP50: sm.P50, ServerP99: sm.P99,
 		ClientAvg: r.Stats.Avg, ClientP50: r.Stats.P[4], ClientP99: r.Stats.P[8], Source: sm.Source}, true
-}
-
-// parseServerGate parses the left side of a gate on a server or GPU metric:
-// server.<stable name>.<stat> or gpu.<field>.<stat>, the stat one of avg, min, max, p50,
-// p99 (gauges), avg, p50, p99 (histograms) or rate (counters).
-func parseServerGate(g Gate, lhs string) (Gate, error) {
-	i := strings.LastIndexByte(lhs, '.')
-	name, stat := lhs[:i], lhs[i+1:]
-	unit, kind, ok := serverMetricInfo(name)
-	if !ok {
-		return g, fmt.Errorf("--gate %q: unknown server metric %q (%sserver.<name> of docs/metrics.md \"Server metrics\": %s; or gpu.<field>: %s)",
-			g.Expr, name, didYouMean(name, append(serverGateNames(), gpuGateNames()...)), strings.Join(serverGateNames(), ", "), strings.Join(gpuGateNames(), ", "))
-	}
-	if stat == "mean" {
-		stat = "avg"
-	}
-	if !slices.Contains(serverStats[kind], stat) {
-		return g, fmt.Errorf("--gate %q: %s is a %s; its statistics are %s", g.Expr, name, kind, strings.Join(serverStats[kind], ", "))
-	}
-	g.Server, g.Stat = true, stat
-	g.Metric = MetricDef{Tag: name, Header: name, Unit: unit, Kind: Derived}
-	return g, nil
-}
-
-// serverMetricInfo returns the unit and kind of a server.* or gpu.* name.
-func serverMetricInfo(name string) (unit, kind string, ok bool) {
-	if stable, found := strings.CutPrefix(name, "server."); found {
-		if stable == "prefix_cache_hit_rate" {
-			return "ratio", "ratio", true // a gauge (SGLang) or a ratio of counters (vLLM): avg either way
-		}
-		for _, m := range servermetrics.Mappings {
-			if m.Stable == stable {
-				return m.Unit, m.Kind, true
-			}
-		}
-		return "", "", false
-	}
-	for _, f := range gpuFields {
-		if f.name == name {
-			return f.unit, servermetrics.KindGauge, true
-		}
-	}
-	return "", "", false
-}
-
-func serverGateNames() []string {
-	var out []string
-	for _, n := range servermetrics.StableNames() {
-		out = append(out, "server."+n)
-	}
-	return out
-}
-
-func gpuGateNames() []string {
-	var out []string
-	for _, f := range gpuFields {
-		out = append(out, f.name)
-	}
-	return out
 }
 
 // evalServerGate checks a gate on a server or GPU metric; one whose metric the run lacks is

@@ -31,6 +31,7 @@ type scenario struct {
 	endpoint           string
 	start              int64  // wall-clock zero
 	sessionHeader      string // run.json options.session_header: the header replay sent the session id in
+	images             int    // images every profile request sends (the plan's media entry)
 }
 
 func (sc scenario) withDefaults() scenario {
@@ -55,6 +56,9 @@ func (sc scenario) build(t testing.TB, dir string) string {
 	ps := planSpec{meta: mmapds.Meta{Endpoint: sc.endpoint, Model: "mock", Streaming: sc.streaming,
 		Concurrency: sc.concurrency, OfferedRate: sc.rate, WarmupCount: sc.warmup, ProfileCount: sc.n,
 		Tokenizer: "words", Seed: 42, Spec: map[string]any{"isl": 100, "osl": sc.tokens, "rate": sc.rate}}}
+	if sc.images > 0 {
+		ps.meta.Media = []mmapds.MediaEntry{{Images: sc.images}}
+	}
 	for i := 0; i < total; i++ {
 		r := mmapds.Record{SendOffsetNs: mmapds.NoSendOffset, DelayNs: -1, Session: uint32(i), ISL: 100, OSL: uint32(sc.tokens), Phase: mmapds.PhaseProfile}
 		if i < sc.warmup {
@@ -62,6 +66,9 @@ func (sc scenario) build(t testing.TB, dir string) string {
 		}
 		if sc.rate > 0 {
 			r.SendOffsetNs = int64(float64(i) / sc.rate * 1e9)
+		}
+		if sc.images > 0 && r.Phase == mmapds.PhaseProfile {
+			r.Media = 1
 		}
 		if sc.cancelEvery > 0 && i >= sc.warmup && (i-sc.warmup)%sc.cancelEvery == sc.cancelEvery-1 {
 			r.CancelAfterNs = sc.ttft / 2

@@ -220,37 +220,6 @@ func gpuSummaries(parts []*logAnalysis, in *input, startWall, endWall int64) []G
 	return out
 }
 
-// gpuResults adds the run-level GPU efficiency metrics (AIPerf §5.7).
-func gpuResults(gpus []GPUSummary, totalOutputTokens float64, concurrency int, set func(MetricID, float64)) {
-	if len(gpus) == 0 {
-		return
-	}
-	power, energy := 0.0, 0.0
-	havePower, haveEnergy := false, false
-	for _, g := range gpus {
-		if g.Power != nil {
-			power += g.Power.Avg
-			havePower = true
-		}
-		if g.HasEnergy {
-			energy += g.EnergyJ
-			haveEnergy = true
-		}
-	}
-	if havePower {
-		set(MTotalGPUPower, power)
-	}
-	if haveEnergy {
-		set(MTotalGPUEnergy, energy)
-		if energy > 0 {
-			set(MOutputTokensPerJoule, totalOutputTokens/energy)
-			if concurrency > 0 {
-				set(MEnergyPerUser, energy/float64(concurrency))
-			}
-		}
-	}
-}
-
 // gpuName finds a GPU's model name in run.json's options.gpus, a list of "index:name:uuid".
 func gpuName(m *rawlog.Manifest, index int, uuid string) string {
 	list, _ := m.Options["gpus"].([]any)

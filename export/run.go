@@ -59,6 +59,9 @@ type Options struct {
 	MaxErrorRate float64
 	// Quiet prints only gate failures and errors.
 	Quiet bool
+	// TraceTiming also prints the HTTP trace timing table after the console table
+	// (AIPerf's --show-trace-timing).
+	TraceTiming bool
 	// NoHTML writes no report.html; HTML, when not "", is where it goes instead of the
 	// output directory.
 	NoHTML bool
@@ -181,6 +184,11 @@ func Run(o Options) (*analyze.Summary, int) {
 	if !o.Quiet {
 		if err := analyze.WriteConsole(stdout, s); err != nil {
 			return bad("%v", err)
+		}
+		if o.TraceTiming {
+			if err := analyze.WriteTraceTiming(stdout, s); err != nil {
+				return bad("%v", err)
+			}
 		}
 		fmt.Fprintf(stdout, "Exports in %s: %s\n", out, strings.Join(written, ", "))
 	}

@@ -41,8 +41,20 @@ type Meta struct {
 	// ceiling over planned instants (a request whose instant comes while every slot is busy
 	// waits for one); 0 means unbounded.
 	Concurrency int `msgpack:"concurrency"`
-	// ConcurrencyRampNs ramps the slot count linearly from 1 to Concurrency over this duration.
+	// ConcurrencyRampNs ramps the slot count linearly from 1 to Concurrency over this duration,
+	// from the profile's start.
 	ConcurrencyRampNs int64 `msgpack:"concurrency_ramp_ns"`
+	// PrefillConcurrency caps the requests in prefill (sent, no response body byte back yet);
+	// 0 means none. PrefillConcurrencyRampNs ramps it from 1 like ConcurrencyRampNs.
+	PrefillConcurrency       int   `msgpack:"prefill_concurrency,omitempty"`
+	PrefillConcurrencyRampNs int64 `msgpack:"prefill_concurrency_ramp_ns,omitempty"`
+	// WarmupConcurrency, WarmupConcurrencyRampNs, WarmupPrefillConcurrency and
+	// WarmupPrefillConcurrencyRampNs are the warmup's caps and ramps, from the run's start;
+	// 0 means the profile's.
+	WarmupConcurrency              int   `msgpack:"warmup_concurrency,omitempty"`
+	WarmupConcurrencyRampNs        int64 `msgpack:"warmup_concurrency_ramp_ns,omitempty"`
+	WarmupPrefillConcurrency       int   `msgpack:"warmup_prefill_concurrency,omitempty"`
+	WarmupPrefillConcurrencyRampNs int64 `msgpack:"warmup_prefill_concurrency_ramp_ns,omitempty"`
 	// WarmupCount and ProfileCount count the records of each phase; warmup records come first.
 	WarmupCount int `msgpack:"warmup_count"`
 	// ProfileCount is the number of profile-phase records.
@@ -108,6 +120,18 @@ type MediaItem struct {
 	Height int `msgpack:"height,omitempty" json:"height,omitempty"`
 	// Seconds is an audio clip's or video's duration (0 when unknown).
 	Seconds float64 `msgpack:"seconds,omitempty" json:"seconds,omitempty"`
+}
+
+// ResponseField is where a raw or template plan's responses hold their output text
+// (--response-field, kept in Spec by its flag name, or as the --extra-inputs key
+// response_field, which wins); "" to detect it.
+func (m *Meta) ResponseField() string {
+	for _, k := range [...]string{"response_field", "response-field"} {
+		if f, ok := m.Spec[k].(string); ok && f != "" {
+			return f
+		}
+	}
+	return ""
 }
 
 // MediaOf returns the media entry of r, or nil when r sends none (or its index is out of

@@ -22,7 +22,7 @@ const (
 	MaxDatasetEntries = 1 << 20
 	// MaxTurns bounds --conversation-turn-mean and --conversation-turn-stddev.
 	MaxTurns = 1024
-	// MaxConcurrency bounds --concurrency, --warmup-concurrency and --num-users.
+	// MaxConcurrency bounds --concurrency, --warmup-concurrency, the prefill caps and --num-users.
 	MaxConcurrency = 1 << 20
 	// MaxRate bounds the request rates (requests per second): one request per ns.
 	MaxRate = 1e9
@@ -127,6 +127,12 @@ func (o *Options) bounds() []bounded {
 		b("--warmup-duration", o.WarmupDuration, 0, maxSpanSeconds, sec),
 		b("--warmup-concurrency", f(o.WarmupConcurrency), 0, MaxConcurrency, "sessions"),
 		b("--warmup-request-rate", o.WarmupRequestRate, 0, MaxRate, "requests/s"),
+		b("--prefill-concurrency", f(o.PrefillConcurrency), 0, MaxConcurrency, req),
+		b("--prefill-concurrency-ramp-duration", o.PrefillConcurrencyRampDuration, 0, maxSpanSeconds, sec),
+		b("--warmup-prefill-concurrency", f(o.WarmupPrefillConcurrency), 0, MaxConcurrency, req),
+		b("--warmup-concurrency-ramp-duration", o.WarmupConcurrencyRampDuration, 0, maxSpanSeconds, sec),
+		b("--warmup-prefill-concurrency-ramp-duration", o.WarmupPrefillConcurrencyRampDuration, 0, maxSpanSeconds, sec),
+		b("--warmup-request-rate-ramp-duration", o.WarmupRequestRateRampDuration, 0, maxSpanSeconds, sec),
 		b("--request-cancellation-rate", o.RequestCancellationRate, 0, 100, "percent"),
 		b("--request-cancellation-delay", o.RequestCancellationDelay, 0, maxSpanSeconds, sec),
 		b("--synthesis-speedup-ratio", o.SynthesisSpeedupRatio, MinSpeedup, MaxSpeedup, ""),

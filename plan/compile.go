@@ -158,9 +158,16 @@ func Compile(opts Options) (*Result, error) {
 			return nil, usagef("--warmup-duration alone cannot size a closed-loop warmup (replay bounds only the profile by time): add --warmup-request-count or --num-warmup-sessions, or plan with --request-rate")
 		}
 		w := newScheduler(mmapds.PhaseWarmup, wl, 0)
+		// The warmup's arrivals and rate ramp are its own, each the profile's unless given
+		// (AIPerf's fallbacks), the ramp from the warmup's start.
+		rate, ramp := opts.RequestRate, opts.RequestRateRampDuration
 		if opts.WarmupRequestRate > 0 {
-			w.ramp = NewRamp(opts.WarmupRequestRate, 0)
+			rate = opts.WarmupRequestRate
 		}
+		if opts.WarmupRequestRateRampDuration > 0 {
+			ramp = opts.WarmupRequestRateRampDuration
+		}
+		w.ramp = NewRamp(rate, ramp)
 		if opts.WarmupArrivalPattern != "" {
 			w.arrival, _ = NewArrival(opts.WarmupArrivalPattern, opts.ArrivalSmoothness)
 		}

@@ -1,8 +1,11 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,9 +217,16 @@ func TestWarmupFlags(t *testing.T) {
 		want string
 	}{
 		{func(o *Options) { o.WarmupDuration = 2 }, "--warmup-duration alone cannot size a closed-loop warmup"},
-		{func(o *Options) { o.WarmupRequestRate = 2 }, "need a warmup (--warmup-request-count, --num-warmup-sessions or --warmup-duration)"},
+		{func(o *Options) { o.WarmupRequestRate = 2 }, "--warmup-request-rate needs a warmup (--warmup-request-count, --num-warmup-sessions or --warmup-duration)"},
 		{func(o *Options) { o.WarmupRequestCount, o.WarmupRequestRate = 2, 5 }, "--warmup-request-rate and --warmup-arrival-pattern need --request-rate"},
-		{func(o *Options) { o.WarmupRequestCount, o.Concurrency, o.WarmupConcurrency = 2, 4, 2 }, "--warmup-concurrency 2 differs from --concurrency 4"},
+		{func(o *Options) { o.WarmupPrefillConcurrency = 2 }, "--warmup-prefill-concurrency needs a warmup"},
+		{func(o *Options) { o.WarmupConcurrencyRampDuration = 2 }, "--warmup-concurrency-ramp-duration needs a warmup"},
+		{func(o *Options) { o.WarmupRequestCount, o.WarmupRequestRateRampDuration = 2, 1 }, "--warmup-request-rate-ramp-duration needs --request-rate"},
+		{func(o *Options) { o.WarmupRequestCount, o.WarmupPrefillConcurrencyRampDuration = 2, 1 }, "--warmup-prefill-concurrency-ramp-duration needs --warmup-prefill-concurrency or --prefill-concurrency"},
+		{func(o *Options) { o.WarmupRequestCount, o.WarmupPrefillConcurrency, o.Streaming = 2, 1, false }, "--warmup-prefill-concurrency needs --streaming"},
+		{func(o *Options) { o.PrefillConcurrency, o.Streaming = 2, false }, "--prefill-concurrency needs --streaming"},
+		{func(o *Options) { o.Streaming, o.PrefillConcurrencyRampDuration = true, 1 }, "--prefill-concurrency-ramp-duration needs --prefill-concurrency"},
+		{func(o *Options) { o.Streaming, o.PrefillConcurrency = true, -1 }, "--prefill-concurrency -1: want requests in [0, 1048576]"},
 		{func(o *Options) {
 			o.WarmupRequestCount, o.RequestRate, o.WarmupArrivalPattern = 2, 5, "wave"
 		}, `--warmup-arrival-pattern must be constant, poisson or gamma (got "wave")`},
@@ -309,5 +319,78 @@ func TestPromptBatchSize(t *testing.T) {
 	o.PromptBatchSize = 2
 	if _, err := Compile(o); err == nil || !strings.Contains(err.Error(), "--prompt-batch-size 2 applies to --endpoint-type embeddings, nim_embeddings and template (got chat)") {
 		t.Errorf("chat with a batch: %v", err)
+	}
+}
+
+// TestPhaseCaps: the prefill cap and the warmup's own caps and ramps reach the plan's meta
+// (replay applies them per phase), 0 standing for the profile's; a plan without them has the
+// meta it had before (the fields are left out, so its hash does not move).
+func TestPhaseCaps(t *testing.T) {
+	o := testOptions(t)
+	o.Streaming, o.Concurrency, o.ConcurrencyRampDuration = true, 8, 2
+	o.PrefillConcurrency, o.PrefillConcurrencyRampDuration = 3, 1.5
+	o.WarmupRequestCount, o.WarmupConcurrency, o.WarmupConcurrencyRampDuration = 4, 2, 0.5
+	o.WarmupPrefillConcurrency, o.WarmupPrefillConcurrencyRampDuration = 1, 0.25
+	p, _ := compileOpen(t, o)
+	m := p.Meta()
+	got := []int64{int64(m.Concurrency), m.ConcurrencyRampNs, int64(m.PrefillConcurrency), m.PrefillConcurrencyRampNs,
+		int64(m.WarmupConcurrency), m.WarmupConcurrencyRampNs, int64(m.WarmupPrefillConcurrency), m.WarmupPrefillConcurrencyRampNs}
+	want := []int64{8, 2e9, 3, 1.5e9, 2, 0.5e9, 1, 0.25e9}
+	if !slices.Equal(got, want) {
+		t.Errorf("meta caps %v, want %v", got, want)
+	}
+	plain := testOptions(t)
+	pp, _ := compileOpen(t, plain)
+	if m := pp.Meta(); m.PrefillConcurrency != 0 || m.WarmupConcurrency != 0 || m.WarmupConcurrencyRampNs != 0 {
+		t.Errorf("a plan without caps has %+v", m)
+	}
+	b, err := os.ReadFile(plain.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"prefill_concurrency", "warmup_concurrency", "warmup_prefill"} {
+		if bytes.Contains(b, []byte(k)) {
+			t.Errorf("a plan without caps names %s in its meta", k)
+		}
+	}
+}
+
+// TestWarmupRateRamp: --warmup-request-rate-ramp-duration ramps the warmup's arrivals from
+// the run's start (AIPerf: target·0.1/duration, stepped every 0.1 s), and without it the
+// warmup takes the profile's ramp; the profile ramps again from its own start.
+func TestWarmupRateRamp(t *testing.T) {
+	gaps := func(rampWarm, rampProfile float64, warmRate ...float64) []int64 {
+		o := testOptions(t)
+		o.RequestRate, o.ArrivalPattern, o.RequestCount = 10, "constant", 20
+		o.RequestRateRampDuration = rampProfile
+		o.WarmupRequestCount, o.WarmupRequestRateRampDuration = 10, rampWarm
+		if len(warmRate) > 0 {
+			o.WarmupRequestRate = warmRate[0]
+		}
+		p, _ := compileOpen(t, o)
+		rs := records(t, p)
+		var out []int64
+		for i := 1; i < len(rs); i++ {
+			out = append(out, rs[i].SendOffsetNs-rs[i-1].SendOffsetNs)
+		}
+		return out
+	}
+	steady := gaps(0, 0)
+	warmOnly := gaps(2, 0)
+	if warmOnly[0] <= steady[0] || warmOnly[15] != steady[15] {
+		t.Errorf("warmup ramp: first gap %d (steady %d), a profile gap %d (steady %d)", warmOnly[0], steady[0], warmOnly[15], steady[15])
+	}
+	both := gaps(0, 2) // the warmup falls back to the profile's ramp
+	if both[0] != warmOnly[0] {
+		t.Errorf("warmup without its own ramp: first gap %d, want the profile's ramp's %d", both[0], warmOnly[0])
+	}
+	if both[10] <= steady[10] {
+		t.Errorf("profile ramp: its first gap %d, steady %d: it does not ramp from its own start", both[10], steady[10])
+	}
+	// The warmup's own rate still ramps by the profile's ramp when it has none of its own
+	// (it was planned at a steady rate then).
+	ownRate := gaps(0, 2, 10)
+	if ownRate[0] != both[0] {
+		t.Errorf("--warmup-request-rate with the profile's ramp: first gap %d, want the ramp's %d", ownRate[0], both[0])
 	}
 }

@@ -139,6 +139,11 @@ type Options struct {
 	// RequestRateRampDuration and ConcurrencyRampDuration, in seconds.
 	RequestRateRampDuration float64
 	ConcurrencyRampDuration float64
+	// PrefillConcurrency caps the requests in prefill: sent, and no byte of the response
+	// body back yet (AIPerf's --prefill-concurrency, for disaggregated serving); 0 = none.
+	// It needs Streaming. PrefillConcurrencyRampDuration ramps it from 1, in seconds.
+	PrefillConcurrency             int
+	PrefillConcurrencyRampDuration float64
 	// RequestCount, NumSessions and BenchmarkDuration (seconds) size the profile phase;
 	// 0 = unset (then AIPerf's default count applies).
 	RequestCount      int
@@ -148,13 +153,19 @@ type Options struct {
 	// planned instants (whichever bound comes first; any one starts a warmup) run first and
 	// are not measured. The warmup is planned in the profile's timing mode; in request_rate
 	// mode WarmupRequestRate and WarmupArrivalPattern ("" = the profile's) set its own
-	// arrivals. WarmupConcurrency must equal Concurrency or be 0: replay has one slot count.
-	WarmupRequestCount   int
-	NumWarmupSessions    int
-	WarmupDuration       float64
-	WarmupConcurrency    int
-	WarmupRequestRate    float64
-	WarmupArrivalPattern string
+	// arrivals. The warmup's caps and ramps (0 = the profile's: WarmupConcurrency,
+	// WarmupPrefillConcurrency, their ramps and WarmupRequestRateRampDuration, in seconds)
+	// are its own; replay ramps each phase from its start.
+	WarmupRequestCount                   int
+	NumWarmupSessions                    int
+	WarmupDuration                       float64
+	WarmupConcurrency                    int
+	WarmupRequestRate                    float64
+	WarmupArrivalPattern                 string
+	WarmupPrefillConcurrency             int
+	WarmupConcurrencyRampDuration        float64
+	WarmupPrefillConcurrencyRampDuration float64
+	WarmupRequestRateRampDuration        float64
 	// RequestCancellationRate percent of profile requests are cancelled
 	// RequestCancellationDelay seconds after being sent.
 	RequestCancellationRate  float64
@@ -364,6 +375,12 @@ func (o *Options) Validate() error {
 	if o.ConcurrencyRampDuration > 0 && o.Concurrency == 0 {
 		return usagef("--concurrency-ramp-duration needs --concurrency")
 	}
+	if o.PrefillConcurrency > 0 && !o.Streaming {
+		return usagef("--prefill-concurrency needs --streaming: a request leaves prefill with its first streamed byte")
+	}
+	if o.PrefillConcurrencyRampDuration > 0 && o.PrefillConcurrency == 0 {
+		return usagef("--prefill-concurrency-ramp-duration needs --prefill-concurrency")
+	}
 	if o.RequestCount > 0 && o.NumSessions > 0 {
 		return usagef("--request-count and --num-sessions are mutually exclusive")
 	}
@@ -422,16 +439,36 @@ func (o *Options) warmup() limits {
 }
 
 // validateWarmup checks the --warmup-* flags that shape the warmup's load: the plan has
-// one timing mode and one concurrency for both phases, so only what fits that is taken.
+// one timing mode for both phases, and each phase its own caps and ramps.
 func (o *Options) validateWarmup() error {
-	shaping := o.WarmupConcurrency > 0 || o.WarmupRequestRate > 0 || o.WarmupArrivalPattern != ""
+	shaping := []struct {
+		flag string
+		set  bool
+	}{
+		{"--warmup-concurrency", o.WarmupConcurrency > 0},
+		{"--warmup-request-rate", o.WarmupRequestRate > 0},
+		{"--warmup-arrival-pattern", o.WarmupArrivalPattern != ""},
+		{"--warmup-prefill-concurrency", o.WarmupPrefillConcurrency > 0},
+		{"--warmup-concurrency-ramp-duration", o.WarmupConcurrencyRampDuration > 0},
+		{"--warmup-prefill-concurrency-ramp-duration", o.WarmupPrefillConcurrencyRampDuration > 0},
+		{"--warmup-request-rate-ramp-duration", o.WarmupRequestRateRampDuration > 0},
+	}
+	for _, f := range shaping {
+		if f.set && o.warmup() == (limits{}) {
+			return usagef("%s needs a warmup (--warmup-request-count, --num-warmup-sessions or --warmup-duration)", f.flag)
+		}
+	}
 	switch {
-	case shaping && o.warmup() == (limits{}):
-		return usagef("--warmup-concurrency, --warmup-request-rate and --warmup-arrival-pattern need a warmup (--warmup-request-count, --num-warmup-sessions or --warmup-duration)")
-	case o.WarmupConcurrency > 0 && o.WarmupConcurrency != o.Concurrency:
-		return usagef("--warmup-concurrency %d differs from --concurrency %d: a plan has one concurrency for both phases", o.WarmupConcurrency, o.Concurrency)
 	case (o.WarmupRequestRate > 0 || o.WarmupArrivalPattern != "") && o.RequestRate == 0:
 		return usagef("--warmup-request-rate and --warmup-arrival-pattern need --request-rate: a plan has one timing mode for both phases")
+	case o.WarmupRequestRateRampDuration > 0 && o.RequestRate == 0:
+		return usagef("--warmup-request-rate-ramp-duration needs --request-rate: a plan has one timing mode for both phases")
+	case o.WarmupConcurrencyRampDuration > 0 && o.WarmupConcurrency == 0 && o.Concurrency == 0:
+		return usagef("--warmup-concurrency-ramp-duration needs --warmup-concurrency or --concurrency")
+	case o.WarmupPrefillConcurrencyRampDuration > 0 && o.WarmupPrefillConcurrency == 0 && o.PrefillConcurrency == 0:
+		return usagef("--warmup-prefill-concurrency-ramp-duration needs --warmup-prefill-concurrency or --prefill-concurrency")
+	case o.WarmupPrefillConcurrency > 0 && !o.Streaming:
+		return usagef("--warmup-prefill-concurrency needs --streaming: a request leaves prefill with its first streamed byte")
 	}
 	if o.WarmupArrivalPattern != "" {
 		if !slices.Contains([]string{"constant", "poisson", "gamma"}, o.WarmupArrivalPattern) {

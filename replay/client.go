@@ -347,6 +347,10 @@ type exchangeBuffers struct {
 	// maxBody is the most response body bytes a request stores (Options.MaxResponseBytes;
 	// 0 means DefaultMaxResponseBytes), and maxBody/readEntryBytes the most reads it records.
 	maxBody int
+	// onBody, when set, is given the response body after each read that added to it, until
+	// it returns true (the first token came: the request leaves prefill,
+	// --prefill-concurrency); it is then cleared. The runner clears it after the request too.
+	onBody func(body []byte) bool
 }
 
 // readEntryBytes is what one read costs in a Request record: its time and its end offset.
@@ -423,7 +427,11 @@ func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, 
 		n, err := c.nc.Read(rp.space(eb))
 		t := now()
 		if n > 0 {
-			if end, res, perr := rp.onRead(c, eb, n, t, q); end {
+			end, res, perr := rp.onRead(c, eb, n, t, q)
+			if eb.onBody != nil && len(q.Body) > 0 && eb.onBody(q.Body) {
+				eb.onBody = nil
+			}
+			if end {
 				return res, perr
 			}
 		}

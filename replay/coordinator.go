@@ -150,7 +150,16 @@ func (r *Replay) setup() error {
 	if shardC > 0 && n > shardC {
 		n = shardC
 	}
-	if n < want {
+	caps := capsOf(r.plan.Meta()) // caps.go
+	if err := caps.check(o.ShardCount); err != nil {
+		return err
+	}
+	if mw, what := caps.maxWorkers(o.ShardIndex, o.ShardCount); mw > 0 && n > mw {
+		n = mw
+		if n < want {
+			r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %s %d for them", n, want, r.shardWords(), what, mw))
+		}
+	} else if n < want {
 		r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %d sessions and concurrency %d", n, want, r.shardWords(), info.sessions, shardC))
 	}
 	r.cpus = make([]int, n)
@@ -414,6 +423,8 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	progStop := make(chan struct{})
 	progDone := make(chan struct{})
 	go r.progressLoop(procs, start, progStop, progDone)
+	obsDone := make(chan struct{})
+	go r.observeLoop(procs, start, startNs, progStop, obsDone)
 
 	allExited := make(chan struct{})
 	go func() {
@@ -456,6 +467,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	}
 	close(progStop)
 	<-progDone
+	<-obsDone // the observer has seen every worker's log to its end
 	close(telStop)
 	telErr := <-telDone
 	if telErr != nil {

@@ -32,6 +32,9 @@ func (l *live) init(m *mmapds.Meta) error {
 	if err != nil {
 		return fmt.Errorf("live history: %w", err)
 	}
+	if f := m.ResponseField(); f != "" {
+		ep.ResponseField = f // raw and template plans: where the output text is, as analyze reads it
+	}
 	l.marker, l.ep, l.streaming = []byte(m.LiveHistoryMarker), ep, m.Streaming
 	return nil
 }

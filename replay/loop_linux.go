@@ -76,6 +76,8 @@ type loopRequest struct {
 	spliced   []byte
 	iov       [3]unix.Iovec
 	rdhupSeen bool
+	prefilled bool       // its first token was handed to the scheduler (rel.Prefill)
+	ft        firstToken // finds it
 }
 
 // loopUnit is what the loop keeps of a unit while it runs: its sticky connection and the
@@ -402,7 +404,10 @@ func (l *evloop) startTurn(r *loopRequest) {
 	r.cancelNs, r.cancelAt = rec.CancelAfterNs, maxInt64
 	r.deadline = w.nowNs() + int64(w.timeout)
 	r.head, r.body, r.session = w.targets[r.url].heads[rec.PathID], body, rec.Session
-	r.marked, r.attempt = false, 0
+	r.marked, r.attempt, r.prefilled = false, 0, false
+	if r.rel.Prefill {
+		r.ft.reset(w.ep)
+	}
 	w.sent.Add(1)
 	l.connect(r)
 }

@@ -225,7 +225,14 @@ func (l *evloop) read(r *loopRequest) {
 		n, err := unix.Read(c.fd, space)
 		if n > 0 {
 			t := w.nowNs()
-			if end, res, perr := r.rp.onRead(&c.conn, &r.eb, n, t, &r.q); end {
+			end, res, perr := r.rp.onRead(&c.conn, &r.eb, n, t, &r.q)
+			if r.rel.Prefill && !r.prefilled && len(r.q.Body) > 0 && r.ft.feed(r.q.Body) {
+				// The first token: the request leaves prefill, its slot frees for the next
+				// dispatch.
+				r.prefilled = true
+				l.s.Prefilled(r.rel.Node)
+			}
+			if end {
 				l.exchangeEnd(r, res, perr)
 				return
 			}

@@ -160,6 +160,9 @@ type Options struct {
 	// replay's (the generator validation file) is written there, never into a directory
 	// another run holds. An error is a notice; the run goes on.
 	Claimed func(dir string) error
+	// Observer, when not nil, watches the run from this process (observer.go): the live
+	// OpenTelemetry export. It never touches the workers.
+	Observer Observer
 	// WorkerStderr receives the workers' stderr; nil means os.Stderr.
 	WorkerStderr io.Writer
 	// WorkerCommand starts a worker process: program and arguments. nil means this

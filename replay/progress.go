@@ -34,12 +34,7 @@ func (r *Replay) progressLoop(procs []*proc, start time.Time, stop <-chan struct
 			return
 		case <-t.C:
 		}
-		var sent, dn, errs int64
-		for _, p := range procs {
-			sent += p.sent.Load()
-			dn += p.done.Load()
-			errs += p.errs.Load()
-		}
+		sent, dn, errs := procCounts(procs)
 		last = progressLine(sent, dn, errs, total, time.Since(start))
 		r.noticeMu.Lock()
 		if inPlace {
@@ -49,6 +44,16 @@ func (r *Replay) progressLoop(procs []*proc, start time.Time, stop <-chan struct
 		}
 		r.noticeMu.Unlock()
 	}
+}
+
+// procCounts sums the workers' last reported counts: requests sent, done and errored.
+func procCounts(procs []*proc) (sent, done, errs int64) {
+	for _, p := range procs {
+		sent += p.sent.Load()
+		done += p.done.Load()
+		errs += p.errs.Load()
+	}
+	return sent, done, errs
 }
 
 // progressLine formats the status line.

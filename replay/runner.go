@@ -208,6 +208,20 @@ func (d *dispatcher) ended(wk netWork, endNs int64, ok bool) (netWork, bool) {
 	return next, have
 }
 
+// prefilled hands in that node's request got its first token: its prefill slot is free, and
+// what waited for it goes out now.
+func (d *dispatcher) prefilled(node int32) {
+	d.mu.Lock()
+	d.s.Prefilled(node)
+	_, _, ev := d.pump(false)
+	if at, _ := d.s.NextWake(); d.armed != math.MinInt64 && at < d.armed {
+		d.armed = math.MinInt64
+		d.wake()
+	}
+	d.mu.Unlock()
+	ev.act(d.w)
+}
+
 // runner sends what the dispatcher releases, one request at a time. Runners are pooled by
 // the dispatcher and keep their buffers, so a request allocates nothing once they have grown.
 type runner struct {
@@ -226,6 +240,11 @@ type runner struct {
 	after    func(int64)
 
 	unit *netUnit // the unit of the request being sent
+	node int32    // its node, for onBody
+	// ft finds the first token of the request being sent under a prefill cap; onBodyFn is
+	// r.onBody, bound once (the exchange's hook).
+	ft       firstToken
+	onBodyFn func([]byte) bool
 
 	inRequest bool // between do's start and the request's record: fault logs it
 
@@ -239,8 +258,19 @@ func newRunner(w *worker) *runner {
 	r.eb.maxBody = int(w.cfg.MaxResponseBytes)
 	r.resetResponse()
 	r.after = r.afterWrite
+	r.onBodyFn = r.onBody
 	w.register(r, nil)
 	return r
+}
+
+// onBody looks for the first token of the request being sent in its body so far; once it
+// came, the dispatcher is told (its prefill slot frees) and onBody is done.
+func (r *runner) onBody(body []byte) bool {
+	if !r.ft.feed(body) {
+		return false
+	}
+	r.w.disp.prefilled(r.node)
+	return true
 }
 
 func (r *runner) loop() {
@@ -287,7 +317,13 @@ func (r *runner) send(wk netWork) (end int64, ok bool) {
 		nu.mu.Unlock()
 		body = r.body
 	}
+	r.node = rel.Node
+	if rel.Prefill {
+		r.ft.reset(w.ep)
+		r.eb.onBody = r.onBodyFn
+	}
 	r.do(&rec, body, rel.Ready, w.urlOfUnit(rel.Unit))
+	r.eb.onBody = nil
 	if r.lv.enabled() && len(w.g.Children(rel.Node)) > 0 {
 		nu.mu.Lock()
 		nu.hist.add(&r.lv, r.q.Body)

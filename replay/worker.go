@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay/schedule"
@@ -134,6 +135,8 @@ type worker struct {
 	counts           [6]atomic.Int64 // by countedOutcome
 
 	lr live
+	// ep parses responses for their first token under a prefill cap (firsttoken.go).
+	ep *endpoint.Endpoint
 	// loop is the event-loop client; nil when the worker runs the net client, disp.
 	loop *evloop
 	disp *dispatcher
@@ -215,17 +218,24 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if err != nil {
 		return fail(err)
 	}
-	var slots []int64
-	if shardC > 0 {
-		part := schedule.Part{Shard: cfg.ShardIndex, Shards: cfg.ShardCount, Worker: cfg.ID, Workers: cfg.Workers}
-		if slots = schedule.Slots(w.meta.Concurrency, w.meta.ConcurrencyRampNs, part); len(slots) == 0 {
-			return fail(fmt.Errorf("worker %d of %d has no share of concurrency %d", cfg.ID, cfg.Workers, shardC))
-		}
-	} else if w.g.HasClosedLoop() {
+	if shardC == 0 && w.g.HasClosedLoop() {
 		return fail(fmt.Errorf("plan %s has closed-loop records (no send offset) but concurrency 0", cfg.Plan))
 	}
-	w.sched, err = schedule.New(w.g, schedule.Config{Slots: slots, DurationNs: w.meta.DurationNs,
-		ProfileStartNs: info.profileStart, ProfileOpen: info.profileOpen, GraceNs: cfg.GraceNs})
+	sc := schedule.Config{DurationNs: w.meta.DurationNs, ProfileStartNs: info.profileStart, ProfileOpen: info.profileOpen, GraceNs: cfg.GraceNs}
+	part := schedule.Part{Shard: cfg.ShardIndex, Shards: cfg.ShardCount, Worker: cfg.ID, Workers: cfg.Workers}
+	caps := capsOf(w.meta)
+	if err := caps.config(part, &sc); err != nil { // caps.go
+		return fail(err)
+	}
+	if caps.prefill() {
+		if w.ep, err = endpoint.Lookup(w.meta.Endpoint); err != nil {
+			return fail(fmt.Errorf("plan %s: prefill concurrency: %w", cfg.Plan, err))
+		}
+		if f := w.meta.ResponseField(); f != "" {
+			w.ep.ResponseField = f
+		}
+	}
+	w.sched, err = schedule.New(w.g, sc)
 	if err != nil {
 		return fail(fmt.Errorf("plan %s: %w", cfg.Plan, err))
 	}

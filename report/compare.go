@@ -39,8 +39,13 @@ type Threshold struct {
 	Pct    float64
 }
 
-// ParseThreshold parses METRIC[.p50|.p99]:PCT, e.g. "time_to_first_token:10".
-func ParseThreshold(s string) (Threshold, error) {
+// ParseThreshold parses METRIC[.p50|.p99]:PCT, e.g. "time_to_first_token:10", METRIC one
+// of the built-in metrics a comparison compares (ParseThresholdFor).
+func ParseThreshold(s string) (Threshold, error) { return ParseThresholdFor(nil, s) }
+
+// ParseThresholdFor parses METRIC[.p50|.p99]:PCT, METRIC one of the metrics a comparison
+// over runs analysed with reg compares (nil: the built-ins).
+func ParseThresholdFor(reg *analyze.Registry, s string) (Threshold, error) {
 	name, pct, found := strings.Cut(s, ":")
 	if !found {
 		return Threshold{}, fmt.Errorf("report: regression %q: want METRIC:PCT, e.g. time_to_first_token:10", s)
@@ -52,8 +57,8 @@ func ParseThreshold(s string) (Threshold, error) {
 		}
 		t.Metric, t.Stat = m, st
 	}
-	if !slices.Contains(CompareTags(), t.Metric) {
-		return Threshold{}, fmt.Errorf("report: regression %q: metric %q: want one of %s", s, t.Metric, strings.Join(CompareTags(), ", "))
+	if tags := compareTags(reg); !slices.Contains(tags, t.Metric) {
+		return Threshold{}, fmt.Errorf("report: regression %q: metric %q: want one of %s", s, t.Metric, strings.Join(tags, ", "))
 	}
 	v, err := strconv.ParseFloat(pct, 64)
 	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -216,14 +221,14 @@ type Regression struct {
 	Reason string `json:"reason"`
 }
 
-// compareMetrics are the per-request metrics compared, by field.
-var compareMetrics = []Field{FTTFT, FTTFO, FITL, FLatency, FTPSUser}
+// CompareTags are the built-in per-request metrics a comparison compares, by tag.
+func CompareTags() []string { return compareTags(nil) }
 
-// CompareTags are the per-request metrics a comparison compares, by tag.
-func CompareTags() []string {
-	out := make([]string, len(compareMetrics))
-	for i, f := range compareMetrics {
-		out[i] = f.Tag()
+// compareTags are the metrics compared over runs analysed with reg (Registry.Compared).
+func compareTags(reg *analyze.Registry) []string {
+	var out []string
+	for _, d := range reg.Compared() {
+		out = append(out, d.Tag)
 	}
 	return out
 }
@@ -256,18 +261,19 @@ func Compare(runs []Run, o CompareOptions) (*ComparePage, error) {
 	c.Runs = runRows(runs)
 	c.Warnings = warnings(c.Runs)
 	c.Regressions = runRegressions(c.Runs, o)
-	for _, f := range compareMetrics {
-		m, ok := compareMetric(runs, f, o)
+	// The metrics compared are those of the baseline's registry: the built-ins, then the
+	// user metrics it was analysed with.
+	for _, d := range runs[0].Summary.Registry.Compared() {
+		m, ok := compareMetric(runs, d, o)
 		if !ok {
 			continue
 		}
 		c.Metrics = append(c.Metrics, m)
 		labels, lists := make([]string, len(runs)), make([][]float64, len(runs))
 		for i, r := range runs {
-			labels[i], lists[i] = r.Name, r.Records.values(f, isOK)
+			labels[i], lists[i] = r.Name, r.Records.valuesOf(d.Tag, isOK)
 		}
-		d, _ := analyze.LookupMetric(f.Tag())
-		if ch, ok := quantileChart(f.Tag()+"_cdf", "Distributions", d.Header+" by percentile",
+		if ch, ok := quantileChart(d.Tag+"_cdf", "Distributions", d.Header+" by percentile",
 			fmt.Sprintf("%s of every run by percentile, overlaid: a curve above the baseline's (%s) is slower at that percentile.", d.Header, runs[0].Name),
 			d.Unit, labels, lists); ok {
 			c.Charts = append(c.Charts, ch)
@@ -481,15 +487,14 @@ func short(h string) string {
 	return h
 }
 
-func compareMetric(runs []Run, f Field, o CompareOptions) (MetricCompare, bool) {
-	d, _ := analyze.LookupMetric(f.Tag())
-	m := MetricCompare{Tag: f.Tag(), Unit: d.Unit, LargerIsBetter: d.LargerIsBetter, Diffs: []Diff{}}
-	base := sortedCopy(runs[0].Records.values(f, isOK))
+func compareMetric(runs []Run, d analyze.MetricDef, o CompareOptions) (MetricCompare, bool) {
+	m := MetricCompare{Tag: d.Tag, Unit: d.Unit, LargerIsBetter: d.LargerIsBetter, Diffs: []Diff{}}
+	base := sortedCopy(runs[0].Records.valuesOf(d.Tag, isOK))
 	if len(base) == 0 {
 		return m, false
 	}
 	// Time to first output token is compared only when reasoning makes it differ from TTFT.
-	if f == FTTFO {
+	if d.Tag == FTTFO.Tag() {
 		differs := false
 		for _, r := range runs {
 			if !slices.Equal(r.Records.values(FTTFO, isOK), r.Records.values(FTTFT, isOK)) {
@@ -503,7 +508,7 @@ func compareMetric(runs []Run, f Field, o CompareOptions) (MetricCompare, bool) 
 	for i, r := range runs {
 		v := base
 		if i > 0 {
-			v = sortedCopy(r.Records.values(f, isOK))
+			v = sortedCopy(r.Records.valuesOf(d.Tag, isOK))
 		}
 		p50, p90, p99 := math.NaN(), math.NaN(), math.NaN()
 		if len(v) > 0 {

@@ -7,6 +7,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
+
+	"github.com/llmbench/llmbench/analyze"
 )
 
 // Field names one per-request value the pages chart: an analyze metric tag of
@@ -54,12 +57,16 @@ func (r *Request) Value(f Field) float64 { return float64(r.Values[f]) }
 
 // Records collects the per-request records of one analysis. It is an io.Writer for the
 // profile_export.jsonl stream (analyze.Analyze writes to it, alone or through an
-// io.MultiWriter); it keeps a few values per request (about 64 bytes), not the lines.
+// io.MultiWriter); it keeps a few values per request (about 64 bytes), not the lines, and
+// the values of every metric that is not a built-in one (user metrics, which `analyze
+// compare` compares), 4 bytes per request each.
 type Records struct {
 	// Requests are the records in the order analyze wrote them.
 	Requests []Request
-	partial  []byte
-	line     int
+	// user holds the user metrics' values, by tag: one per request (NaN: none).
+	user    map[string][]float32
+	partial []byte
+	line    int
 }
 
 // Write parses the complete lines of p (a line may span calls). A line that is not a
@@ -115,19 +122,63 @@ func (r *Records) add(line []byte) error {
 		q.ErrKind = j.Error.Type
 	}
 	for f := range numFields {
-		q.Values[f] = float32(math.NaN())
-		m, ok := j.Metrics[fieldTags[f]]
-		if !ok || len(m.Value) == 0 || m.Value[0] == '[' {
+		v, err := r.number(&j, fieldTags[f])
+		if err != nil {
+			return err
+		}
+		q.Values[f] = v
+	}
+	n := len(r.Requests)
+	for tag := range j.Metrics {
+		if _, builtin := analyze.LookupMetric(tag); builtin {
 			continue
 		}
-		var v float64
-		if err := json.Unmarshal(m.Value, &v); err != nil {
-			return fmt.Errorf("report: records line %d: %s: %w", r.line, fieldTags[f], err)
+		if r.user == nil {
+			r.user = map[string][]float32{}
 		}
-		q.Values[f] = float32(v)
+		if _, ok := r.user[tag]; !ok {
+			if len(r.user) >= analyze.MaxUserMetrics {
+				// Bounded: a line can name any keys, and each column costs 4 bytes a request.
+				return fmt.Errorf("report: records line %d: more than %d metrics that are not built-in (%s)", r.line, analyze.MaxUserMetrics, tag)
+			}
+			col := make([]float32, n, n+1) // the requests before had no value
+			for i := range col {
+				col[i] = float32(math.NaN())
+			}
+			r.user[tag] = col
+		}
+	}
+	for _, tag := range sortedTags(r.user) {
+		v, err := r.number(&j, tag)
+		if err != nil {
+			return err
+		}
+		r.user[tag] = append(r.user[tag], v)
 	}
 	r.Requests = append(r.Requests, q)
 	return nil
+}
+
+// number is the record's single value of metric tag, NaN when it has none (or a list).
+func (r *Records) number(j *jsonlRecord, tag string) (float32, error) {
+	m, ok := j.Metrics[tag]
+	if !ok || len(m.Value) == 0 || m.Value[0] == '[' {
+		return float32(math.NaN()), nil
+	}
+	var v float64
+	if err := json.Unmarshal(m.Value, &v); err != nil {
+		return 0, fmt.Errorf("report: records line %d: %s: %w", r.line, tag, err)
+	}
+	return float32(v), nil
+}
+
+func sortedTags(m map[string][]float32) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Close reports a last line without its newline.
@@ -163,13 +214,34 @@ func (r *Records) values(f Field, keep func(*Request) bool) []float64 {
 	if r == nil {
 		return nil
 	}
+	return r.collect(func(i int) float64 { return r.Requests[i].Value(f) }, keep)
+}
+
+// valuesOf returns the finite values of the metric tag (a field's, or a user metric's) over
+// the requests that pass keep.
+func (r *Records) valuesOf(tag string, keep func(*Request) bool) []float64 {
+	if r == nil {
+		return nil
+	}
+	for f := range numFields {
+		if fieldTags[f] == tag {
+			return r.values(f, keep)
+		}
+	}
+	col := r.user[tag]
+	if col == nil {
+		return nil
+	}
+	return r.collect(func(i int) float64 { return float64(col[i]) }, keep)
+}
+
+func (r *Records) collect(value func(int) float64, keep func(*Request) bool) []float64 {
 	var out []float64
 	for i := range r.Requests {
-		q := &r.Requests[i]
-		if keep != nil && !keep(q) {
+		if keep != nil && !keep(&r.Requests[i]) {
 			continue
 		}
-		if v := q.Value(f); !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if v := value(i); !math.IsNaN(v) && !math.IsInf(v, 0) {
 			out = append(out, v)
 		}
 	}

@@ -148,7 +148,11 @@ func BuildRun(in RunInput) *RunPage {
 	p.Title = "llmbench report: " + p.Run.Name
 	p.Checks, p.Trustworthy = checks(s, in.Gates)
 	for _, r := range analyze.ConsoleRows(s) {
-		p.Table = append(p.Table, Row{Tag: r.Tag, Cells: r.Cells, Definition: definitions[r.Tag]})
+		def := definitions[r.Tag]
+		if d, ok := s.Registry.Lookup(r.Tag); ok && d.User {
+			def = d.Description // a user metric: as its definition said
+		}
+		p.Table = append(p.Table, Row{Tag: r.Tag, Cells: r.Cells, Definition: def})
 	}
 	p.Errors = Errors{Total: s.Counts.Errors, Profile: s.Counts.Profile, Kinds: []ErrorRow{}}
 	for _, e := range s.Errors {

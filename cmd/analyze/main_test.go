@@ -235,3 +235,31 @@ func TestTraceFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestShowTraceTiming: --show-trace-timing prints the HTTP trace table after the metrics,
+// with k6's metrics and their values from the run; without it, no such table.
+func TestShowTraceTiming(t *testing.T) {
+	dir := buildRun(t, 4, 0)
+	for _, on := range []bool{false, true} {
+		args := []string{"--output-dir", filepath.Join(t.TempDir(), "out"), dir}
+		if on {
+			args = append([]string{"--show-trace-timing"}, args...)
+		}
+		code, stdout, stderr := runCmd(args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		has := strings.Contains(stdout, "HTTP Trace Timing")
+		if has != on {
+			t.Fatalf("--show-trace-timing %v: table shown %v\n%s", on, has, stdout)
+		}
+		if on {
+			table := stdout[strings.Index(stdout, "HTTP Trace Timing"):]
+			for _, want := range []string{"HTTP Request Waiting (ms)", "HTTP Request Receiving (ms)", "HTTP Request Duration (ms)"} {
+				if !strings.Contains(table, want) {
+					t.Errorf("trace table lacks %q:\n%s", want, table)
+				}
+			}
+		}
+	}
+}

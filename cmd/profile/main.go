@@ -52,6 +52,8 @@ type command struct {
 	sweep       *cli.Sweep
 	artifactDir string
 	version     bool
+	configPath  string // --config/-f FILE (cli/config.go)
+	printConfig bool
 }
 
 func newCommand() *command {
@@ -62,13 +64,18 @@ func newCommand() *command {
 	}
 	c.fs.StringVar(&c.artifactDir, "artifact-dir", "artifacts", "folder of the artifact directories: each run gets a new <model>-openai-<endpoint>-<stimulus> inside (--output-dir names the directory itself)")
 	c.fs.BoolVar(&c.version, "version", false, "print the version and exit")
+	c.fs.StringVarP(&c.configPath, "config", "f", "", "YAML config file: flag names as keys, or AIPerf's config v2 (schemaVersion \"2.0\"); flags on the command line win")
+	c.fs.BoolVar(&c.printConfig, "print-config", false, "print the effective configuration (the flags set, then the defaults as comments) as YAML --config reads, and exit")
 	for _, n := range noted {
 		if c.fs.Lookup(n.name) != nil {
 			continue // a flag that now has work here (a composed set defines it)
 		}
-		if n.isBool {
+		switch {
+		case n.isBool:
 			c.fs.Bool(n.name, false, "accepted: "+n.note)
-		} else {
+		case n.list:
+			c.fs.StringSlice(n.name, nil, "accepted: "+n.note)
+		default:
 			c.fs.String(n.name, "", "accepted: "+n.note)
 		}
 		if n.optional != "" {
@@ -83,25 +90,6 @@ func newCommand() *command {
 	c.fs.Bool("download-video-content", false, "not supported yet")
 	c.fs.Lookup("download-video-content").Hidden = true
 	return c
-}
-
-// noted are AIPerf's flags that configure its own processes or collectors: accepted, so
-// command lines carry over, with one line saying what happens here instead.
-var noted = []struct {
-	name, note, optional string
-	isBool               bool
-}{
-	{name: "workers-max", note: "replay runs one worker process per CPU instead (--workers, --cpus)"},
-	{name: "record-processors", note: "analyze reads the raw logs after the run instead (--parallelism)"},
-	{name: "zmq-host", note: "workers talk to the coordinator over pipes, not ZMQ"},
-	{name: "zmq-ipc-path", note: "workers talk to the coordinator over pipes, not ZMQ"},
-	{name: "zmq-dual-bind", note: "workers talk to the coordinator over pipes, not ZMQ", isBool: true},
-	{name: "api-host", note: "there is no live API; progress is on stderr"},
-	{name: "api-port", note: "there is no live API; progress is on stderr"},
-	{name: "log-level", note: "messages are fixed one-liners on stderr; the run directory keeps the detail"},
-	{name: "gpu-telemetry", note: "replay samples local GPUs through NVML by default (--no-gpu-telemetry, --gpu-sample-interval)", optional: "pynvml"},
-	{name: "no-server-metrics", note: "server /metrics are not scraped", isBool: true},
-	{name: "server-metrics", note: "server /metrics are not scraped", optional: "default"},
 }
 
 // multimodal are AIPerf's media flags not served yet (the image, audio and video flags
@@ -143,6 +131,16 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 		}
 		return bad(cli.ParseError(c.fs, err))
 	}
+	if c.configPath != "" {
+		given := cli.ChangedFlags(c.fs) // the command line wins over the file
+		settings, err := cli.ReadConfigFile(c.configPath, c.fs, getenv)
+		if err != nil {
+			return bad(err)
+		}
+		if err := cli.ApplyConfig(c.fs, settings, given, c.configPath); err != nil {
+			return bad(err)
+		}
+	}
 	switch {
 	case c.version:
 		cli.PrintVersion(stdout, "profile")
@@ -155,6 +153,12 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	}
 	if err := c.check(stderr); err != nil {
 		return bad(err)
+	}
+	if c.printConfig {
+		if err := cli.PrintConfig(stdout, c.fs, func(name string) bool { return configMeta[name] }); err != nil {
+			return bad(err)
+		}
+		return 0
 	}
 	if err := c.share(); err != nil {
 		return bad(err)
@@ -233,7 +237,9 @@ func (c *command) check(stderr io.Writer) error {
 		case f.Name == "ui-type":
 			err = c.replay.CheckUI() // before the plan is compiled; replay says what dashboard does
 		case strings.HasPrefix(f.Usage, "accepted: "):
-			fmt.Fprintf(stderr, "profile: --%s accepted: %s\n", f.Name, strings.TrimPrefix(f.Usage, "accepted: "))
+			if err = checkNoted(f); err == nil { // noted.go
+				fmt.Fprintf(stderr, "profile: --%s accepted: %s\n", f.Name, strings.TrimPrefix(f.Usage, "accepted: "))
+			}
 		}
 	})
 	if err != nil || c.replay.Plan() == "" {
@@ -247,6 +253,9 @@ func (c *command) check(stderr io.Writer) error {
 	})
 	return err
 }
+
+// configMeta are the flags about the configuration itself, which --print-config leaves out.
+var configMeta = map[string]bool{"config": true, "print-config": true, "help": true, "version": true}
 
 // sharedWithAnalyze are plan flags analyze defines too: they stay meaningful with --plan.
 var sharedWithAnalyze = map[string]bool{"tokenizer": true, "use-server-token-count": true}

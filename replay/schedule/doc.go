@@ -31,6 +31,9 @@
 // ramp, the open-loop instants (a late request never delays the next; one that finds no
 // free slot waits for one, first come first served, and is ready when it gets it), the
 // warmup gate (a closed-loop profile waits until the worker's closed-loop warmup has
-// ended), think times and the benchmark duration (nothing starts after the profile start
+// ended), each phase's own caps and ramps (limit.go: the warmup's from the run's start, the
+// profile's from its start), the prefill cap (a released request holds a prefill slot until
+// the transport says Prefilled, at its first response byte, or Ended), think times and the
+// benchmark duration (nothing starts after the profile start
 // plus the duration; what still runs a grace period later is to be cut).
 package schedule

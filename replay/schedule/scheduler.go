@@ -11,9 +11,18 @@ const Never int64 = math.MaxInt64
 
 // Config is what a Scheduler needs besides the graph.
 type Config struct {
-	// Slots are the opening instants of the worker's concurrency slots (Slots); empty means
-	// no concurrency bound (then the graph must have no closed-loop unit).
+	// Slots are the opening instants of the worker's concurrency slots (Slots), as offsets
+	// from the profile's start (its ramp); empty means no concurrency bound (then the graph
+	// must have no closed-loop unit).
 	Slots []int64
+	// WarmupSlots are the warmup's, as offsets from the run's start (--warmup-concurrency and
+	// its ramp); nil means Slots.
+	WarmupSlots []int64
+	// PrefillSlots and WarmupPrefillSlots cap the requests in prefill (released, and neither
+	// Prefilled nor Ended yet: sent, no first byte back) in the profile and in the warmup,
+	// opening likewise (--prefill-concurrency and its ramps); empty means no cap. A request
+	// waits for a prefill slot after its unit got its concurrency slot.
+	PrefillSlots, WarmupPrefillSlots []int64
 	// DurationNs > 0 sizes the run by time: no request starts after the profile start plus
 	// DurationNs.
 	DurationNs int64
@@ -39,6 +48,9 @@ type Release struct {
 	Ready int64
 	// Entry says that the node is its unit's entry: the unit starts with it.
 	Entry bool
+	// Prefill says that the node holds a prefill slot until the transport calls Prefilled
+	// (its response's first byte after the head) or Ended.
+	Prefill bool
 }
 
 // StopReason says why a Scheduler releases nothing more.
@@ -85,11 +97,13 @@ type Scheduler struct {
 	// queueFreed is when a blocked open-loop unit last got its slot: a unit whose instant
 	// came before that waited behind it, so it is ready when it gets its own slot.
 	queueFreed int64
+	// heapBlocked says a due released node found no prefill slot: until nothing due is left
+	// in the heap, what it releases is ready when it gets its slot.
+	heapBlocked bool
 
-	bounded  bool
-	free     int     // free slots
-	ramp     []int64 // instants of the slots not open at 0, ascending
-	rampNext int
+	slots     limit  // units holding a concurrency slot (limit.go)
+	prefill   limit  // requests in prefill
+	inPrefill []bool // per node: holds a prefill slot
 
 	waiting []int32 // per node: parents not ended yet
 	readyAt []int64 // per node: latest parent end plus think time so far
@@ -117,16 +131,14 @@ func New(g *Graph, c Config) (*Scheduler, error) {
 	g.buildChildren()
 	s := &Scheduler{g: g, cfg: c, until: Never, abortAt: Never, remaining: len(g.nodes), queueFreed: math.MinInt64}
 	s.open, s.closed = g.order()
-	if len(c.Slots) == 0 && len(s.closed) > 0 {
-		return nil, errClosedUnbounded
+	warmSlots := c.WarmupSlots
+	if warmSlots == nil {
+		warmSlots = c.Slots
 	}
-	if len(c.Slots) > 0 {
-		s.bounded = true
-		for _, at := range c.Slots {
-			if at <= 0 {
-				s.free++
-			} else {
-				s.ramp = append(s.ramp, at)
+	if len(s.closed) > 0 {
+		for _, u := range s.closed {
+			if ws := g.units[u].Warmup; ws && len(warmSlots) == 0 || !ws && len(c.Slots) == 0 {
+				return nil, errClosedUnbounded
 			}
 		}
 	}
@@ -151,7 +163,45 @@ func New(g *Graph, c Config) (*Scheduler, error) {
 			s.until = c.ProfileStartNs + c.DurationNs
 		}
 	}
+	// The profile's pools open at its start: its first planned instant, the end of this
+	// worker's closed-loop warmup (maybeOver), or the run's start.
+	profileBase := int64(0)
+	switch {
+	case c.ProfileOpen || s.openProfile():
+		profileBase = max(c.ProfileStartNs, 0)
+	case s.warmupLeft > 0:
+		profileBase = Never
+	}
+	s.slots = newLimit(orNil(warmSlots), orNil(c.Slots), profileBase)
+	s.prefill = newLimit(orNil(c.WarmupPrefillSlots), orNil(c.PrefillSlots), profileBase)
+	s.inPrefill = make([]bool, len(g.nodes))
 	return s, nil
+}
+
+// openProfile says whether some profile unit is open loop (has a fixed instant).
+func (s *Scheduler) openProfile() bool {
+	for _, u := range s.open {
+		if !s.g.units[u].Warmup {
+			return true
+		}
+	}
+	return false
+}
+
+// orNil is nil for an empty list: no cap.
+func orNil(l []int64) []int64 {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+// phaseOf is the limits' phase of unit u.
+func (s *Scheduler) phaseOf(u int32) int {
+	if s.g.units[u].Warmup {
+		return phaseWarmup
+	}
+	return phaseProfile
 }
 
 // errClosedUnbounded is a closed loop without concurrency.
@@ -166,17 +216,25 @@ func (s *Scheduler) Due(now int64) (Release, bool) {
 	if s.stopped != Running {
 		return Release{}, false
 	}
-	for s.rampNext < len(s.ramp) && s.ramp[s.rampNext] <= now {
-		s.rampNext++
-		s.free++
-	}
 	if len(s.heap) > 0 && s.heap[0].at <= now {
-		t := s.pop()
+		t := s.heap[0]
 		if t.at > s.until {
 			s.stopFor(DurationElapsed)
 			return Release{}, false
 		}
-		return s.release(t.node, t.at), true
+		if s.prefill.room(s.phaseOf(s.g.nodes[t.node].unit), now) {
+			s.pop()
+			ready := t.at
+			if s.heapBlocked {
+				// Every prefill slot was taken from the block until now (a freeing is an
+				// Ended or Prefilled call, and Due follows it): what is due waited for one.
+				ready = now
+			}
+			return s.release(t.node, ready), true
+		}
+		s.heapBlocked = true
+	} else {
+		s.heapBlocked = false // nothing due waits any more
 	}
 	if s.openNext < len(s.open) {
 		u := s.open[s.openNext]
@@ -186,7 +244,7 @@ func (s *Scheduler) Due(now int64) (Release, bool) {
 				s.stopFor(DurationElapsed)
 				return Release{}, false
 			}
-			if s.takeSlot() {
+			if s.takeSlot(u, now) {
 				ready := at
 				if s.openBlocked {
 					ready, s.openBlocked, s.queueFreed = now, false, now
@@ -205,7 +263,7 @@ func (s *Scheduler) Due(now int64) (Release, bool) {
 	}
 	if now >= 0 && s.closedNext < len(s.closed) {
 		u := s.closed[s.closedNext]
-		if (s.g.units[u].Warmup || s.warmupLeft == 0) && now <= s.until && s.takeSlot() {
+		if (s.g.units[u].Warmup || s.warmupLeft == 0) && now <= s.until && s.takeSlot(u, now) {
 			s.closedNext++
 			return s.start(u, now), true
 		}
@@ -222,22 +280,40 @@ func (s *Scheduler) start(u int32, ready int64) Release {
 	return s.release(s.g.units[u].entry, ready)
 }
 
+// release hands node out, ready at ready; it takes the node's prefill slot (the caller saw
+// there was room).
 func (s *Scheduler) release(node int32, ready int64) Release {
 	n := &s.g.nodes[node]
 	s.inflight++
 	s.units[n.unit].inflight++
-	return Release{Node: node, Unit: n.unit, Index: n.Index, Ready: ready, Entry: s.g.units[n.unit].entry == node}
+	s.prefill.take()
+	s.inPrefill[node] = true
+	return Release{Node: node, Unit: n.unit, Index: n.Index, Ready: ready, Entry: s.g.units[n.unit].entry == node,
+		Prefill: s.prefill.bounded(s.phaseOf(n.unit))}
 }
 
-func (s *Scheduler) takeSlot() bool {
-	if !s.bounded {
-		return true
-	}
-	if s.free == 0 {
+// takeSlot takes a concurrency slot for unit u at now, when its phase has one free and its
+// entry a prefill slot too (AIPerf takes the session's slot, then the request's).
+func (s *Scheduler) takeSlot(u int32, now int64) bool {
+	ph := s.phaseOf(u)
+	// Both pools advance to now, whichever is full: NextWake then names the next opening.
+	slot, pre := s.slots.room(ph, now), s.prefill.room(ph, now)
+	if !slot || !pre {
 		return false
 	}
-	s.free--
+	s.slots.take()
 	return true
+}
+
+// Prefilled takes the first byte of a released node's response after its head: the node
+// leaves prefill and frees its prefill slot. Later calls, and calls for a node not in
+// prefill, do nothing.
+func (s *Scheduler) Prefilled(node int32) {
+	if node < 0 || int(node) >= len(s.inPrefill) || !s.inPrefill[node] {
+		return
+	}
+	s.inPrefill[node] = false
+	s.prefill.put()
 }
 
 // Ended takes a released node's end at endNs (run clock); ok says that it completed, which
@@ -249,6 +325,7 @@ func (s *Scheduler) Ended(node int32, endNs int64, ok bool) (unitOver bool) {
 	us := &s.units[n.unit]
 	s.inflight--
 	us.inflight--
+	s.Prefilled(node) // a request that ended without a first byte leaves prefill with its end
 	s.done(us)
 	failed := int32(-1)
 	if !ok {
@@ -299,13 +376,18 @@ func (s *Scheduler) maybeOver(u int32, endNs int64) bool {
 		return false
 	}
 	us.state = unitOver
-	if s.bounded {
-		s.free++
-	}
+	s.slots.put()
 	if un := &s.g.units[u]; un.Warmup && s.g.nodes[un.entry].At < 0 {
 		s.warmupLeft--
-		if s.warmupLeft == 0 && s.afterWarmup && s.stopped == Running {
-			s.until = endNs + s.cfg.DurationNs
+		if s.warmupLeft == 0 && s.stopped == Running {
+			if s.afterWarmup {
+				s.until = endNs + s.cfg.DurationNs
+			}
+			if s.slots.phase[phaseProfile].base == Never {
+				// The closed-loop profile starts now: its pools open (ramp) from here.
+				s.slots.phase[phaseProfile].base = endNs
+				s.prefill.phase[phaseProfile].base = endNs
+			}
 		}
 	}
 	return true
@@ -332,17 +414,33 @@ func (s *Scheduler) NextWake() (at int64, open bool) {
 		}
 	}
 	if len(s.heap) > 0 {
-		take(s.heap[0].at, false)
+		if s.heapBlocked {
+			// Due found no prefill slot: one frees with a Prefilled or Ended call, or opens.
+			take(s.prefill.nextOpen(s.phaseOf(s.g.nodes[s.heap[0].node].unit)), false)
+		} else {
+			take(s.heap[0].at, false)
+		}
 	}
-	if s.openNext < len(s.open) && !s.openBlocked {
-		take(s.g.nodes[s.g.units[s.open[s.openNext]].entry].At, true)
+	if s.openNext < len(s.open) {
+		u := s.open[s.openNext]
+		if !s.openBlocked {
+			take(s.g.nodes[s.g.units[u].entry].At, true)
+		} else {
+			ph := s.phaseOf(u)
+			take(s.slots.nextOpen(ph), false)
+			take(s.prefill.nextOpen(ph), false)
+		}
 	}
-	if s.rampNext < len(s.ramp) && (s.openNext < len(s.open) || s.closedNext < len(s.closed)) {
-		take(s.ramp[s.rampNext], false)
-	}
-	if s.closedNext < len(s.closed) && (!s.bounded || s.free > 0) &&
-		(s.g.units[s.closed[s.closedNext]].Warmup || s.warmupLeft == 0) {
-		take(0, false) // the run's start: closed loops begin at 0
+	if s.closedNext < len(s.closed) {
+		u := s.closed[s.closedNext]
+		if ph := s.phaseOf(u); s.g.units[u].Warmup || s.warmupLeft == 0 {
+			if s.slots.hasRoom(ph) && s.prefill.hasRoom(ph) {
+				take(0, false) // the run's start: closed loops begin at 0
+			} else {
+				take(s.slots.nextOpen(ph), false)
+				take(s.prefill.nextOpen(ph), false)
+			}
+		}
 	}
 	take(s.until, false)
 	return at, open

@@ -18,13 +18,18 @@ type sim struct {
 	now  int64
 	dur  func(n int32) int64
 	fail func(n int32) bool
+	// pf, when set, is how long after its start a node's first byte comes back (Prefilled);
+	// a value not below its duration means it ends without one.
+	pf        func(n int32) int64
+	prefilled map[int32]int64 // node -> when it left prefill (its first byte, or its end)
 	// stopAt stops the scheduler (an interruption) at that instant; 0: never.
 	stopAt int64
 
-	running map[int32]int64 // node -> end
-	recs    map[int32]*simRec
-	order   []int32 // nodes in release order
-	aborted int     // requests the duration's grace cut
+	running   map[int32]int64 // node -> end
+	inPrefill map[int32]int64 // node -> its first byte, for the nodes released with Prefill
+	recs      map[int32]*simRec
+	order     []int32 // nodes in release order
+	aborted   int     // requests the duration's grace cut
 }
 
 type simRec struct {
@@ -40,7 +45,8 @@ func newSim(t *testing.T, g *Graph, c Config) *sim {
 		t.Fatal(err)
 	}
 	return &sim{t: t, g: g, s: s, now: -5 * ms, dur: func(int32) int64 { return 10 * ms },
-		fail: func(int32) bool { return false }, running: map[int32]int64{}, recs: map[int32]*simRec{}}
+		fail: func(int32) bool { return false }, running: map[int32]int64{}, recs: map[int32]*simRec{},
+		inPrefill: map[int32]int64{}, prefilled: map[int32]int64{}}
 }
 
 // run runs the scheduler to its end.
@@ -67,6 +73,12 @@ func (m *sim) run() *sim {
 			m.recs[r.Node] = &simRec{ready: r.Ready, start: m.now, end: -1, unit: r.Unit, entry: r.Entry}
 			m.order = append(m.order, r.Node)
 			m.running[r.Node] = m.now + m.dur(r.Node)
+			if m.pf != nil {
+				if !r.Prefill {
+					m.t.Fatalf("release %+v without Prefill under a prefill cap", r)
+				}
+				m.inPrefill[r.Node] = m.now + m.pf(r.Node)
+			}
 		}
 		if m.s.AbortDue(m.now) {
 			for n := range m.running {
@@ -87,6 +99,9 @@ func (m *sim) run() *sim {
 		for _, e := range m.running {
 			next = min(next, e)
 		}
+		for _, p := range m.inPrefill {
+			next = min(next, p)
+		}
 		if m.stopAt > m.now {
 			next = min(next, m.stopAt)
 		}
@@ -101,6 +116,18 @@ func (m *sim) run() *sim {
 			}
 		}
 		sort.Slice(ending, func(a, b int) bool { return ending[a] < ending[b] })
+		var firsts []int32
+		for n, p := range m.inPrefill {
+			if p <= m.now && p < m.running[n] {
+				firsts = append(firsts, n)
+			}
+		}
+		sort.Slice(firsts, func(a, b int) bool { return firsts[a] < firsts[b] })
+		for _, n := range firsts {
+			delete(m.inPrefill, n)
+			m.prefilled[n] = m.now
+			m.s.Prefilled(n)
+		}
 		for _, n := range ending {
 			m.end(n, !m.fail(n))
 		}
@@ -109,6 +136,10 @@ func (m *sim) run() *sim {
 
 func (m *sim) end(n int32, ok bool) {
 	delete(m.running, n)
+	if _, ok := m.inPrefill[n]; ok {
+		delete(m.inPrefill, n)
+		m.prefilled[n] = m.now
+	}
 	m.recs[n].end = m.now
 	m.s.Ended(n, m.now, ok)
 }
@@ -118,6 +149,18 @@ func (m *sim) inFlight(t int64) int {
 	c := 0
 	for _, r := range m.recs {
 		if r.start <= t && r.end > t {
+			c++
+		}
+	}
+	return c
+}
+
+// inPrefillAt is how many requests were in prefill at t: started at or before, first byte
+// (or end) after.
+func (m *sim) inPrefillAt(t int64) int {
+	c := 0
+	for n, r := range m.recs {
+		if p, ok := m.prefilled[n]; ok && r.start <= t && p > t {
 			c++
 		}
 	}

@@ -73,6 +73,7 @@ type config struct {
 	exportPrefix    string
 	exportLevel     string
 	httpTrace       bool
+	traceTiming     bool
 	perChunk        bool
 }
 
@@ -107,6 +108,7 @@ func NewAnalyze() *Analyze {
 	fs.Float64Var(&c.maxWorkerCPUPct, "max-worker-cpu", 90, "verdict bound on a worker's CPU use, percent of one core (a positive finite number)")
 	fs.StringVar(&c.exportPrefix, "profile-export-prefix", export.DefaultExportPrefix, "name every export PREFIX_aiperf.json, PREFIX_aiperf.csv, PREFIX.jsonl, ... (AIPerf's)")
 	fs.StringVar(&c.exportLevel, "export-level", "records", "summary (JSON and CSV only), records (also the per-request JSONL) or raw (as records: the run directory's raw logs hold every byte)")
+	fs.BoolVar(&c.traceTiming, "show-trace-timing", false, "also print the HTTP trace timing table (k6's http_req_* metrics: connecting, sending, waiting, receiving, duration) after the metrics")
 	fs.BoolVar(&c.httpTrace, "export-http-trace", false, "add each request's trace_data to the JSONL: send, headers, first and last read and connect times (wall-clock ns), every read as [ns, bytes], AIPerf's durations")
 	fs.BoolVar(&c.perChunk, "export-per-chunk-data", false, "add each request's response chunks (every read as [ns, bytes]) to the JSONL as trace_data; inter_chunk_latency lists are always there")
 	a.claim = addClaimFlags(fs) // the benchmark claim's flags (claim.go)
@@ -217,7 +219,7 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 			Goodput: ck.goodput, LoadTokenizer: loadTokenizer,
 		},
 		OutputDir: c.outputDir, ExportPrefix: c.exportPrefix, Level: c.exportLevel,
-		Gates: ck.gates, MaxErrorRate: c.maxErrorRate, Quiet: c.quiet,
+		Gates: ck.gates, MaxErrorRate: c.maxErrorRate, Quiet: c.quiet, TraceTiming: c.traceTiming,
 		NoHTML: a.html.off, HTML: a.html.path,
 		Claim: export.Claim{RequireTrustworthy: a.claim.requireTrustworthy, GatesFile: a.claim.gatesFile, Agreed: a.claim.agreed,
 			ValidateShape: a.claim.validateShape, GeneratorFile: a.claim.generatorFile},

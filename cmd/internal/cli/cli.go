@@ -49,6 +49,21 @@ var Aliases = map[string]string{
 	"output-artifact-dir":               "artifact-dir",
 	"ui":                                "ui-type",
 	"validate-generator":                "validate",
+	"ready-check-timeout":               "wait-for-model-timeout",
+	"batch-size":                        "prompt-batch-size",
+	"batch-size-audio":                  "audio-batch-size",
+	"batch-size-image":                  "image-batch-size",
+	"batch-size-video":                  "video-batch-size",
+	"session-turns-mean":                "conversation-turn-mean",
+	"session-turns-stddev":              "conversation-turn-stddev",
+	"session-turn-delay-mean":           "conversation-turn-delay-mean",
+	"session-turn-delay-stddev":         "conversation-turn-delay-stddev",
+	"session-delay-ratio":               "conversation-turn-delay-ratio",
+	"profile-export-file":               "profile-export-prefix",
+	"profile-export-level":              "export-level",
+	"transport-type":                    "transport",
+	"max-workers":                       "workers-max",
+	"record-processor-service-count":    "record-processors",
 }
 
 // NewFlagSet returns an empty flag set named name that resolves Aliases, reports errors

@@ -140,15 +140,21 @@ func NewPlan() *Plan {
 	fs.StringVar(&o.ArrivalPattern, "arrival-pattern", d.ArrivalPattern, "constant|poisson|gamma")
 	fs.Float64Var(&o.ArrivalSmoothness, "arrival-smoothness", d.ArrivalSmoothness, "gamma shape: 1 Poisson, <1 burstier, >1 smoother")
 	fs.Float64Var(&o.RequestRateRampDuration, "request-rate-ramp-duration", 0, "seconds to ramp the rate up linearly")
-	fs.Float64Var(&o.ConcurrencyRampDuration, "concurrency-ramp-duration", 0, "seconds to ramp concurrency up one slot at a time")
+	fs.Float64Var(&o.ConcurrencyRampDuration, "concurrency-ramp-duration", 0, "seconds to ramp concurrency up one slot at a time, from the profile's start")
+	fs.IntVar(&o.PrefillConcurrency, "prefill-concurrency", 0, "most requests in prefill at once: sent, no response byte back yet (disaggregated serving; needs --streaming)")
+	fs.Float64Var(&o.PrefillConcurrencyRampDuration, "prefill-concurrency-ramp-duration", 0, "seconds to ramp --prefill-concurrency up one slot at a time")
 	fs.IntVar(&o.RequestCount, "request-count", 0, "profile requests (default max(10, 2·concurrency) for synthetic data)")
 	fs.Float64Var(&o.BenchmarkDuration, "benchmark-duration", 0, "seconds of planned instants")
 	fs.IntVar(&o.WarmupRequestCount, "warmup-request-count", 0, "unmeasured requests sent first")
 	fs.IntVar(&o.NumWarmupSessions, "num-warmup-sessions", 0, "unmeasured sessions sent first")
 	fs.Float64Var(&o.WarmupDuration, "warmup-duration", 0, "seconds of unmeasured planned instants sent first (needs a rate, or a warmup count)")
-	fs.IntVar(&o.WarmupConcurrency, "warmup-concurrency", 0, "accepted when equal to --concurrency (one slot count for both phases)")
+	fs.IntVar(&o.WarmupConcurrency, "warmup-concurrency", 0, "the warmup's concurrency (default: --concurrency)")
 	fs.Float64Var(&o.WarmupRequestRate, "warmup-request-rate", 0, "warmup requests per second (with --request-rate; default: the profile's)")
 	fs.StringVar(&o.WarmupArrivalPattern, "warmup-arrival-pattern", "", `warmup arrivals: constant|poisson|gamma (with --request-rate; "": the profile's)`)
+	fs.IntVar(&o.WarmupPrefillConcurrency, "warmup-prefill-concurrency", 0, "the warmup's --prefill-concurrency (default: the profile's)")
+	fs.Float64Var(&o.WarmupConcurrencyRampDuration, "warmup-concurrency-ramp-duration", 0, "seconds to ramp the warmup's concurrency, from the run's start (default: --concurrency-ramp-duration)")
+	fs.Float64Var(&o.WarmupPrefillConcurrencyRampDuration, "warmup-prefill-concurrency-ramp-duration", 0, "seconds to ramp the warmup's prefill concurrency (default: --prefill-concurrency-ramp-duration)")
+	fs.Float64Var(&o.WarmupRequestRateRampDuration, "warmup-request-rate-ramp-duration", 0, "seconds to ramp the warmup's request rate (default: --request-rate-ramp-duration)")
 	fs.Float64Var(&o.RequestCancellationRate, "request-cancellation-rate", 0, "percent of requests to cancel")
 	fs.Float64Var(&o.RequestCancellationDelay, "request-cancellation-delay", 0, "seconds after sending before cancelling")
 	fs.Float64Var(&o.UserCentricRate, "user-centric-rate", 0, "requests per second over --num-users users, each on a fixed per-user gap")
@@ -224,6 +230,7 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 	}
 	o.Spec = spec(p.FS)
 	dropMediaSpec(o.Spec, &o.Media) // cli/media.go
+	dropLaterSpec(o.Spec, p.FS)
 	res, err := plan.Compile(o)
 	if err != nil {
 		code := 1
@@ -453,6 +460,21 @@ func spec(fs *pflag.FlagSet) map[string]any {
 		m[f.Name] = v
 	})
 	return m
+}
+
+// laterFlags are plan flags added after plans were first shared: at their defaults they
+// are left out of the spec, so a plan that does not use them keeps the bytes, and the hash,
+// it had before they existed.
+var laterFlags = []string{"prefill-concurrency", "prefill-concurrency-ramp-duration", "warmup-prefill-concurrency",
+	"warmup-concurrency-ramp-duration", "warmup-prefill-concurrency-ramp-duration", "warmup-request-rate-ramp-duration"}
+
+// dropLaterSpec removes the laterFlags at their defaults from spec.
+func dropLaterSpec(spec map[string]any, fs *pflag.FlagSet) {
+	for _, n := range laterFlags {
+		if f := fs.Lookup(n); f != nil && f.Value.String() == f.DefValue {
+			delete(spec, n)
+		}
+	}
 }
 
 // fail prints err as the one line "plan: ..." and returns code.

@@ -56,6 +56,7 @@ type Replay struct {
 	Validation *Validate
 
 	sm *serverMetricsFlags // --server-metrics-url, --gpu-telemetry ... (servermetrics.go)
+	ot *otelFlags          // --otel-url ... (otel.go)
 }
 
 // NewReplay defines the replay flags on a new set.
@@ -80,6 +81,7 @@ func NewReplay() *Replay {
 	r.gpuInterval = fs.Duration("gpu-sample-interval", replay.DefaultGPUSampleInterval, "NVML GPU sampling period")
 	r.noGPU = fs.Bool("no-gpu-telemetry", false, "do not sample GPUs")
 	r.sm = addServerMetricsFlags(fs)
+	r.ot = addOtelFlags(fs)
 	r.caFile = fs.String("tls-ca-cert", "", "PEM file of CAs to trust for https URLs")
 	r.insecure = fs.Bool("tls-insecure-skip-verify", false, "accept any server certificate")
 	r.spin = fs.Duration("spin", 0, "wake this long before each open-loop send and busy-wait the rest (trades worker CPU for lower schedule lag)")
@@ -183,6 +185,9 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 		return nil, err
 	}
 	if err := r.sm.apply(o); err != nil {
+		return nil, err
+	}
+	if err := r.ot.apply(o, stderr); err != nil {
 		return nil, err
 	}
 	if err := r.waitOptions(o); err != nil {

@@ -104,6 +104,18 @@ func (l *listValue) Set(v string) error {
 	return l.set(items[0])
 }
 
+// Items are the values of a list given (a sweep), formatted; nil for one value.
+func (l *listValue) Items() []string {
+	if len(l.items) < 2 {
+		return nil
+	}
+	out := make([]string, len(l.items))
+	for i, v := range l.items {
+		out[i] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return out
+}
+
 // set gives the plan flag one value, as if it had been given alone.
 func (l *listValue) set(v float64) error {
 	l.flag.Changed = true

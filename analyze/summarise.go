@@ -1,0 +1,226 @@
+package analyze
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
+)
+
+// summarise turns the logs' analyses into the Summary, one concern at a time: what the plan
+// and run.json say (newSummary), the logs merged in log order (mergeLogs), the runs' own
+// status (runNotes), the plan's accounting of what no log holds (account, accounting.go),
+// the benchmark window, every metric's result with the verdict on the client (results),
+// the time slices, the server metrics and the per-request records.
+func (a *analysis) summarise(parts []*logAnalysis, records io.Writer) (*Summary, error) {
+	s := a.newSummary()
+	m, err := a.mergeLogs(s, parts)
+	if err != nil {
+		return nil, err
+	}
+	runNotes(s, a.in.runs)
+	unseen, err := a.account(s, parts, m)
+	if err != nil {
+		return nil, err
+	}
+	// The benchmark window: first send to last response of valid requests (AIPerf); without
+	// any, first send to last end, so rates still have a denominator.
+	win := m.all.benchWin
+	if !win.ok {
+		win = m.all.sendWin
+		win.merge(m.all.endWin)
+	}
+	s.StartUnixNs, s.EndUnixNs = win.lo, win.hi
+	a.wholeResults(s, parts, m)
+	a.sliceResults(s, m.slices)
+	a.serverMetrics(s, parts)
+	if records != nil {
+		if err := a.writeRecords(parts, unseen, records); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// newSummary is the summary's header: what the plan and the first run's run.json say, and
+// each run's start, host, status and directory.
+func (a *analysis) newSummary() *Summary {
+	in := a.in
+	meta := in.meta
+	s := &Summary{
+		Tool: "llmbench", PlanHash: in.plan.HashHex(), PlanPath: in.planPath,
+		Endpoint: meta.Endpoint, Model: meta.Model, Streaming: meta.Streaming,
+		Concurrency: meta.Concurrency, OfferedRate: meta.OfferedRate, Seed: meta.Seed,
+		Tokenizer: in.tokName, TokenCount: "tokenizer", Spec: meta.Spec, Goodput: a.opts.Goodput,
+		SliceDurationNs: a.sliceNs, Registry: a.reg,
+	}
+	s.Notes = append(s.Notes, in.notes...)
+	if a.opts.UseServerTokenCount {
+		s.TokenCount = "server"
+	}
+	if !in.ep.ProducesTokens {
+		s.TokenCount = ""
+	}
+	first := in.runs[0].m
+	// Redacted again: a run.json from an older replay may hold secrets its rules missed.
+	s.ToolVersion, s.URLs, s.RunStartUnixNs, s.RunStatus = first.ToolVersion, redact.URLs(first.URLs), first.StartUnixNs, first.Status
+	s.CommandLine = strings.Join(redact.Args(first.CommandLine), " ")
+	s.planPathShown = first.PlanPath
+	if a.opts.PlanPath != "" {
+		s.planPathShown = a.opts.PlanPath
+	}
+	for i, r := range in.runs {
+		if i > 0 {
+			s.runStarts = append(s.runStarts, r.m.StartUnixNs)
+		}
+		s.hosts = append(s.hosts, r.m.Host)
+		s.runStatus = append(s.runStatus, r.m.Status)
+		s.RunDirs = append(s.RunDirs, r.dir)
+		if r.m.Status == rawlog.StatusInterrupted {
+			s.WasCancelled = true
+		}
+	}
+	if in.shards != nil {
+		s.Shards = in.shards
+	}
+	return s
+}
+
+// merged is the logs' analyses folded together: the whole run's collector, each time
+// slice's, the requests each log held and each shard's dispatch lag.
+type merged struct {
+	all    *collector
+	slices map[int64]*collector
+	perJob []int64
+	lags   shardLag
+}
+
+// mergeLogs folds every log's analysis into one, in log order, and notes what each log lacks
+// (a torn end, a missing file, damage).
+func (a *analysis) mergeLogs(s *Summary, parts []*logAnalysis) (*merged, error) {
+	in := a.in
+	m := &merged{all: newCollector(a.reg, a.opts.ExactLimit), slices: map[int64]*collector{}, perJob: make([]int64, len(parts))}
+	if in.shards != nil {
+		m.lags = shardLag{}
+	}
+	for i, p := range parts {
+		m.lags.add(in.jobs[i].run, p.all, a.opts.ExactLimit)
+		m.all.merge(p.all)
+		for _, k := range sortedKeys(p.slices) {
+			c := m.slices[k]
+			if c == nil {
+				if len(m.slices) >= maxSlices {
+					return nil, a.tooManySlices()
+				}
+				c = newCollector(a.reg, a.opts.ExactLimit)
+				m.slices[k] = c
+			}
+			c.merge(p.slices[k])
+		}
+		// Merged: let the log's values go.
+		p.all, p.slices = nil, nil
+		s.Counts.WarmupSeen += p.warmup
+		s.Counts.WarmupErrors += p.warmErr
+		m.perJob[i] = p.seen
+		job := in.jobs[i]
+		if p.torn > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: a torn final record (%d bytes) was skipped: the worker did not shut down cleanly", job.path, p.torn))
+		}
+		if p.missing {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s is missing or empty: its %d planned requests are lost", job.path, job.planned))
+		}
+		if p.damaged != "" {
+			s.Damaged = append(s.Damaged, job.path)
+			s.Notes = append(s.Notes, "DAMAGED LOG "+p.damaged)
+		}
+	}
+	return m, nil
+}
+
+// runNotes say which runs crashed or did not complete, from their run.json status.
+func runNotes(s *Summary, runs []run) {
+	for _, r := range runs {
+		if r.m.Status == rawlog.StatusRunning {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: the run crashed: its status is still %q, so replay's coordinator was killed or died before the run ended; "+
+				"requests are counted from the worker logs (no record and no Sent record: not sent; a Sent record only: lost in flight)",
+				filepath.Join(r.dir, rawlog.ManifestName), r.m.Status))
+			continue
+		}
+		if r.m.Status != rawlog.StatusComplete {
+			msg := fmt.Sprintf("%s: the run's status is %q", filepath.Join(r.dir, rawlog.ManifestName), r.m.Status)
+			if r.m.Error != "" {
+				msg += ": " + r.m.Error
+			}
+			s.Notes = append(s.Notes, msg)
+		}
+	}
+}
+
+// wholeResults are the whole run's: worker health and telemetry, every metric, the errors,
+// the verdict on the client's schedule (and each shard's), the shape samples and the notes.
+func (a *analysis) wholeResults(s *Summary, parts []*logAnalysis, m *merged) {
+	meta := a.in.meta
+	s.Workers, s.Notes = a.workerHealth(parts, s, s.Notes)
+	cpuDist := a.cpuDist(parts, s)
+	s.GPUs = gpuSummaries(parts, a.in, s.StartUnixNs, s.EndUnixNs)
+	s.Results = a.results(m.all, resultEnv{durNs: s.EndUnixNs - s.StartUnixNs, lost: s.Counts.Lost, warmup: s.Counts.WarmupSeen,
+		offered: meta.OfferedRate, cpu: cpuDist, workers: s.Workers, gpus: s.GPUs, concurrency: meta.Concurrency, whole: true})
+	s.Errors = m.all.errorCounts()
+	s.Verdict = verdict(s, a.opts, a.verdictFacts(m.all, meta))
+	a.judgeShards(s, m.lags)
+	s.shape = mergeShape(parts)
+	s.Notes = append(s.Notes, notes(s, m.all)...)
+	s.Notes = append(s.Notes, userNotes(a.reg, m.all)...)
+}
+
+// sliceResults summarises each time slice, indexed by its position since the first one so
+// that gaps stay visible.
+func (a *analysis) sliceResults(s *Summary, cols map[int64]*collector) {
+	if a.sliceNs <= 0 {
+		return
+	}
+	for i, k := range sortedKeys(cols) {
+		c := cols[k]
+		s.Slices = append(s.Slices, Slice{Index: i, StartUnixNs: k * a.sliceNs, EndUnixNs: (k + 1) * a.sliceNs,
+			Results: a.results(c, resultEnv{durNs: a.sliceNs}), ErrorCounts: c.errorCounts()})
+	}
+	if len(s.Slices) > 0 {
+		k0 := s.Slices[0].StartUnixNs / a.sliceNs
+		for i := range s.Slices {
+			s.Slices[i].Index = int(s.Slices[i].StartUnixNs/a.sliceNs - k0)
+		}
+	}
+}
+
+// writeRecords concatenates the per-log record files and appends the requests no log holds.
+func (a *analysis) writeRecords(parts []*logAnalysis, unseen []unseenRequest, w io.Writer) error {
+	for _, p := range parts {
+		if p.records == nil {
+			continue
+		}
+		if _, err := p.records.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("analyze: %w", err)
+		}
+		if _, err := io.Copy(w, p.records); err != nil {
+			return fmt.Errorf("analyze: write records: %w", err)
+		}
+	}
+	var line []byte
+	n := len(a.reg.defs)
+	values, has := make([]float64, n), make([]bool, n) // an unseen request has no values
+	for _, u := range unseen {
+		rec, _, _ := a.in.plan.Record(u.idx)
+		m := requestMetrics{Index: uint32(u.idx), Phase: rec.Phase, Session: rec.Session, Turn: rec.Turn, Worker: -1,
+			IntendedNs: rec.SendOffsetNs, ReadyNs: -1, SendNs: -1, HeaderNs: -1, EndNs: -1,
+			FirstContentNs: -1, LastContentNs: -1, StartUnixNs: a.in.runs[0].m.StartUnixNs,
+			Err: u.err, Values: values, Has: has}
+		line = appendRecord(line[:0], &m, nil, a.recordOpts(0))
+		if _, err := w.Write(line); err != nil {
+			return fmt.Errorf("analyze: write records: %w", err)
+		}
+	}
+	return nil
+}
