@@ -12,6 +12,7 @@
 package redact
 
 import (
+	"bytes"
 	"io"
 	"net/url"
 	"slices"
@@ -241,6 +242,59 @@ func AddSecrets(values ...string) {
 	}
 	// Longest first: a secret holding another is replaced whole.
 	slices.SortFunc(secrets.values, func(a, b string) int { return len(b) - len(a) })
+}
+
+// HeaderSecrets are the credentials a request's headers carry: the value of every
+// secret-named header (IsSecretName), and the credential after its scheme ("X" of
+// "Bearer X"), each MinSecretLen bytes or longer. AddSecrets and Mask take them.
+func HeaderSecrets(headers [][2]string) []string {
+	var out []string
+	for _, h := range headers {
+		if !IsSecretName(h[0]) {
+			continue
+		}
+		v := strings.TrimSpace(h[1])
+		_, cred, _ := strings.Cut(v, " ")
+		for _, s := range []string{v, strings.TrimSpace(cred)} {
+			if len(s) >= MinSecretLen && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	// Longest first: a secret holding another is masked whole.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// Mask overwrites, in place, every occurrence in b of each of secrets (HeaderSecrets'
+// values as bytes, longest first) with a mask of the same length: Value, then '*' to the secret's length
+// (only '*' for one shorter than Value). The length is kept so that the offsets recorded
+// with b (a raw log's read ends) still hold, and b stays valid JSON or SSE wherever the
+// secret sat in a string. It allocates nothing; it reports whether it masked anything.
+func Mask(b []byte, secrets [][]byte) bool {
+	masked := false
+	for _, s := range secrets {
+		if len(s) == 0 {
+			continue
+		}
+		for i := 0; i+len(s) <= len(b); {
+			j := bytes.Index(b[i:], s)
+			if j < 0 {
+				break
+			}
+			m := b[i+j : i+j+len(s)]
+			n := 0
+			if len(m) >= len(Value) {
+				n = copy(m, Value)
+			}
+			for k := n; k < len(m); k++ {
+				m[k] = '*'
+			}
+			masked = true
+			i += j + len(s)
+		}
+	}
+	return masked
 }
 
 // knownSecrets replaces every registered secret in s.

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -192,5 +193,37 @@ func TestTextEchoedCredentials(t *testing.T) {
 		if got := Text(c.want); got != c.want {
 			t.Errorf("Text not idempotent on %q: %q", c.want, got)
 		}
+	}
+}
+
+// TestHeaderSecretsAndMask: the credentials of secret-named headers (whole, and after the
+// scheme) are masked in place at their own length, every occurrence, longest first; other
+// headers and short values are not secrets.
+func TestHeaderSecretsAndMask(t *testing.T) {
+	got := HeaderSecrets([][2]string{{"Authorization", "Bearer sk-abcdefgh12"}, {"X-Upstream-Token", " tok-0123456789 "},
+		{"X-Custom", "visible-0123456789"}, {"Cookie", "short"}})
+	want := []string{"Bearer sk-abcdefgh12", "tok-0123456789", "sk-abcdefgh12"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("HeaderSecrets = %q; want %q", got, want)
+	}
+	var bs [][]byte
+	for _, s := range got {
+		bs = append(bs, []byte(s))
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"error":"bad Authorization: Bearer sk-abcdefgh12"}`, `{"error":"bad Authorization: REDACTED************"}`},
+		{`key sk-abcdefgh12 and sk-abcdefgh12`, `key REDACTED***** and REDACTED*****`},
+		{`tok-0123456789`, `REDACTED******`},
+		{`visible-0123456789 sk-abcdefgh1`, `visible-0123456789 sk-abcdefgh1`},
+	} {
+		b := []byte(c.in)
+		masked := Mask(b, bs)
+		if string(b) != c.want || masked != (c.in != c.want) || len(b) != len(c.in) {
+			t.Errorf("Mask(%q) = %q, %v; want %q", c.in, b, masked, c.want)
+		}
+	}
+	buf := []byte(`xx sk-abcdefgh12 yy tok-0123456789`)
+	if n := testing.AllocsPerRun(100, func() { Mask(buf, bs) }); n != 0 {
+		t.Errorf("Mask allocates %v times", n)
 	}
 }

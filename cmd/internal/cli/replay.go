@@ -301,17 +301,18 @@ func isStderr(w io.Writer) bool {
 }
 
 // RegisterSecrets tells package redact the credentials this process sends, the API key and
-// the values of secret-named headers (with and without their scheme, "Bearer X" and "X"), so
-// that no line or export ever holds one a server echoes back (redact.AddSecrets).
+// the values of secret-named headers (with and without their scheme, "Bearer X" and "X";
+// redact.HeaderSecrets), so that no line or export ever holds one a server echoes back
+// (redact.AddSecrets).
 func RegisterSecrets(apiKey string, headers []string) {
 	redact.AddSecrets(apiKey)
+	var hs [][2]string
 	for _, h := range headers {
-		if k, v, ok := strings.Cut(h, ":"); ok && redact.IsSecretName(k) {
-			v = strings.TrimSpace(v)
-			_, cred, _ := strings.Cut(v, " ")
-			redact.AddSecrets(v, cred)
+		if k, v, ok := strings.Cut(h, ":"); ok {
+			hs = append(hs, [2]string{k, v})
 		}
 	}
+	redact.AddSecrets(redact.HeaderSecrets(hs)...)
 }
 
 // readAPIKey reads --api-key-file: the key is the file's content without its trailing
