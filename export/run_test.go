@@ -118,6 +118,10 @@ func TestRunNeverReplacesInputs(t *testing.T) {
 	}{
 		{"a run's own file", filepath.Join(dir, "run.json"), "run.json is the name of a run's own file"},
 		{"the plan", filepath.Join(dir, "rate.llmplan"), "an input of this analysis"},
+		// Files this analysis does not read, but that hold a plan or a raw log by their
+		// bytes (a copied run's own plan, a log kept under another name): never replaced.
+		{"another plan", spare(t, root, filepath.Join(dir, "rate.llmplan"), "plan.llmplan"), "holds a plan"},
+		{"a renamed raw log", spare(t, root, filepath.Join(dir, "worker-000.rawlog"), "w0.bak"), "holds a raw log"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
@@ -132,6 +136,23 @@ func TestRunNeverReplacesInputs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spare copies src to root/other/name and returns its path.
+func spare(t *testing.T, root, src, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "other", name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestCompare: two runs of one plan at 20 and 25 ms TTFT; a 10% regression threshold fails
