@@ -79,14 +79,19 @@ func words(name string) []string {
 	return out
 }
 
-// Header returns a "Name: value" header with the value replaced when the name is a secret's.
-// A string without a colon is returned as it is (it is no header, and holds no value).
+// Header returns a "Name: value" header with the value replaced when the name is a secret's,
+// and otherwise the credentials Text finds in the value hidden (the credential of "Bearer
+// KEY" or a base64 "Basic", a URL's user information and secret parameters). A string
+// without a colon is returned as it is (it is no header, and holds no value).
 func Header(h string) string {
-	k, _, ok := strings.Cut(h, ":")
-	if ok && IsSecretName(k) {
+	k, v, ok := strings.Cut(h, ":")
+	if !ok {
+		return h
+	}
+	if IsSecretName(k) {
 		return strings.TrimSpace(k) + ": " + Value
 	}
-	return h
+	return k + ":" + Text(v) // "X-Forward: Bearer KEY", a URL's credentials
 }
 
 // URL returns raw with its user information and the values of query and fragment
@@ -245,16 +250,17 @@ func AddSecrets(values ...string) {
 }
 
 // HeaderSecrets are the credentials a request's headers carry: the value of every
-// secret-named header (IsSecretName), and the credential after its scheme ("X" of
-// "Bearer X"), each MinSecretLen bytes or longer. AddSecrets and Mask take them.
+// secret-named header (IsSecretName) or of one whatever its name that starts with a Bearer or
+// Basic scheme, and the credential after its scheme ("X" of "Bearer X"), each MinSecretLen
+// bytes or longer. AddSecrets and Mask take them.
 func HeaderSecrets(headers [][2]string) []string {
 	var out []string
 	for _, h := range headers {
-		if !IsSecretName(h[0]) {
+		v := strings.TrimSpace(h[1])
+		scheme, cred, _ := strings.Cut(v, " ")
+		if !IsSecretName(h[0]) && !strings.EqualFold(scheme, "bearer") && !strings.EqualFold(scheme, "basic") {
 			continue
 		}
-		v := strings.TrimSpace(h[1])
-		_, cred, _ := strings.Cut(v, " ")
 		for _, s := range []string{v, strings.TrimSpace(cred)} {
 			if len(s) >= MinSecretLen && !slices.Contains(out, s) {
 				out = append(out, s)
@@ -262,7 +268,7 @@ func HeaderSecrets(headers [][2]string) []string {
 		}
 	}
 	// Longest first: a secret holding another is masked whole.
-	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
 }
 

@@ -20,6 +20,9 @@ func TestArgs(t *testing.T) {
 		{"replay --header Client-Secret:s3cr3t", "replay --header Client-Secret: REDACTED"},
 		{"replay -H=X-Session-Cookie:s3cr3t", "replay -H=X-Session-Cookie: REDACTED"},
 		{"replay -H X-My-Key:s3cr3t -H Accept:text/event-stream", "replay -H X-My-Key: REDACTED -H Accept:text/event-stream"},
+		// A credential under a name no rule knows is still one by its scheme, or in a URL.
+		{"replay -H X-Forward:Bearer_sk-abcdefgh12", "replay -H X-Forward:Bearer_sk-abcdefgh12"},
+		{"replay -H=X-Callback:http://u:pw@h/", "replay -H=X-Callback:http://REDACTED@h/"},
 		{"replay --url http://u:pw@h:1/", "replay --url http://REDACTED@h:1/"},
 		{"replay -u=http://u:pw@h:1/", "replay -u=http://REDACTED@h:1/"},
 		{"replay --url http://h:1/v1?api_key=s3cr3t&model=m", "replay --url http://h:1/v1?api_key=REDACTED&model=m"},
@@ -42,6 +45,16 @@ func TestArgs(t *testing.T) {
 	}
 	if Args(nil) != nil {
 		t.Error("Args(nil) is not nil")
+	}
+	// Fields cannot hold a space: the scheme forms, one argument each.
+	for _, c := range []struct{ in, want string }{
+		{"X-Forward: Bearer sk-abcdefgh12", "X-Forward: Bearer REDACTED"},
+		{"X-Proxy: Basic dXNlcjpwYXNzd29yZA==", "X-Proxy: Basic REDACTED"},
+		{"X-Trace: abc def", "X-Trace: abc def"},
+	} {
+		if got := Args([]string{"-H", c.in})[1]; got != c.want {
+			t.Errorf("-H %q: got %q want %q", c.in, got, c.want)
+		}
 	}
 }
 
@@ -201,8 +214,8 @@ func TestTextEchoedCredentials(t *testing.T) {
 // headers and short values are not secrets.
 func TestHeaderSecretsAndMask(t *testing.T) {
 	got := HeaderSecrets([][2]string{{"Authorization", "Bearer sk-abcdefgh12"}, {"X-Upstream-Token", " tok-0123456789 "},
-		{"X-Custom", "visible-0123456789"}, {"Cookie", "short"}})
-	want := []string{"Bearer sk-abcdefgh12", "tok-0123456789", "sk-abcdefgh12"}
+		{"X-Custom", "visible-0123456789"}, {"Cookie", "short"}, {"X-Forward", "bearer fwd-0123456789"}})
+	want := []string{"bearer fwd-0123456789", "Bearer sk-abcdefgh12", "tok-0123456789", "fwd-0123456789", "sk-abcdefgh12"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("HeaderSecrets = %q; want %q", got, want)
 	}
