@@ -181,8 +181,9 @@ func query(raw string) string {
 // "://", and each word holding a query with a parameter ("host:9400/metrics?token=t");
 // the credential of an HTTP authentication header echoed in prose, the word after "Bearer"
 // (or after "Basic" when it looks like base64) and the value after "Authorization:",
-// "x-api-key:" or "api-key=" (a server's error body often quotes the header it refused), a
-// word of MinSecretLen bytes or more;
+// "x-api-key:" or "api-key=" (a server's error body often quotes the header it refused),
+// after the scheme's name when one comes first ("Authorization: Token KEY"), a word of
+// MinSecretLen bytes or more;
 // and every value registered with AddSecrets (the API key, secret headers' values).
 // Words end at white space, quotes and angle brackets; trailing punctuation (".,;:)]}!")
 // stays outside the URL. Everything else is kept byte for byte. Error messages and notices
@@ -378,14 +379,15 @@ func credentialAt(s, lower string, i int) (v, w int) {
 	if scheme != "" && v == after {
 		return -1, -1 // a scheme and its credential are apart
 	}
-	w = v
-	for w < len(s) && !isDelim(rune(s[w])) && s[w] != ',' {
-		w++
-	}
-	for w > v && strings.IndexByte(".;:)]}!", s[w-1]) >= 0 {
-		w-- // trailing punctuation stays outside, as after a URL
-	}
+	w = wordEnd(s, v)
 	word := s[v:w]
+	if scheme == "" && w < len(s) && s[w] == ' ' && isScheme(word) {
+		// "Authorization: Token KEY", "SSWS KEY": the credential is the scheme's next word.
+		if v2 := w + 1; v2 < len(s) && !isDelim(rune(s[v2])) {
+			v, w = v2, wordEnd(s, v2)
+			word = s[v:w]
+		}
+	}
 	switch {
 	case len(word) < MinSecretLen || word == Value:
 		return -1, -1 // too short to be a credential ("Bearer KEY" of a help text), or hidden
@@ -395,6 +397,33 @@ func credentialAt(s, lower string, i int) (v, w int) {
 		return -1, -1
 	}
 	return v, w
+}
+
+// wordEnd is the end of the word of s starting at v: at white space, a quote, an angle
+// bracket or a comma, trailing punctuation left outside (as after a URL).
+func wordEnd(s string, v int) int {
+	w := v
+	for w < len(s) && !isDelim(rune(s[w])) && s[w] != ',' {
+		w++
+	}
+	for w > v && strings.IndexByte(".;:)]}!", s[w-1]) >= 0 {
+		w--
+	}
+	return w
+}
+
+// isScheme reports whether word looks like an authentication scheme's name (Token, SSWS,
+// Digest, ApiKey): letters only, shorter than MinSecretLen.
+func isScheme(word string) bool {
+	if word == "" || len(word) >= MinSecretLen {
+		return false
+	}
+	for i := 0; i < len(word); i++ {
+		if c := word[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // asciiLower is s with ASCII upper-case letters lowered, every other byte kept (so that

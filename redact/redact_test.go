@@ -189,6 +189,9 @@ func TestTextEchoedCredentials(t *testing.T) {
 		{"invalid x-api-key: sk-ant-abcdefgh1234.", "invalid x-api-key: REDACTED."},
 		{"api_key=sk-abcdefgh1234 rejected", "api_key=REDACTED rejected"},
 		{"Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==", "Proxy-Authorization: Basic REDACTED"},
+		// Any scheme after a credential header's name: its credential is the next word.
+		{"Authorization: Token sk-abcdefgh1234 rejected", "Authorization: Token REDACTED rejected"},
+		{"authorization=SSWS 00abcdefgh1234", "authorization=SSWS REDACTED"},
 		{"the value HDRSECRET98765 is not allowed", "the value REDACTED is not allowed"},
 		{"xHDRSECRET98765y", "xREDACTEDy"},
 		// Kept: help text placeholders, prose, names inside other names, short values.
