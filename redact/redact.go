@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"io"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -501,6 +502,7 @@ func (x *Writer) Unwrap() io.Writer { return x.w }
 
 // Args returns a copy of a replay command line with secrets replaced: the value of
 // --api-key, the values of -H/--header options naming a secret header, credentials in the
+// values of --extra-inputs fields under a secret's name (ExtraInput), credentials in the
 // values of URL flags (--url/-u and every --*-url, --*-urls; --server-metrics=URL and
 // --gpu-telemetry=URL, whose value is optional and so only ever attached), with or without
 // a scheme, and credentials in any other argument holding "://". The forms "--flag value",
@@ -534,6 +536,8 @@ func Args(args []string) []string {
 			next(Header)
 		case strings.HasPrefix(a, "-H") && !strings.HasPrefix(a, "--"):
 			out[i] = attached(a, Header)
+		case name == "--extra-inputs":
+			next(ExtraInput)
 		case isURLFlag(name) || a == "-u":
 			next(URL)
 		case (name == "--server-metrics" || name == "--gpu-telemetry") && hasValue:
@@ -545,6 +549,48 @@ func Args(args []string) []string {
 		}
 	}
 	return out
+}
+
+// ExtraInput returns an --extra-inputs value ("k:v", or a JSON object) with the value of a
+// field under a secret's name replaced (some servers take the key in the body: "api_key:KEY",
+// {"x_token":"KEY"}); token counts ("max_tokens", "min_tokens") are no secrets. In a JSON
+// object, string values and bare scalars of top-level and nested fields are replaced.
+func ExtraInput(v string) string {
+	if strings.HasPrefix(strings.TrimSpace(v), "{") {
+		return jsonField.ReplaceAllStringFunc(v, func(m string) string {
+			sub := jsonField.FindStringSubmatch(m)
+			if !isSecretField(sub[1]) {
+				return m
+			}
+			return sub[0][:len(sub[0])-len(sub[2])] + `"` + Value + `"`
+		})
+	}
+	k, _, ok := strings.Cut(v, ":")
+	if ok && isSecretField(k) {
+		return k + ":" + Value
+	}
+	return v
+}
+
+// jsonField matches a JSON field whose value is a string or a bare scalar: its name, and
+// its value.
+var jsonField = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*"|[-+.\w]+)`)
+
+// isSecretField reports whether a request body field named name carries a credential
+// (IsSecretName, but for token counts).
+func isSecretField(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	return IsSecretName(n) && !strings.HasSuffix(n, "tokens")
+}
+
+// FlagValue is the value v of the flag named name (without its dashes) with its credentials
+// replaced as Args replaces them on a command line ("--name=v"): for a configuration printed
+// or recorded flag by flag (profile --print-config, the plan's flags in the exports).
+func FlagValue(name, v string) string {
+	if v == "" {
+		return v
+	}
+	return strings.TrimPrefix(Args([]string{"--" + name + "=" + v})[0], "--"+name+"=")
 }
 
 // isURLFlag reports whether a long flag takes a URL as its (required) value: --url and every

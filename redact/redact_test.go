@@ -20,6 +20,10 @@ func TestArgs(t *testing.T) {
 		{"replay --header Client-Secret:s3cr3t", "replay --header Client-Secret: REDACTED"},
 		{"replay -H=X-Session-Cookie:s3cr3t", "replay -H=X-Session-Cookie: REDACTED"},
 		{"replay -H X-My-Key:s3cr3t -H Accept:text/event-stream", "replay -H X-My-Key: REDACTED -H Accept:text/event-stream"},
+		// A body field under a secret's name (some servers take the key in the body).
+		{"profile --extra-inputs api_key:sk-1 --extra-inputs ignore_eos:true", "profile --extra-inputs api_key:REDACTED --extra-inputs ignore_eos:true"},
+		{`profile --extra-inputs={"ignore_eos":true,"x_token":"sk-1","n":2}`, `profile --extra-inputs={"ignore_eos":true,"x_token":"REDACTED","n":2}`},
+		{"profile --extra-inputs max_tokens:100 --extra-inputs min_tokens:1", "profile --extra-inputs max_tokens:100 --extra-inputs min_tokens:1"},
 		// A credential under a name no rule knows is still one by its scheme, or in a URL.
 		{"replay -H X-Forward:Bearer_sk-abcdefgh12", "replay -H X-Forward:Bearer_sk-abcdefgh12"},
 		{"replay -H=X-Callback:http://u:pw@h/", "replay -H=X-Callback:http://REDACTED@h/"},

@@ -300,7 +300,7 @@ type itemsValue interface{ Items() []string }
 // flag set (on the command line or by a file) as a key with its value, in definition order,
 // then every other flag as a comment with its default. skip leaves flags out (the ones that
 // say what to do with the config itself). No credential is printed: every value goes through
-// the command line's redaction (redact.Args: the API key, secret headers' values, URLs'
+// the command line's redaction (redact.FlagValue: the API key, secret headers' values, URLs'
 // credentials), so a config printed to share a setup holds none (a key is given again with
 // --api-key, OPENAI_API_KEY or --api-key-file).
 func PrintConfig(w io.Writer, fs *pflag.FlagSet, skip func(name string) bool) error {
@@ -338,7 +338,7 @@ func configValue(f *pflag.Flag) any {
 		if items := iv.Items(); len(items) > 1 {
 			out := make([]*yaml.Node, len(items))
 			for i, it := range items {
-				out[i] = &yaml.Node{Kind: yaml.ScalarNode, Value: hideSecret(f.Name, it)}
+				out[i] = &yaml.Node{Kind: yaml.ScalarNode, Value: redact.FlagValue(f.Name, it)}
 			}
 			return out
 		}
@@ -350,11 +350,11 @@ func configValue(f *pflag.Flag) any {
 		}
 		out := make([]string, len(s))
 		for i, v := range s {
-			out[i] = hideSecret(f.Name, v)
+			out[i] = redact.FlagValue(f.Name, v)
 		}
 		return out
 	}
-	v := hideSecret(f.Name, f.Value.String())
+	v := redact.FlagValue(f.Name, f.Value.String())
 	switch f.Value.Type() {
 	case "bool", "int", "int64", "uint64", "count", "float64":
 		if _, err := strconv.ParseFloat(v, 64); err == nil || v == "true" || v == "false" {
@@ -362,13 +362,4 @@ func configValue(f *pflag.Flag) any {
 		}
 	}
 	return v
-}
-
-// hideSecret is flag name's value v with its credentials replaced, as the command line
-// records them (redact.Args on "--name=v").
-func hideSecret(name, v string) string {
-	if v == "" {
-		return v
-	}
-	return strings.TrimPrefix(redact.Args([]string{"--" + name + "=" + v})[0], "--"+name+"=")
 }
