@@ -262,7 +262,8 @@ func isArray(f *pflag.Flag) bool {
 }
 
 // ApplyConfig sets on fs each setting whose flag was not given on the command line (set
-// names the flags the command line gave); an error names the file's line.
+// names the flags the command line gave); an error names the file's line. A credential that
+// is the placeholder --print-config wrote is refused (isRedactedCredential), not sent.
 func ApplyConfig(fs *pflag.FlagSet, settings []Setting, set map[string]bool, path string) error {
 	for _, s := range settings {
 		f := fs.Lookup(s.Flag)
@@ -277,6 +278,10 @@ func ApplyConfig(fs *pflag.FlagSet, settings []Setting, set map[string]bool, pat
 			vals = []string{strings.Join(s.Values, ",")}
 		}
 		for _, v := range vals {
+			if isRedactedCredential(f.Name, v) {
+				return &ConfigError{Path: path, Line: s.Line, Msg: fmt.Sprintf("%s: the credential is the placeholder --print-config writes (%s): "+
+					"give it again (--api-key-file, $OPENAI_API_KEY, -H on the command line)", s.Key, redact.Value)}
+			}
 			if err := fs.Set(f.Name, v); err != nil {
 				return &ConfigError{Path: path, Line: s.Line, Msg: fmt.Sprintf("%s: --%s %q: %v", s.Key, f.Name, v, err)}
 			}
@@ -362,4 +367,15 @@ func configValue(f *pflag.Flag) any {
 		}
 	}
 	return v
+}
+
+// isRedactedCredential reports whether flag name's value v holds the placeholder
+// redact.Value where a credential goes (the api-key, a secret header's value): a file
+// --print-config wrote, whose credentials it hid. The word anywhere else is a value.
+func isRedactedCredential(name, v string) bool {
+	if !strings.Contains(v, redact.Value) {
+		return false
+	}
+	probe := strings.ReplaceAll(v, redact.Value, "probe-0123456789")
+	return redact.FlagValue(name, probe) != probe
 }

@@ -58,3 +58,32 @@ func TestPrintConfigHidesSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigRefusesRedactedCredentials: a config file whose credential is the placeholder
+// --print-config wrote (api-key: REDACTED, a secret header's REDACTED value) is bad input
+// naming the line, not a key "REDACTED" sent to the server; the word elsewhere is kept.
+func TestConfigRefusesRedactedCredentials(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"api-key: REDACTED\n", "line 1: api-key: the credential is the placeholder --print-config writes"},
+		{"model: m\nheader: ['X-Upstream-Token: REDACTED']\n", "line 2: header"},
+		{"extra-inputs: ['api_key:REDACTED']\n", "line 1: extra-inputs"},
+		{"system-prompt: REDACTED words stay\nheader: ['X-Note: REDACTED']\n", ""},
+	} {
+		fs := pflag.NewFlagSet("profile", pflag.ContinueOnError)
+		fs.String("api-key", "", "")
+		fs.String("model", "", "")
+		fs.String("system-prompt", "", "")
+		fs.StringArrayP("header", "H", nil, "")
+		fs.StringArray("extra-inputs", nil, "")
+		settings, err := ParseConfig([]byte(c.yaml), "c.yaml", fs, func(string) string { return "" })
+		if err == nil {
+			err = ApplyConfig(fs, settings, nil, "c.yaml")
+		}
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: %v", c.yaml, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%q: error %v; want one with %q", c.yaml, err, c.want)
+		}
+	}
+}
