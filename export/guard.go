@@ -120,6 +120,13 @@ func (g *outputGuard) inputsBefore(o Options, dirs []string) {
 	}
 	for _, d := range dirs {
 		g.add("a run's generator validation file", filepath.Join(d, analyze.GeneratorValidationName))
+		if m, err := rawlog.ReadManifest(d); err == nil && m.PlanPath != "" {
+			// Named before the analysis reads it: where analyze looks for it (as given,
+			// relative to the run, or beside run.json).
+			for _, p := range []string{m.PlanPath, filepath.Join(d, m.PlanPath), filepath.Join(d, filepath.Base(m.PlanPath))} {
+				g.add("the plan of the run", p)
+			}
+		}
 	}
 }
 
