@@ -58,6 +58,9 @@ func (g *outputGuard) check(flag, path string) error {
 // a name no rule knows (a copied run's own plan, a log kept under another name) is never
 // replaced by an export.
 func heldFormat(path string) string {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "" // nothing there, or no file to read (a FIFO would block)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
