@@ -8,7 +8,7 @@ FUZZTIME  ?= 10s
 DEMO_DIR  ?= $(BIN)/demo
 DEMO_PORT ?= 18431
 
-.PHONY: all build test test-net-client demo bench fuzz lint clean image e2e-slurm e2e-podman
+.PHONY: all build test test-net-client demo bench bench-floor fuzz lint clean image e2e-slurm e2e-podman
 
 all: build
 
@@ -27,6 +27,16 @@ demo: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# bench-floor: only the client against the machine's floor (replay/testdata/floor.c, built
+# with cc): CPU per request as ratios to the floor at concurrency 64, 256 and 1,000 against
+# mockllm with ITL 5 and 10 ms (system calls and context switches per request beside them
+# where perf can count them), and the schedule lag p50/p99 at 200, 500 and 2,000 req/s
+# (beside the noise on the worker's CPU meanwhile, internal/noise);
+# medians of ROUNDS interleaved rounds. About 2 minutes a round on 2 CPUs.
+ROUNDS ?= 1
+bench-floor:
+	$(GO) test -run '^$$' -bench 'BenchmarkFloorVsClients|BenchmarkClientsScheduleLag' -benchtime 1x ./replay/ -floor.rounds $(ROUNDS)
 
 # test-net-client: the replay and e2e suites with the net client as the default (--client net),
 # as `make test` runs them with the event loop: both clients must pass every test.

@@ -216,6 +216,9 @@ func ownBlock(s *Summary) *ordered {
 	verdict.add("max_schedule_lag_ms", pyFloat(v.MaxLagMs))
 	if v.CPUKnown {
 		verdict.add("busiest_worker", v.BusiestWorker).add("busiest_worker_cpu_pct", pyFloat(v.BusiestWorkerPct))
+		if v.SharedBy > 1 {
+			verdict.add("busiest_cpu_shared_by", v.SharedBy)
+		}
 	}
 	verdict.add("max_worker_cpu_pct", pyFloat(v.MaxCPUPct))
 	if v.Jitter {
@@ -230,6 +233,10 @@ func ownBlock(s *Summary) *ordered {
 		reasons = append(reasons, r)
 	}
 	verdict.add("reasons", reasons)
+	if sc := v.Server; sc.ServerClosed > 0 || sc.Reconnects > 0 {
+		verdict.add("server_closed_requests", sc.ServerClosed).add("server_reconnects", sc.Reconnects).
+			add("server_closes_after_each_response", sc.AfterEachResponse)
+	}
 	workers := make([]any, 0, len(s.Workers))
 	for _, w := range s.Workers {
 		wo := &ordered{}

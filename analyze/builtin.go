@@ -114,6 +114,7 @@ func builtinEntries() []entry {
 		rec(MHTTPReqDataReceived, "http_req_data_received", "HTTP Request Data Received", unitBytes, a, sWhole, 1560, i, httpDataReceived),
 		rec(MHTTPReqChunksReceived, "http_req_chunks_received", "HTTP Request Chunks Received", unitCount, a, sWhole, 1570, i, httpChunks),
 		rec(MHTTPReqConnectionReused, "http_req_connection_reused", "HTTP Request Connection Reused", unitCount, a, sWhole, 1580, i, httpReused),
+		rec(MHTTPReqReconnects, "http_req_reconnects", "HTTP Request Reconnects", unitCount, o, sWhole, 1585, i|fa, httpReconnects),
 		// Schedule fidelity and client health (ours): kept for failed requests too.
 		rec(MScheduleLag, "schedule_lag", "Schedule Lag", unitMs, o, sNs, 1000, c|fa, scheduleLag),
 		rec(MDispatchLag, "dispatch_lag", "Dispatch Lag", unitMs, o, sNs, 1010, c|fa, dispatchLag),

@@ -86,6 +86,7 @@ const (
 	MHTTPReqDataReceived
 	MHTTPReqChunksReceived
 	MHTTPReqConnectionReused
+	MHTTPReqReconnects
 	MScheduleLag
 	MDispatchLag
 	MSlotWait

@@ -253,6 +253,8 @@ func TestJudgeGenerator(t *testing.T) {
 		{"lag", summary(25, 3, 10, 0), nil, false, "schedule lag p99 3.00 ms exceeds 1.00 ms", "", nil},
 		{"cpu", summary(25, 0.5, 95, 0), nil, false, "a worker used 95.00% of a core", "", nil},
 		{"failures", summary(25, 0.5, 10, 2), nil, false, "2 requests failed", "", nil},
+		{"cpu shared", &Summary{Counts: Counts{Valid: 10}, Workers: []WorkerSummary{{Worker: 0, CPU: 1, CPUPct: 50}, {Worker: 1, CPU: 1, CPUPct: 45}, {Worker: 2, CPU: 0, CPUPct: 60}},
+			Results: summary(25, 0.5, 10, 0).Results}, nil, false, "2 workers sharing a CPU used 95.00% of a core", "", map[string]float64{FigWorkerCPU: 95}},
 		{"nothing", &Summary{}, nil, false, "no request completed", "", nil},
 		{"mock late, client fine", summary(45, 0.5, 10, 0), share(0.2, 0.05, 10), true, "",
 			"TTFT p99 error 25.00 ms exceeds ±10.00 ms; the client's own share stayed within tolerance (TTFT p99 0.20 ms), so the rest is the mock server's: it read requests p99 0.50 ms after",

@@ -68,6 +68,15 @@ type collector struct {
 	gaps, sameRead                int64
 	errs                          map[string]*errAgg
 
+	// oslAsked counts valid requests with an OSL and a requested one, oslOver those whose OSL
+	// exceeded the requested one by more than the mismatch tolerance (limitIgnored).
+	oslAsked, oslOver int64
+	// oslOverFailed counts the failed requests among oslOver: they failed once past the
+	// requested length (their content events tell).
+	oslOverFailed int64
+	// reconnects and serverClosed sum the sent requests' raw fields (ServerConnections).
+	reconnects, serverClosed int64
+
 	// Wall-clock windows: valid requests from send to last content (AIPerf's benchmark
 	// duration), sends of all sent requests, ends of completed requests.
 	benchWin, sendWin, endWin window
@@ -141,6 +150,10 @@ func (c *collector) add(m *requestMetrics) {
 	if m.Sent {
 		c.sent++
 		c.sendWin.add(wall + m.SendNs)
+		c.reconnects += int64(m.Reconnects)
+		if m.ServerClosed {
+			c.serverClosed++
+		}
 	}
 	if m.Outcome == rawlog.OutcomeCompleted && m.EndNs >= 0 {
 		c.completed++
@@ -153,6 +166,14 @@ func (c *collector) add(m *requestMetrics) {
 		}
 		if m.Has[MErrorISL] {
 			c.totalErrISL.add(m.Values[MErrorISL])
+		}
+		if m.Outcome == rawlog.OutcomeCompleted && m.RequestedOSL > 0 && float64(m.ContentEvents)-float64(m.RequestedOSL) > oslTolerance(m.RequestedOSL) {
+			// It failed once already past the requested length (llama.cpp's "Context size
+			// has been exceeded." after an ignored limit): its content events are a lower
+			// bound of its output.
+			c.oslAsked++
+			c.oslOver++
+			c.oslOverFailed++
 		}
 		return
 	}
@@ -169,8 +190,13 @@ func (c *collector) add(m *requestMetrics) {
 	c.totalItems.add(math.Trunc(m.Values[MItemCount]))
 	if m.Has[MOutputSequenceLength] && m.RequestedOSL > 0 {
 		req := float64(m.RequestedOSL)
-		if math.Abs(m.Values[MOutputSequenceLength]-req) > math.Min(req*0.05, 50) {
+		tol := oslTolerance(m.RequestedOSL)
+		if math.Abs(m.Values[MOutputSequenceLength]-req) > tol {
 			c.oslMismatch++
+		}
+		c.oslAsked++
+		if m.Values[MOutputSequenceLength]-req > tol {
+			c.oslOver++
 		}
 	}
 	for _, id := range [...]MetricID{MUsagePromptTokensDiffPct, MUsageCompletionTokensDiffPct, MUsageReasoningTokensDiffPct} {
@@ -186,6 +212,10 @@ func (c *collector) add(m *requestMetrics) {
 		}
 	}
 }
+
+// oslTolerance is how far an output may be from the requested length before it counts as a
+// mismatch (osl_mismatch_count): min(5 %, 50 tokens).
+func oslTolerance(requested int) float64 { return math.Min(float64(requested)*0.05, 50) }
 
 // addError counts n errors like e; index is the plan index of the request.
 func (c *collector) addError(e *requestError, index uint32, n int64) {
@@ -226,6 +256,11 @@ func (c *collector) merge(o *collector) {
 	c.totalItems.merge(o.totalItems)
 	c.totalErrISL.merge(o.totalErrISL)
 	c.oslMismatch += o.oslMismatch
+	c.oslAsked += o.oslAsked
+	c.oslOver += o.oslOver
+	c.oslOverFailed += o.oslOverFailed
+	c.reconnects += o.reconnects
+	c.serverClosed += o.serverClosed
 	c.usageDiscrepancy += o.usageDiscrepancy
 	for i := range c.usage {
 		c.usage[i].merge(o.usage[i])

@@ -229,13 +229,17 @@ func VerdictLine(s *Summary) string {
 		facts = append(facts, fmt.Sprintf("dispatch lag p99 %s ms (bound %s ms)", fmtNum(v.DispatchLagP99Ms), fmtNum(v.MaxLagMs)))
 	}
 	if v.CPUKnown {
-		facts = append(facts, fmt.Sprintf("busiest worker %d at %s%% CPU (bound %s%%)", v.BusiestWorker, fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
+		facts = append(facts, fmt.Sprintf("busiest %s at %s%% CPU (bound %s%%)", busiestWords(&v), fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
 	}
 	if f := floorFact(&v); f != "" {
 		facts = append(facts, f)
 	}
 	if v.Kept && v.Jitter {
 		facts = append(facts, jitterFact(&v))
+	}
+	server := serverCloseFact(&v.Server)
+	if server != "" {
+		facts = append(facts, server)
 	}
 	var line string
 	switch {
@@ -251,6 +255,9 @@ func VerdictLine(s *Summary) string {
 		reasons := v.Reasons
 		if f := floorFact(&v); f != "" {
 			reasons = append(reasons[:len(reasons):len(reasons)], f)
+		}
+		if server != "" {
+			reasons = append(reasons[:len(reasons):len(reasons)], server)
 		}
 		line = "Verdict: schedule NOT kept: " + strings.Join(reasons, "; ") +
 			". These numbers describe the client, not the server: use more workers or a lower rate."

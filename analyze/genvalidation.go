@@ -199,16 +199,14 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 			reasons = append(reasons, fmt.Sprintf("schedule lag p99 %s ms exceeds %s ms", fmtNum(r.Stats.P[8]), fmtNum(tol.ScheduleLagP99Ms)))
 		}
 	}
-	busiest, known := 0.0, false
-	for _, w := range s.Workers {
-		if w.CPUPct >= 0 {
-			busiest, known = math.Max(busiest, w.CPUPct), true
-		}
-	}
-	if known {
+	if _, busiest, sharedBy, known := busiestCPU(s.Workers); known {
 		figures[FigWorkerCPU] = round4(busiest)
 		if busiest >= tol.WorkerCPUPct {
-			reasons = append(reasons, fmt.Sprintf("a worker used %s%% of a core (bound %s%%)", fmtNum(busiest), fmtNum(tol.WorkerCPUPct)))
+			who := "a worker"
+			if sharedBy > 1 {
+				who = fmt.Sprintf("%d workers sharing a CPU", sharedBy)
+			}
+			reasons = append(reasons, fmt.Sprintf("%s used %s%% of a core (bound %s%%)", who, fmtNum(busiest), fmtNum(tol.WorkerCPUPct)))
 		}
 	}
 	return figures, len(reasons) == 0, reasons, notes

@@ -95,6 +95,8 @@ func streamReads(send, ttft, itl int64, n, reasoning, isl int) []read {
 type planSpec struct {
 	meta mmapds.Meta
 	recs []mmapds.Record
+	// bodyExtra is appended inside every body's object (`,"max_tokens":8`).
+	bodyExtra string
 }
 
 // writePlan writes the plan and returns its hash.
@@ -105,7 +107,7 @@ func writePlan(t testing.TB, path string, ps planSpec) string {
 		t.Fatal(err)
 	}
 	for i, r := range ps.recs {
-		if err := w.Add(r, []byte(fmt.Sprintf(`{"model":"m","i":%d}`, i))); err != nil {
+		if err := w.Add(r, []byte(fmt.Sprintf(`{"model":"m","i":%d%s}`, i, ps.bodyExtra))); err != nil {
 			t.Fatal(err)
 		}
 	}

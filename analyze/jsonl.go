@@ -220,6 +220,15 @@ func appendTrace(b []byte, wall int64, q *rawlog.Request, full bool) []byte {
 			b = field(b, "tcp_connect_start_ns", q.ConnectStartNs)
 			b = field(b, "tcp_connect_end_ns", q.ConnectEndNs)
 		}
+		if q.Reconnects > 0 {
+			// The first attempt went out on a connection the server had closed.
+			b = append(b, `,"reconnects":`...)
+			b = strconv.AppendInt(b, int64(q.Reconnects), 10)
+			b = field(b, "first_attempt_start_ns", q.FirstWriteStartNs)
+		}
+		if q.ServerClosed {
+			b = append(b, `,"server_closed_connection":true`...)
+		}
 		if q.Outcome != rawlog.OutcomeCompleted {
 			b = field(b, "error_timestamp_ns", q.EndNs)
 		}

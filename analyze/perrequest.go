@@ -312,12 +312,23 @@ func httpReused(f *facts) (float64, bool) {
 	return some(0)
 }
 
+// httpReconnects is the times the request was sent again after the server had closed the
+// connection it was first written on (raw reconnects).
+func httpReconnects(f *facts) (float64, bool) {
+	if !f.m.Sent {
+		return 0, false
+	}
+	return some(float64(f.q.Reconnects))
+}
+
 // Schedule fidelity (ours), for every request the client started: written, or at least
 // dialled.
 
 // acted is when the client acted: when it began to dial a new connection, else when it began
-// writing (the connect itself is the network's and the server's time, not the client's lag);
-// ready when the request was free to go (its slot's), else its intended instant.
+// writing (the connect itself is the network's and the server's time, not the client's lag),
+// and for a request the server's close made it send again, its first attempt (the dead
+// connection and the reconnect are the server's doing); ready when the request was free to
+// go (its slot's), else its intended instant.
 func acted(f *facts) (start, ready int64, ok bool) {
 	q := f.q
 	if !f.started {
@@ -326,6 +337,9 @@ func acted(f *facts) (start, ready int64, ok bool) {
 	start = q.WriteStartNs
 	if q.ConnectStartNs >= 0 && (start < 0 || q.ConnectStartNs < start) {
 		start = q.ConnectStartNs
+	}
+	if q.Reconnects > 0 && q.FirstWriteStartNs >= 0 && (start < 0 || q.FirstWriteStartNs < start) {
+		start = q.FirstWriteStartNs
 	}
 	ready = q.ReadyNs
 	if ready < 0 {

@@ -68,6 +68,12 @@ type requestMetrics struct {
 	// that completed at least one. Both alias the processor's buffers.
 	ICL []int64
 	EPR []int32
+
+	// Reconnects and ServerClosed are the raw record's: the request was sent again on a new
+	// connection after the server closed the reused one, and it went on a new connection
+	// because of the server.
+	Reconnects   int
+	ServerClosed bool
 }
 
 func (m *requestMetrics) set(id MetricID, v float64) {
@@ -153,6 +159,7 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	m.Index, m.Phase, m.Session, m.Turn = q.Index, rec.Phase, rec.Session, rec.Turn
 	m.Run, m.Worker, m.StartUnixNs = p.cfg.run, p.cfg.worker, p.cfg.wall
 	m.Outcome, m.Status, m.ConnReused = q.Outcome, q.Status, q.ConnReused
+	m.Reconnects, m.ServerClosed = q.Reconnects, q.ServerClosed
 	m.IntendedNs, m.ReadyNs, m.SendNs, m.HeaderNs, m.EndNs = q.IntendedNs, q.ReadyNs, q.WriteStartNs, q.HeaderNs, q.EndNs
 	m.FirstContentNs, m.LastContentNs = -1, -1
 	m.CancelAfterNs = rec.CancelAfterNs

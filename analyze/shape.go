@@ -273,8 +273,12 @@ func fmtP(p float64) string {
 type shapeData struct {
 	isl, osl, gaps []float64
 	gapsWhy        string // why there are no gaps
-	reuse          float64
-	reuseNote      string
+	// plannedSentGaps are the achieved gaps of the requests the plan gave send instants (in
+	// a multi-turn plan, the first turns; later turns follow completions).
+	plannedSentGaps []float64
+	plannedCount    int // requests with a planned send instant
+	reuse           float64
+	reuseNote       string
 }
 
 // ShapeOptions configure ValidateShape.
@@ -314,10 +318,14 @@ func ValidateShape(s *Summary, o ShapeOptions) (*ShapeReport, error) {
 	}
 	r := &ShapeReport{Requests: len(s.shape.s), Reuse: run.reuse, RefReuse: -1, ReuseNote: run.reuseNote}
 	r.Fidelity = ShapeCompare{Name: "plan_inter_arrival"}
-	if len(plan) < 2 {
+	switch {
+	case run.plannedCount == 0:
 		r.Fidelity.Skipped = "the plan has no planned send instants (closed loop: arrivals follow completions)"
-	} else {
-		r.Fidelity.KS = KS2(run.gaps, plan)
+	case len(plan) == 0:
+		r.Fidelity.Skipped = fmt.Sprintf("only %d request has a planned send instant (a gap needs two)", run.plannedCount)
+	default:
+		// Only requests with planned instants: later turns of a session follow completions.
+		r.Fidelity.KS = KS2(run.plannedSentGaps, plan)
 	}
 	if o.Reference == "" {
 		return r, nil
@@ -359,18 +367,21 @@ func gapsOf(ts []int64) []float64 {
 func runShape(samples []shapeSample, p *mmapds.Plan, tok *tokenizer.Tokenizer, load func(string) (*tokenizer.Tokenizer, error), reuse bool) (*shapeData, []float64, error) {
 	d := &shapeData{reuse: -1}
 	sent := make([]int64, 0, len(samples))
-	var planned []int64
+	var planned, plannedSent []int64
 	for _, x := range samples {
 		d.isl, d.osl = append(d.isl, x.isl), append(d.osl, x.osl)
 		sent = append(sent, x.sendUnixNs)
 		if x.intendedNs != mmapds.NoSendOffset && x.intendedNs >= 0 {
 			planned = append(planned, x.intendedNs)
+			plannedSent = append(plannedSent, x.sendUnixNs)
 		}
 	}
 	d.gaps = gapsOf(sent)
+	d.plannedCount = len(planned)
 	var planGaps []float64
-	if len(planned) == len(samples) {
+	if len(planned) >= 2 {
 		planGaps = gapsOf(planned)
+		d.plannedSentGaps = gapsOf(plannedSent)
 	}
 	if !reuse {
 		return d, planGaps, nil

@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -206,5 +208,28 @@ func TestValidateShapeRun(t *testing.T) {
 				t.Errorf("missing reference: %v", err)
 			}
 		})
+	}
+}
+
+// TestRunShapeMultiTurnFidelity: in a rate plan of multi-turn sessions only the first turns
+// have planned instants; the fidelity compares those turns' achieved gaps with their planned
+// ones instead of calling the plan a closed loop.
+func TestRunShapeMultiTurnFidelity(t *testing.T) {
+	const msNs = int64(1e6)
+	var samples []shapeSample
+	for i, at := range []int64{0, 100, 300} {
+		samples = append(samples,
+			shapeSample{index: uint32(2 * i), sendUnixNs: 1e18 + (at+5)*msNs, intendedNs: at * msNs},
+			shapeSample{index: uint32(2*i + 1), sendUnixNs: 1e18 + (at+40)*msNs, intendedNs: mmapds.NoSendOffset})
+	}
+	d, plan, err := runShape(samples, nil, nil, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.plannedCount != 3 || !slices.Equal(plan, []float64{100, 200}) || !slices.Equal(d.plannedSentGaps, []float64{100, 200}) {
+		t.Fatalf("planned %d, plan gaps %v, achieved %v; want 3, [100 200], [100 200]", d.plannedCount, plan, d.plannedSentGaps)
+	}
+	if len(d.gaps) != 5 {
+		t.Errorf("all sends' gaps: %v", d.gaps)
 	}
 }

@@ -170,9 +170,10 @@ func (a *analysis) wholeResults(s *Summary, parts []*logAnalysis, m *merged) {
 		offered: meta.OfferedRate, cpu: cpuDist, workers: s.Workers, gpus: s.GPUs, concurrency: meta.Concurrency, whole: true})
 	s.Errors = m.all.errorCounts()
 	s.Verdict = verdict(s, a.opts, a.verdictFacts(m.all, meta))
+	s.Verdict.Server = a.serverConnections(m.all)
 	a.judgeShards(s, m.lags)
 	s.shape = mergeShape(parts)
-	s.Notes = append(s.Notes, notes(s, m.all)...)
+	s.Notes = append(s.Notes, notes(s, m.all, a.planLimitField())...)
 	s.Notes = append(s.Notes, userNotes(a.reg, m.all)...)
 }
 

@@ -43,21 +43,30 @@ type Verdict struct {
 	MaxLagMs         float64
 	LagKnown         bool
 	// BusiestWorker is the worker with the highest CPU use over the profile window, as a
-	// percentage of one core; MaxCPUPct the bound.
+	// percentage of one core; MaxCPUPct the bound. When workers were pinned to one CPU
+	// together (replay starts more workers than CPUs when one process cannot hold the
+	// open files) and their sum is higher, BusiestWorkerPct is that CPU's load, the sum,
+	// SharedBy how many workers shared it and BusiestWorker the busiest of them.
 	BusiestWorker    int
 	BusiestWorkerPct float64
+	SharedBy         int
 	MaxCPUPct        float64
 	CPUKnown         bool
 	// Reasons lists what failed.
 	Reasons []string
 	// What the lag is judged against (analyze/verdict.go, docs/metrics.md).
 	VerdictContext
+	// Server is what the server did to the connections: the verdict names it, never as the
+	// client's (analyze/connections.go).
+	Server ServerConnections
 }
 
 // WorkerSummary is one worker's health over the profile window.
 type WorkerSummary struct {
 	Run, Worker int
-	Requests    int64
+	// CPU is the CPU the worker was pinned to (run.json workers[].cpu), -1 when unpinned.
+	CPU      int
+	Requests int64
 	// CPUPct is the worker's CPU time (user+sys) over wall time in the profile window, as a
 	// percentage of one core; -1 without samples.
 	CPUPct float64

@@ -32,6 +32,17 @@ type scenario struct {
 	start              int64  // wall-clock zero
 	sessionHeader      string // run.json options.session_header: the header replay sent the session id in
 	images             int    // images every profile request sends (the plan's media entry)
+	// The server's quirks. closesAfterResponse: every request after the first per slot went
+	// on a new connection because the server closes them all (raw server_closed); every
+	// reconnectEvery-th of those was first written on the dead connection and sent again 3 ms
+	// later (raw reconnects). produced: output tokens each response carries when it is not
+	// the requested tokens (a server ignoring the limit); limitField: the plan bodies' limit
+	// member.
+	closesAfterResponse bool
+	reconnectEvery      int
+	produced            int
+	limitField          string
+	contextExceeded     bool // streams end with llama.cpp's "Context size has been exceeded." event
 }
 
 func (sc scenario) withDefaults() scenario {
@@ -58,6 +69,13 @@ func (sc scenario) build(t testing.TB, dir string) string {
 		Tokenizer: "words", Seed: 42, Spec: map[string]any{"isl": 100, "osl": sc.tokens, "rate": sc.rate}}}
 	if sc.images > 0 {
 		ps.meta.Media = []mmapds.MediaEntry{{Images: sc.images}}
+	}
+	if sc.limitField != "" {
+		ps.bodyExtra = fmt.Sprintf(`,%q:%d`, sc.limitField, sc.tokens)
+	}
+	produced := sc.tokens
+	if sc.produced > 0 {
+		produced = sc.produced
 	}
 	for i := 0; i < total; i++ {
 		r := mmapds.Record{SendOffsetNs: mmapds.NoSendOffset, DelayNs: -1, Session: uint32(i), ISL: 100, OSL: uint32(sc.tokens), Phase: mmapds.PhaseProfile}
@@ -96,11 +114,20 @@ func (sc scenario) build(t testing.TB, dir string) string {
 			ready = max(ready, intended)
 		}
 		send := ready + sc.lag + int64(i*37%11)*us
+		first := send // the first attempt: on a dead connection when reconnect
+		reconnect := sc.closesAfterResponse && sc.reconnectEvery > 0 && i >= slots && i%sc.reconnectEvery == 0
+		if reconnect {
+			send += 3 * ms
+		}
 		ttft := sc.ttft + int64(i*31%7)*100*us
 		itl := sc.itl + int64(i%3)*10*us
 		var q *rawlog.Request
 		if sc.streaming {
-			reads := streamReads(send, ttft, itl, sc.tokens, sc.reasoning, 100)
+			reads := streamReads(send, ttft, itl, produced, sc.reasoning, 100)
+			if sc.contextExceeded {
+				last := &reads[len(reads)-1]
+				last.data = sseData(`{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}`)
+			}
 			if sc.packEvery > 0 && i%sc.packEvery == 0 && len(reads) > 4 {
 				reads[2].data += reads[3].data
 				reads = append(reads[:3], reads[4:]...)
@@ -108,13 +135,19 @@ func (sc scenario) build(t testing.TB, dir string) string {
 			q = request(i, send, reads...)
 		} else {
 			body := fmt.Sprintf(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":%q}}],"usage":{"prompt_tokens":100,"completion_tokens":%d,"total_tokens":%d}}`,
-				words(sc.tokens), sc.tokens, 100+sc.tokens)
-			q = request(i, send, read{send + ttft + int64(sc.tokens-1)*itl, body})
+				words(produced), produced, 100+produced)
+			q = request(i, send, read{send + ttft + int64(produced-1)*itl, body})
 		}
 		q.IntendedNs, q.ReadyNs = intended, ready
-		q.ConnReused = i >= slots
+		q.ConnReused = i >= slots && !sc.closesAfterResponse
 		if !q.ConnReused {
 			q.ConnectStartNs, q.ConnectEndNs = send-150*us, send-20*us
+		}
+		if sc.closesAfterResponse && i >= slots {
+			q.ServerClosed = true
+		}
+		if reconnect {
+			q.Reconnects, q.FirstWriteStartNs = 1, first
 		}
 		profile := i - sc.warmup
 		switch {

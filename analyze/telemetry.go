@@ -32,7 +32,12 @@ func (a *analysis) workerHealth(parts []*logAnalysis, s *Summary, notes []string
 			continue
 		}
 		p := parts[i]
-		w := WorkerSummary{Run: job.run, Worker: job.worker, Requests: p.seen, CPUPct: -1, Status: p.status, Torn: p.torn}
+		w := WorkerSummary{Run: job.run, Worker: job.worker, CPU: -1, Requests: p.seen, CPUPct: -1, Status: p.status, Torn: p.torn}
+		for _, wi := range a.in.runs[job.run].m.Workers {
+			if wi.ID == job.worker {
+				w.CPU = wi.CPU
+			}
+		}
 		lo, hi := a.runWindow(job.run, s)
 		if first, last, ok := bracket(p.cpu, lo, hi); ok {
 			cpu := (last.UserNs + last.SysNs) - (first.UserNs + first.SysNs)

@@ -109,15 +109,7 @@ func verdict(s *Summary, o *Options, in verdictInputs) Verdict {
 		}
 	}
 	v.Jitter = false
-	for _, w := range s.Workers {
-		if w.CPUPct < 0 {
-			continue
-		}
-		v.CPUKnown = true
-		if w.CPUPct > v.BusiestWorkerPct || v.BusiestWorker < 0 {
-			v.BusiestWorker, v.BusiestWorkerPct = w.Worker, w.CPUPct
-		}
-	}
+	v.BusiestWorker, v.BusiestWorkerPct, v.SharedBy, v.CPUKnown = busiestCPU(s.Workers)
 	if r := s.result(MDispatchLag); r != nil && r.Stats != nil {
 		v.LagKnown = true
 		v.DispatchLagP99Ms = r.Stats.P[8]
@@ -130,11 +122,11 @@ func verdict(s *Summary, o *Options, in verdictInputs) Verdict {
 		}
 	}
 	if v.CPUKnown && v.BusiestWorkerPct >= v.MaxCPUPct {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("worker %d at %s%% CPU ≥ %s%%", v.BusiestWorker, fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%s at %s%% CPU ≥ %s%%", busiestWords(&v), fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
 	}
 	if v.CPUKnown && v.SameReadPct > sameReadBound*100 && v.BusiestWorkerPct >= sameReadCPUBound {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("%s%% of inter-chunk gaps are same-read while worker %d was at %s%% CPU (≥ %s%%): the client read late",
-			fmtNum(v.SameReadPct), v.BusiestWorker, fmtNum(v.BusiestWorkerPct), fmtNum(sameReadCPUBound)))
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%s%% of inter-chunk gaps are same-read while %s was at %s%% CPU (≥ %s%%): the client read late",
+			fmtNum(v.SameReadPct), busiestWords(&v), fmtNum(v.BusiestWorkerPct), fmtNum(sameReadCPUBound)))
 	}
 	v.Known = v.LagKnown || v.CPUKnown
 	v.Kept = v.Known && len(v.Reasons) == 0
@@ -182,4 +174,49 @@ func jitterFact(v *Verdict) string {
 		s += ", and within twice this machine's timer wake-up p99"
 	}
 	return s + "; latencies are measured from the actual send"
+}
+
+// busiestCPU finds the client's busiest core over the profile window: the busiest worker,
+// or, when workers were pinned to one CPU together and their sum is higher, that CPU (its
+// workers' CPU summed, sharedBy of them, worker the busiest). known is false without CPU
+// samples.
+func busiestCPU(workers []WorkerSummary) (worker int, pct float64, sharedBy int, known bool) {
+	worker = -1
+	type core struct{ run, cpu int }
+	sum := map[core]float64{}
+	n := map[core]int{}
+	top := map[core]int{} // the busiest worker of each core
+	topPct := map[core]float64{}
+	for _, w := range workers {
+		if w.CPUPct < 0 {
+			continue
+		}
+		known = true
+		if w.CPUPct > pct || worker < 0 {
+			worker, pct = w.Worker, w.CPUPct
+		}
+		if w.CPU >= 0 {
+			k := core{w.Run, w.CPU}
+			sum[k] += w.CPUPct
+			n[k]++
+			if _, ok := top[k]; !ok || w.CPUPct > topPct[k] {
+				top[k], topPct[k] = w.Worker, w.CPUPct
+			}
+		}
+	}
+	for k, c := range n {
+		if c > 1 && (sum[k] > pct || sum[k] == pct && c > sharedBy) {
+			worker, pct, sharedBy = top[k], sum[k], c
+		}
+	}
+	return worker, pct, sharedBy, known
+}
+
+// busiestWords names the busiest core for the verdict: "worker N", or "CPU of worker N
+// (shared by K workers)".
+func busiestWords(v *Verdict) string {
+	if v.SharedBy > 1 {
+		return fmt.Sprintf("CPU of worker %d (shared by %d workers)", v.BusiestWorker, v.SharedBy)
+	}
+	return fmt.Sprintf("worker %d", v.BusiestWorker)
 }

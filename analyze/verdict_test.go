@@ -134,3 +134,88 @@ func TestVerdictFloorFromRunJSON(t *testing.T) {
 		t.Errorf("verdict line %q", line)
 	}
 }
+
+// Workers replay pinned to one CPU together (more workers than CPUs, for the open-file
+// limit) load that CPU with their sum: three at 40 % on CPU 0 saturate it although none is
+// busy alone, so the client CPU check fires and names the CPU; the same workers on their own
+// CPUs, or unpinned, do not add up; in another run, the same CPU number is another machine's.
+func TestVerdictSharedCPU(t *testing.T) {
+	ws := func(cpus ...int) []WorkerSummary {
+		var out []WorkerSummary
+		for i, c := range cpus {
+			out = append(out, WorkerSummary{Worker: i, CPU: c, CPUPct: 40 + float64(i)})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name     string
+		workers  []WorkerSummary
+		wantPct  float64
+		wantBy   int
+		wantKept bool
+		reason   string
+		line     string
+	}{
+		{"three on one CPU", ws(0, 0, 0, 1), 123, 3, false, "CPU of worker 2 (shared by 3 workers) at 123.00% CPU ≥ 90.00%", "NOT kept: CPU of worker 2 (shared by 3 workers) at 123.00% CPU"},
+		{"one per CPU", ws(0, 1, 2), 42, 0, true, "", "kept: busiest worker 2 at 42.00% CPU"},
+		{"unpinned", ws(-1, -1, -1), 42, 0, true, "", "kept: busiest worker 2 at 42.00% CPU"},
+		{"two runs", append(ws(0), WorkerSummary{Run: 1, Worker: 0, CPU: 0, CPUPct: 40}), 40, 0, true, "", "kept: busiest worker 0 at 40.00% CPU"},
+	} {
+		s := &Summary{Workers: c.workers, Counts: Counts{Valid: 10}}
+		s.Verdict = verdict(s, &Options{MaxScheduleLag: time.Millisecond, MaxWorkerCPU: 0.9}, verdictInputs{})
+		v := s.Verdict
+		if v.BusiestWorkerPct != c.wantPct || v.SharedBy != c.wantBy || v.Kept != c.wantKept {
+			t.Errorf("%s: busiest %v%% shared by %d kept %v, want %v%% %d %v (reasons %q)", c.name, v.BusiestWorkerPct, v.SharedBy, v.Kept, c.wantPct, c.wantBy, c.wantKept, v.Reasons)
+		}
+		if got := strings.Join(v.Reasons, "; "); c.reason != "" && !strings.Contains(got, c.reason) || c.reason == "" && got != "" {
+			t.Errorf("%s: reasons %q, want %q", c.name, got, c.reason)
+		}
+		if line := VerdictLine(s); !strings.Contains(line, c.line) {
+			t.Errorf("%s: line %q lacks %q", c.name, line, c.line)
+		}
+	}
+}
+
+// From a run directory: run.json's workers[].cpu says which workers shared a CPU, and their
+// CPU samples add up there (three workers near 40 % each on CPU 0); the same logs with each
+// worker on its own CPU keep the run.
+func TestVerdictSharedCPUFromRunJSON(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		cpus   []int
+		kept   bool
+		by     int
+		reason string
+	}{
+		{"own CPUs", []int{0, 1, 2}, true, 0, ""},
+		{"one CPU", []int{0, 0, 0}, false, 3, "CPU of worker 2 (shared by 3 workers) at"},
+		{"unpinned", []int{-1, -1, -1}, true, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := scenario{n: 30, workers: 3, ttft: 20 * ms, itl: 5 * ms, tokens: 4, streaming: true, cpuPct: 40}.build(t, t.TempDir())
+			m, err := rawlog.ReadManifest(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range m.Workers {
+				m.Workers[i].CPU = c.cpus[i]
+			}
+			if err := rawlog.WriteManifest(dir, m); err != nil {
+				t.Fatal(err)
+			}
+			s, _ := analyseDir(t, Options{}, dir)
+			v := s.Verdict
+			if !v.CPUKnown || v.Kept != c.kept || v.SharedBy != c.by {
+				t.Fatalf("cpu known %v kept %v shared by %d, want kept %v by %d (busiest %v%%, reasons %q)", v.CPUKnown, v.Kept, v.SharedBy, c.kept, c.by, v.BusiestWorkerPct, v.Reasons)
+			}
+			for i, w := range s.Workers {
+				if w.CPU != c.cpus[i] {
+					t.Errorf("worker %d CPU %d, want run.json's %d", w.Worker, w.CPU, c.cpus[i])
+				}
+			}
+			if got := strings.Join(v.Reasons, "; "); !strings.Contains(got, c.reason) {
+				t.Errorf("reasons %q lack %q", got, c.reason)
+			}
+		})
+	}
+}

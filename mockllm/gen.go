@@ -95,10 +95,11 @@ const (
 	faultStreamError
 	faultDisconnect
 	faultStall
+	faultContext // the request ran out of context (Quirks.ContextTokens)
 	numFaults
 )
 
-var faultNames = [numFaults]string{"none", "error", "stream_error", "disconnect", "stall"}
+var faultNames = [numFaults]string{"none", "error", "stream_error", "disconnect", "stall", "context_exceeded"}
 
 type chunkKind uint8
 
@@ -320,7 +321,26 @@ func (s *Server) plan(api apiKind, req *genRequest, h, seq uint64) *gen {
 		addChunks(chunkContent, nc)
 	}
 	g.placeFault()
+	g.placeContextFault(o.Quirks.ContextTokens)
 	return g
+}
+
+// placeContextFault ends a chat or completions stream that would run past ctx tokens
+// (prompt and output) with llama.cpp's error once the context is full
+// (Quirks.ContextTokens), unless another fault strikes first.
+func (g *gen) placeContextFault(ctx int) {
+	if ctx <= 0 || (g.api != apiChat && g.api != apiCompletions) || g.promptTokens+g.outputTokens <= ctx {
+		return
+	}
+	room := max(ctx-g.promptTokens, 0)
+	at := 0 // events that fit
+	for n := 0; at < len(g.chunks) && n+g.chunkTokens(g.chunks[at]) <= room; at++ {
+		n += g.chunkTokens(g.chunks[at])
+	}
+	if g.fault != faultNone && g.faultAt <= at {
+		return
+	}
+	g.fault, g.faultAt = faultContext, at
 }
 
 // drawFault decides request seq's fault and after how many token events

@@ -189,6 +189,10 @@ func (s *Server) Stats() Stats {
 // serveMetrics writes the Prometheus text exposition (format 0.0.4).
 // The vllm: aliases let scrapers written for vLLM read the mock too.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ apiKind, _ int64) {
+	if s.opts.Quirks.NoMetrics {
+		writeError(w, styleOpenAI, http.StatusNotImplemented, "not_supported_error", noMetricsMessage)
+		return
+	}
 	m := &s.m
 	b := make([]byte, 0, 4096)
 	head := func(name, help, typ string) {

@@ -72,6 +72,9 @@ type Options struct {
 	// the zero value counts them as free.
 	Media MediaCost
 
+	// Quirks reproduce how real servers depart from the APIs and from HTTP (quirks.go).
+	Quirks Quirks
+
 	// ScheduleLog, when set, receives one JSON line per inference request
 	// (ScheduleRecord): the instants its events were due and when each was
 	// sent. Writes are serialized, one per line; nil means no log.
@@ -142,7 +145,7 @@ func (o *Options) Validate() error {
 		name string
 		v    int
 	}{{"TokensPerChunk", o.TokensPerChunk}, {"MaxBatch", o.MaxBatch}, {"KVCacheTokens", o.KVCacheTokens}, {"ReasoningTokens", o.ReasoningTokens},
-		{"NaturalTokens", o.NaturalTokens}, {"EmbeddingDim", o.EmbeddingDim},
+		{"NaturalTokens", o.NaturalTokens}, {"EmbeddingDim", o.EmbeddingDim}, {"ContextTokens", o.Quirks.ContextTokens},
 		{"ImageTokens", o.Media.ImageTokens}, {"VideoTokens", o.Media.VideoTokens}}
 	for _, i := range ints {
 		if i.v < 0 {

@@ -151,7 +151,9 @@ func joinMessages(api string, msgs []chatMessage, mu *mediaUse, cost *MediaCost)
 	return strings.Join(texts, " "), nil
 }
 
-func parseChat(body []byte, cost *MediaCost) (*genRequest, error) {
+// parseChat reads a chat body; ignoreMCT drops max_completion_tokens, as llama.cpp does
+// (Quirks.IgnoreMaxCompletionTokens).
+func parseChat(body []byte, cost *MediaCost, ignoreMCT bool) (*genRequest, error) {
 	var b struct {
 		Model               string         `json:"model"`
 		Messages            []chatMessage  `json:"messages"`
@@ -180,7 +182,7 @@ func parseChat(body []byte, cost *MediaCost) (*genRequest, error) {
 	if r.maxTokens, err = optInt(b.MaxTokens, "chat: max_tokens", 1); err != nil {
 		return nil, err
 	}
-	if b.MaxCompletionTokens != "" {
+	if b.MaxCompletionTokens != "" && !ignoreMCT {
 		if r.maxTokens, err = optInt(b.MaxCompletionTokens, "chat: max_completion_tokens", 1); err != nil {
 			return nil, err
 		}

@@ -156,6 +156,10 @@ var routes = map[string]route{
 // ServeHTTP routes a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	arrival := monoNow()
+	w.Header().Set("Server", "mockllm")
+	if s.opts.Quirks.CloseAfterResponse {
+		w.Header().Set("Keep-Alive", keepAliveHeader)
+	}
 	path := r.URL.Path
 	rt, ok := routes[path]
 	if !ok && strings.HasPrefix(path, imageContentPrefix) {
@@ -177,7 +181,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, style, http.StatusUnauthorized, "authentication_error", "mockllm: invalid or missing API key")
 		return
 	}
-	rt.serve(s, w, r, rt.api, arrival)
+	if !s.opts.Quirks.CloseAfterResponse || rt.method != http.MethodPost {
+		rt.serve(s, w, r, rt.api, arrival)
+		return
+	}
+	h := &hijackWatch{ResponseWriter: w}
+	rt.serve(s, h, r, rt.api, arrival)
+	closeAfterResponse(h)
 }
 
 // authorized checks the API key: x-api-key on the Anthropic route,
@@ -297,7 +307,7 @@ func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, 
 	var err error
 	switch api {
 	case apiChat:
-		req, err = parseChat(body, &s.opts.Media)
+		req, err = parseChat(body, &s.opts.Media, s.opts.Quirks.IgnoreMaxCompletionTokens)
 	case apiCompletions:
 		req, err = parseCompletions(body)
 	case apiResponses:
@@ -443,13 +453,17 @@ func (s *Server) streamText(ctx context.Context, w http.ResponseWriter, g *gen, 
 					return
 				}
 				t += int64(o.StallDuration) // the rest of the stream shifts
-			case faultStreamError:
+			case faultStreamError, faultContext:
 				sc.due(t)
 				if !s.sleepUntil(t, wake, done) {
 					s.m.clientGone.Add(1)
 					return
 				}
-				b = g.streamError(b[:0])
+				if g.fault == faultContext {
+					b = sseEnd(append(sseData(b[:0]), contextExceededError...))
+				} else {
+					b = g.streamError(b[:0])
+				}
 				sc.sending()
 				sc.finish()
 				s.write(w, rc, b)
@@ -568,6 +582,16 @@ func (s *Server) unaryFault(ctx context.Context, w http.ResponseWriter, f faultK
 			return false
 		}
 		*t += int64(s.opts.StallDuration)
+	case faultContext:
+		s.m.faults[f].Add(1)
+		sc.due(*t)
+		if s.sleepUntil(*t, nil, ctx.Done()) {
+			sc.finish()
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusInternalServerError)
+			w.Write([]byte(contextExceededError))
+		}
+		return false
 	}
 	return true
 }

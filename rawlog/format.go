@@ -61,8 +61,13 @@ const gpuFields = 12
 const sentFields = 3
 
 // requestFields is the array length of a Request record this version writes, kind included.
-// Version 1 logs from before URLIndex and the Connect times had 15.
-const requestFields = 18
+// Version 1 logs from before URLIndex and the Connect times had 15; logs from before
+// Reconnects, FirstWriteStartNs and ServerClosed had 18.
+const requestFields = 21
+
+// requestFieldsConnect is the array length of a Request record with URLIndex and the Connect
+// times but without the reconnect fields.
+const requestFieldsConnect = 18
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -181,6 +186,23 @@ type Request struct {
 	// (TCP connect plus TLS handshake); both are -1 when an open connection was reused.
 	ConnectStartNs int64
 	ConnectEndNs   int64
+
+	// Fields below were added after the first eighteen array elements; a record written
+	// without them decodes with Reconnects 0, FirstWriteStartNs -1 and ServerClosed false.
+
+	// Reconnects counts the times the request was written on a reused connection that the
+	// server had already closed (EOF or reset before any response byte) and was sent again on
+	// a new one: 0 or 1. The other fields describe the attempt that went through.
+	Reconnects int
+	// FirstWriteStartNs is when the first attempt began writing, on the connection found
+	// closed; -1 without a reconnect. The client acted then: dispatch lag counts from it.
+	FirstWriteStartNs int64
+	// ServerClosed says the request went on a new connection because of the server: the
+	// connection it would have reused had been closed by the server (Reconnects > 0, or found
+	// closed while idle), or the server closes every connection after its response and the
+	// worker stopped reusing connections to that URL (learned from the preflight or from a
+	// connection closed right after its first response).
+	ServerClosed bool
 }
 
 // CPUSample is the cumulative CPU time of the writing process at TimeNs.

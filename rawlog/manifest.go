@@ -79,6 +79,8 @@ type Manifest struct {
 	Shard *ShardInfo `json:"shard,omitempty"`
 	// Clock is the kernel's clock state at the start; nil where it cannot be read.
 	Clock *ClockState `json:"clock,omitempty"`
+	// Preflight is what the preflight found before the run; nil when none ran.
+	Preflight *Preflight `json:"preflight,omitempty"`
 }
 
 // WorkerInfo describes one worker process.

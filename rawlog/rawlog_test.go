@@ -25,6 +25,7 @@ func sampleRequest(i int) *Request {
 		Body:     []byte("hello world"),
 		Err:      strings.Repeat("e", i),
 		URLIndex: i % 3, ConnectStartNs: -1, ConnectEndNs: int64(i) - 1,
+		Reconnects: i % 2, FirstWriteStartNs: int64(i)*1e6 + 7, ServerClosed: i%3 == 0,
 	}
 }
 
@@ -343,7 +344,16 @@ func TestRequestRecordLengths(t *testing.T) {
 			b = appendInt(b, 10)
 			b = appendInt(b, 11)
 		}
-		for i := 18; i < n; i++ {
+		if n >= 21 {
+			b = appendInt(b, 1)
+			b = appendInt(b, 9)
+			b = appendBool(b, true)
+		}
+		known := 18
+		if n >= 21 {
+			known = 21
+		}
+		for i := known; i < n; i++ {
 			b = appendStr(b, "future field")
 		}
 		return b
@@ -356,14 +366,19 @@ func TestRequestRecordLengths(t *testing.T) {
 		fields             int
 		url                int
 		connStart, connEnd int64
-	}{{15, 0, -1, -1}, {18, 2, 10, 11}, {20, 2, 10, 11}} {
+		reconnects         int
+		firstWrite         int64
+		serverClosed       bool
+	}{{15, 0, -1, -1, 0, -1, false}, {18, 2, 10, 11, 0, -1, false}, {20, 2, 10, 11, 0, -1, false},
+		{21, 2, 10, 11, 1, 9, true}, {23, 2, 10, 11, 1, 9, true}} {
 		data := append(bytes.Clone(head.Bytes()), frame(req(c.fields))...)
 		reqs, _, _ := readAll(t, data)
 		if len(reqs) != 1 {
 			t.Fatalf("%d fields: %d requests", c.fields, len(reqs))
 		}
 		q := reqs[0]
-		if q.Index != 7 || q.EndNs != 6 || string(q.Body) != "hi" || q.URLIndex != c.url || q.ConnectStartNs != c.connStart || q.ConnectEndNs != c.connEnd {
+		if q.Index != 7 || q.EndNs != 6 || string(q.Body) != "hi" || q.URLIndex != c.url || q.ConnectStartNs != c.connStart || q.ConnectEndNs != c.connEnd ||
+			q.Reconnects != c.reconnects || q.FirstWriteStartNs != c.firstWrite || q.ServerClosed != c.serverClosed {
 			t.Fatalf("%d fields: %+v", c.fields, q)
 		}
 	}

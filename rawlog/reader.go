@@ -220,10 +220,16 @@ func (r *Reader) decode(d *decoder, n int) {
 		q.Body = d.raw()
 		q.Err = d.str()
 		q.URLIndex, q.ConnectStartNs, q.ConnectEndNs = 0, -1, -1
-		if n >= requestFields {
+		q.Reconnects, q.FirstWriteStartNs, q.ServerClosed = 0, -1, false
+		if n >= requestFieldsConnect {
 			q.URLIndex = int(d.int())
 			q.ConnectStartNs = d.int()
 			q.ConnectEndNs = d.int()
+		}
+		if n >= requestFields {
+			q.Reconnects = int(d.int())
+			q.FirstWriteStartNs = d.int()
+			q.ServerClosed = d.bool()
 		}
 		if d.err != nil {
 			return

@@ -153,6 +153,9 @@ func (w *Writer) WriteRequest(r *Request) error {
 	b = appendInt(b, int64(r.URLIndex))
 	b = appendInt(b, r.ConnectStartNs)
 	b = appendInt(b, r.ConnectEndNs)
+	b = appendInt(b, int64(r.Reconnects))
+	b = appendInt(b, r.FirstWriteStartNs)
+	b = appendBool(b, r.ServerClosed)
 	w.requests++
 	return w.finish(b)
 }

@@ -285,3 +285,33 @@ func narrowCPUs(cpus []int, cg cgroupCPU, part CPUPart) (out []int, why string, 
 	}
 	return cpus, strings.Join(whys, ", "), nil
 }
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// formatCPUs writes cpus as a Linux CPU list, runs of consecutive CPUs as ranges ("0-3,6").
+func formatCPUs(cpus []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(cpus[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}

@@ -244,6 +244,10 @@ type conn struct {
 	peek  func(fd uintptr) bool
 	ahead bool // what peek saw: bytes or the server's close
 	pbuf  [1]byte
+	// uses counts the responses it carried; idleSinceNs is when the last one ended (run
+	// clock): what connPolicy.serverClosed judges a close by.
+	uses        int
+	idleSinceNs int64
 }
 
 // unsolicited reports whether bytes, or the server's close, came on c while it was idle:
@@ -267,6 +271,9 @@ func (c *conn) unsolicited() bool {
 type pool struct {
 	mu   sync.Mutex
 	idle [][]*conn
+	// closed, when set, is told of each idle connection get found closed (or sent to)
+	// by the server: what teaches a URL's connection policy (connpolicy.go).
+	closed func(*conn)
 }
 
 // get takes the warmest idle connection to target that nothing came on while it was idle
@@ -286,6 +293,9 @@ func (p *pool) get(target int) *conn {
 			return c
 		}
 		c.nc.Close()
+		if p.closed != nil {
+			p.closed(c)
+		}
 	}
 }
 
@@ -293,6 +303,17 @@ func (p *pool) put(c *conn) {
 	p.mu.Lock()
 	p.idle[c.target] = append(p.idle[c.target], c)
 	p.mu.Unlock()
+}
+
+// drop closes the idle connections to target.
+func (p *pool) drop(target int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, c := range p.idle[target] {
+		c.nc.Close()
+		p.idle[target][i] = nil
+	}
+	p.idle[target] = p.idle[target][:0]
 }
 
 func (p *pool) closeAll() {
@@ -424,7 +445,7 @@ func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, 
 	var rp respParser
 	rp.reset(eb)
 	for {
-		n, err := c.nc.Read(rp.space(eb))
+		n, err := c.nc.Read(rp.space(eb, q))
 		t := now()
 		if n > 0 {
 			end, res, perr := rp.onRead(c, eb, n, t, q)
@@ -443,8 +464,11 @@ func exchange(c *conn, head, body []byte, sessionHeader string, session uint32, 
 
 // respParser follows one response through the reads that bring it, whichever client makes
 // them: the net client's blocking reads or the event loop's non-blocking ones. Reads land in
-// space(eb); onRead takes each one with the instant it returned, onEnd the error or EOF that
-// ended the reads.
+// space(eb, q); onRead takes each one with the instant it returned, onEnd the error or EOF
+// that ended the reads. Once the head is parsed, reads go straight into the spare capacity
+// of the body buffer (q.Body), where the decoder removes the transfer coding in place: a
+// body byte is written once, by the read, and moved at most over the chunk framing before
+// it (bodyDecoder.put).
 type respParser struct {
 	h        respHead
 	dec      bodyDecoder
@@ -454,6 +478,7 @@ type respParser struct {
 	interim  int  // bytes of the interim (1xx) heads dropped so far
 	headDone bool // the final response head was parsed
 	got      bool // any response byte arrived
+	direct   bool // the last space was q.Body's spare capacity
 }
 
 // reset prepares p for a new response, with eb's limits.
@@ -462,10 +487,30 @@ func (p *respParser) reset(eb *exchangeBuffers) {
 	p.maxBody, p.maxReads = eb.limits()
 }
 
-// space is where the next read goes.
-func (p *respParser) space(eb *exchangeBuffers) []byte { return eb.rbuf[p.filled:] }
+// space is where the next read goes: the read buffer until the head is parsed, then the
+// body buffer's spare capacity, grown to at least minDirectRead within the body limit (and
+// the read buffer again at the limit, where only framing and excess bytes may still come).
+func (p *respParser) space(eb *exchangeBuffers, q *rawlog.Request) []byte {
+	p.direct = false
+	if !p.headDone {
+		return eb.rbuf[p.filled:]
+	}
+	b := q.Body
+	if room := min(cap(b), p.maxBody) - len(b); room < minDirectRead && cap(b) < p.maxBody {
+		n := min(max(2*cap(b), len(b)+minDirectRead), p.maxBody)
+		grown := make([]byte, len(b), n)
+		copy(grown, b)
+		b, q.Body = grown, grown
+		p.dec.grewBig = p.dec.grewBig || n > bigGrowth // as bodyDecoder.put grows it
+	}
+	if room := min(cap(b), p.maxBody) - len(b); room > 0 {
+		p.direct = true
+		return b[len(b) : len(b)+room]
+	}
+	return eb.rbuf
+}
 
-// onRead takes n bytes read into space(eb) at t. end says the exchange is over, with res and
+// onRead takes n bytes read into space(eb, q) at t. end says the exchange is over, with res and
 // err saying how.
 func (p *respParser) onRead(c *conn, eb *exchangeBuffers, n int, t int64, q *rawlog.Request) (end bool, res exchangeResult, err error) {
 	p.got = true
@@ -518,8 +563,16 @@ func (p *respParser) onRead(c *conn, eb *exchangeBuffers, n int, t int64, q *raw
 			}
 			return false, exOK, nil
 		}
-	} else if res, stop, err := takeBody(c, &p.dec, q, buf[:n], t, p.maxReads); stop {
-		return true, res, err
+	} else {
+		var in []byte
+		if p.direct {
+			in = q.Body[len(q.Body) : len(q.Body)+n]
+		} else {
+			in = buf[:n]
+		}
+		if res, stop, err := takeBody(c, &p.dec, q, in, t, p.maxReads); stop {
+			return true, res, err
+		}
 	}
 	if p.dec.done() {
 		if !p.h.keepAlive || p.dec.excess {

@@ -158,6 +158,59 @@ func TestExchangeAllocatesNothing(t *testing.T) {
 	}
 }
 
+// Once the head is parsed, each read lands straight in the request's body buffer, where it
+// stays: a Content-Length body is never copied, and a chunked one only moves left over its
+// framing, in the same buffer. The reads' pieces are split at every offset, so pieces that
+// cut a chunk-size line, its CRLF or the data all take the same path.
+func TestReadsLandInBody(t *testing.T) {
+	ev := strings.Repeat("data: {\"choices\":[{\"delta\":{\"content\":\"tok\"}}]}\n\n", 3)
+	var chunked, want strings.Builder
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&chunked, "%x\r\n%s\r\n", len(ev), ev)
+		want.WriteString(ev)
+	}
+	chunked.WriteString("0\r\n\r\n")
+	for _, c := range []struct{ name, head, body string }{
+		{"length", fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", want.Len()), want.String()},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", chunked.String()},
+	} {
+		for _, split := range []int{1, 7, 100, 4096} {
+			var eb exchangeBuffers
+			eb.rbuf = make([]byte, readBufSize)
+			var q rawlog.Request
+			resetResponse(&q)
+			var rp respParser
+			rp.reset(&eb)
+			// the head alone, through the read buffer
+			sp := rp.space(&eb, &q)
+			n := copy(sp, c.head)
+			if end, _, err := rp.onRead(&conn{}, &eb, n, 1, &q); end || err != nil || !rp.headDone {
+				t.Fatalf("%s: head: end %v, %v", c.name, end, err)
+			}
+			wire := c.body
+			for len(wire) > 0 {
+				sp := rp.space(&eb, &q)
+				if len(sp) == 0 || &sp[0] != &q.Body[:len(q.Body)+1][len(q.Body)] {
+					t.Fatalf("%s split %d: the read goes elsewhere than the body's end", c.name, split)
+				}
+				n := copy(sp, wire[:min(split, len(wire))])
+				wire = wire[n:]
+				base := &q.Body[:1][0]
+				end, res, err := rp.onRead(&conn{}, &eb, n, 2, &q)
+				if &q.Body[:1][0] != base {
+					t.Fatalf("%s split %d: the body moved to another buffer while decoding", c.name, split)
+				}
+				if end != (len(wire) == 0) || res != exOK || err != nil {
+					t.Fatalf("%s split %d: %d bytes left: end %v %v %v", c.name, split, len(wire), end, res, err)
+				}
+			}
+			if string(q.Body) != want.String() {
+				t.Fatalf("%s split %d: body %d bytes, want %d", c.name, split, len(q.Body), want.Len())
+			}
+		}
+	}
+}
+
 // memConn is an in-memory connection that answers each request with a canned response
 // delivered one segment per Read, so a benchmark measures a client's own cost per read
 // without the kernel's.

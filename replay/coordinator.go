@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,11 +18,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
-	"github.com/llmbench/llmbench/replay/telemetry"
 )
-
-// TelemetryLogName is the GPU telemetry log's file name in the run directory.
-const TelemetryLogName = "telemetry.rawlog"
 
 // WorkerLogName returns worker i's log file name in the run directory.
 func WorkerLogName(i int) string { return fmt.Sprintf("worker-%03d.rawlog", i) }
@@ -38,6 +33,10 @@ type Replay struct {
 	plan *mmapds.Plan
 	info *planInfo
 	cpus []int // one per worker, -1 when unpinned
+	// workersNote says why more workers run than CPUs (the open-file limit), for notices and
+	// run.json; perCPU is the most workers pinned to one CPU (0 unpinned).
+	workersNote string
+	perCPU      int
 	// partCPUs are this replay's CPUs when it has a part of a shared machine (LocalPart).
 	partCPUs []int
 	planned  []int // records per worker
@@ -56,6 +55,11 @@ type Replay struct {
 	noticeMu sync.Mutex // notices come from every worker's reader goroutine
 
 	sm serverMetricsState // server_metrics.jsonl and DCGM scrapes (servermetrics.go)
+
+	// preflight is what the preflight found (nil when none ran); serverCloses the URLs whose
+	// server it saw close every connection after its response (preflight.go).
+	preflight    *rawlog.Preflight
+	serverCloses []int
 }
 
 // New checks the options, opens and verifies the plan (hash and every record), checks that
@@ -133,46 +137,7 @@ func (r *Replay) setup() error {
 		return err
 	}
 	r.info = info
-	cpus, n, cpuWhy, err := o.workerCPUs()
-	if err != nil {
-		return err
-	}
-	if cpuWhy != "" {
-		r.notice("replay: " + cpuWhy)
-	}
-	if o.CPUs == nil && o.LocalPart.Count > 1 {
-		r.partCPUs = cpus
-	}
-	want := n
-	if info.sessions > 0 && n > info.sessions {
-		n = info.sessions
-	}
-	if shardC > 0 && n > shardC {
-		n = shardC
-	}
-	caps := capsOf(r.plan.Meta()) // caps.go
-	if err := caps.check(o.ShardCount); err != nil {
-		return err
-	}
-	if mw, what := caps.maxWorkers(o.ShardIndex, o.ShardCount); mw > 0 && n > mw {
-		n = mw
-		if n < want {
-			r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %s %d for them", n, want, r.shardWords(), what, mw))
-		}
-	} else if n < want {
-		r.notice(fmt.Sprintf("replay: using %d workers, not %d: the plan%s has %d sessions and concurrency %d", n, want, r.shardWords(), info.sessions, shardC))
-	}
-	r.cpus = make([]int, n)
-	for i := range r.cpus {
-		r.cpus[i] = -1
-		if !o.NoPin {
-			r.cpus[i] = cpus[i]
-		}
-	}
-	r.planned = recordsPerWorker(info.ord, n)
-	// Raised here, before any worker exists; each worker raises its own too.
-	soft, hard, _ := raiseFileLimit()
-	if err := checkFileLimit(shardC, n, soft, hard); err != nil {
+	if err := r.setupWorkers(shardC); err != nil {
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {
@@ -183,46 +148,6 @@ func (r *Replay) setup() error {
 		o.WorkerCommand = []string{exe, WorkerArg}
 	}
 	return nil
-}
-
-// workerCPUs returns the CPUs workers may be pinned to and how many workers the options ask
-// for (before the plan lowers it), checking them before anything is created rather than
-// letting every worker fail to pin itself. Without CPUs, they are those this process may
-// use, narrowed by its container's cgroup and LocalPart (cgroup.go); why then says how
-// ("" when nothing narrowed them).
-func (o *Options) workerCPUs() (cpus []int, n int, why string, err error) {
-	cpus = o.CPUs
-	if cpus == nil {
-		if cpus, err = allowedCPUs(); err != nil {
-			return nil, 0, "", err
-		}
-		all := cpus
-		if cpus, why, err = narrowCPUs(cpus, readCgroupCPU("/"), o.LocalPart); err != nil {
-			return nil, 0, "", err
-		}
-		if why != "" {
-			why = fmt.Sprintf("workers on CPUs %s of %s: %s", formatCPUs(cpus), formatCPUs(all), why)
-		}
-	} else if !o.NoPin {
-		if err := CheckCPUs(cpus); err != nil {
-			return nil, 0, "", fmt.Errorf("cpus %s: %w", formatCPUs(cpus), err)
-		}
-	}
-	if len(cpus) == 0 {
-		return nil, 0, "", errors.New("cpus: no CPU to run workers on")
-	}
-	n = o.Workers
-	if n == 0 {
-		n = len(cpus)
-	}
-	if n > len(cpus) && !o.NoPin {
-		because := ""
-		if why != "" {
-			because = "; " + why
-		}
-		return nil, 0, "", fmt.Errorf("workers %d: each worker needs its own CPU and cpus has %d (%s%s)", n, len(cpus), formatCPUs(cpus), because)
-	}
-	return cpus, n, why, nil
 }
 
 // CheckOptions checks what New checks of opts without a plan, a server or an output
@@ -310,6 +235,13 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	if err := r.waitForModel(); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	if o.Preflight {
+		pf, closes, err := r.runPreflight()
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		r.preflight, r.serverCloses = pf, closes
+	}
 	// The claim is the run's first write into the directory (claim.go): a run that loses
 	// it writes nothing.
 	if err := r.claimDir(); err != nil {
@@ -363,7 +295,8 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			ConnReuse: o.ConnectionReuse, SessionHeader: o.SessionHeader, UserAgent: "llmbench-replay/" + o.ToolVersion,
 			TLSCAFile: o.TLSCAFile, TLSInsecure: o.TLSInsecureSkipVerify,
 			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin), Client: o.Client,
-			MaxResponseBytes: o.MaxResponseBytes, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount, LocalAddrs: o.LocalAddrs}
+			MaxResponseBytes: o.MaxResponseBytes, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount, LocalAddrs: o.LocalAddrs,
+			ServerCloses: r.serverCloses}
 		p, err := r.startWorker(cfg, readyCh, exitCh)
 		if err != nil {
 			for _, q := range procs[:i] {
@@ -750,159 +683,4 @@ func (r *Replay) reserveSpace() {
 	if err := os.WriteFile(path, make([]byte, reserveSize), 0o644); err != nil {
 		os.Remove(path)
 	}
-}
-
-func (r *Replay) initManifest() {
-	o := &r.opts
-	m := &r.manifest
-	host, _ := os.Hostname()
-	*m = rawlog.Manifest{Tool: "llmbench replay", ToolVersion: o.ToolVersion, GoVersion: runtime.Version(),
-		PlanHash: r.plan.HashHex(), PlanPath: r.absPlan(), URLs: redactURLs(o.URLs), Host: host,
-		Kernel: kernelRelease(), CPUModel: cpuModel(), CommandLine: RedactArgs(o.CommandLine),
-		Status: rawlog.StatusRunning}
-	m.Counts.Planned = r.info.records()
-	r.shardManifest(m)
-	for i := range r.cpus {
-		m.Workers = append(m.Workers, rawlog.WorkerInfo{ID: i, CPU: r.cpus[i], Log: WorkerLogName(i),
-			Planned: r.planned[i], Status: rawlog.StatusRunning})
-	}
-	grace := any(o.GracePeriod.Seconds())
-	if o.GracePeriod == InfiniteGrace {
-		grace = "inf"
-	}
-	hdrs := make([]string, len(o.Headers))
-	for i, h := range o.Headers {
-		hdrs[i] = redactHeader(h)
-	}
-	m.Options = map[string]any{
-		"workers":                        len(r.cpus),
-		"workers_requested":              o.Workers,
-		"cpus":                           r.cpus,
-		"url_strategy":                   o.URLStrategy,
-		"connection_reuse_strategy":      o.ConnectionReuse,
-		"request_timeout_seconds":        o.RequestTimeout.Seconds(),
-		"benchmark_grace_period_seconds": grace,
-		"headers":                        hdrs,
-		"api_key_set":                    o.APIKey != "",
-		"session_header":                 o.SessionHeader,
-		"gpu_sample_interval_ms":         float64(o.GPUSampleInterval) / 1e6,
-		"spin_us":                        float64(o.Spin) / 1e3,
-		"client":                         o.Client,
-		"max_response_bytes":             o.MaxResponseBytes,
-		"concurrency":                    r.plan.Meta().Concurrency,
-		"local_addrs":                    FormatLocalAddrs(o.LocalAddrs),
-	}
-}
-
-func (r *Replay) writeManifest() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := rawlog.WriteManifest(r.dir, &r.manifest); err != nil {
-		return fmt.Errorf("replay: %w", err)
-	}
-	return nil
-}
-
-// startTelemetry starts the GPU sampler, or notes in one line why there is none.
-func (r *Replay) startTelemetry(start time.Time, stop <-chan struct{}, done chan<- error) {
-	m := &r.manifest
-	if r.opts.GPUSampleInterval < 0 {
-		m.TelemetryNote = "GPU telemetry turned off"
-		done <- nil
-		return
-	}
-	if r.sm.dcgm {
-		done <- nil
-		return
-	}
-	s, err := telemetry.Open()
-	if err != nil {
-		m.TelemetryNote = err.Error()
-		r.notice("replay: no GPU telemetry: " + err.Error())
-		done <- nil
-		return
-	}
-	f, err := os.OpenFile(filepath.Join(r.dir, TelemetryLogName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		s.Close()
-		m.TelemetryNote = err.Error()
-		done <- err
-		return
-	}
-	lw, err := rawlog.NewWriter(f, rawlog.Header{Worker: -1, PID: os.Getpid(), CPU: -1, PlanHash: r.plan.HashHex(), StartUnixNs: start.UnixNano()})
-	if err != nil {
-		f.Close()
-		s.Close()
-		done <- err
-		return
-	}
-	m.TelemetryLog = TelemetryLogName
-	names := make([]string, 0, len(s.GPUs()))
-	for _, g := range s.GPUs() {
-		names = append(names, fmt.Sprintf("%d:%s:%s", g.Index, g.Name, g.UUID))
-	}
-	m.Options["gpus"] = names
-	go func() {
-		err := s.Run(stop, start, r.opts.GPUSampleInterval, lw.WriteGPU)
-		if cerr := lw.Close(rawlog.Footer{TimeNs: int64(time.Since(start)), Status: rawlog.StatusComplete}); err == nil {
-			err = cerr
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		s.Close()
-		done <- err
-	}()
-}
-
-func redactURLs(us []string) []string {
-	out := make([]string, len(us))
-	for i, u := range us {
-		out[i] = redactURL(u)
-	}
-	return out
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// formatCPUs writes cpus as a Linux CPU list, runs of consecutive CPUs as ranges ("0-3,6").
-func formatCPUs(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
-
-// cpuModel returns the first "model name" of /proc/cpuinfo, or "".
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }

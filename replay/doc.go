@@ -7,22 +7,36 @@
 // The coordinator (Replay) starts W worker processes by re-executing its own binary with the
 // hidden argument WorkerArg, sends each its configuration as one JSON line on stdin, and
 // waits until every worker has mapped the plan, pinned itself to its CPU (sched_setaffinity
-// on every thread, GOMAXPROCS=1) and opened its log. It then picks the run's start instant,
+// on every thread, GOMAXPROCS=1) and opened its log. W is one per CPU unless --workers says
+// otherwise, and more, sharing the CPUs, when one process may not hold the open files its
+// share of the concurrency needs (workers.go). It then picks the run's start instant,
 // 200 ms ahead, as a wall-clock time and sends it to all workers. Workers report progress on
 // stdout; the coordinator shows it, samples GPUs (package telemetry) and writes run.json.
 //
 // # Clients
 //
 // A worker's HTTP client is the event loop (ClientLoop, the default on Linux for http URLs;
-// loop_linux.go): one goroutine locked to one OS thread runs every socket, the schedule's
-// timerfd and the deadlines through an edge-triggered epoll set, with GOMAXPROCS=2 so that the
-// thread keeps its P while it sleeps and the log writer, command reader and tickers run on
-// the other, all on the worker's CPU. ClientNet (client.go, runner.go) is one dispatcher
-// goroutine and a pool of runner goroutines, one per request in flight, over Go's net
-// package; https URLs always use it. Both drive the same scheduler (package schedule) and log
-// the same records and outcomes (--client, docs/run-format.md options.client). Before it says ready, a pinned
-// worker calibrates its machine (calibrate_linux.go): timer wake-up lag, a loopback round
-// trip and one bare system call, recorded in run.json for the verdict.
+// loop_linux.go): one goroutine runs every socket, the schedule's timerfd and the deadlines
+// through an edge-triggered epoll set, and waits on that set through Go's poller, where the
+// set is registered as one readable descriptor. When a pass leaves nothing ready the
+// goroutine parks, the worker's only P (GOMAXPROCS=1) goes idle and its thread blocks in the
+// runtime's epoll_wait; the log writer, command reader and tickers run on the same thread
+// between passes. The loop's system calls on its own descriptors are raw (rawsys_linux.go),
+// so the runtime never hears of them and sysmon stays in its deep sleep. This replaced #17's
+// blocking epoll_wait on a locked thread with a second P: sysmon retook that P every 10 ms
+// of the loop goroutine's unbroken run and then polled at 20 µs, and the writer woke a
+// second thread on the worker's CPU; measured against the C floor (replay/testdata/floor.c)
+// at concurrency 64, the locked design made about 170 context switches and 100 futex and
+// nanosleep calls per request to the floor's 74 and none, the netpoll wait 86 and under 1,
+// for 1.6 and 1.1 times the floor's CPU per request (the note to #28). The wake-up costs two
+// epoll_wait calls more than the floor's (the runtime's poll before parking, and the loop's
+// own that takes the events), against the EAGAIN read per socket the floor makes and the
+// loop does not. ClientNet (client.go, runner.go) is one dispatcher goroutine and a pool of
+// runner goroutines, one per request in flight, over Go's net package; https URLs always use
+// it. Both drive the same scheduler (package schedule) and log the same records and outcomes
+// (--client, docs/run-format.md options.client). Before it says ready, a pinned worker
+// calibrates its machine (calibrate_linux.go): timer wake-up lag, a loopback round trip and
+// one bare system call, recorded in run.json for the verdict.
 //
 // # Clock
 //
@@ -68,6 +82,17 @@
 // failed (transport error, timeout, protocol error), cancelled (the plan's cancel-after),
 // aborted (cut by an interruption or the end of a duration-sized run's grace period) or
 // not sent.
+//
+// # Servers as they behave
+//
+// Before the run, the preflight (preflight.go; Options.Preflight) sends each URL one tiny
+// request of the plan's own shape: it checks the server honours the plan's output-limit
+// field, records what the server says it is and how it treats connections (run.json
+// preflight), and refuses a run that could measure nothing. During the run, a worker that
+// finds a URL's server closing every connection right after its response (while it
+// announces keep-alive, as llama.cpp does) stops pooling connections to it instead of
+// writing each request on a dead one (connpolicy.go); each reconnect and each connection
+// the server forced is on the request's record.
 //
 // # Workers that die
 //

@@ -3,6 +3,7 @@
 package replay
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -72,35 +73,115 @@ func inChild(t *testing.T) bool {
 	return true
 }
 
-// The check is made before anything runs: at concurrency 5000 with 1,024 files, New refuses
-// in one line saying how to raise the limit; with a hard limit that allows it, New raises the
-// soft limit itself and accepts.
+func TestWorkersForFiles(t *testing.T) {
+	for _, c := range []struct {
+		n     int
+		limit uint64
+		want  int
+	}{
+		{100000, 20000, 6}, // 19,936 streams each at most
+		{19936, 20000, 1},
+		{19937, 20000, 2},
+		{5000, 1024, 6},
+		{0, 1024, 0},    // no concurrency bound
+		{5000, 64, 0},   // nothing left after the overhead
+		{5000, 0, 0},    // limit unknown
+		{1, 1 << 62, 1}, // no overflow
+	} {
+		if got := workersForFiles(c.n, c.limit); got != c.want {
+			t.Errorf("workersForFiles(%d, %d) = %d, want %d", c.n, c.limit, got, c.want)
+		}
+	}
+}
+
+// The check is made before anything runs. At concurrency 5000 with 1,024 files per process,
+// New starts 6 workers instead of the one asked for, and says so; with a hard limit that
+// allows one, New raises the soft limit itself and keeps one; with a limit so small that no
+// reasonable number of workers would do (80 files: 16 streams each), it refuses in one line
+// saying how to raise the limit, before the run directory exists.
 func TestFileLimitUpFront(t *testing.T) {
 	if !inChild(t) {
-		runChild(t, t.Name(), 1024, 1024)
-		runChild(t, t.Name(), 1024, 8192, "LLMBENCH_FDLIMIT_EXPECT=ok")
+		runChild(t, t.Name(), 1024, 1024, "LLMBENCH_FDLIMIT_EXPECT=scaled")
+		runChild(t, t.Name(), 1024, 8192, "LLMBENCH_FDLIMIT_EXPECT=raised")
+		runChild(t, t.Name(), 80, 80, "LLMBENCH_FDLIMIT_EXPECT=refused")
 		return
 	}
 	ps := singleTurn(5000, job{}, nil)
 	ps.meta.Concurrency = 5000
 	plan := ps.write(t, t.TempDir())
 	o := testOptions(t, plan, "http://127.0.0.1:9")
-	o.Workers, o.NoPin = 1, true
-	_, err := New(o)
+	var notes strings.Builder
+	o.Workers, o.NoPin, o.CPUs, o.Notice = 1, true, []int{0}, &notes
+	r, err := New(o)
 	var rl unix.Rlimit
 	unix.Getrlimit(unix.RLIMIT_NOFILE, &rl)
-	if os.Getenv("LLMBENCH_FDLIMIT_EXPECT") == "ok" {
-		if err != nil || rl.Cur != 8192 {
-			t.Fatalf("hard limit 8192: %v, soft limit now %d", err, rl.Cur)
+	switch os.Getenv("LLMBENCH_FDLIMIT_EXPECT") {
+	case "scaled":
+		want := "replay: concurrency 5000 needs 6 worker processes: each holds an open file per stream and may hold 1024\n"
+		if err != nil || len(r.cpus) != 6 || notes.String() != want || r.workersNote+"\n" != strings.TrimPrefix(want, "replay: ") {
+			t.Fatalf("hard limit 1024: %v, %d workers, notice %q", err, len(r.cpus), notes.String())
+		}
+	case "raised":
+		if err != nil || rl.Cur != 8192 || len(r.cpus) != 1 || notes.Len() != 0 {
+			t.Fatalf("hard limit 8192: %v, soft limit now %d, %d workers, notice %q", err, rl.Cur, len(r.cpus), notes.String())
+		}
+	default:
+		if err == nil || !strings.Contains(err.Error(), "needs about 5064 open files per worker, and the limit is 80 (hard limit 80)") ||
+			!strings.Contains(err.Error(), "ulimit -Hn 5064") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("New at concurrency 5000 with 80 files: %v", err)
+		}
+		if _, statErr := os.Stat(o.OutputDir); !os.IsNotExist(statErr) {
+			t.Fatalf("run directory created before the check: %v", statErr)
+		}
+	}
+}
+
+// A concurrency one process cannot hold the sockets for runs on as many worker processes as
+// it takes, pinned and sharing the CPUs: in a child process whose every process may hold
+// 200 files, concurrency 300 (each stream open 400 ms, so all at once) runs on 3 workers
+// pinned to one CPU, every request completes, and run.json says why (options.workers_note,
+// options.workers_per_cpu).
+func TestWorkersScaleToFileLimit(t *testing.T) {
+	if !inChild(t) {
+		srv := newTestServer(t)
+		runChild(t, t.Name(), 200, 200, "LLMBENCH_FDLIMIT_URL="+srv.URL)
+		if got := srv.requests.Load(); got != 300 {
+			t.Fatalf("server saw %d requests, want 300", got)
 		}
 		return
 	}
-	if err == nil || !strings.Contains(err.Error(), "needs about 5064 open files per worker, and the limit is 1024 (hard limit 1024)") ||
-		!strings.Contains(err.Error(), "ulimit -Hn 5064") {
-		t.Fatalf("New at concurrency 5000 with 1024 files: %v", err)
+	cpus, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, statErr := os.Stat(o.OutputDir); !os.IsNotExist(statErr) {
-		t.Fatalf("run directory created before the check: %v", statErr)
+	const n = 300
+	ps := singleTurn(n, job{N: 2, TTFTms: 400, Stream: true}, nil)
+	ps.meta.Concurrency = n
+	plan := ps.write(t, t.TempDir())
+	o := testOptions(t, plan, os.Getenv("LLMBENCH_FDLIMIT_URL"))
+	o.CPUs = cpus[:1]
+	var notes strings.Builder
+	o.Notice = &notes
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := readRun(t, m, o.OutputDir)
+	if m.Counts.Completed != n || len(recs) != n || len(m.Workers) != 3 {
+		t.Fatalf("%d workers, counts %+v, %d records", len(m.Workers), m.Counts, len(recs))
+	}
+	for _, w := range m.Workers {
+		if w.CPU != cpus[0] {
+			t.Errorf("worker %d on CPU %d, want %d", w.ID, w.CPU, cpus[0])
+		}
+	}
+	note := fmt.Sprintf("concurrency 300 needs 3 worker processes: each holds an open file per stream and may hold 200, so they share CPUs %d, up to 3 to a CPU", cpus[0])
+	if m.Options["workers_note"] != note || fmt.Sprint(m.Options["workers_per_cpu"]) != "3" || !strings.Contains(notes.String(), "replay: "+note+"\n") {
+		t.Fatalf("workers_note %q, workers_per_cpu %v, notices %q; want %q", m.Options["workers_note"], m.Options["workers_per_cpu"], notes.String(), note)
 	}
 }
 

@@ -9,8 +9,9 @@ import (
 	"math"
 	"net"
 	"os"
-	"runtime"
 	"runtime/debug"
+	"syscall"
+	"time"
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
@@ -18,19 +19,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The event-loop client (--client loop). One goroutine locked to one OS thread runs all of a
-// worker's sockets, drives its scheduler (package schedule) and keeps its deadlines: an
-// edge-triggered epoll set holds every connection and one timerfd, armed at the earliest of
-// the scheduler's next instant (a planned send, a ramp step, a think time, the duration's
-// end) and the earliest request deadline. Each wake-up handles every ready socket, hands the
-// requests that ended to the scheduler and sends what it then has due; each socket is read
-// until the kernel has no more (a short read says so without the extra EAGAIN read), each
-// read stamped with one clock read, straight into the request's own buffer, and parsed by
-// the same respParser the net client uses (loopconn_linux.go). Nothing here switches
-// goroutines or allocates per read: the Go scheduler only runs the log writer, the command
-// reader and the progress ticker, while the loop sleeps in epoll_wait. Request semantics
-// (HTTP/1.1, reuse strategies, stale-connection retry, timeouts, cancel-after, aborts, Sent
-// records, outcomes) are the runner's, through the same helpers.
+// The event-loop client (--client loop). One goroutine runs all of a worker's sockets,
+// drives its scheduler (package schedule) and keeps its deadlines: an edge-triggered epoll
+// set holds every connection and one timerfd, armed at the earliest of the scheduler's next
+// instant (a planned send, a ramp step, a think time, the duration's end) and the earliest
+// request deadline, and re-armed only when that instant changed. The set itself is waited
+// on through Go's poller (run). Each wake-up handles every ready socket, hands the requests
+// that ended to the scheduler and sends what it then has due, with one clock read for the
+// pass; each socket is read until the kernel has no more (a short read says so without the
+// extra EAGAIN read), each read stamped with one clock read, straight into the request's
+// own buffer, and parsed by the same respParser the net client uses (loopconn_linux.go).
+// The system calls on the loop's own descriptors are made raw (rawsys_linux.go). Nothing
+// here switches goroutines or allocates per read: the Go scheduler only runs the log
+// writer, the command reader and the progress ticker, while the loop is parked. Request
+// semantics (HTTP/1.1, reuse strategies, stale-connection retry, timeouts, cancel-after,
+// aborts, Sent records, outcomes) are the runner's, through the same helpers.
 
 // lstate is where a loop request stands.
 type lstate uint8
@@ -49,6 +52,7 @@ type loopConn struct {
 	slot      int32        // index in evloop.conns: the epoll event's data
 	req       *loopRequest // request using it; nil while idle
 	pendingIn bool         // a readable edge came while nobody was reading
+	fin       bool         // the server's FIN was reported (EPOLLRDHUP or EPOLLHUP)
 }
 
 // loopRequest is one request on the loop, from its release by the scheduler to its record:
@@ -118,6 +122,10 @@ type evloop struct {
 	sawStop  bool // w.stopping seen
 	stopSeen bool // the scheduler told of the stop
 	sawAbort bool
+
+	// epf is the epoll set as Go's poller holds it, rc its raw access (run).
+	epf *os.File
+	rc  syscall.RawConn
 }
 
 // armUnknown is armedAt when the timerfd may have been re-armed (it fired, or a kick).
@@ -179,6 +187,24 @@ func newEvloop(w *worker) (*evloop, error) {
 		return nil, fmt.Errorf("epoll_ctl timerfd: %w", err)
 	}
 	l.ep, l.tfd = ep, tfd
+	// The epoll set itself goes into Go's poller (run): a non-blocking descriptor that
+	// os.NewFile registers there, and that takes a deadline only once registered.
+	if err := unix.SetNonblock(ep, true); err != nil {
+		unix.Close(ep)
+		unix.Close(tfd)
+		return nil, fmt.Errorf("epoll set: set non-blocking: %w", err)
+	}
+	l.epf = os.NewFile(uintptr(ep), "epoll")
+	rc, err := l.epf.SyscallConn()
+	if err == nil {
+		err = l.epf.SetReadDeadline(time.Time{})
+	}
+	if err != nil {
+		l.epf.Close()
+		unix.Close(tfd)
+		return nil, fmt.Errorf("epoll set in Go's poller: %w", err)
+	}
+	l.rc = rc
 	// The worker closes its sleepers (this file, and so the timerfd) after the run.
 	l.kick = &sleeper{fd: tfd, f: os.NewFile(uintptr(tfd), "timerfd"), stop: &w.stopping}
 	l.events = make([]unix.EpollEvent, 512)
@@ -189,60 +215,81 @@ func newEvloop(w *worker) (*evloop, error) {
 
 // run is the loop; it returns when every request it started has ended and the scheduler
 // releases nothing more (sent all, stopped, or aborted).
+//
+// The loop waits on its epoll set through Go's poller, where the set is registered as one
+// readable descriptor: when a pass leaves nothing ready, the goroutine parks, the worker's
+// only P goes idle and its thread blocks in the runtime's own epoll_wait until a socket or
+// the timerfd is ready. So the loop's thread never sleeps holding a P, sysmon has none to
+// retake and falls into its deep sleep, and the log writer, command reader and tickers run
+// on the same thread between the loop's passes: no second thread is runnable on the
+// worker's CPU. Each wake-up costs the runtime's epoll_wait, its non-blocking poll before
+// parking, and the loop's own non-blocking epoll_wait that takes the events: measured
+// against a blocking epoll_wait on a locked thread with a second P (#17's design), it
+// halves the context switches per request and removes sysmon's polling (replay/doc.go,
+// Clients, has the figures).
 func (l *evloop) run() {
 	w := l.w
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if w.cfg.CPU >= 0 && runtime.GOMAXPROCS(0) == 1 {
-		// A second P for everything else (command reader, tickers, log writer), on the same
-		// pinned CPU. With one P, the loop's thread would give it up each time it sleeps in
-		// epoll_wait (sysmon retakes a P held in a syscall when no other is idle) and wait
-		// for it back on every wake-up: measured, that hand-off and the 20 µs sysmon polling
-		// it keeps alive cost more than everything else the loop does (the note to #17).
-		runtime.GOMAXPROCS(2)
-	}
 	debug.SetPanicOnFault(true) // a truncated plan: see guard
 	defer w.dispatchers.Done()
 	defer l.closeAll()
-	defer unix.Close(l.ep)
+	defer l.epf.Close()
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	l.monoOff = ts.Nano() - w.nowNs()
-	var buf [8]byte
+	// RawConn.Read parks the goroutine whenever turn returns false and calls it again once
+	// the set is readable; it returns when turn says the loop is over.
+	if err := l.rc.Read(l.turn); err != nil {
+		// Only a closed descriptor makes it fail, and nothing closes it before run returns.
+		panic(fmt.Sprintf("replay: the event loop's epoll set in the poller: %v", err))
+	}
+}
+
+// turn takes every event ready now, acts on them, then makes a pass over the timers and the
+// scheduler and arms the timerfd. It says whether the loop is over; false parks it until
+// the epoll set is readable again.
+func (l *evloop) turn(uintptr) bool {
+	w := l.w
 	for {
+		n, err := rawEpollWaitNow(l.ep, l.events)
+		if err != nil && err != unix.EINTR {
+			w.fail(fmt.Errorf("epoll_wait: %w", err))
+		}
+		l.handle(n)
 		l.flags()
-		l.fireTimers(w.nowNs())
-		l.dispatch()
+		now := w.nowNs() // the pass's one clock read
+		l.fireTimers(now)
+		l.dispatch(now)
 		if l.s.Finished() {
-			return
+			return true
 		}
 		l.arm()
-		if w.stopping.Load() != l.sawStop || w.aborting.Load() != l.sawAbort {
-			continue // a kick may have come before the timer was armed over it
-		}
-		// One wake-up of the log writer for what this pass logged (ownerFlush): the frames
-		// reach the kernel from its thread while the loop sleeps.
-		w.sink.kick()
-		n, err := unix.EpollWait(l.ep, l.events, -1)
-		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			w.fail(fmt.Errorf("epoll_wait: %w", err))
+		if n == len(l.events) || w.stopping.Load() != l.sawStop || w.aborting.Load() != l.sawAbort {
+			// More events than the batch held (they raise no new edge in the poller), or
+			// a kick that may have come before the timer was armed over it.
 			continue
 		}
-		for i := 0; i < n; i++ {
-			ev := &l.events[i]
-			if ev.Fd < 0 {
-				unix.Read(l.tfd, buf[:])
-				l.armedAt = armUnknown // a kick may have re-armed it
-				continue
-			}
-			l.onEvent(l.conns[ev.Fd], ev.Events)
-		}
-		l.freeSlot = append(l.freeSlot, l.closedSlots...)
-		l.closedSlots = l.closedSlots[:0]
+		// One wake-up of the log writer for what this pass logged (ownerFlush): it writes
+		// the frames on this thread once the loop has parked.
+		w.sink.kick()
+		return false
 	}
+}
+
+// handle acts on the first n events of l.events.
+func (l *evloop) handle(n int) {
+	var buf [8]byte
+	for i := 0; i < n; i++ {
+		ev := &l.events[i]
+		if ev.Fd < 0 {
+			rawRead(l.tfd, buf[:])
+			l.armedAt = armUnknown // a kick may have re-armed it
+			continue
+		}
+		l.onEvent(l.conns[ev.Fd], ev.Events)
+	}
+	// Slots freed by this batch's events may be reused from now on.
+	l.freeSlot = append(l.freeSlot, l.closedSlots...)
+	l.closedSlots = l.closedSlots[:0]
 }
 
 // flags acts on stop and abort, once each.
@@ -283,13 +330,13 @@ var errTLSNet = errors.New("TLS targets use the net client")
 // errAbortedDial is the dial error of a connect the abort cut.
 var errAbortedDial = errors.New("operation was canceled")
 
-// dispatch starts everything the scheduler has due, spinning up to the worker's spin for an
-// open-loop instant that is that close, and acts on the scheduler's own stop (the duration)
-// and its abort.
-func (l *evloop) dispatch() {
+// dispatch starts everything the scheduler has due at now, spinning up to the worker's spin
+// for an open-loop instant that is that close, and acts on the scheduler's own stop (the
+// duration) and its abort. The clock is read again only after a request starts (its start
+// took time) and while spinning.
+func (l *evloop) dispatch(now int64) {
 	w, s := l.w, l.s
 	for !l.stopSeen && !w.stopping.Load() {
-		now := w.nowNs()
 		rel, ok := s.Due(now)
 		if !ok {
 			at, open := s.NextWake()
@@ -301,12 +348,13 @@ func (l *evloop) dispatch() {
 			}
 			continue
 		}
-		l.start(rel)
+		l.start(rel, now)
+		now = w.nowNs()
 	}
 	if s.Stopped() == schedule.DurationElapsed {
 		w.durationElapsed()
 	}
-	if s.AbortDue(w.nowNs()) {
+	if s.AbortDue(now) {
 		w.durationAbort()
 	}
 }
@@ -329,14 +377,14 @@ func (l *evloop) arm() {
 	if next != schedule.Never {
 		its.Value = unix.NsecToTimespec(max(next+l.monoOff, 1))
 	}
-	if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &its, nil); err != nil {
+	if err := rawTimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &its); err != nil {
 		w.fail(fmt.Errorf("timerfd_settime: %w", err))
 	}
 	l.armedAt = next
 }
 
-// start begins the request the scheduler released.
-func (l *evloop) start(rel schedule.Release) {
+// start begins the request the scheduler released at now.
+func (l *evloop) start(rel schedule.Release, now int64) {
 	var r *loopRequest
 	if n := len(l.free); n > 0 {
 		r, l.free = l.free[n-1], l.free[:n-1]
@@ -356,7 +404,7 @@ func (l *evloop) start(rel schedule.Release) {
 		l.units[rel.Unit] = lu
 	}
 	r.rel, r.unit, r.url = rel, l.units[rel.Unit], l.w.urlOfUnit(rel.Unit)
-	l.startTurn(r)
+	l.startTurn(r, now)
 }
 
 // guard handles a fault on the plan's mapping while reading it for r: r ends unsent and the
@@ -374,8 +422,8 @@ func (l *evloop) guard(r *loopRequest) {
 	l.ended(r, false)
 }
 
-// startTurn sends r's record.
-func (l *evloop) startTurn(r *loopRequest) {
+// startTurn sends r's record; its timeout counts from now.
+func (l *evloop) startTurn(r *loopRequest, now int64) {
 	defer l.guard(r)
 	w := l.w
 	rec, body, err := w.plan.Record(int(r.rel.Index))
@@ -398,11 +446,12 @@ func (l *evloop) startTurn(r *loopRequest) {
 	q.ReadyNs = r.rel.Ready
 	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
 	q.ConnectStartNs, q.ConnectEndNs = -1, -1
+	resetReconnect(q)
 	resetResponse(q)
 	q.Err = ""
 	q.URLIndex = r.url
 	r.cancelNs, r.cancelAt = rec.CancelAfterNs, maxInt64
-	r.deadline = w.nowNs() + int64(w.timeout)
+	r.deadline = now + int64(w.timeout)
 	r.head, r.body, r.session = w.targets[r.url].heads[rec.PathID], body, rec.Session
 	r.marked, r.attempt, r.prefilled = false, 0, false
 	if r.rel.Prefill {

@@ -15,3 +15,6 @@ func (*evloop) run() {}
 
 // errTLSNet is never returned here: every run keeps the net client.
 var errTLSNet = errors.New("TLS targets use the net client")
+
+// rawFileWriter has no raw write to offer here (the event loop's, rawsys_linux.go).
+func rawFileWriter(logFile) func([]byte) (int, error) { return nil }

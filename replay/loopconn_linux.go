@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"syscall"
-	"unsafe"
 
 	"github.com/llmbench/llmbench/rawlog"
 	"golang.org/x/sys/unix"
@@ -16,12 +15,16 @@ import (
 // plan mapping that resumes on EPOLLOUT, reads until the kernel has no more, and the end of
 // each exchange, with the net client's semantics through the same helpers (loop_linux.go).
 
-// connect gives r a connection: a reused one, or a new non-blocking connect.
+// connect gives r a connection: a reused one, or a new non-blocking connect (always for a
+// URL whose server closes after each response: connpolicy.go).
 func (l *evloop) connect(r *loopRequest) {
 	w := l.w
 	var c *loopConn
-	switch w.reuse {
-	case ReusePooled:
+	switch reuse := w.reuse; {
+	case reuse != ReuseNever && w.conns.closesAfterResponse(r.url):
+		r.q.ServerClosed = true
+		l.dropIdle(r)
+	case reuse == ReusePooled:
 		for s := l.idle[r.url]; len(s) > 0 && c == nil; s = l.idle[r.url] {
 			c, s[len(s)-1] = s[len(s)-1], nil
 			l.idle[r.url] = s[:len(s)-1]
@@ -30,12 +33,13 @@ func (l *evloop) connect(r *loopRequest) {
 				c = nil
 			}
 		}
-	case ReuseSticky:
+	case reuse == ReuseSticky:
 		// The unit's connection is the request's until it ends (finish gives it back).
 		c, r.unit.sticky = r.unit.sticky, nil
 		if c != nil && c.pendingIn {
 			l.closeConn(c)
 			c = nil
+			r.q.ServerClosed = true
 		}
 	}
 	if c != nil {
@@ -86,7 +90,7 @@ func (l *evloop) dial(url int) (*loopConn, error) {
 		l.conns = append(l.conns, c)
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: c.slot}
-	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if err := rawEpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		l.closeConn(c)
 		return nil, err
 	}
@@ -115,13 +119,19 @@ func (l *evloop) onEvent(c *loopConn, events uint32) {
 	}
 	r := c.req
 	in := events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
+	c.fin = c.fin || events&(unix.EPOLLRDHUP|unix.EPOLLHUP) != 0
 	if r == nil {
 		c.pendingIn = c.pendingIn || in
+		if c.fin {
+			// The server closed it while idle: a close soon after its only response
+			// teaches the URL's policy (the connection itself goes at its next use).
+			l.w.conns.serverClosed(&c.conn, l.w.nowNs())
+		}
 		return
 	}
 	switch r.state {
 	case lsConnect:
-		soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		soerr, err := rawSoError(c.fd)
 		if err == nil && soerr != 0 {
 			err = syscall.Errno(soerr)
 		}
@@ -140,6 +150,9 @@ func (l *evloop) onEvent(c *loopConn, events uint32) {
 		c.pendingIn = c.pendingIn || in
 		l.write(r)
 	case lsRead:
+		if !in {
+			return // EPOLLOUT alone (acknowledged bytes freed send space): nothing to read
+		}
 		r.rdhupSeen = events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
 		l.read(r)
 	}
@@ -185,7 +198,7 @@ func (l *evloop) write(r *loopRequest) {
 		if niov == 0 {
 			break
 		}
-		n, _, e := unix.Syscall(unix.SYS_WRITEV, uintptr(r.c.fd), uintptr(unsafe.Pointer(&r.iov[0])), uintptr(niov))
+		n, e := rawWritev(r.c.fd, r.iov[:niov])
 		r.iov = [3]unix.Iovec{} // do not keep the mapping referenced
 		if e != 0 {
 			if e == unix.EAGAIN {
@@ -221,8 +234,8 @@ func (l *evloop) read(r *loopRequest) {
 	w := l.w
 	c := r.c
 	for {
-		space := r.rp.space(&r.eb)
-		n, err := unix.Read(c.fd, space)
+		space := r.rp.space(&r.eb, &r.q)
+		n, err := rawRead(c.fd, space)
 		if n > 0 {
 			t := w.nowNs()
 			end, res, perr := r.rp.onRead(&c.conn, &r.eb, n, t, &r.q)
@@ -262,6 +275,8 @@ func (l *evloop) exchangeEnd(r *loopRequest, res exchangeResult, err error) {
 	if res == exStaleConn && r.attempt == 0 {
 		r.attempt++
 		c := r.c
+		markReconnect(&r.q)
+		w.conns.serverClosed(&c.conn, w.nowNs())
 		l.closeConn(c)
 		r.c = nil
 		q := &r.q
@@ -290,10 +305,16 @@ func (l *evloop) finish(r *loopRequest, c *loopConn, res exchangeResult, err err
 	l.stopTimer(r)
 	w.settle(q, res, err, prefix, r.cancelAt, &r.eb)
 	if c != nil {
-		c.used = true
+		c.reused(q.EndNs)
 		c.req = nil
+		if res == exOK && c.fin && !c.broken {
+			// The server closed it with the response, the FIN with the last bytes, though
+			// the response said the connection would stay open.
+			c.broken = true
+			w.conns.serverClosed(&c.conn, q.EndNs)
+		}
 		switch {
-		case c.broken || w.reuse == ReuseNever || res != exOK:
+		case res != exOK || !w.conns.keep(&c.conn, w.reuse):
 			l.closeConn(c)
 		case w.reuse == ReuseSticky && r.unit.sticky == nil:
 			r.unit.sticky = c
@@ -334,6 +355,21 @@ func (l *evloop) closeConn(c *loopConn) {
 	c.req = nil
 	l.conns[c.slot] = nil
 	l.closedSlots = append(l.closedSlots, c.slot)
+}
+
+// dropIdle closes what r would have reused of a URL whose server closes after each
+// response: the pooled connections to it (dead, or about to be) and r's unit's.
+func (l *evloop) dropIdle(r *loopRequest) {
+	s := l.idle[r.url]
+	for i, c := range s {
+		l.closeConn(c)
+		s[i] = nil
+	}
+	l.idle[r.url] = s[:0]
+	if c := r.unit.sticky; c != nil {
+		l.closeConn(c)
+		r.unit.sticky = nil
+	}
 }
 
 // closeIdle closes every pooled idle connection: after a stale one, the rest are as stale.

@@ -119,6 +119,14 @@ type Options struct {
 	// WaitForModelInterval is the pause between probes; 0 means DefaultWaitForModelInterval.
 	WaitForModelInterval time.Duration
 
+	// Preflight, when set, sends one tiny request of the plan's own shape to every URL before
+	// the run (preflight.go): it checks that the server honours the plan's output-limit
+	// field, records what the server says it is and how it treats connections (run.json
+	// preflight, and the workers' connection policy), and refuses a run it shows could
+	// measure nothing (unreachable, a client error, not the API's answer). Nothing of it is in
+	// the results.
+	Preflight bool
+
 	// ShardIndex and ShardCount make this replay shard ShardIndex of ShardCount of a
 	// distributed run (distshard.go): it replays only its sessions and its share of the
 	// concurrency. ShardCount 0 replays the whole plan.

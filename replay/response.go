@@ -12,6 +12,11 @@ import (
 // readBufSize is the per-runner socket read buffer; a response head must fit in it.
 const readBufSize = 32 << 10
 
+// minDirectRead is the least room a read straight into a response's body buffer gets
+// (respParser.space): with less, the buffer grows (up to the body limit), and at the limit
+// reads go to the read buffer again.
+const minDirectRead = 2 << 10
+
 // framing says how a response body ends.
 type framing uint8
 
@@ -152,11 +157,16 @@ func (d *bodyDecoder) reset(h *respHead, limit int) {
 
 // put appends p to dst, the body so far, up to d.limit bytes; past it, it keeps what fits and
 // sets d.over. The body's buffer grows to the limit at most, never beyond, so a response
-// that never ends costs no more memory than the limit.
+// that never ends costs no more memory than the limit. p may lie in dst's spare capacity, at
+// or after its end (a read straight into the body: respParser.space): then nothing is
+// copied when p starts at the end, and the bytes move left over the chunk framing otherwise.
 func (d *bodyDecoder) put(dst, p []byte) []byte {
 	if room := d.limit - len(dst); len(p) > room {
 		p = p[:max(room, 0)]
 		d.over = true
+	}
+	if len(p) > 0 && len(dst) < cap(dst) && &dst[:len(dst)+1][len(dst)] == &p[0] {
+		return dst[:len(dst)+len(p)] // in place already
 	}
 	if need := len(dst) + len(p); need > cap(dst) {
 		n := min(max(2*cap(dst), need), d.limit)

@@ -370,6 +370,7 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 	q.ReadyNs = ready
 	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
 	q.ConnectStartNs, q.ConnectEndNs = -1, -1
+	resetReconnect(q)
 	r.resetResponse()
 	q.Err = ""
 	q.URLIndex = url
@@ -418,6 +419,8 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 		if res == exStaleConn && attempt == 0 {
 			// The server closed an idle keep-alive connection as we reused it; nothing of
 			// the request reached it, so send it again on a new connection.
+			markReconnect(q)
+			w.conns.serverClosed(c, w.nowNs())
 			r.setActive(nil)
 			c.nc.Close()
 			q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
@@ -456,8 +459,23 @@ func (r *runner) prepareRetry() bool {
 	return !w.aborting.Load()
 }
 
-// getConn returns a connection to reuse, or nil to dial.
+// getConn returns a connection to reuse, or nil to dial: always nil for a URL whose server
+// closes after each response (connpolicy.go), and the request says why.
 func (r *runner) getConn(url int) *conn {
+	if r.w.reuse != ReuseNever && r.w.conns.closesAfterResponse(url) {
+		r.q.ServerClosed = true
+		r.w.pool.drop(url) // dead, or about to be
+		if r.w.reuse == ReuseSticky {
+			r.unit.mu.Lock()
+			c := r.unit.sticky
+			r.unit.sticky = nil
+			r.unit.mu.Unlock()
+			if c != nil {
+				c.nc.Close()
+			}
+		}
+		return nil
+	}
 	switch r.w.reuse {
 	case ReusePooled:
 		return r.w.pool.get(url)
@@ -469,6 +487,8 @@ func (r *runner) getConn(url int) *conn {
 		r.unit.mu.Unlock()
 		if c != nil && c.unsolicited() {
 			c.nc.Close() // see pool.get
+			r.w.conns.serverClosed(c, r.w.nowNs())
+			r.q.ServerClosed = true
 			c = nil
 		}
 		return c
@@ -515,9 +535,9 @@ func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
 	r.setActive(nil)
 	w.settle(q, res, err, prefix, r.cancelAt, &r.eb)
 	if c != nil {
-		c.used = true
+		c.reused(q.EndNs)
 		switch {
-		case c.broken || w.reuse == ReuseNever || res != exOK:
+		case res != exOK || !w.conns.keep(c, w.reuse):
 			c.nc.Close()
 		case w.reuse == ReuseSticky:
 			r.unit.mu.Lock()

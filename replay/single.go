@@ -144,7 +144,7 @@ func (s *Single) exchange(c *conn, body []byte, onRead func([]byte)) (exchangeRe
 	var rp respParser
 	rp.reset(eb)
 	for {
-		n, err := c.nc.Read(rp.space(eb))
+		n, err := c.nc.Read(rp.space(eb, q))
 		t := s.nowNs()
 		if n > 0 {
 			end, res, perr := rp.onRead(c, eb, n, t, q)

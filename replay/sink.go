@@ -31,8 +31,13 @@ type logSink struct {
 	// per frame costs the loop a thread switch each. The writes stay on the writer goroutine,
 	// so a slow disk never stalls the loop.
 	ownerFlush bool
-	wake       chan struct{}
-	done       chan struct{}
+	// rawWrite, when set (the event loop's log, on Linux), is flush's write: one the Go
+	// runtime is not told of (rawsys_linux.go). flush runs on the loop's goroutine, which
+	// waits for the write anyway, and a write the runtime is told of wakes sysmon from its
+	// deep sleep: a thread switch on the worker's CPU per request.
+	rawWrite func([]byte) (int, error)
+	wake     chan struct{}
+	done     chan struct{}
 }
 
 // maxPending bounds the bytes waiting for the writer; Write blocks beyond it rather than grow
@@ -70,7 +75,7 @@ func (s *logSink) Write(p []byte) (int, error) {
 	s.active = append(s.active, p...)
 	s.queued += int64(len(p))
 	if s.writeThrough {
-		s.writeOut()
+		s.writeOut(false)
 	}
 	owner := s.ownerFlush
 	s.mu.Unlock()
@@ -112,15 +117,15 @@ func (s *logSink) flush() error {
 	defer s.mu.Unlock()
 	target := s.queued
 	for s.written < target && s.err == nil {
-		s.writeOut()
+		s.writeOut(true)
 	}
 	return s.err
 }
 
 // writeOut writes what is queued, waiting first while another goroutine writes, unless a
-// write has failed. It is called with s.mu held and returns with it held; the write itself
-// runs unlocked.
-func (s *logSink) writeOut() {
+// write has failed; raw uses rawWrite when there is one (flush). It is called with s.mu held
+// and returns with it held; the write itself runs unlocked.
+func (s *logSink) writeOut(raw bool) {
 	for s.writing {
 		s.cond.Wait()
 	}
@@ -133,7 +138,12 @@ func (s *logSink) writeOut() {
 	s.active = s.spare[:0]
 	s.writing = true
 	s.mu.Unlock()
-	_, err := s.f.Write(buf)
+	var err error
+	if raw && s.rawWrite != nil {
+		_, err = s.rawWrite(buf)
+	} else {
+		_, err = s.f.Write(buf)
+	}
 	s.mu.Lock()
 	s.writing = false
 	if err != nil && s.err == nil {
@@ -150,7 +160,7 @@ func (s *logSink) loop() {
 		<-s.wake
 		s.mu.Lock()
 		closed := s.closed
-		s.writeOut()
+		s.writeOut(false)
 		s.mu.Unlock()
 		if closed {
 			return
@@ -172,7 +182,7 @@ func (s *logSink) close() error {
 	<-s.done
 	s.mu.Lock()
 	for s.written < s.queued && s.err == nil {
-		s.writeOut()
+		s.writeOut(false)
 	}
 	err := s.err
 	s.mu.Unlock()

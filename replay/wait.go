@@ -156,10 +156,11 @@ func tryProbe(ctx context.Context, client *http.Client, p probe, target string, 
 		}
 		return redactText(err.Error())
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, probeBodyLimit))
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, probeBodyLimit))
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return "HTTP " + resp.Status
+		// The server's own words say what it waits for ("Loading model").
+		return "HTTP " + resp.Status + quoteMsg(redactText(endpoint.ErrorMessage(b)))
 	}
 	return ""
 }

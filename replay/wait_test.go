@@ -51,6 +51,11 @@ func newProbeServer(t *testing.T, refuse int) *probeServer {
 		ps.log = append(ps.log, "probe "+http.StatusText(code))
 		ps.mu.Unlock()
 		w.WriteHeader(code)
+		if code != 200 {
+			// llama.cpp's answer while it loads the model.
+			w.Write([]byte(`{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`))
+			return
+		}
 		w.Write([]byte(`{"object":"list","data":[]}`))
 	}))
 	t.Cleanup(ps.Close)
@@ -121,7 +126,7 @@ func TestWaitForModelTimeout(t *testing.T) {
 	m, err := r.Run()
 	if m != nil || err == nil || strings.Contains(err.Error(), "\n") ||
 		!strings.Contains(err.Error(), "wait for model: GET "+srv.URL+"/v1/models did not answer 2xx within 300ms") ||
-		!strings.Contains(err.Error(), "last: HTTP 503 Service Unavailable") {
+		!strings.Contains(err.Error(), `last: HTTP 503 Service Unavailable: "Loading model"`) {
 		t.Fatalf("manifest %v, err %v", m, err)
 	}
 	srv.mu.Lock()

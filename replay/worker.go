@@ -53,6 +53,9 @@ type workerConfig struct {
 	ShardCount int `json:"shard_count,omitempty"`
 	// LocalAddrs are the source addresses to spread connections over (localaddr.go).
 	LocalAddrs []netip.Addr `json:"local_addrs,omitempty"`
+	// ServerCloses lists the URLs (indexes in URLs) whose server closes every connection
+	// after one response, as the preflight found (connpolicy.go).
+	ServerCloses []int `json:"server_closes,omitempty"`
 
 	// load builds the worker's part of the plan; nil means schedule.LoadChains. Tests put a
 	// graph with branches and joins here.
@@ -95,6 +98,7 @@ type worker struct {
 	g       *schedule.Graph
 	targets []*target
 	pool    pool
+	conns   connPolicy // what each URL's server does with connections (connpolicy.go)
 	dialer  net.Dialer
 	reuse   string
 	timeout time.Duration
@@ -224,6 +228,8 @@ func newWorker(cfg workerConfig) (*worker, error) {
 		w.targets = append(w.targets, t)
 	}
 	w.pool.idle = make([][]*conn, len(w.targets))
+	w.conns.init(len(w.targets), cfg.ServerCloses)
+	w.pool.closed = func(c *conn) { w.conns.serverClosed(c, w.nowNs()) }
 	shardC, err := shardConcurrency(w.meta.Concurrency, cfg.ShardIndex, cfg.ShardCount)
 	if err != nil {
 		return fail(err)
@@ -318,7 +324,10 @@ func (w *worker) openLog() error {
 	}
 	w.file = f
 	w.sink = newLogSink(f)
-	w.sink.ownerFlush = w.loop != nil // the event loop wakes the writer once per wake-up
+	if w.loop != nil {
+		w.sink.ownerFlush = true // the event loop wakes the writer once per wake-up
+		w.sink.rawWrite = rawFileWriter(f)
+	}
 	w.sink.writeThrough = w.cfg.logWriteThrough
 	return nil
 }

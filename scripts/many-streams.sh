@@ -7,15 +7,20 @@
 #   scripts/many-streams.sh BIN_DIR WORK_DIR [STREAMS] [SERVERS] [WORKERS]
 #
 # The open-file limit is per process: the load is split over SERVERS mockllm processes (one
-# port each) and WORKERS replay workers so that none needs more descriptors than the hard
-# limit allows. Each stream lasts TTFT (default 40s) plus 3 token gaps, so all of them are
-# open at once once connected.
+# port each; default: one per 16,000 streams) so that none needs more descriptors than the
+# hard limit allows. replay decides its workers itself (WORKERS empty, the default: one per
+# CPU, more sharing the CPUs when the limit asks for it, pinned); WORKERS=N runs N unpinned.
+# Each stream lasts TTFT (default 40s) plus 3 token gaps, so all of them are open at once
+# once connected. Mid-run, once all are open, the workers' resident memory is sampled: the
+# script prints it per stream.
+#
+#   scripts/many-streams.sh bin /tmp/ms100k 100000     # 100,000 streams, 7 servers
 set -euo pipefail
 bin=${1:?usage: many-streams.sh BIN_DIR WORK_DIR [STREAMS] [SERVERS] [WORKERS]}
 work=${2:?usage: many-streams.sh BIN_DIR WORK_DIR [STREAMS] [SERVERS] [WORKERS]}
 n=${3:-50000}
-servers=${4:-4}
-workers=${5:-4}
+servers=${4:-$(((n + 15999) / 16000))}
+workers=${5:-}
 ttft=${TTFT:-40s}
 addrs=${LOCAL_ADDRS:-127.0.0.2-127.0.0.9}
 mkdir -p "$work"
@@ -54,15 +59,42 @@ sleep 1
 	done
 ) &
 pids+=($!)
+wflags=()
+[ -n "$workers" ] && wflags=(--workers "$workers" --no-pin)
 start=$(date +%s.%N)
-"$bin/replay" --plan "$work/plan.llmplan" "${urls[@]}" --output-dir "$work/run" --workers "$workers" --no-pin \
-	--no-gpu-telemetry --ui-type none --local-addr "$addrs" --request-timeout-seconds 600 2>"$work/replay.log" || true
+"$bin/replay" --plan "$work/plan.llmplan" "${urls[@]}" --output-dir "$work/run" "${wflags[@]}" \
+	--no-gpu-telemetry --no-server-metrics --ui-type none --local-addr "$addrs" --request-timeout-seconds 600 2>"$work/replay.log" &
+rpid=$!
+# The workers' resident memory once every stream is open (the peak of their summed VmRSS
+# while they wait for their first tokens).
+(
+	set +e
+	best=0
+	while kill -0 "$rpid" 2>/dev/null; do
+		sum=0
+		for w in $(pgrep -P "$rpid"); do
+			r=$(awk '/^VmRSS:/{print $2}' "/proc/$w/status" 2>/dev/null)
+			sum=$((sum + ${r:-0}))
+		done
+		[ "$sum" -gt "$best" ] && best=$sum && echo "$best $(pgrep -P "$rpid" | wc -l)" >"$work/rss"
+		sleep 1
+	done
+) &
+rss_pid=$!
+wait "$rpid" || true
 end=$(date +%s.%N)
+wait "$rss_pid" 2>/dev/null || true
+grep -h "^replay: concurrency" "$work/replay.log" || true
 tail -1 "$work/replay.log"
 echo "replay wall time: $(echo "$end - $start" | bc) s; peak concurrent streams served: $(cat "$work/peak" 2>/dev/null || echo 0)"
+if [ -f "$work/rss" ]; then
+	read -r kib nw <"$work/rss"
+	echo "workers' resident memory at its peak: $((kib / 1024)) MiB over $nw workers, $(echo "scale=1; $kib / $n" | bc) KiB per stream"
+fi
 echo "client connections by source address (sampled mid-run):"
 cat "$work/sources" 2>/dev/null || echo "(not sampled)"
-"$bin/analyze" --quiet --output-dir "$work/analysis" "$work/run" || true
+"$bin/analyze" --output-dir "$work/analysis" "$work/run" >"$work/analyze.txt" 2>&1 || true
+grep -E "^(Errors|Verdict):" "$work/analyze.txt" || tail -3 "$work/analyze.txt"
 # The client's view: the most requests open at once (request_start_ns to request_end_ns).
 if command -v python3 >/dev/null; then
 	python3 - "$work/analysis/profile_export.jsonl" <<'PY'

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/redact"
 )
@@ -336,10 +337,10 @@ func (e *endpointState) fetch(ctx context.Context) (body []byte, t1 time.Time, s
 		return nil, t1, nil, st, err
 	}
 	if resp.StatusCode == http.StatusNotFound {
-		return nil, t1, nil, st, fmt.Errorf("%w: HTTP 404, nothing served there", ErrNotPrometheus)
+		return nil, t1, nil, st, fmt.Errorf("%w: HTTP 404%s, nothing served there", ErrNotPrometheus, serverSays(buf.Bytes()))
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, t1, nil, st, fmt.Errorf("HTTP %d", resp.StatusCode)
+		return nil, t1, nil, st, fmt.Errorf("HTTP %d%s", resp.StatusCode, serverSays(buf.Bytes()))
 	}
 	j := &pageJob{ctx: ctx, body: resp.Body, buf: buf, sel: e.sel, ctype: resp.Header.Get("Content-Type"),
 		limit: e.cfg.MaxPageBytes, maxSeries: e.cfg.MaxSeries, t1: t1, light: light}
@@ -424,4 +425,13 @@ func (j *pageJob) run() {
 		j.sel = sel // its own buffer, kept for the next scrape
 	}
 	j.samples, j.err = parse(j.ctx, sel, j.ctype)
+}
+
+// serverSays is `: "<the server's own message>"` from a non-2xx page (llama.cpp's /metrics
+// without --metrics: "... Start it with `--metrics`"), redacted; "" when it says nothing.
+func serverSays(body []byte) string {
+	if m := endpoint.ErrorMessage(body); m != "" {
+		return fmt.Sprintf(": %q", redact.Text(m))
+	}
+	return ""
 }

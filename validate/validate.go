@@ -142,6 +142,7 @@ func Run(o Options, ro replay.Options, stderr io.Writer) (*analyze.GeneratorVali
 	defer stop()
 	ro.Plan, ro.URLs, ro.OutputDir = sub, []string{url}, filepath.Join(tmp, "run")
 	ro.GPUSampleInterval, ro.WaitForModel, ro.Progress, ro.Notice = -1, 0, nil, io.Discard
+	ro.Preflight = false // the mock is ours
 	ro.GracePeriod = 5 * time.Second
 	ro.APIKey = ""
 	// The mock's schedule log finds the client's requests by their session header.

@@ -36,7 +36,7 @@ var flagOf = map[string]string{
 	"MaxBatch": "--max-batch", "KVCacheTokens": "--kv-cache-tokens", "ReasoningTokens": "--reasoning-tokens", "NaturalTokens": "--natural-tokens",
 	"ErrorRate": "--error-rate", "StreamErrorRate": "--stream-error-rate", "DisconnectRate": "--disconnect-rate",
 	"StallRate": "--stall-rate", "StallDuration": "--stall-duration", "ToolCallRate": "--tool-call-rate",
-	"EmbeddingDim": "--embedding-dim", "Tokenizer": "--tokenizer",
+	"EmbeddingDim": "--embedding-dim", "Tokenizer": "--tokenizer", "ContextTokens": "--context-tokens",
 	"ImageTokens": "--image-tokens", "AudioTokensPerSecond": "--audio-tokens-per-second", "VideoTokens": "--video-tokens",
 }
 
@@ -73,6 +73,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs.IntVar(&o.Media.ImageTokens, "image-tokens", d.Media.ImageTokens, "prompt tokens counted per image part (each must decode, else 400)")
 	fs.Float64Var(&o.Media.AudioTokensPerSecond, "audio-tokens-per-second", d.Media.AudioTokensPerSecond, "prompt tokens counted per second of audio (rounded up per clip)")
 	fs.IntVar(&o.Media.VideoTokens, "video-tokens", d.Media.VideoTokens, "prompt tokens counted per video part")
+	fs.BoolVar(&o.Quirks.IgnoreMaxCompletionTokens, "ignore-max-completion-tokens", false, "quirk: read a chat request's limit from max_tokens only, dropping max_completion_tokens (llama.cpp)")
+	fs.BoolVar(&o.Quirks.CloseAfterResponse, "close-after-response", false, "quirk: close the connection right after each inference response while announcing Keep-Alive (llama.cpp)")
+	fs.BoolVar(&o.Quirks.NoMetrics, "no-metrics", false, "quirk: answer /metrics with 501 and a hint (llama.cpp without --metrics)")
+	fs.IntVar(&o.Quirks.ContextTokens, "context-tokens", 0, "quirk: a chat/completions request's context (prompt + output); past it the stream ends with llama.cpp's \"Context size has been exceeded.\" error (0 = none)")
 	ver := cli.AddVersion(fs)
 	schedPath := fs.String("schedule-log", "", "write one JSON line per request: when its events were due and when each was sent (docs/mockllm.md)")
 	fs.Usage = func() {

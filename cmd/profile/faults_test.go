@@ -26,8 +26,8 @@ func TestMain(m *testing.M) {
 }
 
 // faultServer is mockllm (TTFT 5 ms, ITL 1 ms) behind a handler that answers the inference
-// requests fail picks with HTTP 500; n counts them from 1 in arrival order. It returns the
-// server's URL.
+// requests fail picks with HTTP 500; n counts them from 1 in arrival order, the preflight's
+// left out (it is no request of the run). It returns the server's URL.
 func faultServer(t *testing.T, fail func(n int64) bool) string {
 	t.Helper()
 	o := mockllm.DefaultOptions()
@@ -38,7 +38,8 @@ func faultServer(t *testing.T, fail func(n int64) bool) string {
 	}
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/") && fail(n.Add(1)) {
+		preflight := strings.HasSuffix(r.UserAgent(), replay.PreflightUserAgentSuffix)
+		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/") && !preflight && fail(n.Add(1)) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusInternalServerError)
 			w.Write([]byte(`{"error":{"message":"injected failure","type":"server_error"}}`))

@@ -58,6 +58,7 @@ type command struct {
 
 func newCommand() *command {
 	c := &command{fs: cli.NewFlagSet("profile"), plan: cli.NewPlan(), replay: cli.NewReplay(), analyze: cli.NewAnalyze(), sweep: cli.NewSweep()}
+	c.replay.PreflightByDefault()
 	c.sweep.Lists(c.plan.FS) // --concurrency 1,2,4 and --request-rate 5,10: AIPerf's sweep lists
 	for _, s := range []*pflag.FlagSet{c.plan.FS, c.replay.FS, c.analyze.FS, c.sweep.FS} {
 		c.fs.AddFlagSet(s) // a name two sets define (--tokenizer, --plan, ...) is added once: see share

@@ -40,7 +40,9 @@ func TestPrefillConcurrencyAsTheServerSawIt(t *testing.T) {
 	}
 	srv := httptest.NewServer(mock)
 	t.Cleanup(func() { srv.Close(); mock.Close() })
-	r := runProfile(t, srv.URL, "--concurrency", "6", "--prefill-concurrency", "2", "--request-count", "18", "--output-tokens-mean", "6")
+	// --no-preflight: the schedule log counts every request the mock served, and the
+	// preflight's one request (before the run, never part of its results) would be one more.
+	r := runProfile(t, srv.URL, "--no-preflight", "--concurrency", "6", "--prefill-concurrency", "2", "--request-count", "18", "--output-tokens-mean", "6")
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
 	}

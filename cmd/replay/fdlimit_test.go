@@ -13,10 +13,11 @@ import (
 	"github.com/llmbench/llmbench/mmapds"
 )
 
-// A plan whose concurrency the open-file limit cannot carry is bad input: replay says so in
-// one line, with the command that raises the limit, exits 2 and creates nothing. (The issue:
+// A plan whose concurrency the open-file limit cannot carry, even over as many workers as
+// replay would start (80 files: 16 streams a process), is bad input: replay says so in one
+// line, with the command that raises the limit, exits 2 and creates nothing. (The issue:
 // concurrency 5000 under `ulimit -n 1024` filed thousands of "too many open files" as the
-// server's transport errors.)
+// server's transport errors; now that runs on 6 workers, replay/fdlimit_test.go.)
 func TestOpenFileLimitIsBadInput(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
@@ -38,7 +39,7 @@ func TestOpenFileLimitIsBadInput(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	// ulimit -n sets the soft and the hard limit: replay cannot raise it itself.
-	cmd := exec.Command(sh, "-c", `ulimit -n 1024 && exec "$0" "$@"`, os.Args[0],
+	cmd := exec.Command(sh, "-c", `ulimit -n 80 && exec "$0" "$@"`, os.Args[0],
 		"--plan", path, "--url", "http://127.0.0.1:9", "--output-dir", dir, "--workers", "1", "--no-pin", "--no-gpu-telemetry")
 	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
 	out, err := cmd.CombinedOutput()
@@ -47,7 +48,7 @@ func TestOpenFileLimitIsBadInput(t *testing.T) {
 		t.Fatalf("exit %v, want 2: %s", err, out)
 	}
 	msg := strings.TrimSpace(string(out))
-	if strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "needs about 5064 open files per worker, and the limit is 1024") ||
+	if strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "needs about 5064 open files per worker, and the limit is 80") ||
 		!strings.Contains(msg, "ulimit -Hn 5064") {
 		t.Fatalf("message: %s", out)
 	}

@@ -268,11 +268,19 @@ func TestUIType(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", c.ui, err)
 		}
-		if got := o.Progress != nil; got != c.progress || (c.progress && (o.Progress != io.Writer(&stderr) || o.ProgressEvery != replay.DefaultProgressEvery)) {
+		if got := o.Progress != nil; got != c.progress || (c.progress && o.ProgressEvery != replay.DefaultProgressEvery) {
 			t.Errorf("%v: progress %v every %v", c.ui, o.Progress, o.ProgressEvery)
 		}
 		if stderr.String() != c.notice {
 			t.Errorf("%v: stderr %q, want %q", c.ui, stderr.String(), c.notice)
+		}
+		// The progress goes to stderr (through the lock it shares with the notices).
+		if c.progress {
+			stderr.Reset()
+			fmt.Fprint(o.Progress, "progress line\n")
+			if stderr.String() != "progress line\n" {
+				t.Errorf("%v: the progress wrote %q to stderr", c.ui, stderr.String())
+			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -51,6 +52,10 @@ type Replay struct {
 	waitInterval  *float64
 	contentType   *string
 	client        *string // --client (client.go)
+	// preflight and noPreflight are --preflight and --no-preflight; preflightOn is the
+	// default (profile's is on: PreflightByDefault).
+	preflight, noPreflight *bool
+	preflightOn            bool
 
 	// Validation holds the generator validation flags, --validate (validate.go).
 	Validation *Validate
@@ -67,7 +72,7 @@ func NewReplay() *Replay {
 	r.urls = fs.StringArrayP("url", "u", nil, "base URL (http:// or https://); repeat to spread sessions over several servers")
 	r.urlStrategy = fs.String("url-strategy", replay.URLRoundRobin, "how sessions are spread over several --url: round_robin")
 	r.out = fs.String("output-dir", "", "run directory to create (must not hold a run already)")
-	r.workers = fs.Int("workers", 0, "worker processes (default: one per CPU in --cpus)")
+	r.workers = fs.Int("workers", 0, "worker processes (default: one per CPU in --cpus; more, sharing CPUs, when one process cannot hold the open files the concurrency needs)")
 	r.cpus = fs.String("cpus", "", "CPUs to pin workers to, one each, e.g. 0-3,6 (default: every CPU this process may use)")
 	r.noPin = fs.Bool("no-pin", false, "do not pin workers to CPUs")
 	r.apiKey = fs.String("api-key", "", "API key sent as 'Authorization: Bearer KEY', or 'x-api-key: KEY' to the Anthropic Messages API (default $OPENAI_API_KEY); never written anywhere, but other local users can read it in the process list (ps): prefer --api-key-file or $OPENAI_API_KEY")
@@ -92,10 +97,24 @@ func NewReplay() *Replay {
 	r.waitInterval = fs.Float64("wait-for-model-interval", replay.DefaultWaitForModelInterval.Seconds(), "seconds between readiness probes")
 	r.contentType = fs.String("request-content-type", "application/json", "Content-Type of the requests (the plan's bodies are JSON); -H 'Content-Type: ...' overrides it")
 	r.client = addClientFlag(fs)
+	r.preflight = fs.Bool("preflight", false, "before the run, send one tiny request of the plan's own shape to each URL: check the server honours the output limit, record what it is and how it treats connections (run.json preflight); refuse a run that could measure nothing (profile: on)")
+	r.noPreflight = fs.Bool("no-preflight", false, "skip the preflight (profile runs it by default)")
 	r.uiType = fs.String("ui-type", UISimple, "progress: simple (live line on a terminal, else a line every 10 s on stderr), dashboard (same as simple here) or none")
 	r.Validation = NewValidate("validate")
 	fs.AddFlagSet(r.Validation.FS)
 	return r
+}
+
+// PreflightByDefault makes the preflight run unless --no-preflight says otherwise (profile).
+func (r *Replay) PreflightByDefault() { r.preflightOn = true }
+
+// preflightOption is whether the preflight runs, from --preflight, --no-preflight and the
+// command's default.
+func (r *Replay) preflightOption() (bool, error) {
+	if *r.preflight && *r.noPreflight {
+		return false, errors.New("--preflight and --no-preflight are mutually exclusive")
+	}
+	return (r.preflightOn || *r.preflight) && !*r.noPreflight, nil
 }
 
 // The --ui-type values (AIPerf's): how replay shows its progress.
@@ -128,12 +147,15 @@ func (r *Replay) OutputDir() string { return *r.out }
 // OPENAI_API_KEY, in that order. Progress goes to stderr (--ui-type): the live line on a
 // terminal, else one line every replay.DefaultProgressEvery; none with --ui-type none.
 func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) string) (*replay.Options, error) {
+	// The run's notices, the live export's warnings and the progress come from different
+	// goroutines: one lock keeps each line whole (and a buffer given as stderr safe).
+	lines := &lineWriter{w: stderr}
 	plan, urls, urlStrategy, out, workers, cpus, noPin, apiKey, apiKeyFile, headers, timeout, grace, reuse, sessionHeader, gpuInterval, noGPU, caFile, insecure, spin, maxResponse := r.plan, r.urls, r.urlStrategy, r.out, r.workers, r.cpus, r.noPin, r.apiKey, r.apiKeyFile, r.headers, r.timeout, r.grace, r.reuse, r.sessionHeader, r.gpuInterval, r.noGPU, r.caFile, r.insecure, r.spin, r.maxResponse
 	o := &replay.Options{Plan: *plan, URLs: *urls, URLStrategy: *urlStrategy, OutputDir: *out,
 		Workers: *workers, NoPin: *noPin, APIKey: *apiKey, Headers: *headers, ConnectionReuse: *reuse,
 		SessionHeader: *sessionHeader, GPUSampleInterval: *gpuInterval, TLSCAFile: *caFile,
 		TLSInsecureSkipVerify: *insecure, Spin: *spin, MaxResponseBytes: *maxResponse, CommandLine: argv, ToolVersion: version.String(),
-		Notice: stderr, Client: *r.client}
+		Notice: lines, Client: *r.client}
 	if *apiKeyFile != "" {
 		if Changed(r.FS, "api-key") {
 			return nil, errors.New("--api-key and --api-key-file are mutually exclusive")
@@ -187,12 +209,17 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 	if err := r.sm.apply(o); err != nil {
 		return nil, err
 	}
-	if err := r.ot.apply(o, stderr); err != nil {
+	if err := r.ot.apply(o, lines); err != nil {
 		return nil, err
 	}
 	if err := r.waitOptions(o); err != nil {
 		return nil, err
 	}
+	pf, err := r.preflightOption()
+	if err != nil {
+		return nil, err
+	}
+	o.Preflight = pf
 	if Changed(r.FS, "request-content-type") {
 		ct := strings.TrimSpace(*r.contentType)
 		if mt, _, _ := strings.Cut(strings.ToLower(ct), ";"); strings.HasPrefix(strings.TrimSpace(mt), "multipart/") || ct == "" {
@@ -209,7 +236,7 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 	default:
 		// The line rewritten in place only makes sense on a terminal; logs and pipes get
 		// whole lines, seldom.
-		o.Progress, o.ProgressEvery = stderr, replay.DefaultProgressEvery
+		o.Progress, o.ProgressEvery = lines, replay.DefaultProgressEvery
 		if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && isStderr(stderr) {
 			o.ProgressEvery = 0
 		}
@@ -356,4 +383,17 @@ func durationFlag(name string, v float64, zero bool) (time.Duration, error) {
 		return 0, fmt.Errorf("--%s %v: want seconds in (0, %d] (365 days)", name, v, int64(hi))
 	}
 	return time.Duration(v * float64(time.Second)), nil
+}
+
+// lineWriter serializes writes to w: each Write (a line) whole, whichever goroutine makes it.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// Write writes p to w under the lock.
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

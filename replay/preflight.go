@@ -1,0 +1,619 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/internal/jsonwire"
+	"github.com/llmbench/llmbench/rawlog"
+)
+
+// The preflight (Options.Preflight; profile runs it by default, replay with --preflight):
+// before anything of the plan is sent, one tiny request per URL with the plan's own body
+// (its first record), its output limit set to preflightLimit tokens. It finds what would
+// make the run mean something else than it seems to:
+//
+//   - a server that ignores the plan's output-limit field (llama.cpp reads max_tokens, not
+//     max_completion_tokens): every output would run to the server's own length. It then
+//     tries chat's other field and names the flag that sends it;
+//   - a server that closes the connection after each response while announcing keep-alive
+//     (llama.cpp after a streamed response): the workers are told, and open a new connection
+//     per request to it instead of writing on dead ones (connpolicy.go);
+//   - what the server says it is: its Server header, /v1/models owner, llama.cpp's /props,
+//     vLLM's /version.
+//
+// Its findings go into run.json ("preflight") and, as one line each, to the notices. It
+// refuses the run (Run returns an error, exit 2, no run directory) only when the run could
+// measure nothing: the URL cannot be reached, or answers the plan's own request with a
+// client error (4xx other than 408 and 429: a wrong path, model or key, a body the server
+// rejects), or with a body that is not the API's. Everything else is a warning and the run
+// goes on: a 5xx, 408 or 429 (the server may be loading or busy), an ignored limit (the run
+// still measures the server, at its own lengths), no answer within preflightTimeout.
+// Nothing of the preflight is in the logs or the results.
+
+// Preflight bounds.
+const (
+	// preflightLimit is the output length the preflight asks for.
+	preflightLimit = 2
+	// preflightTimeout bounds the preflight's inference request (at most the request timeout).
+	preflightTimeout = 60 * time.Second
+	// preflightGetTimeout bounds each identity request.
+	preflightGetTimeout = 3 * time.Second
+	// preflightBodyLimit bounds what is read of a non-streamed answer or an identity page.
+	preflightBodyLimit = 4 << 20
+	// closeWatch is how long after a whole response the preflight waits to see the server
+	// close the connection: the closes it looks for come within microseconds.
+	closeWatch = 200 * time.Millisecond
+)
+
+// PreflightUserAgentSuffix ends the User-Agent of the preflight's requests
+// ("llmbench-replay/VERSION (preflight)"), so that a server's logs, and test servers that
+// count the run's requests, can tell them from the run's.
+const PreflightUserAgentSuffix = " (preflight)"
+
+// ignoredOver is the fewest output tokens that show a limit of n ignored: a server that keeps
+// to it sends at most n (n+1 when it counts an end token), so more than twice n plus two is
+// no rounding. Counts from events or words are lower bounds, so they never overstate it.
+func ignoredOver(n int) int { return 2*n + 2 }
+
+// errPreflight marks the preflight's refusals: the run would measure nothing.
+var errPreflight = errors.New("preflight")
+
+// runPreflight runs the preflight against every URL; the error refuses the run.
+func (r *Replay) runPreflight() (*rawlog.Preflight, []int, error) {
+	o := &r.opts
+	m := r.plan.Meta()
+	if r.plan.Len() == 0 {
+		return nil, nil, nil
+	}
+	rec, body, err := r.plan.Record(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ep, err := endpoint.Lookup(m.Endpoint)
+	if err != nil {
+		return nil, nil, fmt.Errorf("preflight: %w", err)
+	}
+	headers, err := mergeHeaders(m.Headers, o.Headers, o.APIKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	tcfg, err := loadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
+	if err != nil {
+		return nil, nil, err
+	}
+	method := m.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	// Ctrl-C (Stop) cuts the preflight short: nothing of the plan is sent then either.
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-r.stopReq:
+			cancel()
+		case <-stop.Done():
+		}
+	}()
+	pf := &rawlog.Preflight{}
+	var closes []int
+	for i, base := range o.URLs {
+		p := &preflighter{stop: stop, ep: ep, headers: headers, ua: "llmbench-replay/" + o.ToolVersion + PreflightUserAgentSuffix, method: method, model: m.Model,
+			timeout: min(preflightTimeout, o.RequestTimeout)}
+		// HTTP/1.1 (a custom dialer turns HTTP/2 off), no proxy, no compression: as the
+		// workers talk to the server.
+		p.tr = &http.Transport{TLSClientConfig: tcfg, DialContext: p.dial, DisableCompression: true, MaxIdleConnsPerHost: 1}
+		t, err := p.run(base, m.Paths[rec.PathID], body)
+		p.tr.CloseIdleConnections()
+		if stop.Err() != nil {
+			return nil, nil, fmt.Errorf("%w: interrupted; nothing of the plan was sent", errPreflight)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		t.URLIndex = i
+		for _, w := range t.Warnings {
+			r.notice(w)
+		}
+		if t.Connection == rawlog.ConnClosesAfterResponse {
+			closes = append(closes, i)
+		}
+		pf.Targets = append(pf.Targets, *t)
+	}
+	return pf, closes, nil
+}
+
+// preflighter is one URL's preflight.
+type preflighter struct {
+	stop    context.Context // cancelled by Stop
+	ep      *endpoint.Endpoint
+	headers [][2]string
+	ua      string
+	method  string
+	model   string
+	timeout time.Duration
+	tr      *http.Transport
+	// eof is set when the server closed the preflight's connection (its FIN read).
+	eof atomic.Bool
+}
+
+// dial opens the connections, watching for the server's close.
+func (p *preflighter) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	p.eof.Store(false)
+	return &watchConn{Conn: c, eof: &p.eof}, nil
+}
+
+// watchConn notes the server's FIN: the transport's idle read returns io.EOF.
+type watchConn struct {
+	net.Conn
+	eof *atomic.Bool
+}
+
+func (c *watchConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err == io.EOF {
+		c.eof.Store(true)
+	}
+	return n, err
+}
+
+// answer is what one preflight request brought back.
+type answer struct {
+	status    int
+	server    string
+	closeHdr  bool   // the response said Connection: close
+	whole     bool   // read to its end
+	errText   string // transport error or the server's message of a non-2xx answer
+	transport bool   // errText is a transport error: nothing answered
+	parseErr  string // the 2xx body is not the API's
+	tokens    int    // output tokens, at least
+	from      string // usage, events or words
+}
+
+// run preflights base with body (the plan's first), sent to path.
+func (p *preflighter) run(base, path string, body []byte) (*rawlog.PreflightTarget, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, fmt.Errorf("url %q: %w", redactURL(base), errors.Unwrap(err))
+	}
+	prefix := u.Scheme + "://" + u.Host + strings.TrimSuffix(u.EscapedPath(), "/")
+	target := prefix + joinQuery(path, u.RawQuery)
+	shown := p.method + " " + redactURL(target)
+	t := &rawlog.PreflightTarget{Connection: rawlog.ConnUnknown}
+	field, _, hasLimit := endpoint.LimitField(body)
+	if !hasLimit {
+		field = defaultLimitField(p.ep.Name)
+	}
+	if field != "" {
+		if b, err := endpoint.SetLimit(nil, body, field, preflightLimit); err == nil {
+			body = b
+			t.LimitField, t.LimitAsked = field, preflightLimit
+		}
+	}
+	a := p.send(target, body)
+	t.Status, t.Server = a.status, a.server
+	if a.errText != "" {
+		t.Error = a.errText
+	}
+	switch {
+	case a.transport:
+		return nil, fmt.Errorf("%w: %s: %s: the server cannot be reached, so every request of the run would fail; nothing of the plan was sent (--no-preflight runs it anyway)",
+			errPreflight, shown, a.errText)
+	case a.status/100 == 4 && a.status != http.StatusRequestTimeout && a.status != http.StatusTooManyRequests:
+		return nil, fmt.Errorf("%w: %s answered the plan's first request with HTTP %d%s: every request of the run would get the same; nothing of the plan was sent (--no-preflight runs it anyway)",
+			errPreflight, shown, a.status, quoteMsg(a.errText))
+	case a.status != 0 && a.status/100 != 2:
+		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s answered HTTP %d%s: the run goes on, and its requests may fail the same way", shown, a.status, quoteMsg(a.errText)))
+	case a.status == 0 && t.LimitField != "":
+		// A 2-token answer that takes this long is most likely no 2-token answer.
+		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s: %s, although it asked for %d output tokens: the server may ignore %s; the run goes on", shown, a.errText, preflightLimit, t.LimitField))
+	case a.status == 0:
+		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s: %s: the run goes on", shown, a.errText))
+	case a.parseErr != "":
+		return nil, fmt.Errorf("%w: %s answered with a body that is not a %s response (%s): every request of the run would be invalid; is --endpoint-type right? (--no-preflight runs it anyway)",
+			errPreflight, shown, p.ep.Name, a.parseErr)
+	}
+	t.OutputTokens, t.OutputFrom = a.tokens, a.from
+	t.Connection = connPolicyOf(a, p.eof.Load())
+	if a.status/100 == 2 && hasLimit && p.ep.ProducesTokens {
+		p.judgeLimit(t, a, target, body, shown)
+	}
+	if t.Connection == rawlog.ConnClosesAfterResponse {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s closes the connection after each response although it announces keep-alive: the workers open a new connection per request to it (the server's policy, never counted against the client)", shown))
+	}
+	p.identify(t, prefix, u.RawQuery)
+	return t, nil
+}
+
+// judgeLimit says whether the server kept to the limit, and when it did not, tries chat's
+// other field and says which flag to use.
+func (p *preflighter) judgeLimit(t *rawlog.PreflightTarget, a answer, target string, body []byte, shown string) {
+	honoured, known := limitKept(a)
+	if !known {
+		return
+	}
+	t.LimitHonoured = &honoured
+	if honoured {
+		return
+	}
+	got := fmt.Sprintf("asked for %d output tokens, got at least %d", preflightLimit, a.tokens)
+	alt := ""
+	if p.ep.Name == "chat" {
+		switch t.LimitField {
+		case "max_completion_tokens":
+			alt = "max_tokens"
+		case "max_tokens":
+			alt = "max_completion_tokens"
+		}
+	}
+	if alt == "" {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s ignored %s (%s): the outputs will run to the server's own lengths, not the plan's", shown, t.LimitField, got))
+		return
+	}
+	t.AltField = alt
+	var altKept, altKnown bool
+	if b, err := endpoint.SetLimit(nil, body, alt, preflightLimit); err == nil {
+		b2 := p.send(target, b)
+		if t.Connection == rawlog.ConnUnknown {
+			t.Connection = connPolicyOf(b2, p.eof.Load())
+		}
+		if b2.status/100 == 2 && b2.parseErr == "" {
+			altKept, altKnown = limitKept(b2)
+		}
+	}
+	if altKnown {
+		t.AltHonoured = &altKept
+	}
+	switch {
+	case altKept && alt == "max_tokens":
+		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s ignored max_completion_tokens (%s) and honours max_tokens: compile the plan with --use-legacy-max-tokens, or every output runs to the server's own length", shown, got))
+	case altKept:
+		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s ignored max_tokens (%s) and honours max_completion_tokens: compile the plan without --use-legacy-max-tokens, or every output runs to the server's own length", shown, got))
+	default:
+		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s ignored %s (%s), and %s too: the outputs will run to the server's own lengths, not the plan's", shown, t.LimitField, got, alt))
+	}
+}
+
+// limitKept judges an answer's output against preflightLimit; known is false when the
+// count says neither (between the limit and ignoredOver, from a lower bound).
+func limitKept(a answer) (kept, known bool) {
+	switch {
+	case a.tokens > ignoredOver(preflightLimit):
+		return false, true
+	case a.tokens <= preflightLimit+1:
+		return a.whole || a.from == "usage", a.whole || a.from == "usage"
+	}
+	return false, false
+}
+
+// connPolicyOf is the connection policy an answer showed; eof says the server closed the
+// connection after it.
+func connPolicyOf(a answer, eof bool) string {
+	switch {
+	case a.status == 0 || !a.whole:
+		return rawlog.ConnUnknown
+	case a.closeHdr:
+		return rawlog.ConnClose
+	case eof:
+		return rawlog.ConnClosesAfterResponse
+	}
+	return rawlog.ConnKeepAlive
+}
+
+// defaultLimitField is the field the preflight adds to a body of an API that has one when
+// the plan set none (max_tokens is the one every chat server reads), so that its answer
+// stays short; "" leaves the body alone (raw and template bodies, APIs without tokens).
+func defaultLimitField(api string) string {
+	switch api {
+	case "chat", "completions", "anthropic_messages":
+		return "max_tokens"
+	case "responses":
+		return "max_output_tokens"
+	case "huggingface_generate":
+		return "parameters.max_new_tokens"
+	}
+	return ""
+}
+
+// quoteMsg is `: "message"` for a server's message, "" for none.
+func quoteMsg(m string) string {
+	if m == "" {
+		return ""
+	}
+	return fmt.Sprintf(": %q", m)
+}
+
+// send posts body to target and reads the answer: a stream until it shows the limit was
+// ignored (then it stops reading), a body up to preflightBodyLimit.
+func (p *preflighter) send(target string, body []byte) answer {
+	var a answer
+	ctx, cancel := context.WithTimeout(p.stop, p.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, p.method, target, bytes.NewReader(body))
+	if err != nil {
+		a.errText, a.transport = redactText(err.Error()), true
+		return a
+	}
+	for _, h := range p.headers {
+		req.Header.Set(h[0], h[1])
+	}
+	req.Header.Set("User-Agent", p.ua)
+	resp, err := (&http.Client{Transport: p.tr, CheckRedirect: noRedirect}).Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is named by the caller, redacted
+		}
+		a.errText = errText(err) // redacted; a net.OpError without its addresses
+		if errors.Is(err, context.DeadlineExceeded) {
+			a.errText = fmt.Sprintf("no answer within %v", p.timeout)
+		} else {
+			a.transport = true
+		}
+		return a
+	}
+	defer resp.Body.Close()
+	a.status, a.server, a.closeHdr = resp.StatusCode, resp.Header.Get("Server"), resp.Close
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, preflightBodyLimit))
+		a.errText = redactText(endpoint.ErrorMessage(b))
+		a.whole = true
+		return a
+	}
+	head := make([]byte, 0, 32<<10)
+	n, rerr := io.ReadAtLeast(resp.Body, head[:cap(head)], 1)
+	head = head[:n]
+	if endpoint.DetectFormat(resp.Header.Get("Content-Type"), head) == endpoint.FormatSSE {
+		p.readStream(&a, resp.Body, head, rerr)
+	} else {
+		p.readBody(&a, resp.Body, head, rerr)
+	}
+	if a.whole {
+		// The transport reads the connection again only now: give the server's FIN, when
+		// there is one, the time to arrive.
+		for t0 := time.Now(); time.Since(t0) < closeWatch && !p.eof.Load(); {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return a
+}
+
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// readStream reads an event stream, counting content events and usage, until its end or
+// until it has shown the limit ignored.
+func (p *preflighter) readStream(a *answer, body io.Reader, head []byte, rerr error) {
+	var sc endpoint.SSEScanner
+	var d endpoint.Delta
+	var usage endpoint.Usage
+	events, bad, good := 0, "", false
+	buf := make([]byte, 32<<10)
+	chunk := head
+	for {
+		sc.Feed(chunk, 0)
+		for {
+			ev, ok := sc.Next()
+			if !ok {
+				break
+			}
+			events += p.event(ev.Data, &d, &usage, &bad, &good)
+		}
+		if rerr != nil {
+			break
+		}
+		if usage.Has&endpoint.UsageCompletion == 0 && events > ignoredOver(preflightLimit) {
+			a.tokens, a.from = events, "events"
+			return // the limit was ignored: no need to read thousands of tokens
+		}
+		var n int
+		n, rerr = body.Read(buf)
+		chunk = buf[:n]
+	}
+	for {
+		ev, ok := sc.Flush()
+		if !ok {
+			break
+		}
+		events += p.event(ev.Data, &d, &usage, &bad, &good)
+	}
+	a.whole = rerr == io.EOF
+	if rerr != io.EOF && rerr != nil {
+		a.errText = redactText(rerr.Error())
+	}
+	if bad != "" && !good {
+		a.parseErr = bad
+	}
+	a.tokens, a.from = events, "events"
+	if usage.Has&endpoint.UsageCompletion != 0 {
+		a.tokens, a.from = usage.CompletionTokens, "usage"
+	}
+}
+
+// event parses one SSE event's data: 1 when it carried content.
+func (p *preflighter) event(data []byte, d *endpoint.Delta, usage *endpoint.Usage, bad *string, good *bool) int {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || string(data) == "[DONE]" {
+		return 0
+	}
+	d.Reset()
+	if err := p.ep.ParseEvent(data, d); err != nil {
+		if *bad == "" {
+			*bad = err.Error()
+		}
+		return 0
+	}
+	*good = true
+	usage.Merge(d.Usage)
+	if d.HasContent() {
+		return 1
+	}
+	return 0
+}
+
+// readBody reads a whole body and counts its output.
+func (p *preflighter) readBody(a *answer, body io.Reader, head []byte, rerr error) {
+	b := head
+	if rerr == nil {
+		rest, err := io.ReadAll(io.LimitReader(body, preflightBodyLimit))
+		b = append(b, rest...)
+		rerr = err
+	}
+	a.whole = rerr == nil || rerr == io.EOF
+	var d endpoint.Delta
+	if err := p.ep.ParseEvent(bytes.TrimSpace(b), &d); err != nil {
+		a.parseErr = err.Error()
+		return
+	}
+	a.tokens, a.from = len(strings.Fields(string(d.Content)+" "+string(d.Reasoning))), "words"
+	if d.Usage.Has&endpoint.UsageCompletion != 0 {
+		a.tokens, a.from = d.Usage.CompletionTokens, "usage"
+	}
+}
+
+// identify asks what the server says it is: GET /v1/models (owned_by), llama.cpp's
+// GET /props (build_info, total_slots) and vLLM's GET /version, under the URL's prefix.
+// Whatever is not there is left out.
+func (p *preflighter) identify(t *rawlog.PreflightTarget, prefix, query string) {
+	get := func(path string) []byte {
+		ctx, cancel := context.WithTimeout(p.stop, preflightGetTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, prefix+joinQuery(path, query), nil)
+		if err != nil {
+			return nil
+		}
+		for _, h := range p.headers {
+			if !strings.EqualFold(h[0], "Content-Type") {
+				req.Header.Set(h[0], h[1])
+			}
+		}
+		req.Header.Set("User-Agent", p.ua)
+		resp, err := (&http.Client{Transport: p.tr, CheckRedirect: noRedirect}).Do(req)
+		if err != nil {
+			return nil
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, preflightBodyLimit))
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return nil
+		}
+		if t.Server == "" {
+			t.Server = resp.Header.Get("Server")
+		}
+		return b
+	}
+	t.ModelsOwnedBy = modelsOwner(get("/v1/models"), p.model)
+	if b := get("/props"); b != nil {
+		t.LlamaCppBuild, _ = topString(b, "build_info")
+		t.LlamaCppSlots = topInt(b, "total_slots")
+	}
+	if b := get("/version"); b != nil {
+		t.VLLMVersion, _ = topString(b, "version")
+	}
+}
+
+// modelsOwner is the owned_by of model (else of the first model) in a /v1/models list.
+func modelsOwner(b []byte, model string) string {
+	if b == nil {
+		return ""
+	}
+	s := jsonwire.NewScanner(b)
+	if !s.EnterObject() {
+		return ""
+	}
+	first := ""
+	for n := 0; ; {
+		key, ok := s.Member(&n)
+		if !ok {
+			break
+		}
+		if string(key) != "data" || !s.EnterArray() {
+			s.Skip()
+			continue
+		}
+		for e := 0; s.Element(&e); {
+			if !s.EnterObject() {
+				s.Skip()
+				continue
+			}
+			var id, owner []byte
+			for k := 0; ; {
+				key, ok := s.Member(&k)
+				if !ok {
+					break
+				}
+				switch string(key) {
+				case "id":
+					id, _ = s.Str(nil)
+				case "owned_by":
+					owner, _ = s.Str(nil)
+				default:
+					s.Skip()
+				}
+			}
+			if model != "" && string(id) == model {
+				return string(owner)
+			}
+			if first == "" {
+				first = string(owner)
+			}
+		}
+	}
+	if s.Err() != nil {
+		return ""
+	}
+	return first
+}
+
+// topString is a top-level string member of a JSON object.
+func topString(b []byte, name string) (string, bool) {
+	s := jsonwire.NewScanner(b)
+	if !s.EnterObject() {
+		return "", false
+	}
+	for n := 0; ; {
+		key, ok := s.Member(&n)
+		if !ok {
+			return "", false
+		}
+		if string(key) == name && s.Peek() == '"' {
+			v, _ := s.Str(nil)
+			return string(v), s.Err() == nil
+		}
+		s.Skip()
+	}
+}
+
+// topInt is a top-level integer member of a JSON object; 0 when missing.
+func topInt(b []byte, name string) int {
+	s := jsonwire.NewScanner(b)
+	if !s.EnterObject() {
+		return 0
+	}
+	for n := 0; ; {
+		key, ok := s.Member(&n)
+		if !ok {
+			return 0
+		}
+		if string(key) == name {
+			v, _ := s.Int()
+			return v
+		}
+		s.Skip()
+	}
+}
