@@ -499,6 +499,9 @@ func (p *processor) classify(q *rawlog.Request) {
 			fail("invalid_response", 0, p.parseErr.Error())
 		case len(p.times) == 0:
 			fail("no_content", 0, "endpoint "+p.cfg.ep.Name+": response has no content")
+		case !p.cfg.tokens && p.d.Items == 0:
+			// Embeddings, rankings, images: an empty list answers nothing that was asked.
+			fail("no_content", 0, "endpoint "+p.cfg.ep.Name+": response has no items (an empty list of embeddings, rankings or images)")
 		case len(p.times) > 0 && p.times[0] < q.WriteStartNs:
 			fail("invalid_timestamps", 0, "response read before the request was sent")
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/internal/errline"
+	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -38,7 +39,7 @@ const FormatParquet = "parquet"
 // Exit statuses of Run and Compare.
 const (
 	ExitOK       = 0 // every gate holds
-	ExitGate     = 1 // a gate, the error-rate bound, a damaged log, a missing shard or the claim failed
+	ExitGate     = 1 // a gate, the error-rate bound, a damaged log, a missing shard, an incomplete run or the claim failed
 	ExitBadInput = 2 // bad input, said in one line on stderr
 )
 
@@ -84,7 +85,8 @@ type Options struct {
 
 // Run analyses o.RunDirs, writes the exports (and report.html) and prints the console table
 // and the gates. It returns the summary (nil when the analysis failed) and the exit status:
-// ExitOK every gate holds, ExitGate a gate fails or a log is damaged, ExitBadInput bad input
+// ExitOK every gate holds, ExitGate a gate fails, a log is damaged, a shard is missing or the
+// run did not complete whole (crashed, interrupted: one line on stderr), ExitBadInput bad input
 // (one line "analyze: ..." on stderr; the output folders it created are removed).
 func Run(o Options) (*analyze.Summary, int) {
 	stdout, stderr := o.Stdout, o.Stderr
@@ -257,7 +259,39 @@ func Run(o Options) (*analyze.Summary, int) {
 			len(s.Shards.Shards), s.Shards.Count)
 		code = ExitGate
 	}
+	// A run that did not complete whole (crashed, interrupted, a worker that did not finish,
+	// nothing measured: analyze.Health) fails whatever its gates say, even when the error
+	// bound allows every request to fail: its numbers cover only part of the plan. Damaged
+	// logs and missing shards have their own lines above.
+	if why := incomplete(s, o.MaxErrorRate); why != "" {
+		fmt.Fprintf(stderr, "analyze: RUN INCOMPLETE: %s\n", why)
+		code = ExitGate
+	}
 	return last, o.Claim.exit(s, code, stderr) // --require-trustworthy (claim.go)
+}
+
+// incomplete is why s is not a whole run (analyze.Health's incomplete problems, those of
+// damaged logs and missing shards left to their own lines), "" when it is. A run.json
+// rebuilt from the logs (status unknown) is judged by the logs: each worker's footer says
+// whether it finished.
+func incomplete(s *analyze.Summary, maxErrorRate float64) string {
+	whole := *s
+	whole.Damaged = nil
+	if whole.RunStatus == rawlog.StatusUnknown {
+		whole.RunStatus = rawlog.StatusComplete
+	}
+	if s.Shards != nil {
+		sh := *s.Shards
+		sh.Missing = nil
+		whole.Shards = &sh
+	}
+	var why []string
+	for _, p := range analyze.Health(&whole, maxErrorRate) {
+		if p.Kind == analyze.ProblemIncomplete {
+			why = append(why, p.Text)
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // CheckStreaming refuses the goodput SLOs and gates on metrics a run without streamed
