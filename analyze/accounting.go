@@ -14,6 +14,9 @@ import (
 type unseenRequest struct {
 	idx int
 	err *requestError // kind lost or not_sent
+	// group is its group (--group-by) when grouped.
+	group   string
+	grouped bool
 }
 
 // account counts the plan by phase, and the profile requests no log holds, which it
@@ -56,6 +59,12 @@ func (a *analysis) account(s *Summary, parts []*logAnalysis, mg *merged) ([]unse
 	}
 	s.Counts.Planned = int64(in.plan.Len())
 	if in.planned == in.plan.Len() {
+		// --where and --group-by judge an unseen request by what the plan says of it.
+		var uc *unseenChooser
+		var sel selected
+		if a.selecting() {
+			uc = a.unseenChooser()
+		}
 		for i := 0; i < in.plan.Len(); i++ {
 			if a.seen.has(i) {
 				continue
@@ -67,11 +76,32 @@ func (a *analysis) account(s *Summary, parts []*logAnalysis, mg *merged) ([]unse
 			u := unseenRequest{idx: i, err: lost}
 			if _, sent := inFlight[uint32(i)]; !sent && wholeLogs {
 				u.err = neverSent
-			} else {
+			}
+			if uc != nil {
+				c := uc.choose(&rec, u.err)
+				g, err := sel.tally(a, c)
+				if err != nil {
+					return nil, err
+				}
+				if !c.keep {
+					continue
+				}
+				u.group, u.grouped = c.group, c.grouped
+				if g != nil {
+					g.addError(u.err, uint32(i), 1)
+					g.gateErrors++
+				}
+			}
+			if u.err == lost {
 				s.Counts.Lost++
 			}
 			unseen = append(unseen, u)
 		}
+		// The profile requests counted from the plan are the selected ones.
+		if err := mg.sel.merge(a, &sel, mg.groups); err != nil {
+			return nil, err
+		}
+		s.Counts.Profile -= mg.sel.excluded
 	} else {
 		seenProfile := all.valid + all.errors + all.notDue
 		for i, job := range in.jobs {
@@ -118,6 +148,9 @@ func (a *analysis) settleCounts(s *Summary, all *collector) error {
 	s.Counts.Sent = all.sent
 	if ns := all.errs["not_sent"]; ns != nil {
 		s.Counts.NotSent = ns.Count
+	}
+	if w := a.opts.Where; w != nil && (s.Counts.Profile == 0 || s.Counts.Valid+s.Counts.Errors == 0) {
+		return inputErr("--where %s: selects none of the profile requests, so there is nothing to analyse", w.Expr)
 	}
 	if s.Counts.Profile == 0 {
 		return inputErr("%s: the plan has no profile-phase requests to analyse", a.in.planPath)

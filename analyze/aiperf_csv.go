@@ -120,6 +120,7 @@ func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 			cw.Write(row)
 		}
 	}
+	writeSelectionCSV(cw, s) // --where and --group-by, the groups' metrics (groups_export.go)
 	cw.Flush()
 	return cw.Error()
 }

@@ -170,17 +170,7 @@ func WriteAIPerfJSON(w io.Writer, s *Summary) error {
 	}
 	o.add("run_info", runInfo)
 	o.add("was_cancelled", s.WasCancelled)
-	errs := make([]any, 0, len(s.Errors))
-	for _, e := range s.Errors {
-		d := &ordered{}
-		if e.Code > 0 {
-			d.add("code", e.Code)
-		}
-		d.add("type", e.Kind)
-		d.add("message", e.Message)
-		errs = append(errs, (&ordered{}).add("error_details", d).add("count", e.Count))
-	}
-	o.add("error_summary", errs)
+	o.add("error_summary", errorSummaryJSON(s.Errors))
 	if s.Sessions != nil {
 		o.add("branch_stats", branchStatsJSON(s.Sessions.Branch)) // AIPerf's, of DAG runs
 	}
@@ -275,6 +265,15 @@ func ownBlock(s *Summary) *ordered {
 	}
 	if s.Sessions != nil {
 		o.add("sessions", sessionsJSON(s.Sessions))
+	}
+	if u := userMetricsJSON(s.Registry); len(u) > 0 {
+		o.add("user_metrics", u) // the definitions of the user metrics (groups_export.go)
+	}
+	if s.Selection != nil {
+		o.add("selection", selectionJSON(s.Selection))
+		if s.Selection.GroupBy != "" {
+			o.add("groups", groupsJSON(s.Groups))
+		}
 	}
 	o.add("extra_stats", extraStats(s.Results))
 	return o

@@ -193,6 +193,8 @@ type MetricDef struct {
 	// is, for the report.
 	User        bool
 	Description string
+	// Expression is a user metric's definition as written (UserMetric.Expression).
+	Expression string
 	// stream marks record metrics taken from the token events of a streamed response: a run
 	// without --streaming has no values for them (NeedsStream).
 	stream bool

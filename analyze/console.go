@@ -24,6 +24,7 @@ func WriteConsole(w io.Writer, s *Summary) error {
 	for _, l := range summaryLines(s) {
 		b.WriteString(l + "\n")
 	}
+	writeGroupsConsole(&b, s) // --group-by: one block per group (groups_export.go)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -112,14 +113,18 @@ func consoleRows(s *Summary) [][]string {
 }
 
 // consoleTable returns the rows of consoleRows and each row's metric tag.
-func consoleTable(s *Summary) ([]string, [][]string) {
-	res := make([]Result, 0, len(s.Results))
-	for _, r := range s.Results {
+func consoleTable(s *Summary) ([]string, [][]string) { return resultsTable(s.Results, hasReasoning(s)) }
+
+// resultsTable returns the console rows of results and each row's metric tag; reasoning
+// says the run's responses had reasoning tokens.
+func resultsTable(results []Result, reasoning bool) ([]string, [][]string) {
+	res := make([]Result, 0, len(results))
+	for _, r := range results {
 		if !r.Console {
 			continue
 		}
 		// Time to first output token matters only when reasoning delays it.
-		if r.ID == MTimeToFirstOutputToken && !hasReasoning(s) {
+		if r.ID == MTimeToFirstOutputToken && !reasoning {
 			continue
 		}
 		res = append(res, r)

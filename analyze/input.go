@@ -38,6 +38,16 @@ type Options struct {
 	Metrics *Registry
 	// Goodput are the SLOs of --goodput; none means goodput is not reported.
 	Goodput []SLO
+	// Where, when set, selects the profile requests every metric, count and per-request
+	// export is over (--where); GroupBy, when set, also summarises each group of them
+	// (--group-by). The summary records both (Summary.Selection).
+	Where   *Selection
+	GroupBy *Grouping
+	// Rows, when set, is given every profile request the analysis is over as a row (with its
+	// content events), part by part: part i < number of logs is the i-th log in run.json
+	// order, the last part the planned requests no log holds. Each part's sink is asked for
+	// once, on its first row, and used from one goroutine; parts are read several at once.
+	Rows func(part int) (RowSink, error)
 	// SliceDuration, when positive, also summarises requests per time slice (by send time,
 	// slices aligned to multiples of the duration since the Unix epoch, like AIPerf).
 	SliceDuration time.Duration

@@ -92,6 +92,14 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 	b = strconv.AppendInt(b, int64(m.ContentEvents), 10)
 	b = append(b, `,"same_read_chunk_gaps":`...)
 	b = strconv.AppendInt(b, int64(m.SameReadGaps), 10)
+	if o.grouped {
+		b = append(b, `,"group":`...)
+		if m.Grouped {
+			b = jsonwire.AppendString(b, m.Group)
+		} else {
+			b = append(b, "null"...)
+		}
+	}
 	b = append(b, `},"metrics":{`...)
 	first := true
 	sep := func(b []byte) []byte {
@@ -178,6 +186,7 @@ type recordOpts struct {
 	correlated bool      // the session id was sent in a header: it is the x_correlation_id
 	trace      bool      // trace_data with every timestamp (Options.ExportHTTPTrace)
 	chunks     bool      // trace_data with the response chunks only (Options.ExportPerChunkData)
+	grouped    bool      // the requests are grouped (Options.GroupBy): metadata.group says in which
 	// graph is the plan when it has a graph section: each record then says its agent and
 	// the records it waited for.
 	graph *mmapds.Plan

@@ -57,6 +57,7 @@ type logAnalysis struct {
 	shape    shapeSamples // valid profile requests, for shape validation (shape.go)
 	records  *os.File     // per-request JSONL, when written to a temporary file
 	nodes    []nodeTiming // a graph plan's profile requests, for the session metrics
+	sel      selected     // what --where left out, and the --group-by groups
 }
 
 // Analyze reads the run directories of opts and computes the summary. When records is not
@@ -151,7 +152,7 @@ func (a *analysis) readAll(wantRecords bool) ([]*logAnalysis, error) {
 				p.records = f
 				w = f
 			}
-			errs[i] = a.readLog(jobs[i], p, w)
+			errs[i] = a.readLog(i, jobs[i], p, w)
 		}(i)
 	}
 	wg.Wait()
@@ -163,8 +164,8 @@ func (a *analysis) readAll(wantRecords bool) ([]*logAnalysis, error) {
 	return parts, nil
 }
 
-// readLog reads one log into p, writing request records to w when not nil.
-func (a *analysis) readLog(job logJob, p *logAnalysis, w io.Writer) error {
+// readLog reads log number part into p, writing request records to w when not nil.
+func (a *analysis) readLog(part int, job logJob, p *logAnalysis, w io.Writer) error {
 	// A worker killed before it wrote its header leaves no log or an empty one: its planned
 	// requests are lost, which the counts report, rather than the analysis failing.
 	if st, err := os.Stat(job.path); (err != nil && errors.Is(err, fs.ErrNotExist)) || (err == nil && st.Size() == 0) {
@@ -195,6 +196,7 @@ func (a *analysis) readLog(job logJob, p *logAnalysis, w io.Writer) error {
 		run: job.run, worker: job.worker, wall: wall})
 	ro := a.recordOpts(job.run)
 	var line []byte
+	rows := a.rowWriter(part)
 	for {
 		kind, err := r.Next()
 		if err == io.EOF {
@@ -230,11 +232,27 @@ func (a *analysis) readLog(job logJob, p *logAnalysis, w io.Writer) error {
 				}
 				continue
 			}
-			p.all.add(m)
-			p.shape.add(m)
 			if a.in.plan.HasGraph() {
+				// Sessions are of the whole graph, whatever --where keeps of its requests.
 				p.nodes = append(p.nodes, timing(m, q))
 			}
+			var c choice
+			if a.selecting() && !m.NotDue {
+				c = a.choose(proc)
+				g, err := p.sel.tally(a, c)
+				if err != nil {
+					return err
+				}
+				if !c.keep {
+					continue
+				}
+				if g != nil {
+					g.add(m)
+				}
+				m.Group, m.Grouped = c.group, c.grouped
+			}
+			p.all.add(m)
+			p.shape.add(m)
 			if a.opts.OnRequest != nil && m.Sent {
 				ct := ContentTiming{Index: m.Index, Session: m.Session, Turn: m.Turn, WriteStartNs: q.WriteStartNs, WriteEndNs: q.WriteEndNs}
 				if m.Valid {
@@ -262,6 +280,11 @@ func (a *analysis) readLog(job logJob, p *logAnalysis, w io.Writer) error {
 				line = appendRecord(line[:0], m, q, ro)
 				if _, err := bw.Write(line); err != nil {
 					return fmt.Errorf("analyze: write records: %w", err)
+				}
+			}
+			if rows != nil {
+				if err := rows.write(proc, q, c); err != nil {
+					return err
 				}
 			}
 		case rawlog.KindCPU:
@@ -304,7 +327,8 @@ func floorDiv(a, b int64) int64 {
 
 // recordOpts are the per-request record options for run number run.
 func (a *analysis) recordOpts(run int) recordOpts {
-	o := recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].m), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData}
+	o := recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].m), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData,
+		grouped: a.opts.GroupBy != nil}
 	if a.in.plan.HasGraph() {
 		o.graph = a.in.plan
 	}

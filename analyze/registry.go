@@ -130,6 +130,9 @@ type UserMetric struct {
 	Unit string
 	// Description says what the metric is (the report shows it as its definition).
 	Description string
+	// Expression is the metric's definition as the user wrote it (analyze --metric), which
+	// the exports record; "" when it has none to show.
+	Expression string
 	// LargerIsBetter gives the direction of goodput objectives and of a comparison's
 	// "worse" (default: smaller is better, as for latencies).
 	LargerIsBetter bool
@@ -178,7 +181,7 @@ func (r *Registry) Register(m UserMetric) (MetricDef, error) {
 		}
 	}
 	d := MetricDef{Tag: m.Name, Header: m.Name, Unit: m.Unit, Kind: Record, Origin: OriginUser, Console: true,
-		LargerIsBetter: m.LargerIsBetter, Alias: -1, User: true, Description: m.Description, failed: m.Failed,
+		LargerIsBetter: m.LargerIsBetter, Alias: -1, User: true, Description: m.Description, Expression: m.Expression, failed: m.Failed,
 		div: 1, hdrScale: 1000, order: userOrder + len(r.user)}
 	r.add(d, nil, nil)
 	d = r.defs[len(r.defs)-1]

@@ -68,6 +68,9 @@ type requestMetrics struct {
 	// that completed at least one. Both alias the processor's buffers.
 	ICL []int64
 	EPR []int32
+	// Group is the request's group (Options.GroupBy) when Grouped.
+	Group   string
+	Grouped bool
 
 	// Reconnects and ServerClosed are the raw record's: the request was sent again on a new
 	// connection after the server closed the reused one, and it went on a new connection
@@ -79,6 +82,13 @@ type requestMetrics struct {
 func (m *requestMetrics) set(id MetricID, v float64) {
 	m.Values[id] = v
 	m.Has[id] = true
+}
+
+// chunkSpan is one content event's read and text: the delta's content [c0, c1) and
+// reasoning [r0, r1).
+type chunkSpan struct {
+	read           int32
+	c0, c1, r0, r1 int32
 }
 
 // requestConfig is what every request of a run shares.
@@ -110,8 +120,11 @@ type processor struct {
 	memo  shapeMemo
 	// noMemo parses every event in full (tests compare both paths).
 	noMemo bool
-	times  []int64
-	m      requestMetrics
+	// times are the content events' arrivals; spans, index for index, the read that
+	// completed each and its text in the delta.
+	times []int64
+	spans []chunkSpan
+	m     requestMetrics
 	// Per-request parse state.
 	parseErr   error
 	streamErr  string // an SSE error event
@@ -151,7 +164,7 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	clear(values)
 	clear(has)
 	*m = requestMetrics{ICL: m.ICL[:0], EPR: m.EPR[:0], Values: values, Has: has}
-	p.times = p.times[:0]
+	p.times, p.spans = p.times[:0], p.spans[:0]
 	p.parseErr, p.streamErr, p.bodyErr, p.lastDataNs, p.ttfoNs = nil, "", "", -1, -1
 	p.curCount = 0
 	p.d.Reset()
@@ -325,8 +338,7 @@ func (p *processor) parseBody(q *rawlog.Request) {
 			return
 		}
 		if len(p.d.Content) > c0 || len(p.d.Reasoning) > r0 || !p.cfg.tokens {
-			p.times = append(p.times, t)
-			p.countRead(int32(len(q.ReadNs) - 1))
+			p.contentEvent(t, int32(len(q.ReadNs)-1), c0, r0)
 			p.flushRead()
 			if len(p.d.Content) > c0 {
 				p.ttfoNs = t
@@ -373,13 +385,13 @@ func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
 	}
 	if text, ok := p.memo.match(ev.Name, ev.Data); ok && !p.noMemo {
 		// Same shape as an event already parsed: only the text differs.
+		c0, r0 := len(p.d.Content), len(p.d.Reasoning)
 		p.memo.apply(&p.d, text)
 		if !p.memo.reasoning && p.ttfoNs < 0 {
 			p.ttfoNs = t
 		}
 		p.lastDataNs = t
-		p.times = append(p.times, t)
-		p.countRead(int32(ev.ReadIndex))
+		p.contentEvent(t, int32(ev.ReadIndex), c0, r0)
 		return
 	}
 	c0, r0 := len(p.d.Content), len(p.d.Reasoning)
@@ -408,8 +420,15 @@ func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
 	if len(p.d.Content) > c0 && p.ttfoNs < 0 {
 		p.ttfoNs = t
 	}
+	p.contentEvent(t, int32(ev.ReadIndex), c0, r0)
+}
+
+// contentEvent records a content event that arrived at t, completed by read r, whose text
+// is the delta's content and reasoning from c0 and r0 on.
+func (p *processor) contentEvent(t int64, r int32, c0, r0 int) {
 	p.times = append(p.times, t)
-	p.countRead(int32(ev.ReadIndex))
+	p.spans = append(p.spans, chunkSpan{read: r, c0: int32(c0), c1: int32(len(p.d.Content)), r0: int32(r0), r1: int32(len(p.d.Reasoning))})
+	p.countRead(r)
 }
 
 // countRead records that a content event completed in read r: EPR gets one entry per read
@@ -480,6 +499,9 @@ func (p *processor) classify(q *rawlog.Request) {
 			fail("invalid_response", 0, p.parseErr.Error())
 		case len(p.times) == 0:
 			fail("no_content", 0, "endpoint "+p.cfg.ep.Name+": response has no content")
+		case !p.cfg.tokens && p.d.Items == 0:
+			// Embeddings, rankings, images: an empty list answers nothing that was asked.
+			fail("no_content", 0, "endpoint "+p.cfg.ep.Name+": response has no items (an empty list of embeddings, rankings or images)")
 		case len(p.times) > 0 && p.times[0] < q.WriteStartNs:
 			fail("invalid_timestamps", 0, "response read before the request was sent")
 		}

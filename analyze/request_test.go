@@ -448,3 +448,42 @@ func TestShapeMemoSoundness(t *testing.T) {
 		}
 	}
 }
+
+// TestNonTokenResponsesNeedItems: a 2xx answer of an embeddings, rankings or image API that
+// returned nothing (an empty list) is no_content, not a success: the request asked for
+// vectors, scores or images and got none. A list with items is valid.
+func TestNonTokenResponsesNeedItems(t *testing.T) {
+	const send = 1000 * ms
+	for _, c := range []struct {
+		ep, body string
+		items    int // 0: want no_content
+	}{
+		{"embeddings", `{"object":"list","data":[],"model":"m","usage":{"prompt_tokens":5,"total_tokens":5}}`, 0},
+		{"embeddings", `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1]}]}`, 1},
+		{"nim_embeddings", `{"object":"list","data":[]}`, 0},
+		{"chat_embeddings", `{"object":"list","data":[]}`, 0},
+		{"cohere_rankings", `{"id":"r","results":[],"meta":{}}`, 0},
+		{"cohere_rankings", `{"id":"r","results":[{"index":0,"relevance_score":0.5}]}`, 1},
+		{"nim_rankings", `{"rankings":[]}`, 0},
+		{"hf_tei_rankings", `[]`, 0},
+		{"hf_tei_rankings", `[{"index":0,"score":0.5}]`, 1},
+		{"image_generation", `{"created":1,"data":[]}`, 0},
+		{"image_generation", `{"created":1,"data":[{"b64_json":"AA=="}]}`, 1},
+	} {
+		t.Run(c.ep+" "+c.body, func(t *testing.T) {
+			p := newTestProcessor(t, c.ep, false)
+			rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 10, DelayNs: -1}
+			m := p.compute(request(0, send, read{send + 8*ms, c.body}), &rec, 123)
+			if c.items == 0 {
+				want := "endpoint " + c.ep + ": response has no items"
+				if m.Valid || m.Err == nil || m.Err.Kind != "no_content" || !strings.Contains(m.Err.Message, want) {
+					t.Fatalf("valid %v, error %+v; want no_content ~ %q", m.Valid, m.Err, want)
+				}
+				return
+			}
+			if !m.Valid || m.Values[MItemCount] != float64(c.items) {
+				t.Fatalf("valid %v (%+v), items %v; want %d", m.Valid, m.Err, m.Values[MItemCount], c.items)
+			}
+		})
+	}
+}

@@ -36,12 +36,16 @@ func (a *analysis) summarise(parts []*logAnalysis, records io.Writer) (*Summary,
 	s.StartUnixNs, s.EndUnixNs = win.lo, win.hi
 	a.wholeResults(s, parts, m)
 	a.sliceResults(s, m.slices)
+	a.groupSummary(s, m)
 	a.serverMetrics(s, parts)
 	a.sessions(s, parts) // after the server metrics: it sets the prefix reuse beside them
 	if records != nil {
 		if err := a.writeRecords(parts, unseen, records); err != nil {
 			return nil, err
 		}
+	}
+	if err := a.unseenRows(len(parts), unseen); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -97,13 +101,18 @@ type merged struct {
 	slices map[int64]*collector
 	perJob []int64
 	lags   shardLag
+	// sel is what --where left out and --group-by left ungrouped; groups the groups'
+	// collectors.
+	sel    selected
+	groups map[string]*collector
 }
 
 // mergeLogs folds every log's analysis into one, in log order, and notes what each log lacks
 // (a torn end, a missing file, damage).
 func (a *analysis) mergeLogs(s *Summary, parts []*logAnalysis) (*merged, error) {
 	in := a.in
-	m := &merged{all: newCollector(a.reg, a.opts.ExactLimit), slices: map[int64]*collector{}, perJob: make([]int64, len(parts))}
+	m := &merged{all: newCollector(a.reg, a.opts.ExactLimit), slices: map[int64]*collector{}, perJob: make([]int64, len(parts)),
+		groups: map[string]*collector{}}
 	if in.shards != nil {
 		m.lags = shardLag{}
 	}
@@ -121,8 +130,11 @@ func (a *analysis) mergeLogs(s *Summary, parts []*logAnalysis) (*merged, error) 
 			}
 			c.merge(p.slices[k])
 		}
+		if err := m.sel.merge(a, &p.sel, m.groups); err != nil {
+			return nil, err
+		}
 		// Merged: let the log's values go.
-		p.all, p.slices = nil, nil
+		p.all, p.slices, p.sel = nil, nil, selected{}
 		s.Counts.WarmupSeen += p.warmup
 		s.Counts.WarmupErrors += p.warmErr
 		m.perJob[i] = p.seen
@@ -197,6 +209,41 @@ func (a *analysis) sliceResults(s *Summary, cols map[int64]*collector) {
 	}
 }
 
+// groupSummary records the selection and summarises each group (--where, --group-by).
+func (a *analysis) groupSummary(s *Summary, m *merged) {
+	if !a.selecting() {
+		return
+	}
+	r := &SelectionReport{Excluded: m.sel.excluded, NoValue: m.sel.noValue, Ungrouped: m.sel.ungrouped}
+	if w := a.opts.Where; w != nil {
+		r.Where = w.Expr
+	}
+	if g := a.opts.GroupBy; g != nil {
+		r.GroupBy = g.Expr
+		s.Groups = a.groupResults(m.groups, s.EndUnixNs-s.StartUnixNs)
+	}
+	s.Selection = r
+	s.Notes = append(s.Notes, selectionNotes(r)...)
+}
+
+// unseenRows hands the rows of the planned requests no log holds to part's sink.
+func (a *analysis) unseenRows(part int, unseen []unseenRequest) error {
+	w := a.rowWriter(part)
+	if w == nil || len(unseen) == 0 {
+		return nil
+	}
+	uc := a.unseenChooser()
+	for _, u := range unseen {
+		rec, _, _ := a.in.plan.Record(u.idx)
+		uc.load(&rec, u.err)
+		uc.p.m.StartUnixNs = a.in.runs[0].m.StartUnixNs
+		if err := w.write(uc.p, nil, choice{keep: true, group: u.group, grouped: u.grouped}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeRecords concatenates the per-log record files and appends the requests no log holds.
 func (a *analysis) writeRecords(parts []*logAnalysis, unseen []unseenRequest, w io.Writer) error {
 	for _, p := range parts {
@@ -218,7 +265,7 @@ func (a *analysis) writeRecords(parts []*logAnalysis, unseen []unseenRequest, w 
 		m := requestMetrics{Index: uint32(u.idx), Phase: rec.Phase, Session: rec.Session, Turn: rec.Turn, Worker: -1,
 			IntendedNs: rec.SendOffsetNs, ReadyNs: -1, SendNs: -1, HeaderNs: -1, EndNs: -1,
 			FirstContentNs: -1, LastContentNs: -1, StartUnixNs: a.in.runs[0].m.StartUnixNs,
-			Err: u.err, Values: values, Has: has}
+			Err: u.err, Values: values, Has: has, Group: u.group, Grouped: u.grouped}
 		line = appendRecord(line[:0], &m, nil, a.recordOpts(0))
 		if _, err := w.Write(line); err != nil {
 			return fmt.Errorf("analyze: write records: %w", err)

@@ -120,8 +120,13 @@ type Summary struct {
 	Slices  []Slice
 	// SliceDurationNs is the slice width when slices were requested.
 	SliceDurationNs int64
-	GPUs            []GPUSummary
-	Workers         []WorkerSummary
+	// Selection says how the requests were selected and grouped (Options.Where and
+	// GroupBy), nil when they were not; Groups are the groups' summaries (GroupBy), in key
+	// order.
+	Selection *SelectionReport
+	Groups    []Group
+	GPUs      []GPUSummary
+	Workers   []WorkerSummary
 	// Notes are warnings for people: torn logs, zero-gap chunks, OSL mismatches.
 	Notes []string
 	// Damaged lists the logs that could not be read whole (an unreadable header, a corrupt

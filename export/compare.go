@@ -27,6 +27,9 @@ type CompareOptions struct {
 	OutputDir string
 	// Compare says what is significant and what fails.
 	Compare report.CompareOptions
+	// Metrics are the metrics each run is analysed with (user metrics are compared too);
+	// nil is the built-ins.
+	Metrics *analyze.Registry
 	// NoHTML writes no compare.html; Quiet prints only regressions and errors.
 	NoHTML, Quiet bool
 	// LoadTokenizer loads the tokenizer of a run's plan (docs/tokenizers.md).
@@ -59,7 +62,7 @@ func Compare(o CompareOptions) int {
 	}
 	runs := make([]report.Run, 0, len(o.Dirs))
 	for _, d := range o.Dirs {
-		r, err := analyseForCompare(d, o.OutputDir, load)
+		r, err := analyseForCompare(d, o.OutputDir, o.Metrics, load)
 		if err != nil {
 			return bad(err)
 		}
@@ -92,10 +95,11 @@ func Compare(o CompareOptions) int {
 	return ExitOK
 }
 
-// analyseForCompare analyses one run directory with analyze's defaults, collecting its records.
-func analyseForCompare(dir, tmp string, load func(string) (analyze.TokenCounter, error)) (report.Run, error) {
+// analyseForCompare analyses one run directory with analyze's defaults and reg's metrics,
+// collecting its records.
+func analyseForCompare(dir, tmp string, reg *analyze.Registry, load func(string) (analyze.TokenCounter, error)) (report.Run, error) {
 	recs := &report.Records{}
-	s, err := analyze.Analyze(analyze.Options{RunDirs: []string{dir}, LoadTokenizer: load, TempDir: tmp}, recs)
+	s, err := analyze.Analyze(analyze.Options{RunDirs: []string{dir}, LoadTokenizer: load, TempDir: tmp, Metrics: reg}, recs)
 	if err != nil {
 		return report.Run{}, fmt.Errorf("%s: %s", dir, strings.TrimPrefix(err.Error(), "analyze: "))
 	}

@@ -3,19 +3,23 @@ package export
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay"
 )
 
 // outputGuard refuses an output path that would replace one of the analysis's inputs: a run
 // file by its name, in whatever directory (replay.IsRunFile: run.json, a worker log,
 // server_metrics.jsonl...), or a file the analysis reads (the plan, the gates file, the
-// tokenizer file, the shape reference, the generator validation file). Outputs are written
+// tokenizer file, the shape reference, the generator validation file), or an existing file
+// that holds a plan or a raw log by its bytes, whatever its name (heldFormat). Outputs are written
 // through a temporary file renamed into place, so only a name can be damaged: paths are
 // compared after resolving the symbolic links of their directories.
 type outputGuard struct {
@@ -43,7 +47,36 @@ func (g *outputGuard) check(flag, path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("%s %s: is a directory", flag, path)
 	}
+	if what := heldFormat(path); what != "" {
+		return fmt.Errorf("%s %s: the file holds %s (replay's or analyze's input, whatever its name); choose another path", flag, path, what)
+	}
 	return nil
+}
+
+// heldFormat names what an existing file at path holds by its first bytes, "a plan"
+// (mmapds.Magic) or "a raw log" (rawlog.Magic), or "" for anything else: a run's data under
+// a name no rule knows (a copied run's own plan, a log kept under another name) is never
+// replaced by an export.
+func heldFormat(path string) string {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "" // nothing there, or no file to read (a FIFO would block)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var b [8]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil {
+		return ""
+	}
+	switch string(b[:]) {
+	case mmapds.Magic:
+		return "a plan"
+	case rawlog.Magic:
+		return "a raw log"
+	}
+	return ""
 }
 
 // checkAll checks every output.
@@ -90,6 +123,13 @@ func (g *outputGuard) inputsBefore(o Options, dirs []string) {
 	}
 	for _, d := range dirs {
 		g.add("a run's generator validation file", filepath.Join(d, analyze.GeneratorValidationName))
+		if m, err := rawlog.ReadManifest(d); err == nil && m.PlanPath != "" {
+			// Named before the analysis reads it: where analyze looks for it (as given,
+			// relative to the run, or beside run.json).
+			for _, p := range []string{m.PlanPath, filepath.Join(d, m.PlanPath), filepath.Join(d, filepath.Base(m.PlanPath))} {
+				g.add("the plan of the run", p)
+			}
+		}
 	}
 }
 

@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/internal/errline"
+	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -31,10 +33,13 @@ const (
 	LevelRaw     = "raw"     // as records: the run directory's raw logs hold every byte
 )
 
+// FormatParquet is --export parquet: requests.parquet and chunks.parquet (package columnar).
+const FormatParquet = "parquet"
+
 // Exit statuses of Run and Compare.
 const (
 	ExitOK       = 0 // every gate holds
-	ExitGate     = 1 // a gate, the error-rate bound, a damaged log, a missing shard or the claim failed
+	ExitGate     = 1 // a gate, the error-rate bound, a damaged log, a missing shard, an incomplete run or the claim failed
 	ExitBadInput = 2 // bad input, said in one line on stderr
 )
 
@@ -58,6 +63,9 @@ type Options struct {
 	MaxErrorRate float64
 	// Quiet prints only gate failures and errors.
 	Quiet bool
+	// Parquet also writes requests.parquet and chunks.parquet (--export parquet), with
+	// Analysis.Metrics' metrics and Analysis.GroupBy's groups.
+	Parquet bool
 	// TraceTiming also prints the HTTP trace timing table after the console table
 	// (AIPerf's --show-trace-timing).
 	TraceTiming bool
@@ -77,7 +85,8 @@ type Options struct {
 
 // Run analyses o.RunDirs, writes the exports (and report.html) and prints the console table
 // and the gates. It returns the summary (nil when the analysis failed) and the exit status:
-// ExitOK every gate holds, ExitGate a gate fails or a log is damaged, ExitBadInput bad input
+// ExitOK every gate holds, ExitGate a gate fails, a log is damaged, a shard is missing or the
+// run did not complete whole (crashed, interrupted: one line on stderr), ExitBadInput bad input
 // (one line "analyze: ..." on stderr; the output folders it created are removed).
 func Run(o Options) (*analyze.Summary, int) {
 	stdout, stderr := o.Stdout, o.Stderr
@@ -85,8 +94,12 @@ func Run(o Options) (*analyze.Summary, int) {
 	undo := func() {} // removes the output folders this Run created while they are empty, on bad input
 	// last is the summary once the analysis is done: returned whatever fails after it.
 	var last *analyze.Summary
+	var parquetFiles *columnar.Files // --export parquet: its part files go before the folders
 	bad := func(format string, args ...any) (*analyze.Summary, int) {
 		fmt.Fprintln(stderr, errline.Format("analyze", fmt.Errorf(format, args...)))
+		if parquetFiles != nil {
+			parquetFiles.Remove()
+		}
 		undo()
 		return last, ExitBadInput
 	}
@@ -120,6 +133,9 @@ func Run(o Options) (*analyze.Summary, int) {
 	if opts.SliceDuration > 0 {
 		outputs = append(outputs, output{outFlag, filepath.Join(out, fileSlicesJSON)}, output{outFlag, filepath.Join(out, fileSlicesCSV)})
 	}
+	if o.Parquet {
+		outputs = append(outputs, output{outFlag, filepath.Join(out, columnar.FileRequests)}, output{outFlag, filepath.Join(out, columnar.FileChunks)})
+	}
 	if p := page.target(out); p != "" {
 		outputs = append(outputs, output{"--html", p})
 		if err := CheckHTMLDir(o.HTML); err != nil {
@@ -140,6 +156,11 @@ func Run(o Options) (*analyze.Summary, int) {
 
 	var s *analyze.Summary
 	written := []string{fileJSON, fileCSV}
+	if o.Parquet {
+		parquetFiles = columnar.New(out, opts.Metrics, opts.GroupBy != nil)
+		defer parquetFiles.Remove() // the part files, whatever fails
+		opts.Rows = parquetFiles.Part
+	}
 	analyzeChecked := func(w io.Writer) error {
 		var err error
 		if s, err = analyze.Analyze(opts, page.tee(w)); err != nil {
@@ -160,6 +181,10 @@ func Run(o Options) (*analyze.Summary, int) {
 	} else {
 		err = WriteFileAtomic(filepath.Join(out, fileRecords), analyzeChecked)
 		written = append(written, fileRecords)
+	}
+	if err == nil && parquetFiles != nil {
+		err = parquetFiles.Finish()
+		written = append(written, columnar.FileRequests, columnar.FileChunks)
 	}
 	if err != nil {
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
@@ -215,8 +240,8 @@ func Run(o Options) (*analyze.Summary, int) {
 			report(false, fmt.Sprintf("Gate %s: FAIL (the run has no %s values)", r.Gate, r.Gate.Metric.Tag))
 			continue
 		}
-		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s %s)", r.Gate, passFail(r.OK), r.Gate.Stat,
-			strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64), r.Gate.Metric.Unit))
+		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s)", r.Gate, passFail(r.OK), r.Gate.Stat,
+			strings.TrimSpace(strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64)+" "+r.Gate.Metric.Unit)))
 	}
 	// Damaged logs fail the run even when every gate holds: the results leave out what
 	// the damaged logs held. Said on stderr, whatever --quiet, naming the files.
@@ -234,7 +259,39 @@ func Run(o Options) (*analyze.Summary, int) {
 			len(s.Shards.Shards), s.Shards.Count)
 		code = ExitGate
 	}
+	// A run that did not complete whole (crashed, interrupted, a worker that did not finish,
+	// nothing measured: analyze.Health) fails whatever its gates say, even when the error
+	// bound allows every request to fail: its numbers cover only part of the plan. Damaged
+	// logs and missing shards have their own lines above.
+	if why := incomplete(s, o.MaxErrorRate); why != "" {
+		fmt.Fprintf(stderr, "analyze: RUN INCOMPLETE: %s\n", why)
+		code = ExitGate
+	}
 	return last, o.Claim.exit(s, code, stderr) // --require-trustworthy (claim.go)
+}
+
+// incomplete is why s is not a whole run (analyze.Health's incomplete problems, those of
+// damaged logs and missing shards left to their own lines), "" when it is. A run.json
+// rebuilt from the logs (status unknown) is judged by the logs: each worker's footer says
+// whether it finished.
+func incomplete(s *analyze.Summary, maxErrorRate float64) string {
+	whole := *s
+	whole.Damaged = nil
+	if whole.RunStatus == rawlog.StatusUnknown {
+		whole.RunStatus = rawlog.StatusComplete
+	}
+	if s.Shards != nil {
+		sh := *s.Shards
+		sh.Missing = nil
+		whole.Shards = &sh
+	}
+	var why []string
+	for _, p := range analyze.Health(&whole, maxErrorRate) {
+		if p.Kind == analyze.ProblemIncomplete {
+			why = append(why, p.Text)
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // CheckStreaming refuses the goodput SLOs and gates on metrics a run without streamed

@@ -118,6 +118,10 @@ func TestRunNeverReplacesInputs(t *testing.T) {
 	}{
 		{"a run's own file", filepath.Join(dir, "run.json"), "run.json is the name of a run's own file"},
 		{"the plan", filepath.Join(dir, "rate.llmplan"), "an input of this analysis"},
+		// Files this analysis does not read, but that hold a plan or a raw log by their
+		// bytes (a copied run's own plan, a log kept under another name): never replaced.
+		{"another plan", spare(t, root, filepath.Join(dir, "rate.llmplan"), "plan.llmplan"), "holds a plan"},
+		{"a renamed raw log", spare(t, root, filepath.Join(dir, "worker-000.rawlog"), "w0.bak"), "holds a raw log"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
@@ -132,6 +136,23 @@ func TestRunNeverReplacesInputs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spare copies src to root/other/name and returns its path.
+func spare(t *testing.T, root, src, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "other", name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestCompare: two runs of one plan at 20 and 25 ms TTFT; a 10% regression threshold fails
@@ -156,5 +177,60 @@ func TestCompare(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestRunIncompleteFails: a run that did not complete whole (run.json says it failed, was
+// interrupted or is still running, a worker did not finish) fails the analysis even when
+// every request it logged succeeded and every gate holds, and one line on stderr says why:
+// its numbers cover only part of what was planned (analyze.Health, the rule the multi-run
+// verdicts use). A whole run still passes.
+func TestRunIncompleteFails(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(m map[string]any)
+		want string // on stderr; "" for a pass
+	}{
+		{"complete", func(map[string]any) {}, ""},
+		{"failed, a worker killed after its last request", func(m map[string]any) {
+			m["status"] = "failed"
+			m["workers"].([]any)[1].(map[string]any)["status"] = "killed"
+		}, `analyze: RUN INCOMPLETE: the run did not complete (run.json status "failed")`},
+		{"interrupted", func(m map[string]any) { m["status"] = "interrupted" }, `analyze: RUN INCOMPLETE: the run was interrupted`},
+		{"coordinator died", func(m map[string]any) { m["status"] = "running" }, `analyze: RUN INCOMPLETE: the run crashed`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyFixture(t, t.TempDir(), "rate-a", "rate.llmplan")
+			path := filepath.Join(dir, "run.json")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			c.edit(m)
+			if b, err = json.MarshalIndent(m, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out, errb bytes.Buffer
+			o := options(dir, &out, &errb)
+			o.MaxErrorRate = 1 // the user's bound allows every request to fail: still not a whole run
+			_, code := Run(o)
+			want := ExitOK
+			if c.want != "" {
+				want = ExitGate
+			}
+			if code != want || !strings.Contains(errb.String(), c.want) || (c.want == "" && strings.Contains(errb.String(), "INCOMPLETE")) {
+				t.Fatalf("exit %d (want %d), stderr %q (want %q)", code, want, errb.String(), c.want)
+			}
+			if c.want != "" && strings.Count(errb.String(), "RUN INCOMPLETE") != 1 {
+				t.Errorf("want one line: %q", errb.String())
+			}
+		})
 	}
 }

@@ -156,7 +156,8 @@ func searchLine(o *SweepOptions, name string, res sweep.SearchResult) string {
 // did not complete or was interrupted, or the client did not keep its schedule (the probe
 // then measured the client); Fail when a run's failed requests exceed the error bound
 // (searchErrorBound); else Pass when every run met every SLA, else Fail with the first SLA
-// that did not hold. objective is the mean goodput over the valid runs.
+// that did not hold; a max-goodput probe whose goodput is 0 (no request met every SLO)
+// fails too. objective is the mean goodput over the valid runs.
 func (r *runner) judge(pr *pointResult) (sweep.Outcome, float64, string, []slaResult) {
 	slas := []slaResult{}
 	obj := pr.value("goodput_avg")
@@ -209,6 +210,10 @@ func (r *runner) judge(pr *pointResult) (sweep.Outcome, float64, string, []slaRe
 	}
 	if r.o.Search == SearchMaxGoodput && math.IsNaN(obj) {
 		return sweep.Fail, obj, "no goodput measured", slas
+	}
+	if r.o.Search == SearchMaxGoodput && !(obj > 0) {
+		// Nothing to maximise: a search where no probe had a good request has no answer.
+		return sweep.Fail, obj, "goodput 0: no request met every --goodput SLO", slas
 	}
 	return out, obj, why, slas
 }

@@ -119,3 +119,46 @@ func TestConvergence(t *testing.T) {
 		t.Fatalf("converged with a spread: %s", why)
 	}
 }
+
+// TestJudgeGoodput: a max-goodput probe whose goodput is 0 (no request met every --goodput
+// SLO) fails, so a search in which none did says there is no answer (exit 1) instead of
+// naming the "highest goodput" among zeros; a probe with goodput passes with it as the
+// objective.
+func TestJudgeGoodput(t *testing.T) {
+	o := &SweepOptions{MaxErrorRate: -1, Level: 0.95, Search: SearchMaxGoodput}
+	r := &runner{o: o, opts: Options{Sweep: o}}
+	for _, c := range []struct {
+		name    string
+		goodput float64 // summaryWith's goodput is ttft95 / 10
+		want    sweep.Outcome
+		reason  string
+	}{
+		{"goodput", 2, sweep.Pass, ""},
+		{"no request met the SLOs", 0, sweep.Fail, "goodput 0: no request met every --goodput SLO"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &pointResult{}
+			rr := runResult{label: "run", s: summaryWith(t, c.goodput*10, 0, 10, true)}
+			r.checkRun(&rr)
+			p.runs = append(p.runs, rr)
+			p.finish(0.95)
+			out, obj, why, _ := r.judge(p)
+			if out != c.want || why != c.reason || obj != c.goodput {
+				t.Fatalf("judge = %v %v %q, want %v %v %q", out, obj, why, c.want, c.goodput, c.reason)
+			}
+		})
+	}
+	// Every probe at goodput 0: no answer.
+	res := sweep.MaxObjective(sweep.SearchOptions{Min: 1, Max: 8, Integer: true, Precision: 0.05}, func(float64) (sweep.Outcome, float64, string) {
+		p := &pointResult{}
+		rr := runResult{label: "run", s: summaryWith(t, 0, 0, 10, true)}
+		r.checkRun(&rr)
+		p.runs = append(p.runs, rr)
+		p.finish(0.95)
+		out, obj, why, _ := r.judge(p)
+		return out, obj, why
+	})
+	if line := searchLine(o, "concurrency", res); res.Found || !strings.Contains(line, "NO BOUNDARY: no probe passed") || !strings.Contains(line, "goodput 0") {
+		t.Errorf("found %v: %s", res.Found, line)
+	}
+}

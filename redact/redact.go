@@ -12,9 +12,13 @@
 package redact
 
 import (
+	"bytes"
 	"io"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -76,14 +80,19 @@ func words(name string) []string {
 	return out
 }
 
-// Header returns a "Name: value" header with the value replaced when the name is a secret's.
-// A string without a colon is returned as it is (it is no header, and holds no value).
+// Header returns a "Name: value" header with the value replaced when the name is a secret's,
+// and otherwise the credentials Text finds in the value hidden (the credential of "Bearer
+// KEY" or a base64 "Basic", a URL's user information and secret parameters). A string
+// without a colon is returned as it is (it is no header, and holds no value).
 func Header(h string) string {
-	k, _, ok := strings.Cut(h, ":")
-	if ok && IsSecretName(k) {
+	k, v, ok := strings.Cut(h, ":")
+	if !ok {
+		return h
+	}
+	if IsSecretName(k) {
 		return strings.TrimSpace(k) + ": " + Value
 	}
-	return h
+	return k + ":" + Text(v) // "X-Forward: Bearer KEY", a URL's credentials
 }
 
 // URL returns raw with its user information and the values of query and fragment
@@ -169,12 +178,21 @@ func query(raw string) string {
 	return b.String()
 }
 
-// Text returns s with every URL in it redacted (URL): each word holding "://", and each
-// word holding a query with a parameter ("host:9400/metrics?token=t"). Words end at white
-// space, quotes and angle brackets; trailing punctuation (".,;:)]}!") stays outside the
-// URL. Everything else is kept byte for byte. Error messages and notices go through it
-// before they are written anywhere: Go's HTTP client puts the whole URL in its errors.
+// Text returns s with every credential in it redacted: every URL (URL), each word holding
+// "://", and each word holding a query with a parameter ("host:9400/metrics?token=t");
+// the credential of an HTTP authentication header echoed in prose, the word after "Bearer"
+// (or after "Basic" when it looks like base64) and the value after "Authorization:",
+// "x-api-key:" or "api-key=" (a server's error body often quotes the header it refused),
+// after the scheme's name when one comes first ("Authorization: Token KEY"), a word of
+// MinSecretLen bytes or more;
+// and every value registered with AddSecrets (the API key, secret headers' values).
+// Words end at white space, quotes and angle brackets; trailing punctuation (".,;:)]}!")
+// stays outside the URL. Everything else is kept byte for byte. Error messages and notices
+// go through it before they are written anywhere: Go's HTTP client puts the whole URL in
+// its errors.
 func Text(s string) string {
+	s = knownSecrets(s)
+	s = echoedCredentials(s)
 	if !strings.Contains(s, "://") && !strings.Contains(s, "?") && !strings.Contains(s, "#") {
 		return s
 	}
@@ -202,6 +220,254 @@ func Text(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// MinSecretLen is the shortest value AddSecrets registers: a shorter one would hide
+// ordinary words and numbers wherever they occur.
+const MinSecretLen = 8
+
+// secrets are the values AddSecrets registered, longest first.
+var secrets struct {
+	sync.RWMutex
+	values []string
+}
+
+// AddSecrets registers values this process knows to be credentials (the API key, the values
+// of secret-named headers): Text replaces each wherever it occurs, so one a server echoes
+// back in an error body is never printed or exported. Values shorter than MinSecretLen,
+// after trimming white space, and repeats are ignored. The commands call it when they read
+// their flags and environment.
+func AddSecrets(values ...string) {
+	secrets.Lock()
+	defer secrets.Unlock()
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if len(v) < MinSecretLen || v == Value || slices.Contains(secrets.values, v) {
+			continue
+		}
+		secrets.values = append(secrets.values, v)
+	}
+	// Longest first: a secret holding another is replaced whole.
+	slices.SortFunc(secrets.values, func(a, b string) int { return len(b) - len(a) })
+}
+
+// HeaderSecrets are the credentials a request's headers carry: the value of every
+// secret-named header (IsSecretName) or of one whatever its name that starts with a Bearer or
+// Basic scheme, and the credential after its scheme ("X" of "Bearer X"), each MinSecretLen
+// bytes or longer. AddSecrets and Mask take them.
+func HeaderSecrets(headers [][2]string) []string {
+	var out []string
+	for _, h := range headers {
+		v := strings.TrimSpace(h[1])
+		scheme, cred, _ := strings.Cut(v, " ")
+		if !IsSecretName(h[0]) && !strings.EqualFold(scheme, "bearer") && !strings.EqualFold(scheme, "basic") {
+			continue
+		}
+		for _, s := range []string{v, strings.TrimSpace(cred)} {
+			if len(s) >= MinSecretLen && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	// Longest first: a secret holding another is masked whole.
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// Mask overwrites, in place, every occurrence in b of each of secrets (HeaderSecrets'
+// values as bytes, longest first) with a mask of the same length: Value, then '*' to the secret's length
+// (only '*' for one shorter than Value). The length is kept so that the offsets recorded
+// with b (a raw log's read ends) still hold, and b stays valid JSON or SSE wherever the
+// secret sat in a string. It allocates nothing; it reports whether it masked anything.
+func Mask(b []byte, secrets [][]byte) bool {
+	masked := false
+	for _, s := range secrets {
+		if len(s) == 0 {
+			continue
+		}
+		for i := 0; i+len(s) <= len(b); {
+			j := bytes.Index(b[i:], s)
+			if j < 0 {
+				break
+			}
+			m := b[i+j : i+j+len(s)]
+			n := 0
+			if len(m) >= len(Value) {
+				n = copy(m, Value)
+			}
+			for k := n; k < len(m); k++ {
+				m[k] = '*'
+			}
+			masked = true
+			i += j + len(s)
+		}
+	}
+	return masked
+}
+
+// knownSecrets replaces every registered secret in s.
+func knownSecrets(s string) string {
+	secrets.RLock()
+	defer secrets.RUnlock()
+	for _, v := range secrets.values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Value)
+		}
+	}
+	return s
+}
+
+// echoedHeaders are the header names whose value Text hides where prose quotes them
+// ("Authorization: sk-1", "x-api-key=sk-1"), matched case-insensitively at a word start.
+var echoedHeaders = []string{"proxy-authorization", "authorization", "x-api-key", "api-key", "api_key", "apikey"}
+
+// echoedCredentials hides the credential after an authentication scheme or a credential
+// header's name in prose (Text).
+func echoedCredentials(s string) string {
+	lower := asciiLower(s) // byte for byte: the indices are s's
+	if !strings.Contains(lower, "bearer") && !strings.Contains(lower, "basic") && !strings.Contains(lower, "auth") &&
+		!strings.Contains(lower, "key") {
+		return s
+	}
+	var b strings.Builder
+	last := 0 // s[:last] is written
+	for i := 0; i < len(s); i++ {
+		if i > 0 && isWordByte(s[i-1]) {
+			continue
+		}
+		v, w := credentialAt(s, lower, i)
+		if v < 0 {
+			continue
+		}
+		b.WriteString(s[last:v])
+		b.WriteString(Value)
+		last, i = w, w-1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// credentialAt finds a credential introduced at i (a word start): after "Bearer " any word,
+// after "Basic " a base64-looking one, after a credential header's name and ':' or '=' any
+// word but a scheme's name (the scheme's own turn hides what follows it); a word shorter than
+// MinSecretLen is none. It returns the
+// credential's bounds s[v:w], v < 0 when there is none or it is already hidden.
+func credentialAt(s, lower string, i int) (v, w int) {
+	after, scheme := -1, ""
+	switch {
+	case hasWordAt(lower, i, "bearer"):
+		after, scheme = i+len("bearer"), "bearer"
+	case hasWordAt(lower, i, "basic"):
+		after, scheme = i+len("basic"), "basic"
+	default:
+		for _, h := range echoedHeaders {
+			if j := i + len(h); strings.HasPrefix(lower[i:], h) && j < len(s) && (s[j] == ':' || s[j] == '=') {
+				after = j + 1
+				break
+			}
+		}
+	}
+	if after < 0 {
+		return -1, -1
+	}
+	v = after
+	for v < len(s) && (s[v] == ' ' || s[v] == '\t') {
+		v++
+	}
+	if scheme != "" && v == after {
+		return -1, -1 // a scheme and its credential are apart
+	}
+	w = wordEnd(s, v)
+	word := s[v:w]
+	if scheme == "" && w < len(s) && s[w] == ' ' && isScheme(word) {
+		// "Authorization: Token KEY", "SSWS KEY": the credential is the scheme's next word.
+		if v2 := w + 1; v2 < len(s) && !isDelim(rune(s[v2])) {
+			v, w = v2, wordEnd(s, v2)
+			word = s[v:w]
+		}
+	}
+	switch {
+	case len(word) < MinSecretLen || word == Value:
+		return -1, -1 // too short to be a credential ("Bearer KEY" of a help text), or hidden
+	case scheme == "basic" && !looksBase64(word):
+		return -1, -1 // "basic" as a word of prose
+	case scheme == "" && (strings.EqualFold(word, "bearer") || strings.EqualFold(word, "basic")):
+		return -1, -1
+	}
+	return v, w
+}
+
+// wordEnd is the end of the word of s starting at v: at white space, a quote, an angle
+// bracket or a comma, trailing punctuation left outside (as after a URL).
+func wordEnd(s string, v int) int {
+	w := v
+	for w < len(s) && !isDelim(rune(s[w])) && s[w] != ',' {
+		w++
+	}
+	for w > v && strings.IndexByte(".;:)]}!", s[w-1]) >= 0 {
+		w--
+	}
+	return w
+}
+
+// isScheme reports whether word looks like an authentication scheme's name (Token, SSWS,
+// Digest, ApiKey): letters only, shorter than MinSecretLen.
+func isScheme(word string) bool {
+	if word == "" || len(word) >= MinSecretLen {
+		return false
+	}
+	for i := 0; i < len(word); i++ {
+		if c := word[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiLower is s with ASCII upper-case letters lowered, every other byte kept (so that
+// its byte offsets are s's, invalid UTF-8 included).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// hasWordAt reports whether lower holds word at i, not followed by a letter or digit.
+func hasWordAt(lower string, i int, word string) bool {
+	j := i + len(word)
+	return strings.HasPrefix(lower[i:], word) && (j == len(lower) || !isWordByte(lower[j]))
+}
+
+// isWordByte reports whether c is an ASCII letter or digit (or '-', '_' inside a name).
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// looksBase64 reports whether w looks like Basic credentials: 8 or more base64 characters
+// with a digit, '+', '/' or '=' among them (an English word has none).
+func looksBase64(w string) bool {
+	if len(w) < 8 {
+		return false
+	}
+	mark := false
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=':
+			mark = true
+		default:
+			return false
+		}
+	}
+	return mark
 }
 
 // isDelim reports whether c ends a word for Text.
@@ -236,6 +502,7 @@ func (x *Writer) Unwrap() io.Writer { return x.w }
 
 // Args returns a copy of a replay command line with secrets replaced: the value of
 // --api-key, the values of -H/--header options naming a secret header, credentials in the
+// values of --extra-inputs fields under a secret's name (ExtraInput), credentials in the
 // values of URL flags (--url/-u and every --*-url, --*-urls; --server-metrics=URL and
 // --gpu-telemetry=URL, whose value is optional and so only ever attached), with or without
 // a scheme, and credentials in any other argument holding "://". The forms "--flag value",
@@ -269,6 +536,8 @@ func Args(args []string) []string {
 			next(Header)
 		case strings.HasPrefix(a, "-H") && !strings.HasPrefix(a, "--"):
 			out[i] = attached(a, Header)
+		case name == "--extra-inputs":
+			next(ExtraInput)
 		case isURLFlag(name) || a == "-u":
 			next(URL)
 		case (name == "--server-metrics" || name == "--gpu-telemetry") && hasValue:
@@ -280,6 +549,48 @@ func Args(args []string) []string {
 		}
 	}
 	return out
+}
+
+// ExtraInput returns an --extra-inputs value ("k:v", or a JSON object) with the value of a
+// field under a secret's name replaced (some servers take the key in the body: "api_key:KEY",
+// {"x_token":"KEY"}); token counts ("max_tokens", "min_tokens") are no secrets. In a JSON
+// object, string values and bare scalars of top-level and nested fields are replaced.
+func ExtraInput(v string) string {
+	if strings.HasPrefix(strings.TrimSpace(v), "{") {
+		return jsonField.ReplaceAllStringFunc(v, func(m string) string {
+			sub := jsonField.FindStringSubmatch(m)
+			if !isSecretField(sub[1]) {
+				return m
+			}
+			return sub[0][:len(sub[0])-len(sub[2])] + `"` + Value + `"`
+		})
+	}
+	k, _, ok := strings.Cut(v, ":")
+	if ok && isSecretField(k) {
+		return k + ":" + Value
+	}
+	return v
+}
+
+// jsonField matches a JSON field whose value is a string or a bare scalar: its name, and
+// its value.
+var jsonField = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*"|[-+.\w]+)`)
+
+// isSecretField reports whether a request body field named name carries a credential
+// (IsSecretName, but for token counts).
+func isSecretField(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	return IsSecretName(n) && !strings.HasSuffix(n, "tokens")
+}
+
+// FlagValue is the value v of the flag named name (without its dashes) with its credentials
+// replaced as Args replaces them on a command line ("--name=v"): for a configuration printed
+// or recorded flag by flag (profile --print-config, the plan's flags in the exports).
+func FlagValue(name, v string) string {
+	if v == "" {
+		return v
+	}
+	return strings.TrimPrefix(Args([]string{"--" + name + "=" + v})[0], "--"+name+"=")
 }
 
 // isURLFlag reports whether a long flag takes a URL as its (required) value: --url and every

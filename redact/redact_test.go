@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,13 @@ func TestArgs(t *testing.T) {
 		{"replay --header Client-Secret:s3cr3t", "replay --header Client-Secret: REDACTED"},
 		{"replay -H=X-Session-Cookie:s3cr3t", "replay -H=X-Session-Cookie: REDACTED"},
 		{"replay -H X-My-Key:s3cr3t -H Accept:text/event-stream", "replay -H X-My-Key: REDACTED -H Accept:text/event-stream"},
+		// A body field under a secret's name (some servers take the key in the body).
+		{"profile --extra-inputs api_key:sk-1 --extra-inputs ignore_eos:true", "profile --extra-inputs api_key:REDACTED --extra-inputs ignore_eos:true"},
+		{`profile --extra-inputs={"ignore_eos":true,"x_token":"sk-1","n":2}`, `profile --extra-inputs={"ignore_eos":true,"x_token":"REDACTED","n":2}`},
+		{"profile --extra-inputs max_tokens:100 --extra-inputs min_tokens:1", "profile --extra-inputs max_tokens:100 --extra-inputs min_tokens:1"},
+		// A credential under a name no rule knows is still one by its scheme, or in a URL.
+		{"replay -H X-Forward:Bearer_sk-abcdefgh12", "replay -H X-Forward:Bearer_sk-abcdefgh12"},
+		{"replay -H=X-Callback:http://u:pw@h/", "replay -H=X-Callback:http://REDACTED@h/"},
 		{"replay --url http://u:pw@h:1/", "replay --url http://REDACTED@h:1/"},
 		{"replay -u=http://u:pw@h:1/", "replay -u=http://REDACTED@h:1/"},
 		{"replay --url http://h:1/v1?api_key=s3cr3t&model=m", "replay --url http://h:1/v1?api_key=REDACTED&model=m"},
@@ -41,6 +49,16 @@ func TestArgs(t *testing.T) {
 	}
 	if Args(nil) != nil {
 		t.Error("Args(nil) is not nil")
+	}
+	// Fields cannot hold a space: the scheme forms, one argument each.
+	for _, c := range []struct{ in, want string }{
+		{"X-Forward: Bearer sk-abcdefgh12", "X-Forward: Bearer REDACTED"},
+		{"X-Proxy: Basic dXNlcjpwYXNzd29yZA==", "X-Proxy: Basic REDACTED"},
+		{"X-Trace: abc def", "X-Trace: abc def"},
+	} {
+		if got := Args([]string{"-H", c.in})[1]; got != c.want {
+			t.Errorf("-H %q: got %q want %q", c.in, got, c.want)
+		}
 	}
 }
 
@@ -129,8 +147,8 @@ func TestWriter(t *testing.T) {
 	}
 }
 
-// FuzzText: Text never panics, is idempotent, leaves text without a URL alone, and no value
-// of a secret-named parameter survives it.
+// FuzzText: Text never panics, is idempotent, leaves text without a URL or a credential's
+// marks alone, and no value of a secret-named parameter nor a bearer token survives it.
 func FuzzText(f *testing.F) {
 	for _, s := range []string{"http://h/?token=abc", "u:p@h:1?sig=x#code=y", "plain text", `Get "https://h/m?X-Amz-Signature=ff;a=b": x`, "?=&;#@://"} {
 		f.Add(s)
@@ -140,8 +158,17 @@ func FuzzText(f *testing.F) {
 		if again := Text(got); again != got {
 			t.Fatalf("Text not idempotent: %q -> %q -> %q", s, got, again)
 		}
-		if !strings.Contains(s, "://") && !strings.ContainsAny(s, "?#") && got != s {
-			t.Fatalf("Text(%q) = %q changed text without a URL", s, got)
+		lower := strings.ToLower(s)
+		credential := false
+		for _, w := range []string{"bearer", "basic", "auth", "key"} {
+			credential = credential || strings.Contains(lower, w)
+		}
+		if !strings.Contains(s, "://") && !strings.ContainsAny(s, "?#") && !credential && got != s {
+			t.Fatalf("Text(%q) = %q changed text without a URL or a credential", s, got)
+		}
+		const token = "zq9TOKENzq9"
+		if echo := s + " Bearer " + token; strings.Contains(Text(echo), token) && !strings.Contains(s, token) {
+			t.Fatalf("Text(%q) kept the bearer token", echo)
 		}
 		const secret = "zq9SECRETzq9"
 		probe := "see http://h/m?token=" + secret + "&" + s
@@ -149,4 +176,74 @@ func FuzzText(f *testing.F) {
 			t.Fatalf("Text(%q) kept the secret", probe)
 		}
 	})
+}
+
+// TestTextEchoedCredentials: a credential a server echoes back in prose (an error body
+// quoting the header it refused) is hidden wherever the text goes: after "Bearer", after a
+// base64 "Basic", after "Authorization:", "x-api-key:" or "api_key=", and every value the
+// command registered (AddSecrets), wherever it occurs; prose, placeholders and short words
+// are kept.
+func TestTextEchoedCredentials(t *testing.T) {
+	AddSecrets("HDRSECRET98765", "short", "  ")
+	for _, c := range []struct{ in, want string }{
+		{"invalid key: Bearer sk-SECRETAPIKEY123456 x-api-key= hdr=x", "invalid key: Bearer REDACTED x-api-key= hdr=x"},
+		{`{"message":"bad Authorization: Bearer sk-abcdefgh1234"}`, `{"message":"bad Authorization: Bearer REDACTED"}`},
+		{"authorization: bearer\tsk-abcdefgh1234, retry", "authorization: bearer\tREDACTED, retry"},
+		{"Authorization: sk-abcdefgh1234", "Authorization: REDACTED"},
+		{"invalid x-api-key: sk-ant-abcdefgh1234.", "invalid x-api-key: REDACTED."},
+		{"api_key=sk-abcdefgh1234 rejected", "api_key=REDACTED rejected"},
+		{"Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==", "Proxy-Authorization: Basic REDACTED"},
+		// Any scheme after a credential header's name: its credential is the next word.
+		{"Authorization: Token sk-abcdefgh1234 rejected", "Authorization: Token REDACTED rejected"},
+		{"authorization=SSWS 00abcdefgh1234", "authorization=SSWS REDACTED"},
+		{"the value HDRSECRET98765 is not allowed", "the value REDACTED is not allowed"},
+		{"xHDRSECRET98765y", "xREDACTEDy"},
+		// Kept: help text placeholders, prose, names inside other names, short values.
+		{"sent as 'Authorization: Bearer KEY', or 'x-api-key: KEY'", "sent as 'Authorization: Bearer KEY', or 'x-api-key: KEY'"},
+		{"basic metrics and a bearer of news", "basic metrics and a bearer of news"},
+		{"Basic authentication required", "Basic authentication required"},
+		{"--api-key string", "--api-key string"},
+		{"monkey=banana12345 short", "monkey=banana12345 short"},
+		{"Output Token Throughput: 1,234.00", "Output Token Throughput: 1,234.00"},
+		{"Bearer REDACTED", "Bearer REDACTED"},
+	} {
+		if got := Text(c.in); got != c.want {
+			t.Errorf("Text(%q) = %q; want %q", c.in, got, c.want)
+		}
+		if got := Text(c.want); got != c.want {
+			t.Errorf("Text not idempotent on %q: %q", c.want, got)
+		}
+	}
+}
+
+// TestHeaderSecretsAndMask: the credentials of secret-named headers (whole, and after the
+// scheme) are masked in place at their own length, every occurrence, longest first; other
+// headers and short values are not secrets.
+func TestHeaderSecretsAndMask(t *testing.T) {
+	got := HeaderSecrets([][2]string{{"Authorization", "Bearer sk-abcdefgh12"}, {"X-Upstream-Token", " tok-0123456789 "},
+		{"X-Custom", "visible-0123456789"}, {"Cookie", "short"}, {"X-Forward", "bearer fwd-0123456789"}})
+	want := []string{"bearer fwd-0123456789", "Bearer sk-abcdefgh12", "tok-0123456789", "fwd-0123456789", "sk-abcdefgh12"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("HeaderSecrets = %q; want %q", got, want)
+	}
+	var bs [][]byte
+	for _, s := range got {
+		bs = append(bs, []byte(s))
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"error":"bad Authorization: Bearer sk-abcdefgh12"}`, `{"error":"bad Authorization: REDACTED************"}`},
+		{`key sk-abcdefgh12 and sk-abcdefgh12`, `key REDACTED***** and REDACTED*****`},
+		{`tok-0123456789`, `REDACTED******`},
+		{`visible-0123456789 sk-abcdefgh1`, `visible-0123456789 sk-abcdefgh1`},
+	} {
+		b := []byte(c.in)
+		masked := Mask(b, bs)
+		if string(b) != c.want || masked != (c.in != c.want) || len(b) != len(c.in) {
+			t.Errorf("Mask(%q) = %q, %v; want %q", c.in, b, masked, c.want)
+		}
+	}
+	buf := []byte(`xx sk-abcdefgh12 yy tok-0123456789`)
+	if n := testing.AllocsPerRun(100, func() { Mask(buf, bs) }); n != 0 {
+		t.Errorf("Mask allocates %v times", n)
+	}
 }

@@ -16,7 +16,8 @@ import (
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
-// A worker's steady state allocates nothing per request: two runs of different sizes over
+// A worker's steady state allocates nothing per request, its masking of the credentials it
+// sends included: two runs of different sizes over
 // the same allocation-free server allocate the same (setup only), whatever the number of
 // requests and reads.
 func TestWorkerSteadyStateAllocs(t *testing.T) {
@@ -37,7 +38,9 @@ func steadyStateAllocs(t *testing.T, addr, client string) {
 		ps.meta.Concurrency = 4
 		plan := ps.write(t, t.TempDir())
 		cfg := workerConfig{Plan: plan, URLs: []string{"http://" + addr}, Workers: 1, CPU: -1, Client: client,
-			RequestTimeoutNs: int64(10 * time.Second), Log: filepath.Join(t.TempDir(), "w.rawlog")}
+			RequestTimeoutNs: int64(10 * time.Second), Log: filepath.Join(t.TempDir(), "w.rawlog"),
+			// A credential to mask in every logged body (worker.mask) is on the path measured.
+			Headers: [][2]string{{"Authorization", "Bearer sk-steady-state-0123456789"}}}
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
 
@@ -101,6 +103,10 @@ type worker struct {
 	dialer  net.Dialer
 	reuse   string
 	timeout time.Duration
+	// secrets are the credentials the headers carry (redact.HeaderSecrets), masked in every
+	// body and error before it is logged: a server that echoes one leaves it in no file.
+	secrets     [][]byte
+	secretTexts []string // secrets as strings, to look for in errors
 
 	start time.Time
 	nowFn func() int64
@@ -160,6 +166,10 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	}
 	w := &worker{cfg: cfg, plan: p, meta: p.Meta(), reuse: cfg.ConnReuse,
 		timeout: time.Duration(cfg.RequestTimeoutNs), stopCh: make(chan struct{})}
+	w.secretTexts = redact.HeaderSecrets(cfg.Headers)
+	for _, s := range w.secretTexts {
+		w.secrets = append(w.secrets, []byte(s))
+	}
 	fail := func(err error) (*worker, error) {
 		p.Close()
 		return nil, err
@@ -536,8 +546,24 @@ func (w *worker) logRequest(q *rawlog.Request) {
 	if w.sink.failed() {
 		return // the first failed write was reported; nothing more reaches the file
 	}
+	w.mask(q)
 	if err := w.lw.WriteRequest(q); err != nil {
 		w.fail(err) // the error names the file
+	}
+}
+
+// mask hides every credential the worker sends (w.secrets) in q's body, in place and at its
+// length (the read ends hold), and in its error: a server's echo of one never reaches the log.
+// It allocates nothing unless there is one to hide in the error.
+func (w *worker) mask(q *rawlog.Request) {
+	redact.Mask(q.Body, w.secrets)
+	for _, s := range w.secretTexts {
+		if strings.Contains(q.Err, s) {
+			b := []byte(q.Err)
+			redact.Mask(b, w.secrets)
+			q.Err = string(b)
+			return
+		}
 	}
 }
 

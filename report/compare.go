@@ -112,6 +112,9 @@ const (
 	RegressionMetric    = "metric"     // a --fail-on-regression threshold crossed
 	RegressionFailedRun = "failed_run" // a run (the baseline too) with failures beyond the bound, or one that did not complete
 	RegressionCompleted = "completed"  // a run of the baseline's plan completed far fewer requests
+	// RegressionNotEvaluable: a --fail-on-regression threshold that cannot be checked on a
+	// run: its successful requests (or the baseline's) have no value of the metric.
+	RegressionNotEvaluable = "not_evaluable"
 )
 
 // ComparePage is the comparison: the compare JSON and the data of compare.html.
@@ -196,10 +199,12 @@ type Diff struct {
 	Regression bool `json:"regression"`
 }
 
-// Regression is what fails the comparison: a threshold a run crossed, a run that failed,
-// or a run that completed far fewer requests than the baseline.
+// Regression is what fails the comparison: a threshold a run crossed or that cannot be
+// checked on it, a run that failed, or a run that completed far fewer requests than the
+// baseline.
 type Regression struct {
-	// Kind is RegressionMetric, RegressionFailedRun or RegressionCompleted.
+	// Kind is RegressionMetric, RegressionNotEvaluable, RegressionFailedRun or
+	// RegressionCompleted.
 	Kind string `json:"kind"`
 	// Metric and Stat name what changed ("" for a failed run; completed_requests, count
 	// for kind completed).
@@ -207,9 +212,10 @@ type Regression struct {
 	Stat   string `json:"stat"`
 	Run    string `json:"run"`
 	// ChangePct is how much worse, in percent (fewer completed requests for kind
-	// completed); Threshold the bound crossed, in percent (--max-error-rate × 100 for a
-	// run whose requests failed).
-	ChangePct float64 `json:"change_pct"`
+	// completed; null when infinite, a rise from a baseline of 0, or not evaluable);
+	// Threshold the bound crossed, in percent (--max-error-rate × 100 for a run whose
+	// requests failed).
+	ChangePct Number  `json:"change_pct"`
 	Threshold float64 `json:"threshold_pct"`
 	// Reason says it in one line.
 	Reason string `json:"reason"`
@@ -274,28 +280,7 @@ func Compare(runs []Run, o CompareOptions) (*ComparePage, error) {
 		}
 	}
 	for _, t := range o.FailOn {
-		for _, m := range c.Metrics {
-			if m.Tag != t.Metric {
-				continue
-			}
-			for i := range m.Diffs {
-				d := &m.Diffs[i]
-				change, sig := float64(d.MedianDiffPct), d.Significant
-				if t.Stat == "p99" {
-					change, sig = float64(d.P99DiffPct), d.P99Significant
-				}
-				worse := change > 0
-				if m.LargerIsBetter {
-					worse, change = change < 0, -change
-				}
-				if sig && worse && change >= t.Pct {
-					d.Regression = true
-					c.Regressions = append(c.Regressions, Regression{Kind: RegressionMetric, Metric: m.Tag, Stat: t.Stat, Run: runs[d.Run].Name,
-						ChangePct: change, Threshold: t.Pct, Reason: fmt.Sprintf("%s %s of %s is %.2f%% worse than %s (threshold %g%%)",
-							m.Tag, t.Stat, runs[d.Run].Name, change, runs[0].Name, t.Pct)})
-				}
-			}
-		}
+		c.Regressions = append(c.Regressions, thresholdRegressions(c.Metrics, runs, t)...)
 	}
 	if c.Metrics == nil {
 		c.Metrics = []MetricCompare{}
@@ -305,6 +290,67 @@ func Compare(runs []Run, o CompareOptions) (*ComparePage, error) {
 		c.Charts = append(c.Charts, sweepCharts(sw)...)
 	}
 	return c, nil
+}
+
+// thresholdRegressions checks the threshold t on every run but the baseline: a significant
+// change in the worse direction by at least t.Pct is a regression (its Diff is marked); a run
+// the threshold cannot be checked on, because its successful requests or the baseline's have
+// no value of the metric, is one too (RegressionNotEvaluable): a release gate that cannot be
+// checked never passes. Runs that failed (a run with problems, or a failed baseline) are left
+// out: their failure is a regression of its own.
+func thresholdRegressions(metrics []MetricCompare, runs []Run, t Threshold) []Regression {
+	var out []Regression
+	find := func(tag string) *MetricCompare {
+		for i := range metrics {
+			if metrics[i].Tag == tag {
+				return &metrics[i]
+			}
+		}
+		return nil
+	}
+	m := find(t.Metric)
+	if m == nil && t.Metric == FTTFO.Tag() {
+		m = find(FTTFT.Tag()) // compared only where reasoning makes it differ from TTFT
+	}
+	base := runs[0].Name
+	for i := 1; i < len(runs); i++ {
+		if len(runs[0].Problems) > 0 || len(runs[i].Problems) > 0 {
+			continue
+		}
+		name := runs[i].Name
+		var d *Diff
+		if m != nil {
+			for k := range m.Diffs {
+				if m.Diffs[k].Run == i {
+					d = &m.Diffs[k]
+				}
+			}
+		}
+		if d == nil {
+			why := "its successful requests have no " + t.Metric + " values"
+			if m == nil {
+				why = "the baseline " + base + "'s successful requests have no " + t.Metric + " values"
+			}
+			out = append(out, Regression{Kind: RegressionNotEvaluable, Metric: t.Metric, Stat: t.Stat, Run: name, ChangePct: Number(math.NaN()),
+				Threshold: t.Pct, Reason: fmt.Sprintf("%s %s of %s cannot be compared: %s (threshold %g%%)", t.Metric, t.Stat, name, why, t.Pct)})
+			continue
+		}
+		change, sig := float64(d.MedianDiffPct), d.Significant
+		if t.Stat == "p99" {
+			change, sig = float64(d.P99DiffPct), d.P99Significant
+		}
+		worse := change > 0
+		if m.LargerIsBetter {
+			worse, change = change < 0, -change
+		}
+		if sig && worse && change >= t.Pct {
+			d.Regression = true
+			out = append(out, Regression{Kind: RegressionMetric, Metric: m.Tag, Stat: t.Stat, Run: name,
+				ChangePct: Number(change), Threshold: t.Pct, Reason: fmt.Sprintf("%s %s of %s is %.2f%% worse than %s (threshold %g%%)",
+					t.Metric, t.Stat, name, change, base, t.Pct)})
+		}
+	}
+	return out
 }
 
 func runRows(runs []Run) []RunRow {
@@ -356,7 +402,7 @@ func runRegressions(rows []RunRow, o CompareOptions) []Regression {
 		}
 		drop := float64(base.Completed-r.Completed) / float64(base.Completed) * 100
 		if drop > o.MaxCompletedDropPct {
-			out = append(out, Regression{Kind: RegressionCompleted, Metric: "completed_requests", Stat: "count", Run: r.Name, ChangePct: drop,
+			out = append(out, Regression{Kind: RegressionCompleted, Metric: "completed_requests", Stat: "count", Run: r.Name, ChangePct: Number(drop),
 				Threshold: o.MaxCompletedDropPct, Reason: fmt.Sprintf("run %s completed %d of %d profile requests, %.2f%% fewer than %s's %d of the same plan (threshold %g%%)",
 					r.Name, r.Completed, r.Requests, drop, base.Name, base.Completed, o.MaxCompletedDropPct)})
 		}
@@ -489,10 +535,14 @@ func compareMetric(runs []Run, d analyze.MetricDef, o CompareOptions) (MetricCom
 	return m, true
 }
 
-// relPct is d as a percentage of base, 0 when base is 0.
+// relPct is d as a percentage of base: 0 when d is 0 (or base is NaN), ±Inf when only base
+// is 0 (a rise from 0 is larger than any threshold, never none).
 func relPct(d, base float64) float64 {
-	if base == 0 || math.IsNaN(base) {
+	switch {
+	case d == 0 || math.IsNaN(base):
 		return 0
+	case base == 0:
+		return math.Inf(int(math.Copysign(1, d)))
 	}
 	return d / math.Abs(base) * 100
 }

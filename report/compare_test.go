@@ -268,3 +268,71 @@ func TestCompareRunFailures(t *testing.T) {
 		t.Errorf("a saturated point on the Pareto set: %v", after)
 	}
 }
+
+// withField returns r with its own copy of the records, every request's value of f set by
+// set (NaN: the request has none).
+func withField(r Run, f Field, set func(float64) float64) Run {
+	recs := &Records{Requests: append([]Request(nil), r.Records.Requests...)}
+	for i := range recs.Requests {
+		recs.Requests[i].Values[f] = float32(set(recs.Requests[i].Value(f)))
+	}
+	r.Records = recs
+	return r
+}
+
+// TestCompareThresholdNeverVacuous: a --fail-on-regression threshold that cannot be checked
+// fails the comparison instead of passing it: a run (the candidate, or the baseline) whose
+// successful requests have no value of the metric (one-token outputs have no ITL; a run that
+// does not stream has no TTFT), and a baseline median of 0 does not hide a candidate's rise
+// (+Inf %, not 0 %). The comparison JSON stays valid.
+func TestCompareThresholdNeverVacuous(t *testing.T) {
+	a, a2 := analyseFixture(t, "rate-a", 0), analyseFixture(t, "rate-a2", 0)
+	none := func(float64) float64 { return math.NaN() }
+	zero := func(float64) float64 { return 0 }
+	itl10, err := ParseThreshold("inter_token_latency:10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttft10, err := ParseThreshold("time_to_first_token.p99:10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		runs       []Run
+		fail       []Threshold
+		kind, want string // the one regression's kind and a substring of its reason; "" for none
+	}{
+		{"both have values", []Run{a, a2}, []Threshold{itl10, ttft10}, "", ""},
+		{"candidate has no ITL", []Run{a, withField(a2, FITL, none)}, []Threshold{itl10}, RegressionNotEvaluable,
+			"inter_token_latency p50 of rate-a2 cannot be compared: its successful requests have no inter_token_latency values"},
+		{"baseline has no ITL", []Run{withField(a, FITL, none), a2}, []Threshold{itl10}, RegressionNotEvaluable,
+			"inter_token_latency p50 of rate-a2 cannot be compared: the baseline rate-a's successful requests have no inter_token_latency values"},
+		{"candidate has no TTFT", []Run{a, withField(a2, FTTFT, none)}, []Threshold{ttft10}, RegressionNotEvaluable,
+			"time_to_first_token p99 of rate-a2 cannot be compared"},
+		{"baseline ITL 0, candidate's not", []Run{withField(a, FITL, zero), a2}, []Threshold{itl10}, RegressionMetric,
+			"inter_token_latency p50 of rate-a2 is +Inf% worse than rate-a"},
+		{"both ITL 0", []Run{withField(a, FITL, zero), withField(a2, FITL, zero)}, []Threshold{itl10}, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmp, err := Compare(c.runs, CompareOptions{FailOn: c.fail, MaxErrorRate: 0.1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds, reasons []string
+			for _, r := range cmp.Regressions {
+				kinds, reasons = append(kinds, r.Kind), append(reasons, r.Reason)
+			}
+			switch {
+			case c.want == "" && len(kinds) != 0:
+				t.Errorf("regressions %q %q, want none", kinds, reasons)
+			case c.want != "" && (len(kinds) != 1 || kinds[0] != c.kind || !strings.Contains(reasons[0], c.want)):
+				t.Errorf("regressions %q %q, want one %s ~ %q", kinds, reasons, c.kind, c.want)
+			}
+			var j bytes.Buffer
+			if err := WriteCompareJSON(&j, cmp); err != nil || !json.Valid(j.Bytes()) {
+				t.Errorf("compare JSON: %v", err)
+			}
+		})
+	}
+}

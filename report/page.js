@@ -163,9 +163,33 @@
       D.gates.forEach(function (g) { add(ul, "li", { "class": g.ok ? "ok-text" : "bad-text" }, g.text); });
     }
     var t = section("Metrics", "metrics");
-    table(t, ["Metric", "avg", "min", "max", "p99", "p90", "p50", "std"], D.table.map(function (row) {
-      return row.cells.map(function (c, i) { return i === 0 ? { text: c, attrs: { title: row.definition || "", "class": "metric" } } : c; });
-    }), "metrics");
+    function metricRows(rows) {
+      return rows.map(function (row) {
+        return row.cells.map(function (c, i) { return i === 0 ? { text: c, attrs: { title: row.definition || "", "class": "metric" } } : c; });
+      });
+    }
+    var header = ["Metric", "avg", "min", "max", "p99", "p90", "p50", "std"];
+    if (D.selection) add(t, "p", { id: "selection" }, "Requests: " + D.selection);
+    var groups = D.groups || [];
+    var groupLine = null, sel = null;
+    if (groups.length) {
+      // --group-by: a selector switches the table between all requests and each group.
+      var lab = add(t, "label", {}, "Group: ");
+      sel = add(lab, "select", { id: "group-select" });
+      add(sel, "option", { value: "-1" }, "all selected requests");
+      groups.forEach(function (g, i) { add(sel, "option", { value: String(i) }, g.name); });
+    }
+    var mt = table(t, header, metricRows(D.table), "metrics");
+    if (groups.length) {
+      groupLine = add(t, "p", { id: "group-line" }, "");
+      sel.addEventListener("change", function () {
+        var i = Number(sel.value);
+        var next = table(t, header, metricRows(i < 0 ? D.table : groups[i].table), "metrics");
+        t.replaceChild(next, mt);
+        mt = next;
+        groupLine.textContent = i < 0 ? "" : groups[i].line;
+      });
+    }
     add(t, "p", { "class": "hint" }, "Hover a metric's name for its definition (docs/metrics.md).");
     var e = section("Errors", "errors");
     if (!D.errors.kinds.length) add(e, "p", {}, "No errors in " + D.errors.profile + " profile requests.");

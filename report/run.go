@@ -42,9 +42,14 @@ type RunPage struct {
 	Trustworthy *bool      `json:"trustworthy"`
 	Gates       []GateLine `json:"gates"`
 	Table       []Row      `json:"table"`
-	Errors      Errors     `json:"errors"`
-	Notes       []string   `json:"notes"`
-	GPUs        []GPURow   `json:"gpus"`
+	// Selection says how the requests were selected and grouped (--where, --group-by), ""
+	// when they were not; Groups are the groups' tables (the page's selector switches the
+	// metrics table to one).
+	Selection string       `json:"selection,omitempty"`
+	Groups    []GroupTable `json:"groups,omitempty"`
+	Errors    Errors       `json:"errors"`
+	Notes     []string     `json:"notes"`
+	GPUs      []GPURow     `json:"gpus"`
 	// Server holds the server metrics (Summary.ServerMetrics); ServerNote says why there are none.
 	Server     []ServerRow `json:"server"`
 	ServerNote string      `json:"server_note,omitempty"`
@@ -52,6 +57,14 @@ type RunPage struct {
 	Charts     []Chart     `json:"charts"`
 	// Sessions is the session section of a graph plan's run (sessions.go); absent otherwise.
 	Sessions *Sessions `json:"sessions,omitempty"`
+}
+
+// GroupTable is one group's metrics table (analyze --group-by).
+type GroupTable struct {
+	// Name is "EXPR = KEY"; Line counts its requests and errors.
+	Name  string `json:"name"`
+	Line  string `json:"line"`
+	Table []Row  `json:"table"`
 }
 
 // Info identifies a run.
@@ -136,6 +149,19 @@ var definitions = func() map[string]string {
 	return m
 }()
 
+// rows are the table rows of console rows cr, with each metric's definition.
+func rows(s *analyze.Summary, cr []analyze.ConsoleRow) []Row {
+	out := []Row{}
+	for _, r := range cr {
+		def := definitions[r.Tag]
+		if d, ok := s.Registry.Lookup(r.Tag); ok && d.User {
+			def = d.Description // a user metric: as its definition said
+		}
+		out = append(out, Row{Tag: r.Tag, Cells: r.Cells, Definition: def})
+	}
+	return out
+}
+
 // BuildRun computes the run page's data from in.
 func BuildRun(in RunInput) *RunPage {
 	s := in.Summary
@@ -149,12 +175,21 @@ func BuildRun(in RunInput) *RunPage {
 	}
 	p.Title = "llmbench report: " + p.Run.Name
 	p.Checks, p.Trustworthy = checks(s, in.Gates)
-	for _, r := range analyze.ConsoleRows(s) {
-		def := definitions[r.Tag]
-		if d, ok := s.Registry.Lookup(r.Tag); ok && d.User {
-			def = d.Description // a user metric: as its definition said
+	p.Table = rows(s, analyze.ConsoleRows(s))
+	if sel := s.Selection; sel != nil {
+		var parts []string
+		if sel.Where != "" {
+			parts = append(parts, fmt.Sprintf("--where %s (%d profile requests left out)", sel.Where, sel.Excluded))
 		}
-		p.Table = append(p.Table, Row{Tag: r.Tag, Cells: r.Cells, Definition: def})
+		if sel.GroupBy != "" {
+			parts = append(parts, fmt.Sprintf("--group-by %s (%d groups)", sel.GroupBy, len(s.Groups)))
+		}
+		p.Selection = strings.Join(parts, "; ")
+		for i := range s.Groups {
+			g := &s.Groups[i]
+			p.Groups = append(p.Groups, GroupTable{Name: sel.GroupBy + " = " + g.Key, Line: analyze.GroupLine(s, g),
+				Table: rows(s, analyze.GroupConsoleRows(s, g))})
+		}
 	}
 	p.Errors = Errors{Total: s.Counts.Errors, Profile: s.Counts.Profile, Kinds: []ErrorRow{}}
 	for _, e := range s.Errors {

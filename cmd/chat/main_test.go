@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/llmbench/llmbench/internal/noise"
 	"github.com/llmbench/llmbench/mockllm"
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -245,5 +247,30 @@ func TestFlags(t *testing.T) {
 	}
 	if code, out, _ := chat(t, "", "--help"); code != 0 || !strings.Contains(out, "--no-history") {
 		t.Errorf("--help: exit %d, %s", code, out)
+	}
+}
+
+// TestEchoedCredentialsHidden: a server that refuses the turn and echoes the API key and a
+// secret header's value in its error body (plainly, not after "Bearer") fails the turn with
+// one line on stderr that holds neither, as main writes it (through redact.Writer).
+func TestEchoedCredentialsHidden(t *testing.T) {
+	const key, tok = "sk-CHATKEY-0123456789", "chatTOKEN-0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintf(w, "forbidden: key %s with token %s not valid", strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "),
+			r.Header.Get("X-Upstream-Token"))
+	}))
+	t.Cleanup(srv.Close)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"chat", "-m", "m", "-u", srv.URL, "--tokenizer", "builtin", "--api-key", key,
+		"-H", "X-Upstream-Token: " + tok, "--quick", "hi"}, strings.NewReader(""), redact.NewWriter(&out), redact.NewWriter(&errb),
+		func(string) string { return "" })
+	if code != 1 || !strings.Contains(errb.String(), "http_403") {
+		t.Fatalf("exit %d, stderr %q: want 1 and the turn's failure", code, errb.String())
+	}
+	for _, s := range []string{key, tok} {
+		if strings.Contains(out.String()+errb.String(), s) {
+			t.Errorf("%q printed: stdout %q stderr %q", s, out.String(), errb.String())
+		}
 	}
 }

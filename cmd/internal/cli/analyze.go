@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/plan"
 )
@@ -75,6 +76,7 @@ type config struct {
 	httpTrace       bool
 	traceTiming     bool
 	perChunk        bool
+	exports         []string
 }
 
 // Analyze is the flag set of `analyze`: what to compute from a run and what to export.
@@ -88,6 +90,9 @@ type Analyze struct {
 	last *analyze.Summary
 	// html holds report.html's flags (report.go).
 	html *htmlFlags
+	// user holds --metric and --metrics-file, sel --where and --group-by (usermetrics.go).
+	user *userMetricFlags
+	sel  *selectionFlags
 }
 
 // NewAnalyze defines the analyze flags on a new set.
@@ -113,6 +118,9 @@ func NewAnalyze() *Analyze {
 	fs.BoolVar(&c.perChunk, "export-per-chunk-data", false, "add each request's response chunks (every read as [ns, bytes]) to the JSONL as trace_data; inter_chunk_latency lists are always there")
 	a.claim = addClaimFlags(fs) // the benchmark claim's flags (claim.go)
 	a.html = addHTMLFlags(fs)   // report.html (report.go)
+	a.user = addUserMetricFlags(fs)
+	a.sel = addSelectionFlags(fs)
+	fs.StringSliceVar(&c.exports, "export", nil, "also export in these formats: parquet (requests.parquet and chunks.parquet, docs/run-format.md)")
 	return a
 }
 
@@ -120,6 +128,11 @@ func NewAnalyze() *Analyze {
 type checked struct {
 	goodput []analyze.SLO
 	gates   []analyze.Gate // --gate, then the --gates file's
+	// reg holds the user metrics (nil: none); where and groupBy are --where and --group-by.
+	reg     *analyze.Registry
+	where   *analyze.Selection
+	groupBy *analyze.Grouping
+	parquet bool
 }
 
 // Check checks every analyze flag without reading a run: bounds, export names, the gates
@@ -157,21 +170,42 @@ func (a *Analyze) check() (*checked, error) {
 		return nil, err
 	}
 	out := &checked{}
+	for _, e := range c.exports {
+		switch e {
+		case export.FormatParquet:
+			out.parquet = true
+		default:
+			return nil, fmt.Errorf("--export %q: want parquet", e)
+		}
+	}
+	reg, err := a.user.registry() // --metric, --metrics-file: checked before any log is read
+	if err != nil {
+		return nil, err
+	}
+	out.reg = reg
+	if out.parquet {
+		if err := columnar.Check(reg); err != nil {
+			return nil, err
+		}
+	}
+	if out.where, out.groupBy, err = a.sel.compile(reg); err != nil {
+		return nil, err
+	}
 	if Changed(a.FS, "goodput") {
-		slos, err := analyze.ParseGoodput(c.goodput)
+		slos, err := reg.ParseGoodput(c.goodput)
 		if err != nil {
 			return nil, err
 		}
 		out.goodput = slos
 	}
 	for _, g := range c.gates {
-		gate, err := analyze.ParseGate(g)
+		gate, err := reg.ParseGate(g)
 		if err != nil {
 			return nil, err
 		}
 		out.gates = append(out.gates, gate)
 	}
-	gates, err := a.claim.gates(out.gates) // --gates FILE (claim.go)
+	gates, err := a.claim.gates(reg, out.gates) // --gates FILE (claim.go)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +251,9 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 			MaxWorkerCPU: c.maxWorkerCPUPct / 100, Parallelism: c.parallelism,
 			ExportHTTPTrace: c.httpTrace, ExportPerChunkData: c.perChunk,
 			Goodput: ck.goodput, LoadTokenizer: loadTokenizer,
+			Metrics: ck.reg, Where: ck.where, GroupBy: ck.groupBy,
 		},
+		Parquet:   ck.parquet,
 		OutputDir: c.outputDir, ExportPrefix: c.exportPrefix, Level: c.exportLevel,
 		Gates: ck.gates, MaxErrorRate: c.maxErrorRate, Quiet: c.quiet, TraceTiming: c.traceTiming,
 		NoHTML: a.html.off, HTML: a.html.path,

@@ -30,7 +30,7 @@ func addClaimFlags(fs *pflag.FlagSet) *claimFlags {
 }
 
 // gates reads --gates and returns the gates with the file's appended.
-func (c *claimFlags) gates(gates []analyze.Gate) ([]analyze.Gate, error) {
+func (c *claimFlags) gates(reg *analyze.Registry, gates []analyze.Gate) ([]analyze.Gate, error) {
 	if c.gatesFile == "" {
 		return gates, nil
 	}
@@ -38,7 +38,7 @@ func (c *claimFlags) gates(gates []analyze.Gate) ([]analyze.Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--gates: %w", err)
 	}
-	f, err := analyze.ParseGatesFile(b, c.gatesFile)
+	f, err := reg.ParseGatesFile(b, c.gatesFile)
 	if err != nil {
 		return nil, err
 	}

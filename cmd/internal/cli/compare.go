@@ -37,6 +37,7 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	maxDrop := fs.Float64("max-completed-drop", report.DefaultMaxCompletedDropPct, "exit 1 when a run of the baseline's plan completed more than this many percent fewer requests")
 	noHTML := fs.Bool("no-html", false, "do not write "+export.FileCompareHTML)
 	quiet := fs.BoolP("quiet", "q", false, "print only regressions and errors")
+	user := addUserMetricFlags(fs) // --metric, --metrics-file: compared like the built-ins (usermetrics.go)
 	bad := func(err error) int {
 		fmt.Fprintln(stderr, OneLine("analyze compare", err))
 		return exitBadInput
@@ -60,9 +61,13 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	if !(*maxDrop > 0 && *maxDrop <= 100) {
 		return bad(fmt.Errorf("--max-completed-drop %v: want a percentage above 0, at most 100", *maxDrop))
 	}
+	reg, err := user.registry()
+	if err != nil {
+		return bad(err)
+	}
 	opts := report.CompareOptions{Alpha: *alpha, MinEffectPct: *minEffect, MaxErrorRate: *maxErr, MaxCompletedDropPct: *maxDrop}
 	for _, f := range *fail {
-		t, err := report.ParseThreshold(f)
+		t, err := report.ParseThresholdFor(reg, f)
 		if err != nil {
 			return bad(fmt.Errorf("--fail-on-regression: %s", strings.TrimPrefix(err.Error(), "report: ")))
 		}
@@ -72,7 +77,7 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad(err)
 	}
-	return export.Compare(export.CompareOptions{Dirs: dirs, OutputDir: *out, Compare: opts, NoHTML: *noHTML, Quiet: *quiet,
+	return export.Compare(export.CompareOptions{Dirs: dirs, OutputDir: *out, Compare: opts, Metrics: reg, NoHTML: *noHTML, Quiet: *quiet,
 		LoadTokenizer: openTokenizer, Stdout: stdout, Stderr: stderr})
 }
 

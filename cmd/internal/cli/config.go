@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmbench/llmbench/redact"
 )
 
 // Config files (--config FILE, -f): YAML that sets flags, either keyed by flag names
@@ -260,7 +262,8 @@ func isArray(f *pflag.Flag) bool {
 }
 
 // ApplyConfig sets on fs each setting whose flag was not given on the command line (set
-// names the flags the command line gave); an error names the file's line.
+// names the flags the command line gave); an error names the file's line. A credential that
+// is the placeholder --print-config wrote is refused (isRedactedCredential), not sent.
 func ApplyConfig(fs *pflag.FlagSet, settings []Setting, set map[string]bool, path string) error {
 	for _, s := range settings {
 		f := fs.Lookup(s.Flag)
@@ -275,6 +278,10 @@ func ApplyConfig(fs *pflag.FlagSet, settings []Setting, set map[string]bool, pat
 			vals = []string{strings.Join(s.Values, ",")}
 		}
 		for _, v := range vals {
+			if isRedactedCredential(f.Name, v) {
+				return &ConfigError{Path: path, Line: s.Line, Msg: fmt.Sprintf("%s: the credential is the placeholder --print-config writes (%s): "+
+					"give it again (--api-key-file, $OPENAI_API_KEY, -H on the command line)", s.Key, redact.Value)}
+			}
 			if err := fs.Set(f.Name, v); err != nil {
 				return &ConfigError{Path: path, Line: s.Line, Msg: fmt.Sprintf("%s: --%s %q: %v", s.Key, f.Name, v, err)}
 			}
@@ -297,7 +304,10 @@ type itemsValue interface{ Items() []string }
 // PrintConfig writes fs's effective configuration as a config file --config reads: every
 // flag set (on the command line or by a file) as a key with its value, in definition order,
 // then every other flag as a comment with its default. skip leaves flags out (the ones that
-// say what to do with the config itself).
+// say what to do with the config itself). No credential is printed: every value goes through
+// the command line's redaction (redact.FlagValue: the API key, secret headers' values, URLs'
+// credentials), so a config printed to share a setup holds none (a key is given again with
+// --api-key, OPENAI_API_KEY or --api-key-file).
 func PrintConfig(w io.Writer, fs *pflag.FlagSet, skip func(name string) bool) error {
 	var set, defaults strings.Builder
 	var err error
@@ -333,7 +343,7 @@ func configValue(f *pflag.Flag) any {
 		if items := iv.Items(); len(items) > 1 {
 			out := make([]*yaml.Node, len(items))
 			for i, it := range items {
-				out[i] = &yaml.Node{Kind: yaml.ScalarNode, Value: it}
+				out[i] = &yaml.Node{Kind: yaml.ScalarNode, Value: redact.FlagValue(f.Name, it)}
 			}
 			return out
 		}
@@ -343,9 +353,13 @@ func configValue(f *pflag.Flag) any {
 		if s == nil {
 			s = []string{}
 		}
-		return s
+		out := make([]string, len(s))
+		for i, v := range s {
+			out[i] = redact.FlagValue(f.Name, v)
+		}
+		return out
 	}
-	v := f.Value.String()
+	v := redact.FlagValue(f.Name, f.Value.String())
 	switch f.Value.Type() {
 	case "bool", "int", "int64", "uint64", "count", "float64":
 		if _, err := strconv.ParseFloat(v, 64); err == nil || v == "true" || v == "false" {
@@ -353,4 +367,15 @@ func configValue(f *pflag.Flag) any {
 		}
 	}
 	return v
+}
+
+// isRedactedCredential reports whether flag name's value v holds the placeholder
+// redact.Value where a credential goes (the api-key, a secret header's value): a file
+// --print-config wrote, whose credentials it hid. The word anywhere else is a value.
+func isRedactedCredential(name, v string) bool {
+	if !strings.Contains(v, redact.Value) {
+		return false
+	}
+	probe := strings.ReplaceAll(v, redact.Value, "probe-0123456789")
+	return redact.FlagValue(name, probe) != probe
 }

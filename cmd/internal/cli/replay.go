@@ -18,6 +18,7 @@ import (
 	"github.com/llmbench/llmbench/internal/version"
 	"github.com/llmbench/llmbench/plan"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -168,6 +169,7 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 	if o.APIKey == "" {
 		o.APIKey = getenv("OPENAI_API_KEY")
 	}
+	RegisterSecrets(o.APIKey, o.Headers)
 	if *workers < 0 {
 		return nil, fmt.Errorf("--workers %d: must be positive", *workers)
 	}
@@ -323,6 +325,21 @@ func isStderr(w io.Writer) bool {
 		}
 		w = u.Unwrap()
 	}
+}
+
+// RegisterSecrets tells package redact the credentials this process sends, the API key and
+// the values of secret-named headers (with and without their scheme, "Bearer X" and "X";
+// redact.HeaderSecrets), so that no line or export ever holds one a server echoes back
+// (redact.AddSecrets).
+func RegisterSecrets(apiKey string, headers []string) {
+	redact.AddSecrets(apiKey)
+	var hs [][2]string
+	for _, h := range headers {
+		if k, v, ok := strings.Cut(h, ":"); ok {
+			hs = append(hs, [2]string{k, v})
+		}
+	}
+	redact.AddSecrets(redact.HeaderSecrets(hs)...)
 }
 
 // readAPIKey reads --api-key-file: the key is the file's content without its trailing
