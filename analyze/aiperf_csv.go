@@ -58,7 +58,9 @@ func newCSV(w io.Writer) *csv.Writer {
 // WriteAIPerfCSV writes profile_export_aiperf.csv in AIPerf's layout: distributions
 // (Metric,avg,min,max,sum,p1,…,p99,std), a blank row, single values (Metric,Value), and
 // GPU telemetry after two blank rows. Rows are sorted by metric tag; numbers have two
-// decimals, except whole-number single values (counts, token totals, timestamps).
+// decimals, except whole-number single values (counts, token totals, timestamps). Server
+// metrics, the session metrics of graph plans and the benchmark claim follow, each after two
+// blank rows.
 func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 	cw := newCSV(w)
 	var dists, singles []*Result
@@ -109,7 +111,8 @@ func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 			}
 		}
 	}
-	writeServerMetricsCSV(cw, s) // server and GPU metrics, the TTFT comparison (servermetrics_export.go)
+	writeServerMetricsCSV(cw, s)     // server and GPU metrics, the TTFT comparison (servermetrics_export.go)
+	writeSessionsCSV(cw, s.Sessions) // graph plans: session metrics, branch_stats, prefix reuse (sessions.go)
 	if s.Claim != nil {
 		cw.Write(nil)
 		cw.Write(nil)

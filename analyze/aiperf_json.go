@@ -171,6 +171,9 @@ func WriteAIPerfJSON(w io.Writer, s *Summary) error {
 	o.add("run_info", runInfo)
 	o.add("was_cancelled", s.WasCancelled)
 	o.add("error_summary", errorSummaryJSON(s.Errors))
+	if s.Sessions != nil {
+		o.add("branch_stats", branchStatsJSON(s.Sessions.Branch)) // AIPerf's, of DAG runs
+	}
 	o.add("start_time", isoTime(s.StartUnixNs))
 	o.add("end_time", isoTime(s.EndUnixNs))
 	for i := range s.Results {
@@ -259,6 +262,9 @@ func ownBlock(s *Summary) *ordered {
 	}
 	if sm := serverMetricsJSON(s); sm != nil {
 		o.add("server_metrics", sm)
+	}
+	if s.Sessions != nil {
+		o.add("sessions", sessionsJSON(s.Sessions))
 	}
 	if u := userMetricsJSON(s.Registry); len(u) > 0 {
 		o.add("user_metrics", u) // the definitions of the user metrics (groups_export.go)

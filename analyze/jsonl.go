@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/llmbench/llmbench/internal/jsonwire"
+	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/redact"
 )
@@ -68,6 +69,9 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 	}
 	b = append(b, `,"request_index":`...)
 	b = strconv.AppendUint(b, uint64(m.Index), 10)
+	if o.graph != nil {
+		b = appendGraph(b, o.graph, m.Index)
+	}
 	b = append(b, `,"outcome":`...)
 	if m.Err != nil && m.Err.Kind == "lost" {
 		b = append(b, `"lost"`...)
@@ -183,6 +187,42 @@ type recordOpts struct {
 	trace      bool      // trace_data with every timestamp (Options.ExportHTTPTrace)
 	chunks     bool      // trace_data with the response chunks only (Options.ExportPerChunkData)
 	grouped    bool      // the requests are grouped (Options.GroupBy): metadata.group says in which
+	// graph is the plan when it has a graph section: each record then says its agent and
+	// the records it waited for.
+	graph *mmapds.Plan
+}
+
+// appendGraph appends a graph plan's fields of record idx to a record's metadata: its agent
+// (plan-wide number, name, depth: AIPerf's agent_depth) and its parents, each the record it
+// waited for and why.
+func appendGraph(b []byte, p *mmapds.Plan, idx uint32) []byte {
+	if int(idx) >= p.Len() {
+		return b
+	}
+	n := p.GraphNode(int(idx))
+	b = append(b, `,"agent":`...)
+	b = strconv.AppendUint(b, uint64(n.Agent), 10)
+	if m := p.Meta(); int(n.Agent) < len(m.Agents) {
+		a := &m.Agents[n.Agent]
+		b = append(b, `,"agent_name":`...)
+		b = jsonwire.AppendString(b, a.Name)
+		b = append(b, `,"agent_depth":`...)
+		b = strconv.AppendInt(b, int64(a.Depth), 10)
+	}
+	b = append(b, `,"parents":[`...)
+	end := n.EdgeFirst + uint32(n.Parents)
+	for j := n.EdgeFirst; j < end; j++ {
+		if j > n.EdgeFirst {
+			b = append(b, ',')
+		}
+		e := p.Edge(j)
+		b = append(b, `{"request_index":`...)
+		b = strconv.AppendUint(b, uint64(e.Record), 10)
+		b = append(b, `,"kind":"`...)
+		b = append(b, e.Kind.String()...)
+		b = append(b, `"}`...)
+	}
+	return append(b, ']')
 }
 
 // appendTrace appends `,"trace_data":{...}` for q: AIPerf's TraceDataExport fields in

@@ -56,6 +56,7 @@ type logAnalysis struct {
 	damaged  string       // why part or all of the log could not be read, for Summary.Notes
 	shape    shapeSamples // valid profile requests, for shape validation (shape.go)
 	records  *os.File     // per-request JSONL, when written to a temporary file
+	nodes    []nodeTiming // a graph plan's profile requests, for the session metrics
 	sel      selected     // what --where left out, and the --group-by groups
 }
 
@@ -231,6 +232,10 @@ func (a *analysis) readLog(part int, job logJob, p *logAnalysis, w io.Writer) er
 				}
 				continue
 			}
+			if a.in.plan.HasGraph() {
+				// Sessions are of the whole graph, whatever --where keeps of its requests.
+				p.nodes = append(p.nodes, timing(m, q))
+			}
 			var c choice
 			if a.selecting() && !m.NotDue {
 				c = a.choose(proc)
@@ -322,6 +327,10 @@ func floorDiv(a, b int64) int64 {
 
 // recordOpts are the per-request record options for run number run.
 func (a *analysis) recordOpts(run int) recordOpts {
-	return recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].m), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData,
+	o := recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].m), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData,
 		grouped: a.opts.GroupBy != nil}
+	if a.in.plan.HasGraph() {
+		o.graph = a.in.plan
+	}
+	return o
 }

@@ -38,6 +38,7 @@ func (a *analysis) summarise(parts []*logAnalysis, records io.Writer) (*Summary,
 	a.sliceResults(s, m.slices)
 	a.groupSummary(s, m)
 	a.serverMetrics(s, parts)
+	a.sessions(s, parts) // after the server metrics: it sets the prefix reuse beside them
 	if records != nil {
 		if err := a.writeRecords(parts, unseen, records); err != nil {
 			return nil, err

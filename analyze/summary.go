@@ -141,6 +141,9 @@ type Summary struct {
 	// profile window. Both empty when the run has no server-metrics file.
 	ServerSeries  []ServerMetricSeries
 	ServerMetrics []ServerMetric
+	// Sessions are the session metrics of a graph plan (agentic workloads; sessions.go), nil
+	// for other plans.
+	Sessions *SessionSummary
 
 	runStarts     []int64       // every run's wall-clock zero after the first
 	runStatus     []string      // each run's run.json status, by run (Health)

@@ -14,11 +14,13 @@ import "encoding/binary"
 // Magic is the first eight bytes of every plan file.
 const Magic = "LLMPLAN\x00"
 
-// Version is the newest plan file format version, which this package writes for plans with
-// media (others are written as MinVersion, unchanged). It reads MinVersion to Version:
-// version 2 gave the record's last four bytes a meaning (Record.Media), which version 1
-// files hold as zeros, so they read as plans without media.
-const Version = 2
+// Version is the newest plan file format version. This package writes it for plans with a
+// graph section (GraphVersion), version 2 for plans with media and no graph, and MinVersion
+// for the rest, unchanged. It reads MinVersion to Version: version 2 gave the record's last
+// four bytes a meaning (Record.Media), which version 1 files hold as zeros, so they read as
+// plans without media; version 3 added the graph section (graph.go), located by header
+// bytes 80 to 95, which earlier versions hold as zeros, so they read as plans without one.
+const Version = GraphVersion
 
 // MinVersion is the oldest plan file format version this package reads.
 const MinVersion = 1
@@ -155,6 +157,8 @@ type header struct {
 	metaOff     uint64
 	metaLen     uint64
 	fileLen     uint64 // total length including the trailing hash
+	graphOff    uint64 // version 3: the graph section, between the records and the meta
+	graphLen    uint64
 }
 
 func (h *header) put(b []byte) {
@@ -171,7 +175,9 @@ func (h *header) put(b []byte) {
 	le.PutUint64(b[56:], h.metaOff)
 	le.PutUint64(b[64:], h.metaLen)
 	le.PutUint64(b[72:], h.fileLen)
-	for i := 80; i < HeaderSize; i++ {
+	le.PutUint64(b[80:], h.graphOff)
+	le.PutUint64(b[88:], h.graphLen)
+	for i := 96; i < HeaderSize; i++ {
 		b[i] = 0
 	}
 }

@@ -3,6 +3,7 @@ package mmapds
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,7 @@ func TestMediaEntriesAndVersions(t *testing.T) {
 		binary.LittleEndian.PutUint32(b[8:], v)
 		return rehash(b)
 	}
-	if _, err := FromBytes(setVersion(Version+1), Options{}); err == nil || !strings.Contains(err.Error(), "version 3 is not supported (this build reads versions 1 to 2)") {
+	if _, err := FromBytes(setVersion(Version+1), Options{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("version %d is not supported (this build reads versions 1 to %d)", Version+1, Version)) {
 		t.Fatalf("future version: %v", err)
 	}
 	if p1, err := FromBytes(setVersion(1), Options{}); err != nil {

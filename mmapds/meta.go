@@ -91,6 +91,9 @@ type Meta struct {
 	// entry per distinct body with media, which Record.Media indexes from 1. Absent when
 	// no request has media.
 	Media []MediaEntry `msgpack:"media,omitempty"`
+	// Agents are the conversations of a graph plan's sessions (graph.go): the graph node
+	// of each record names one. Absent for plans without a graph.
+	Agents []Agent `msgpack:"agents,omitempty"`
 }
 
 // MediaEntry is what one request body sends besides text: how many media of each kind,

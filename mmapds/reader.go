@@ -34,6 +34,8 @@ type Plan struct {
 	bodies  []byte
 	meta    *Meta
 	hash    [HashSize]byte
+	graph   []byte // node table (NodeSize per record); nil without a graph section
+	edges   []byte // edge table
 }
 
 // Open maps the plan file at path and checks its header, section offsets and (unless
@@ -91,6 +93,8 @@ func fromBytes(path string, data []byte, opts Options) (*Plan, error) {
 		metaOff:     le.Uint64(data[56:]),
 		metaLen:     le.Uint64(data[64:]),
 		fileLen:     le.Uint64(data[72:]),
+		graphOff:    le.Uint64(data[80:]),
+		graphLen:    le.Uint64(data[88:]),
 	}
 	if h.version < MinVersion || h.version > Version {
 		return nil, fmt.Errorf("mmapds: %s: plan format version %d is not supported (this build reads versions %d to %d)", path, h.version, MinVersion, Version)
@@ -113,7 +117,16 @@ func fromBytes(path string, data []byte, opts Options) (*Plan, error) {
 	if h.recordsOff < h.bodiesOff+h.bodiesLen || h.recordsOff > end || recLen > end-h.recordsOff {
 		return nil, bad("records section [%d,+%d) outside the file", h.recordsOff, recLen)
 	}
-	if h.metaOff != h.recordsOff+recLen || h.metaLen != end-h.metaOff {
+	recEnd := h.recordsOff + recLen
+	switch {
+	case h.version < GraphVersion && (h.graphOff != 0 || h.graphLen != 0):
+		return nil, bad("version %d header has graph section bytes set", h.version)
+	case h.version >= GraphVersion && (h.graphOff != recEnd || h.graphLen > end-recEnd):
+		return nil, bad("graph section [%d,+%d) does not follow the records at %d", h.graphOff, h.graphLen, recEnd)
+	case h.version >= GraphVersion:
+		recEnd += h.graphLen
+	}
+	if h.metaOff != recEnd || h.metaLen != end-h.metaOff {
 		return nil, bad("meta section [%d,+%d) does not end at the hash", h.metaOff, h.metaLen)
 	}
 	p := &Plan{path: path, data: data, h: h}
@@ -125,6 +138,13 @@ func fromBytes(path string, data []byte, opts Options) (*Plan, error) {
 	}
 	p.bodies = data[h.bodiesOff : h.bodiesOff+h.bodiesLen]
 	p.records = data[h.recordsOff : h.recordsOff+recLen]
+	if h.version >= GraphVersion {
+		nodes, edges, err := splitGraph(data[h.graphOff:h.graphOff+h.graphLen], h.recordCount)
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		p.graph, p.edges = nodes, edges
+	}
 	meta, err := decodeMeta(data[h.metaOff : h.metaOff+h.metaLen])
 	if err != nil {
 		return nil, bad("%v", err)
@@ -174,8 +194,9 @@ func (p *Plan) Record(i int) (Record, []byte, error) {
 	return r, p.bodies[r.BodyOffset : r.BodyOffset+uint64(r.BodyLen) : r.BodyOffset+uint64(r.BodyLen)], nil
 }
 
-// Validate checks every record (bounds, index, phase, send offset, cancel-after), which Open
-// leaves to Record to keep opening independent of the plan's size. Readers that index
+// Validate checks every record (bounds, index, phase, send offset, cancel-after) and the
+// graph section (graph.go), which Open leaves to Record to keep opening independent of the
+// plan's size. Readers that index
 // per-request state by Record.Index (replay, analyze) call it first: an index that is not its
 // record number would be out of range or counted twice.
 func (p *Plan) Validate() error {
@@ -200,7 +221,7 @@ func (p *Plan) Validate() error {
 			return bad("has media entry %d, plan has %d", r.Media, len(p.meta.Media))
 		}
 	}
-	return nil
+	return p.validateGraph()
 }
 
 // ErrChanged is wrapped by the error FaultError returns: the file was truncated while mapped.

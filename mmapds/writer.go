@@ -25,6 +25,7 @@ type Writer struct {
 	records   []byte
 	count     uint64
 	media     bool // a record names a media entry: the file needs version 2
+	graph     graphWriter
 	err       error
 }
 
@@ -132,16 +133,31 @@ func (w *Writer) Close(m *Meta) (hash [HashSize]byte, err error) {
 	if err != nil {
 		return hash, err
 	}
-	// A plan without media is written as version 1, byte for byte what earlier builds wrote
-	// (same hash, readable by them); one with media needs version 2.
+	// A plan without media or graph is written as version 1, byte for byte what earlier
+	// builds wrote (same hash, readable by them); one with media needs version 2, one with
+	// a graph version 3.
 	version := uint32(MinVersion)
 	if w.media || len(m.Media) > 0 {
-		version = Version
+		version = 2
+	}
+	g := &w.graph
+	if g.on {
+		if g.count != w.count {
+			return hash, errGraphRecords
+		}
+		version = GraphVersion
+	} else if len(m.Agents) > 0 {
+		return hash, errors.New("mmapds: meta has agents but no record has a graph node")
 	}
 	h := header{version: version, recordCount: w.count, bodiesOff: HeaderSize, bodiesLen: w.bodiesLen}
 	pad := padding(HeaderSize + w.bodiesLen)
 	h.recordsOff = HeaderSize + w.bodiesLen + pad
 	h.metaOff = h.recordsOff + uint64(len(w.records))
+	if g.on {
+		h.graphOff = h.metaOff
+		h.graphLen = uint64(len(g.nodes) + len(g.edges))
+		h.metaOff += h.graphLen
+	}
 	h.metaLen = uint64(len(meta))
 	h.fileLen = h.metaOff + h.metaLen + HashSize
 	var zeros [8]byte
@@ -150,6 +166,14 @@ func (w *Writer) Close(m *Meta) (hash [HashSize]byte, err error) {
 	}
 	if _, err := w.bw.Write(w.records); err != nil {
 		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+	}
+	if g.on {
+		if _, err := w.bw.Write(g.nodes); err != nil {
+			return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+		}
+		if _, err := w.bw.Write(g.edges); err != nil {
+			return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
+		}
 	}
 	if _, err := w.bw.Write(meta); err != nil {
 		return hash, fmt.Errorf("mmapds: %s: %w", w.path, err)
@@ -184,7 +208,7 @@ func (w *Writer) Close(m *Meta) (hash [HashSize]byte, err error) {
 	if err := os.Rename(w.tmp, w.path); err != nil {
 		return hash, fmt.Errorf("mmapds: %w", err)
 	}
-	w.records = nil
+	w.records, w.graph = nil, graphWriter{}
 	return hash, nil
 }
 

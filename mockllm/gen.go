@@ -257,7 +257,18 @@ func (s *Server) plan(api apiKind, req *genRequest, h, seq uint64) *gen {
 	g.id = string(appendHex(nil, mix(o.Seed, seq, saltID)))
 	g.promptTokens = req.promptTokens
 	if g.promptTokens < 0 {
-		g.promptTokens = o.Tokenizer.Count(req.promptText)
+		// Encoded rather than counted: the prefix cache looks at the tokens.
+		buf := s.ids.Get().(*[]int)
+		var ids []int
+		if ae, ok := o.Tokenizer.(interface{ AppendEncode([]int, string) []int }); ok {
+			ids = ae.AppendEncode((*buf)[:0], req.promptText)
+		} else {
+			ids = o.Tokenizer.Encode(req.promptText)
+		}
+		g.promptTokens = len(ids)
+		s.prefix.add(ids)
+		*buf = ids[:0]
+		s.ids.Put(buf)
 	}
 	g.promptTokens += o.Media.tokens(&req.media)
 	g.audioTokens = req.media.audioTokens

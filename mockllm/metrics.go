@@ -259,6 +259,8 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ apiKind,
 	b = strconv.AppendFloat(b, min(float64(max(m.kvHeld.Load(), 0))/float64(kvCap), 1), 'g', -1, 64)
 	b = append(b, '\n')
 	counter("vllm:num_preemptions_total", "Preemptions (mockllm never preempts).", 0)
+	counter("vllm:prefix_cache_queries_total", "Prompt tokens looked up in the simulated prefix cache (text prompts; docs/mockllm.md).", s.prefix.queries.Load())
+	counter("vllm:prefix_cache_hits_total", "Prompt tokens found in the simulated prefix cache: leading blocks of 16 tokens whose whole prefix was cached.", s.prefix.hits.Load())
 	histogram := func(name, help string, h *secondsHist) {
 		head(name, help, "histogram")
 		var cum uint64

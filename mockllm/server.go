@@ -55,6 +55,9 @@ type Server struct {
 
 	slog *scheduleLog // nil unless Options.ScheduleLog is set
 
+	prefix *prefixCache // the simulated prefix cache (prefixcache.go)
+	ids    sync.Pool    // *[]int token buffers for it
+
 	wait waitMode // how streams wait (benchmarks compare the modes)
 }
 
@@ -83,6 +86,12 @@ func New(opts Options) (*Server, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.m.init()
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	kvCap := opts.KVCacheTokens
+	if kvCap <= 0 {
+		kvCap = DefaultKVCacheTokens
+	}
+	s.prefix = newPrefixCache(kvCap)
+	s.ids.New = func() any { b := make([]int, 0, 1024); return &b }
 	if opts.ScheduleLog != nil {
 		s.slog = &scheduleLog{w: opts.ScheduleLog}
 	}

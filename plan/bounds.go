@@ -136,6 +136,9 @@ func (o *Options) bounds() []bounded {
 		b("--request-cancellation-rate", o.RequestCancellationRate, 0, 100, "percent"),
 		b("--request-cancellation-delay", o.RequestCancellationDelay, 0, maxSpanSeconds, sec),
 		b("--synthesis-speedup-ratio", o.SynthesisSpeedupRatio, MinSpeedup, MaxSpeedup, ""),
+		b("--trace-idle-gap-cap-seconds", o.TraceIdleGapCapSeconds, 0, maxSpanSeconds, sec),
+		b("--trajectory-start-min-ratio", o.TrajectoryStartMinRatio, 0, 1, ""),
+		b("--trajectory-start-max-ratio", o.TrajectoryStartMaxRatio, 0, 1, ""),
 		b("--user-centric-rate", o.UserCentricRate, 0, MaxRate, "requests/s"),
 		b("--num-users", f(o.NumUsers), 0, MaxConcurrency, "users"),
 		b("--max-plan-bytes", float64(o.MaxPlanBytes), 0, 1<<50, "bytes"), // 0: the default; at most 1 PiB

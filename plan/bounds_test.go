@@ -234,6 +234,14 @@ func TestEstimateFollowsCompiledSize(t *testing.T) {
 			}
 			o.Dataset = ds
 		}},
+		{"weka_trace fixed schedule", func(o *Options) { o.Dataset = loadAgentic(t, "weka", dataset.TypeWeka) }},
+		{"weka_trace closed loop for a duration, cache-bust, trajectories", func(o *Options) {
+			o.Dataset = loadAgentic(t, "weka", dataset.TypeWeka)
+			o.Concurrency, o.BenchmarkDuration, o.CacheBust, o.TrajectoryStartMaxRatio = 2, 20, "first_turn_prefix", 1
+		}},
+		{"dag_jsonl live", func(o *Options) {
+			o.Dataset, o.ConversationHistory, o.Concurrency, o.NumSessions = loadAgentic(t, "dag_branching.jsonl", ""), "live", 1, 6
+		}},
 		{"input file with images", func(o *Options) {
 			o.Media.Image.WidthMean, o.Media.Image.HeightMean = 64, 64
 			g, err := newTestImage(filepath.Join(img, "a.png"))

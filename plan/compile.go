@@ -93,6 +93,9 @@ func Compile(opts Options) (*Result, error) {
 			return nil, fmt.Errorf("plan: %w", err)
 		}
 	} else {
+		if err := opts.graphChecks(ds); err != nil {
+			return nil, err
+		}
 		ds = withOSL(ds, &opts)
 		// The input is loaded: what it plans is known before anything is rendered.
 		if err := opts.checkSize(opts.estimate(ds)); err != nil {
@@ -136,6 +139,14 @@ func Compile(opts Options) (*Result, error) {
 	}
 	arrival, _ := NewArrival(opts.ArrivalPattern, opts.ArrivalSmoothness)
 
+	var pl *plays
+	if ds.Graph {
+		// Plays may append derived conversations: the compiler works on its own copy.
+		cp := *ds
+		cp.Conversations = append([]dataset.Conversation(nil), ds.Conversations...)
+		ds = &cp
+		pl = newPlays(&opts, ds, corpus, mode)
+	}
 	profile := profileLimits(&opts, ds, mode)
 	newScheduler := func(phase mmapds.Phase, lim limits, session uint32) *scheduler {
 		name := phase.String()
@@ -145,7 +156,7 @@ func Compile(opts Options) (*Result, error) {
 			smp:        &sampler{strategy: strategy, n: len(ds.Conversations), r: streams("plan.sampler." + name)},
 			arrival:    arrival, arrRNG: streams("plan.arrival." + name),
 			ramp:  NewRamp(opts.RequestRate, opts.RequestRateRampDuration),
-			users: opts.NumUsers, ucRate: opts.UserCentricRate, fixed: fixed,
+			users: opts.NumUsers, ucRate: opts.UserCentricRate, fixed: fixed, plays: pl,
 		}
 	}
 	// Warmup is planned like the profile, on its own streams, and the profile's instants
@@ -194,6 +205,9 @@ func Compile(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pl != nil {
+		r.markers, r.graph = pl.markers, &graphRecords{session: -1}
+	}
 	w, err := mmapds.Create(opts.Output)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
@@ -230,6 +244,8 @@ func Compile(opts Options) (*Result, error) {
 // then concurrency alone.
 func timingMode(o *Options, ds *dataset.Dataset) string {
 	switch {
+	case o.trajectory(): // AgentX's lanes: a closed loop, whatever the input's timestamps
+		return ModeConcurrency
 	case o.FixedSchedule || (ds.Timed && !o.NoFixedSchedule && o.RequestRate == 0 && o.UserCentricRate == 0):
 		return ModeFixedSchedule
 	case o.UserCentricRate > 0:
@@ -249,6 +265,8 @@ func profileLimits(o *Options, ds *dataset.Dataset, mode string) limits {
 	lim := limits{requests: o.RequestCount, sessions: o.NumSessions, durationNs: int64(math.Round(o.BenchmarkDuration * 1e9))}
 	switch {
 	case lim.requests > 0 || lim.sessions > 0:
+	case lim.durationNs > 0 && mode == ModeConcurrency && ds.Graph:
+		lim.lanes = max(o.Concurrency, 1) // plays.laneFull sizes it
 	case lim.durationNs > 0:
 		if mode == ModeConcurrency {
 			// Capped: replay stops at the duration anyway, and a plan holds at most MaxRequests.

@@ -293,6 +293,9 @@ func (o *Options) estimateInput(ds *dataset.Dataset) Estimate {
 	turns := float64(totalTurns) / float64(len(ds.Conversations))
 	warm, prof := o.requestsEstimate(turns, len(ds.Conversations))
 	e.Requests = warm + prof
+	if ds.Graph {
+		return o.estimateGraph(ds, e, warm, turns)
+	}
 	sizes := map[string]float64{} // media file → bytes
 	var all, allMedia, text float64
 	for _, c := range ds.Conversations {
@@ -340,10 +343,58 @@ func (o *Options) estimateInput(ds *dataset.Dataset) Estimate {
 	return e
 }
 
+// estimateGraph forecasts a graph input's plan (agentic.go): a closed loop sized by a
+// duration plans, per slot, sessions until their shortest possible replays (think times, a
+// millisecond a request) fill it; every session has bodies of its own when it is derived
+// (trajectory starts, cache-bust markers), else the sessions of one conversation share
+// them. A body is its prompt (a hash-id prompt: its tokens) and, for a dag_jsonl turn, the
+// history it carries (its sources' messages and reply markers). Hash-id prompts are built
+// as they are rendered, so the dataset in memory is their ids, not their text.
+func (o *Options) estimateGraph(ds *dataset.Dataset, e Estimate, warm, turns float64) Estimate {
+	cp := 0.0
+	for i := range ds.Conversations {
+		cp += float64(max(dataset.CriticalPathNs(&ds.Conversations[i], minRequestNs), minRequestNs))
+	}
+	cp /= float64(len(ds.Conversations))
+	if timingMode(o, ds) == ModeConcurrency && o.BenchmarkDuration > 0 && o.RequestCount == 0 && o.NumSessions == 0 {
+		lanes := float64(max(o.Concurrency, 1))
+		e.Requests = warm + math.Min((math.Ceil(o.BenchmarkDuration*1e9/cp)+1)*lanes*turns, MaxRequests)
+	}
+	var all, text float64
+	for _, c := range ds.Conversations {
+		for t := range c.Turns {
+			turn := &c.Turns[t]
+			own := turnBytes(turn)
+			body := own + bodyOverhead
+			for _, s := range turn.Node.Sources {
+				body += turnBytes(&c.Turns[s]) + markerTokens*bytesPerToken
+			}
+			all += body
+			text += turnOverhead + float64(len(turn.HashIDs)*8)
+			if turn.Blocks == nil {
+				text += own
+			}
+		}
+	}
+	derived := o.trajectory() || (o.CacheBust != "" && o.CacheBust != "none")
+	perRequest := all / float64(max(1, ds.TotalTurns()))
+	e.Bodies = math.Min(e.Requests, float64(ds.TotalTurns()))
+	if derived {
+		e.Bodies = e.Requests
+	}
+	e.BodyBytes = e.Bodies * perRequest
+	e.DatasetBytes = text + e.Requests*turnOverhead/4 // derived sessions: their graph, sharing prompts
+	e.finish(0)
+	return e
+}
+
 // turnBytes is the text a turn sends of its own: its prompt (or batch of texts, or query
-// and passages), messages or raw body.
+// and passages, or hash-id prompt), messages or raw body.
 func turnBytes(t *dataset.Turn) float64 {
 	n := len(t.Prompt) + len(t.Raw) + len(t.Query)
+	if t.Blocks != nil {
+		n += (t.Blocks.Length + cacheBustTokens) * bytesPerToken
+	}
 	for _, s := range t.Texts {
 		n += len(s)
 	}

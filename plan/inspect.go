@@ -55,6 +55,13 @@ type Summary struct {
 	InputInsight        map[string]any    `json:"input_insight,omitempty"`
 	Spec                map[string]any    `json:"spec"`
 	Requests            []RequestView     `json:"requests"`
+	// Agents and Nodes describe a graph plan (agentic workloads; inspect_graph.go): every
+	// agent, and every record with its session, agent, parents and ISL/OSL. Absent for
+	// other plans.
+	Agents []mmapds.Agent `json:"agents,omitempty"`
+	Nodes  []NodeView     `json:"nodes,omitempty"`
+
+	lastSession uint32
 }
 
 // Stats summarizes token lengths over the profile phase.
@@ -127,9 +134,10 @@ func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
 			return nil, err
 		}
 		bodies[span{r.BodyOffset, r.BodyLen}] = struct{}{}
-		if r.Turn == 0 {
-			s.SessionCount++
+		if i == 0 || r.Session != s.lastSession {
+			s.SessionCount++ // a session's records are consecutive
 		}
+		s.lastSession = r.Session
 		if r.Phase == mmapds.PhaseWarmup {
 			s.WarmupCount++
 			continue
@@ -165,6 +173,9 @@ func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
 		}
 	}
 	s.DistinctBodies = len(bodies)
+	if err := s.graph(p); err != nil {
+		return nil, err
+	}
 	if last >= 0 {
 		span := last - first
 		s.PlannedDurationNs = &span
@@ -297,6 +308,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	for _, k := range keys {
 		fmt.Fprintf(w, "  --%s=%v\n", k, s.Spec[k])
 	}
+	s.writeGraph(w)
 	if len(s.Requests) > 0 {
 		fmt.Fprintf(w, "requests (first %d):\n", len(s.Requests))
 	}

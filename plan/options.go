@@ -183,6 +183,23 @@ type Options struct {
 	InterTurnDelayCapSeconds float64
 	// SynthesisSpeedupRatio divides input timestamps and delays (2 replays twice as fast).
 	SynthesisSpeedupRatio float64
+	// TraceIdleGapCapSeconds > 0 shortens every longer gap between consecutive request
+	// starts of a weka_trace session to it (--trace-idle-gap-cap-seconds; AgentX: 10). The
+	// CLI passes it to the loader (dataset.FileOptions.IdleGapCapNs); it is here for its
+	// bound and its checks.
+	TraceIdleGapCapSeconds float64
+	// TrajectoryStartMinRatio and TrajectoryStartMaxRatio, when either is > 0, start each
+	// of the first --concurrency sessions of a closed loop at an instant drawn uniformly in
+	// [min, max] × its recorded length, leaving out what the trace recorded before
+	// (AgentX's lanes; --trajectory-start-min-ratio/--trajectory-start-max-ratio). Later
+	// sessions start at the trace's beginning. Timed graph inputs (weka_trace) only; they
+	// make the plan a closed loop.
+	TrajectoryStartMinRatio, TrajectoryStartMaxRatio float64
+	// CacheBust gives every session of a graph input its own marker (cacheBustTokens of
+	// corpus text) before the first user text of each of its bodies ("first_turn_prefix")
+	// or before each body's first message ("system_prefix"), so replaying a trace again
+	// starts as cold as the trace did; "" or "none": no marker (--cache-bust).
+	CacheBust string
 	// UserCentricRate (requests per second over all users) with NumUsers gives each user a
 	// fixed gap of NumUsers/UserCentricRate between its turns.
 	UserCentricRate float64
@@ -359,6 +376,9 @@ func (o *Options) Validate() error {
 	if o.ConversationHistory != "compiled" && o.ConversationHistory != "live" {
 		return usagef("--conversation-history must be compiled or live (got %q)", o.ConversationHistory)
 	}
+	if err := o.validateAgentic(synthetic); err != nil {
+		return err
+	}
 	if o.SamplingStrategy != "" && !slices.Contains([]string{"sequential", "random", "shuffle"}, o.SamplingStrategy) {
 		return usagef("--dataset-sampling-strategy must be sequential, random or shuffle (got %q)", o.SamplingStrategy)
 	}
@@ -429,6 +449,55 @@ func (o *Options) Validate() error {
 		if err := o.checkSize(o.estimate(nil)); err != nil { // estimate.go
 			return err
 		}
+	}
+	return nil
+}
+
+// trajectory reports whether trajectory starts are asked for.
+func (o *Options) trajectory() bool {
+	return o.TrajectoryStartMinRatio > 0 || o.TrajectoryStartMaxRatio > 0
+}
+
+// validateAgentic checks the agentic workloads' flags on their own and against the timing
+// flags; what they need from the input is checked once it is loaded (graphChecks).
+func (o *Options) validateAgentic(synthetic bool) error {
+	switch o.CacheBust {
+	case "", "none", "system_prefix", "first_turn_prefix":
+	case "system_suffix", "first_turn_suffix":
+		return usagef("--cache-bust %s is not supported (a body's prompt is synthesized whole): use first_turn_prefix or system_prefix", o.CacheBust)
+	default:
+		return usagef("--cache-bust must be none, first_turn_prefix or system_prefix (got %q)", o.CacheBust)
+	}
+	if o.TrajectoryStartMinRatio > o.TrajectoryStartMaxRatio {
+		return usagef("--trajectory-start-min-ratio %s is more than --trajectory-start-max-ratio %s", num(o.TrajectoryStartMinRatio), num(o.TrajectoryStartMaxRatio))
+	}
+	agentic := o.trajectory() || (o.CacheBust != "" && o.CacheBust != "none") || o.TraceIdleGapCapSeconds > 0
+	if agentic && synthetic {
+		return usagef("--trajectory-start-*, --cache-bust and --trace-idle-gap-cap-seconds apply to agentic inputs (--input-file with --custom-dataset-type weka_trace or dag_jsonl)")
+	}
+	if o.trajectory() {
+		switch {
+		case o.FixedSchedule:
+			return usagef("--trajectory-start-* start sessions in a closed loop; they exclude --fixed-schedule")
+		case o.RequestRate > 0 || o.UserCentricRate > 0:
+			return usagef("--trajectory-start-* start sessions in a closed loop; they exclude --request-rate and --user-centric-rate")
+		}
+	}
+	return nil
+}
+
+// graphChecks checks the options against a loaded input: the agentic flags need a graph
+// input, trajectory starts a timed one, and a graph input takes no user-centric timing.
+func (o *Options) graphChecks(ds *dataset.Dataset) error {
+	switch {
+	case !ds.Graph && (o.trajectory() || (o.CacheBust != "" && o.CacheBust != "none")):
+		return usagef("--trajectory-start-* and --cache-bust apply to agentic inputs (weka_trace, dag_jsonl); the input is %s", ds.Name)
+	case o.trajectory() && !ds.Timed:
+		return usagef("--trajectory-start-* need a timed agentic input (weka_trace); %s records no timestamps", ds.Name)
+	case ds.Graph && o.UserCentricRate > 0:
+		return usagef("--user-centric-rate puts each turn on a per-user grid; an agentic input (%s) releases its requests by their dependencies", ds.Name)
+	case ds.LiveReplies && o.ConversationHistory != "live":
+		return usagef("%s bodies carry the server's actual replies (a turn continues its conversation, a FORK child inherits it): use --conversation-history live", ds.Name)
 	}
 	return nil
 }

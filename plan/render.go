@@ -45,6 +45,10 @@ type renderer struct {
 	seed    uint64     // root of the synthesized replies' streams
 	bodies  int
 	media   mediaState
+	// Graph inputs (agentic.go): each derived conversation's cache-bust marker, and the
+	// graph nodes and agents of the records.
+	markers map[int]string
+	graph   *graphRecords
 }
 
 func newRenderer(o *Options, ep *endpoint.Endpoint, ds *dataset.Dataset, corpus *dataset.Corpus) (*renderer, error) {
@@ -187,8 +191,22 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 			if r.live && r.usesHistory(int(p.conv), int(p.turn)) {
 				rec.Flags |= mmapds.FlagLiveHistory
 			}
+			c := &r.ds.Conversations[p.conv]
+			if c.IsGraph() {
+				n := c.Turns[p.turn].Node
+				rec.Turn = uint32(n.AgentTurn)
+				if r.live && len(n.Sources) > 0 {
+					rec.Flags |= mmapds.FlagLiveHistory
+				}
+			}
+			idx := w.Len()
 			if err := w.AddRef(rec, r.refs[k]); err != nil {
 				return fmt.Errorf("plan: %w", err)
+			}
+			if c.IsGraph() {
+				if err := w.AddNode(r.graph.node(c, p, idx, r.markers[int(p.conv)], r.opts.CacheBust)); err != nil {
+					return fmt.Errorf("plan: %w", err)
+				}
 			}
 		}
 	}
@@ -246,6 +264,9 @@ func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, erro
 	if r.models != nil {
 		model = r.models[r.base[conv]+turn]
 	}
+	if names := o.Models(); t.ModelRank > 0 && len(names) > 1 {
+		model = names[(t.ModelRank-1)%len(names)] // the session's main model gets the first
+	}
 	req := endpoint.Request{
 		Model:           model,
 		MaxTokens:       max(t.OSL, 0),
@@ -263,6 +284,17 @@ func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, erro
 		req.Extra = make(map[string]any, len(o.ExtraInputs)+len(t.Extra))
 		maps.Copy(req.Extra, o.ExtraInputs)
 		maps.Copy(req.Extra, t.Extra)
+	}
+	if t.Node != nil {
+		isl, err := r.graphBody(conv, turn, &req)
+		if err != nil {
+			return nil, 0, err
+		}
+		body, err := r.ep.Render(nil, &req)
+		if err != nil {
+			return nil, 0, usagef("plan: session %q turn %d: %v", c.SessionID, turn, err)
+		}
+		return body, isl, nil
 	}
 	history := turn
 	if c.SelfContained {
@@ -375,6 +407,9 @@ func (r *renderer) meta(o *Options, ds *dataset.Dataset, corpus *dataset.Corpus,
 		Reproducible:        !r.live,
 		Spec:                o.Spec,
 		Media:               r.media.entries,
+	}
+	if r.graph != nil {
+		m.Agents = r.graph.agents
 	}
 	if o.ResponseField != "" && o.Spec["response-field"] != o.ResponseField {
 		// analyze finds the response field in the spec; a caller that built Options without

@@ -35,6 +35,9 @@ type limits struct {
 	requests   int
 	sessions   int
 	durationNs int64
+	// lanes > 0 sizes a closed loop of a graph input by its duration: sessions are planned
+	// until each of lanes slots is busy past it at the least (plays.laneFull).
+	lanes int
 }
 
 // sampler picks dataset conversations (--dataset-sampling-strategy).
@@ -89,12 +92,15 @@ type scheduler struct {
 	arrRNG  *rand.Rand
 	ramp    Ramp
 
-	users   int
-	ucRate  float64
-	fixed   []fixedSession
-	out     []planned
-	reqs    int
-	nsessns int
+	users  int
+	ucRate float64
+	fixed  []fixedSession
+	// plays derives the sessions of a graph input (agentic.go); nil otherwise.
+	plays    *plays
+	out      []planned
+	reqs     int
+	nsessns  int
+	lastConv int // the conversation the last session sent (a derived play's)
 	// err is the first instant or delay found out of range (checkedNs); the phase stops there.
 	err error
 }
@@ -130,8 +136,16 @@ func (s *scheduler) delayNs(t *dataset.Turn) int64 {
 // NoSendOffset), later ones at at(i) (NoSendOffset when at is nil) after laterDelay. It stops
 // at the request bound and returns how many turns it planned.
 func (s *scheduler) emit(conv int, first int64, at func(i int) int64, laterDelay func(t *dataset.Turn) int64) int {
-	turns := s.ds.Conversations[conv].Turns
 	id := s.session
+	if s.plays != nil {
+		c, err := s.plays.play(conv, s.phase, id)
+		if s.fail(err) {
+			return 0
+		}
+		conv = c
+		s.lastConv = conv
+	}
+	turns := s.ds.Conversations[conv].Turns
 	s.session++
 	s.nsessns++
 	n := 0
@@ -184,10 +198,19 @@ func (s *scheduler) run() error {
 	return s.err
 }
 
-// closedLoop: every first turn waits for a free slot; later turns follow their session.
+// closedLoop: every first turn waits for a free slot; later turns follow their session. A
+// graph input sized by a duration plans sessions until every slot has enough to last it.
 func (s *scheduler) closedLoop() {
+	if s.lim.lanes > 0 && s.plays != nil {
+		s.plays.lanes = make([]int64, s.lim.lanes)
+	}
 	for !s.full() {
-		s.emit(s.smp.next(), mmapds.NoSendOffset, nil, s.delayNs)
+		if s.emit(s.smp.next(), mmapds.NoSendOffset, nil, s.delayNs) == 0 || s.plays == nil || s.lim.lanes == 0 {
+			continue
+		}
+		if s.plays.laneFull(s.lastConv, s.lim.durationNs) || s.reqs >= MaxRequests {
+			return
+		}
 	}
 }
 

@@ -14,7 +14,10 @@
 // documents every field.
 package rawlog
 
-import "hash/crc32"
+import (
+	"fmt"
+	"hash/crc32"
+)
 
 // Magic is the first eight bytes of every raw event log.
 const Magic = "LLMRAW\x00\x00"
@@ -109,6 +112,22 @@ const (
 )
 
 var outcomeNames = [...]string{"", "completed", "failed", "cancelled", "not_sent", "aborted"}
+
+// SkippedErr is the Err of the not_sent record of a request that was not sent because
+// request failed, which it depends on (a graph node that needs its parents' success).
+func SkippedErr(failed uint32) string {
+	return fmt.Sprintf("not sent: request %d, which it depends on, did not complete", failed)
+}
+
+// SkippedFor returns the request a not_sent record's Err (SkippedErr) names, and whether it
+// is such a record.
+func SkippedFor(err string) (uint32, bool) {
+	var n uint32
+	if _, e := fmt.Sscanf(err, "not sent: request %d, which it depends on, did not complete", &n); e != nil || SkippedErr(n) != err {
+		return 0, false
+	}
+	return n, true
+}
 
 // String returns the outcome's name as used in exports.
 func (o Outcome) String() string {

@@ -149,6 +149,7 @@ type planSpec struct {
 	meta    mmapds.Meta
 	records []mmapds.Record
 	bodies  [][]byte
+	nodes   []mmapds.Node // a graph plan's nodes, one per record; nil: no graph
 }
 
 func (ps *planSpec) add(r mmapds.Record, body []byte) {
@@ -166,6 +167,11 @@ func (ps *planSpec) write(t testing.TB, dir string) string {
 	for i, r := range ps.records {
 		if err := w.Add(r, ps.bodies[i]); err != nil {
 			t.Fatal(err)
+		}
+		if ps.nodes != nil {
+			if err := w.AddNode(ps.nodes[i]); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	m := ps.meta

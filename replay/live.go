@@ -13,15 +13,19 @@ import (
 // flagged mmapds.FlagLiveHistory holds a body where the assistant messages are the marker
 // Meta.LiveHistoryMarker, inside JSON strings. Before sending it, the runner replaces the i-th
 // marker (in body order) with the content text (no quotes) of the session's response to turn
-// i, escaped by internal/jsonwire's rule like every string the plan's bodies hold. This runs
-// only for flagged records, off the common path.
+// i, escaped by internal/jsonwire's rule like every string the plan's bodies hold. In a plan
+// with a graph section (agentic workloads: FORK children inherit their parent's conversation)
+// the i-th marker is instead filled by the reply of the record the body's i-th reply source
+// names (mmapds.EdgeReply). This runs only for flagged records, off the common path.
 
 type live struct {
 	marker    []byte
 	ep        *endpoint.Endpoint
 	streaming bool
-	sc        endpoint.SSEScanner
-	d         endpoint.Delta
+	// graph is the plan when it has a graph section: markers follow each record's sources.
+	graph *mmapds.Plan
+	sc    endpoint.SSEScanner
+	d     endpoint.Delta
 }
 
 func (l *live) init(m *mmapds.Meta) error {
@@ -42,23 +46,26 @@ func (l *live) init(m *mmapds.Meta) error {
 func (l *live) enabled() bool { return l.ep != nil }
 
 // fresh returns a live state with l's settings and its own scratch buffers.
-func (l *live) fresh() live { return live{marker: l.marker, ep: l.ep, streaming: l.streaming} }
+func (l *live) fresh() live {
+	return live{marker: l.marker, ep: l.ep, streaming: l.streaming, graph: l.graph}
+}
 
 // history is a unit's earlier responses, for the markers of its later live-history turns:
-// texts[k] answered turn firstTurn+k.
+// texts[k] answered turn firstTurn+k, or, in a graph plan, record recs[k].
 type history struct {
 	texts     [][]byte
+	recs      []uint32
 	firstTurn uint32
 }
 
 // reset empties h (keeping its buffers) for a unit whose first record is turn firstTurn.
 func (h *history) reset(firstTurn uint32) {
-	h.texts, h.firstTurn = h.texts[:0], firstTurn
+	h.texts, h.recs, h.firstTurn = h.texts[:0], h.recs[:0], firstTurn
 }
 
-// add appends the content text of a response body (see live.responseText), into the
-// buffer an earlier unit left in that place when there is one.
-func (h *history) add(l *live, body []byte) {
+// add appends the content text of the response body of record rec (see live.responseText),
+// into the buffer an earlier unit left in that place when there is one.
+func (h *history) add(l *live, rec uint32, body []byte) {
 	if n := len(h.texts); n < cap(h.texts) {
 		h.texts = h.texts[:n+1]
 	} else {
@@ -66,11 +73,41 @@ func (h *history) add(l *live, body []byte) {
 	}
 	t := &h.texts[len(h.texts)-1]
 	*t = l.responseText((*t)[:0], body)
+	h.recs = append(h.recs[:len(h.texts)-1], rec)
 }
 
-// splice appends body to dst with its markers replaced by h's texts (see live.splice).
-func (h *history) splice(l *live, dst, body []byte) []byte {
+// splice appends body, record rec's, to dst with its markers replaced by h's texts (see
+// live.splice and live.spliceSources).
+func (h *history) splice(l *live, dst, body []byte, rec uint32) []byte {
+	if l.graph != nil {
+		return l.spliceSources(dst, body, h, rec)
+	}
 	return l.splice(dst, body, h.texts, h.firstTurn)
+}
+
+// spliceSources is splice for a graph plan: the i-th marker of record rec's body takes the
+// reply of its i-th reply source; a source with no reply in h (it failed, or it was not sent)
+// and a marker past the sources become empty text.
+func (l *live) spliceSources(dst, body []byte, h *history, rec uint32) []byte {
+	n := l.graph.GraphNode(int(rec))
+	first := n.EdgeFirst + uint32(n.Parents)
+	for i := uint32(0); ; i++ {
+		j := bytes.Index(body, l.marker)
+		if j < 0 {
+			return append(dst, body...)
+		}
+		dst = append(dst, body[:j]...)
+		if i < uint32(n.Sources) {
+			src := l.graph.Edge(first + i).Record
+			for k, r := range h.recs {
+				if r == src {
+					dst = jsonwire.AppendStringBody(dst, h.texts[k])
+					break
+				}
+			}
+		}
+		body = body[j+len(l.marker):]
+	}
 }
 
 // responseText appends to dst the content text of a response body: the concatenated

@@ -436,7 +436,7 @@ func (l *evloop) startTurn(r *loopRequest, now int64) {
 		r.unit.hist.reset(rec.Turn)
 	}
 	if rec.Flags&mmapds.FlagLiveHistory != 0 && l.lv.enabled() {
-		r.spliced = r.unit.hist.splice(&l.lv, r.spliced[:0], body)
+		r.spliced = r.unit.hist.splice(&l.lv, r.spliced[:0], body, rec.Index)
 		body = r.spliced
 	}
 	q := &r.q

@@ -328,7 +328,7 @@ func (l *evloop) finish(r *loopRequest, c *loopConn, res exchangeResult, err err
 	r.body = nil
 	w.logDone(q)
 	if l.lv.enabled() && len(w.g.Children(r.rel.Node)) > 0 {
-		r.unit.hist.add(&l.lv, q.Body)
+		r.unit.hist.add(&l.lv, q.Index, q.Body)
 	}
 	l.ended(r, countedOutcome(q) == rawlog.OutcomeCompleted)
 }

@@ -313,7 +313,7 @@ func (r *runner) send(wk netWork) (end int64, ok bool) {
 	}
 	if rec.Flags&mmapds.FlagLiveHistory != 0 && r.lv.enabled() {
 		nu.mu.Lock()
-		r.body = nu.hist.splice(&r.lv, r.body[:0], body)
+		r.body = nu.hist.splice(&r.lv, r.body[:0], body, rec.Index)
 		nu.mu.Unlock()
 		body = r.body
 	}
@@ -326,7 +326,7 @@ func (r *runner) send(wk netWork) (end int64, ok bool) {
 	r.eb.onBody = nil
 	if r.lv.enabled() && len(w.g.Children(rel.Node)) > 0 {
 		nu.mu.Lock()
-		nu.hist.add(&r.lv, r.q.Body)
+		nu.hist.add(&r.lv, rec.Index, r.q.Body)
 		nu.mu.Unlock()
 	}
 	end = r.q.EndNs

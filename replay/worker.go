@@ -57,8 +57,9 @@ type workerConfig struct {
 	// after one response, as the preflight found (connpolicy.go).
 	ServerCloses []int `json:"server_closes,omitempty"`
 
-	// load builds the worker's part of the plan; nil means schedule.LoadChains. Tests put a
-	// graph with branches and joins here.
+	// load builds the worker's part of the plan; nil means schedule.LoadGraph for a plan
+	// with a graph section, else schedule.LoadChains. Tests put a graph with branches and
+	// joins here.
 	load func(p *mmapds.Plan, ord []uint32, workers, worker int) (*schedule.Graph, error)
 	// openLog opens the log file; nil means os.OpenFile. Tests put a failing file here.
 	openLog func(path string) (logFile, error)
@@ -204,7 +205,11 @@ func newWorker(cfg workerConfig) (*worker, error) {
 		return fail(errors.New("no URL"))
 	}
 	load := cfg.load
-	if load == nil {
+	switch {
+	case load != nil:
+	case p.HasGraph():
+		load = schedule.LoadGraph // agentic plans: the graph section says who waits for whom
+	default:
 		load = schedule.LoadChains
 	}
 	if w.g, err = load(p, info.ord, cfg.Workers, cfg.ID); err != nil {
@@ -260,6 +265,9 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	w.dialer = NewLocalAddrPicker(cfg.LocalAddrs, cfg.ID).Dialer(net.Dialer{KeepAlive: 30 * time.Second})
 	if err := w.lr.init(w.meta); err != nil {
 		return fail(err)
+	}
+	if p.HasGraph() {
+		w.lr.graph = p // live markers follow each record's reply sources
 	}
 	if cfg.Client == ClientLoop || cfg.Client == "" && DefaultClient == ClientLoop {
 		if w.loop, err = newEvloop(w); err != nil && err != errTLSNet {
@@ -447,7 +455,7 @@ loop:
 		}
 		nodeWhy := why
 		if b := w.sched.SkippedFor(i); b >= 0 {
-			nodeWhy = fmt.Sprintf("not sent: request %d, which it depends on, did not complete", b)
+			nodeWhy = rawlog.SkippedErr(uint32(b))
 		}
 		q := notSentRecord(uint32(n.Index), w.info.offsets[n.Index], w.urlOfUnit(n.Unit()), nodeWhy)
 		w.logRequest(&q)

@@ -92,6 +92,7 @@ type pageResult struct {
 	readyMs  float64 // performance.now() when the page had drawn (reported, never asserted)
 	warnings []string
 	diffs    []string
+	lanes    int // request bars on the sessions swim lane
 	png      []byte
 }
 
@@ -179,6 +180,9 @@ func openPage(t *testing.T, bctx context.Context, path string) pageResult {
 	if res.diffs, err = chromedp.Run(tctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("table.diffs tbody tr")).map(function (e) { return e.textContent; })`)); err != nil {
 		t.Fatal(err)
 	}
+	if res.lanes, err = chromedp.Run(tctx, chromedp.Evaluate[int](`document.querySelectorAll("#sessions svg rect.req").length`)); err != nil {
+		t.Fatal(err)
+	}
 	if os.Getenv("LLMBENCH_SCREENSHOTS") != "" {
 		if res.png, err = chromedp.Run(tctx, chromedp.FullScreenshot(100)); err != nil {
 			t.Fatal(err)
@@ -246,6 +250,22 @@ func TestBrowserPages(t *testing.T) {
 			t.Errorf("%d charts drawn, want every chart of the run (12 or more)", len(res.charts))
 		}
 		screenshot(t, res, "report-run.png")
+	})
+	t.Run("sessions", func(t *testing.T) {
+		// A graph plan's run: the sessions section draws a bar per request of every agent.
+		s := *a.Summary
+		t0 := s.StartUnixNs
+		ms := int64(1e6)
+		s.Sessions = &analyze.SessionSummary{Sessions: 1, Completed: 1, Lanes: []analyze.SessionLane{{Session: 0, Name: "trace_a", Agents: []analyze.AgentSpan{
+			{Agent: 0, Name: "trace_a", Depth: 0, Requests: []analyze.Span{{Send: t0, End: t0 + 50*ms, OK: true}, {Send: t0 + 200*ms, End: t0 + 260*ms, OK: true}}},
+			{Agent: 1, Name: "agent_1", Depth: 1, Requests: []analyze.Span{{Send: t0 + 60*ms, End: t0 + 150*ms, OK: false}}},
+		}}}}
+		path := writeHTML(t, "report.html", func(w *bytes.Buffer) error {
+			return WriteRun(w, RunInput{Summary: &s, Records: a.Records, Gates: fixtureGates})
+		})
+		if res := openPage(t, bctx, path); res.lanes != 3 {
+			t.Errorf("%d request bars on the swim lane, want 3", res.lanes)
+		}
 	})
 	t.Run("telemetry only", func(t *testing.T) {
 		// No records and no metrics: the page must still draw what it has.

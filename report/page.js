@@ -198,6 +198,7 @@
       table(e, ["kind", "code", "count", "first message"], D.errors.kinds.map(function (k) { return [k.kind, k.code || "", k.count, k.message]; }));
     }
     if (D.notes.length) { var n = section("Notes", "notes"); var ul2 = add(n, "ul"); D.notes.forEach(function (x) { add(ul2, "li", {}, x); }); }
+    if (D.sessions) sessions(D.sessions);
     chartsBySection(D.charts);
     var g = section("GPU telemetry and server metrics", "telemetry");
     if (!D.gpus.length) na(g, "GPU telemetry: not available (the run recorded no GPU samples).");
@@ -210,6 +211,46 @@
       return m.present ? [m.name, m.unit, m.kind, m.source, num(m.avg), num(m.min), num(m.max), num(m.p50), num(m.p99), num(m.rate)] : [m.name, m.unit, m.kind, m.source, "not available", "", "", "", "", ""];
     }));
     if (D.slices) { var sl = section("Time slice table", "slice-table"); table(sl, D.slices.header, D.slices.rows); }
+  }
+
+  // The sessions of an agentic run: analyze's lines, then a swim lane: one row per agent of
+  // each session, subagents indented under their parent, a bar per request (red: failed).
+  function sessions(S) {
+    var sec = section("Sessions", "sessions");
+    S.lines.forEach(function (l) { add(sec, "p", {}, l); });
+    if (S.note) add(sec, "p", { "class": "hint" }, "Swim lane: " + S.note + ".");
+    if (!S.rows.length) return;
+    var ns = "http://www.w3.org/2000/svg", labelW = 220, w = 1000, rowH = 16;
+    var lo = S.span[0], hi = S.span[1] > S.span[0] ? S.span[1] : S.span[0] + 1;
+    var svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("width", String(labelW + w + 10));
+    svg.setAttribute("height", String(S.rows.length * rowH + 24));
+    svg.setAttribute("class", "lanes");
+    function node(tag, attrs, text) {
+      var e = document.createElementNS(ns, tag);
+      for (var k in attrs) e.setAttribute(k, String(attrs[k]));
+      if (text !== undefined) e.textContent = text;
+      svg.appendChild(e);
+      return e;
+    }
+    function x(t) { return labelW + (t - lo) / (hi - lo) * w; }
+    S.rows.forEach(function (r, i) {
+      var y = i * rowH;
+      if (r.depth === 0 && i > 0) node("line", { x1: 0, x2: labelW + w, y1: y, y2: y, stroke: "#ddd" });
+      node("text", { x: 4 + 10 * r.depth, y: y + rowH - 4, "font-size": 11, fill: "#333" }, r.label.trim());
+      r.spans.forEach(function (s) {
+        var end = isFinite(s[1]) ? s[1] : hi;
+        var rect = node("rect", { x: x(s[0]), y: y + 2 + 2 * Math.min(r.depth, 3), width: Math.max(1, x(end) - x(s[0])),
+          height: rowH - 4 - 4 * Math.min(r.depth, 3) / 2, fill: s[2] ? palette[r.depth % palette.length] : "#d62728", "class": "req" });
+        var tip = document.createElementNS(ns, "title");
+        tip.textContent = r.label.trim() + ": " + num(s[0]) + " s to " + (isFinite(s[1]) ? num(s[1]) + " s" : "(no end)");
+        rect.appendChild(tip);
+      });
+    });
+    var yAxis = S.rows.length * rowH + 14;
+    node("text", { x: labelW, y: yAxis, "font-size": 11, fill: "#555" }, num(lo) + " s");
+    node("text", { x: labelW + w - 40, y: yAxis, "font-size": 11, fill: "#555" }, num(hi) + " s");
+    sec.appendChild(svg);
   }
 
   function comparePage() {

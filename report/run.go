@@ -55,6 +55,8 @@ type RunPage struct {
 	ServerNote string      `json:"server_note,omitempty"`
 	Slices     *SliceTable `json:"slices"`
 	Charts     []Chart     `json:"charts"`
+	// Sessions is the session section of a graph plan's run (sessions.go); absent otherwise.
+	Sessions *Sessions `json:"sessions,omitempty"`
 }
 
 // GroupTable is one group's metrics table (analyze --group-by).
@@ -205,6 +207,7 @@ func BuildRun(in RunInput) *RunPage {
 	p.Server, p.ServerNote = serverRows(s)
 	p.Slices = sliceTable(s)
 	p.Charts = runCharts(s, in.Records)
+	p.Sessions = sessionsSection(s)
 	if p.Table == nil {
 		p.Table = []Row{}
 	}

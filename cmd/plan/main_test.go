@@ -63,6 +63,12 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--endpoint-type", "raw", "--custom-endpoint", "/x", "--extra-inputs", "response_field:7", "-o", out}, "--extra-inputs response_field: want a string"},
 		{[]string{"--model", "m", "--response-field", "choices.0.text", "-o", out}, "--response-field applies to --endpoint-type raw and template only (got chat)"},
 		{[]string{"--model", "m", "--payload-template", `{"a":1}`, "-o", out}, "--payload-template applies to --endpoint-type template only (got chat)"},
+		{[]string{"--model", "m", "--cache-bust", "first_turn_prefix", "-o", out}, "apply to agentic inputs"},
+		{[]string{"--model", "m", "--trajectory-start-max-ratio", "2", "-o", out}, "--trajectory-start-max-ratio 2: want [0, 1]"},
+		{[]string{"--model", "m", "--input-file", badWeka(t, dir), "-o", out}, `requests[0].requests[0]: unknown field "colour"`},
+		{[]string{"--model", "m", "--input-file", agentic("dag_branching.jsonl"), "--conversation-history", "compiled", "-o", out}, "use --conversation-history live"},
+		{[]string{"--model", "m", "--input-file", agentic("dag_branching.jsonl"), "--trajectory-start-max-ratio", "1", "-o", out}, "need a timed agentic input"},
+		{[]string{"--model", "m", "--input-file", agentic("mooncake_small.jsonl"), "--trace-idle-gap-cap-seconds", "5", "-o", out}, "--trace-idle-gap-cap-seconds applies to weka_trace"},
 	}
 	for _, c := range cases {
 		code, stdout, stderr := runCmd(t, c.args...)
@@ -72,6 +78,49 @@ func TestFlagErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a failed compile left a plan file")
+	}
+}
+
+// agentic is a file of the shared test data.
+func agentic(name string) string { return filepath.Join("..", "..", "testdata", "dataset", name) }
+
+// badWeka writes a weka trace with an unknown member in a nested request.
+func badWeka(t *testing.T, dir string) string {
+	p := filepath.Join(dir, "bad.json")
+	os.WriteFile(p, []byte(`{"id": "x", "models": [], "block_size": 16, "hash_id_scope": "local", "requests": [`+
+		`{"t": 0, "type": "subagent", "agent_id": "a", "subagent_type": "x", "status": "completed", "models": [], "requests": [`+
+		`{"t": 0, "type": "n", "model": "m", "in": 5, "out": 1, "colour": 2}]}]}`), 0o644)
+	return p
+}
+
+// plan inspect of a weka folder: every node, its session, agent, turn, ISL/OSL, reuse, when
+// it may go and the parents it waits for, agents nested under their parents (golden).
+func TestInspectAgenticGolden(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "weka.plan")
+	if code, _, stderr := runCmd(t, "--model", "mock", "--input-file", agentic("weka"), "--random-seed", "7", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runCmd(t, "inspect", out)
+	if code != 0 {
+		t.Fatalf("inspect: exit %d: %s", code, stderr)
+	}
+	_, graph, ok := strings.Cut(stdout, "\nagents:\n")
+	if !ok {
+		t.Fatalf("no agents section:\n%s", stdout)
+	}
+	path := filepath.Join("testdata", "plan", "inspect_weka.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(graph), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if graph != string(want) {
+		t.Errorf("inspect_weka.golden differs (go test -update rewrites it):\n%s", graph)
 	}
 }
 

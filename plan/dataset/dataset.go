@@ -26,6 +26,13 @@ type Dataset struct {
 	// BlockSize is the tokens per hash_id block of Turn.HashIDs (mooncake_trace,
 	// bailian_trace); 0 when the input has no hash_ids.
 	BlockSize int
+	// Graph is true for graph inputs (weka_trace, dag_jsonl): every conversation is a
+	// session of agents whose turns carry a Node (graph.go).
+	Graph bool
+	// LiveReplies says that the bodies carry the server's actual replies (dag_jsonl, where
+	// a turn continues its conversation and FORK children inherit it): the plan must use
+	// live history.
+	LiveReplies bool
 }
 
 // Conversation is one dataset entry: one or more turns sent in order on one session.
@@ -41,6 +48,9 @@ type Conversation struct {
 	// rows, mooncake_trace messages/payload rows, single_turn lines sharing a session_id): the
 	// compiler sends each turn on its own instead of prepending the earlier turns and replies.
 	SelfContained bool
+	// Agents are a graph conversation's agents (graph.go): the session's own conversation
+	// first, then the subagents and child conversations it spawns. Empty otherwise.
+	Agents []Agent
 }
 
 // Turn is one request of a conversation.
@@ -82,6 +92,16 @@ type Turn struct {
 	// files' image/images, audio/audios, video/videos), read when the body is rendered so
 	// that the plan never holds them all in memory.
 	Media []MediaRef
+	// Node places the turn in its session's graph (graph inputs only; nil otherwise).
+	Node *Node
+	// Blocks is a prompt given as hash-id blocks and synthesized when the body is rendered
+	// (weka_trace, whose prompts are too many tokens to hold at once); nil otherwise. Its
+	// system part and the rest become a system and a user message.
+	Blocks *BlockPrompt
+	// ModelRank is the 1-based rank of the turn's recorded model among its session's models
+	// in order of first appearance, the session's main model first (weka_trace): with a
+	// --model list it sends the list's (rank-1 mod n)-th name. 0: no recorded model.
+	ModelRank int
 }
 
 // MediaRef is one medium an input names: a local path (relative to Dir), inlined at plan
@@ -91,4 +111,13 @@ type MediaRef struct {
 	Ref  string
 	// Dir is the input file's folder, where relative paths start.
 	Dir string
+}
+
+// TotalTurns counts the turns of every conversation.
+func (d *Dataset) TotalTurns() int {
+	n := 0
+	for i := range d.Conversations {
+		n += len(d.Conversations[i].Turns)
+	}
+	return n
 }

@@ -32,9 +32,21 @@ const (
 	TypeBurstGPT   = "burst_gpt_trace"
 )
 
+// dynamoTypes are the names a user may give Dynamo's request traces (dynamo.request.trace.v1),
+// which LoadFile refuses with errDynamo: docs/datasets.md "Dynamo request traces".
+var dynamoTypes = []string{"dynamo", "dynamo_trace", "dynamo_agent_trace"}
+
+// dynamoSchema is the schema member of a Dynamo request-trace record.
+const dynamoSchema = "dynamo.request.trace.v1"
+
+// errDynamo says why Dynamo request traces are not read.
+var errDynamo = errors.New(dynamoSchema + " records (Dynamo request traces) are not read: their records name a request's session and parent session " +
+	"but not the request a subagent was launched after nor the one that waited for it, so the graph could only be guessed " +
+	"from timestamps (docs/datasets.md \"Dynamo request traces\")")
+
 // FileTypes returns the input file types LoadFile reads, sorted.
 func FileTypes() []string {
-	return []string{TypeBailian, TypeBurstGPT, TypeMooncake, TypeMultiTurn, TypeRandomPool, TypeRawPayload, TypeShareGPT, TypeSingleTurn}
+	return []string{TypeBailian, TypeBurstGPT, TypeDAG, TypeMooncake, TypeMultiTurn, TypeRandomPool, TypeRawPayload, TypeShareGPT, TypeSingleTurn, TypeWeka}
 }
 
 // Sampling strategies (--dataset-sampling-strategy).
@@ -84,6 +96,10 @@ type FileOptions struct {
 	// Synthesis rescales mooncake_trace and bailian_trace rows (--synthesis-*); other
 	// formats refuse an active one.
 	Synthesis Synthesis
+	// IdleGapCapNs > 0 shortens every gap between consecutive request starts of a
+	// weka_trace session that is longer to this (--trace-idle-gap-cap-seconds); later
+	// requests move earlier by the difference. Other formats refuse it.
+	IdleGapCapNs int64
 }
 
 // LineError is a bad record of an input file: the error names the file, the line (1-based)
@@ -137,11 +153,16 @@ func LoadFile(opts FileOptions) (*Dataset, error) {
 		if typ, err = detectType(in); err != nil {
 			return nil, err
 		}
+	} else if slices.Contains(dynamoTypes, typ) {
+		return nil, fmt.Errorf("dataset: --custom-dataset-type %s: %w", typ, errDynamo)
 	} else if !slices.Contains(FileTypes(), typ) {
 		return nil, fmt.Errorf("dataset: --custom-dataset-type %q: want one of %s", typ, strings.Join(FileTypes(), ", "))
 	}
-	if in.dir && typ != TypeRandomPool && typ != TypeRawPayload {
-		return nil, fmt.Errorf("dataset: %s is a folder; only random_pool and raw_payload read folders", opts.Path)
+	if in.dir && typ != TypeRandomPool && typ != TypeRawPayload && typ != TypeWeka {
+		return nil, fmt.Errorf("dataset: %s is a folder; only random_pool, raw_payload and weka_trace read folders", opts.Path)
+	}
+	if opts.IdleGapCapNs < 0 || opts.IdleGapCapNs > 0 && typ != TypeWeka {
+		return nil, fmt.Errorf("dataset: --trace-idle-gap-cap-seconds applies to weka_trace inputs (got %s)", typ)
 	}
 	if opts.Synthesis.Active() && typ != TypeMooncake && typ != TypeBailian {
 		return nil, fmt.Errorf("dataset: the --synthesis-* flags other than --synthesis-speedup-ratio apply to mooncake_trace and bailian_trace (got %s)", typ)
@@ -165,6 +186,10 @@ func LoadFile(opts FileOptions) (*Dataset, error) {
 		ds, err = l.bailian()
 	case TypeBurstGPT:
 		ds, err = l.burstGPT()
+	case TypeWeka:
+		ds, err = l.weka()
+	case TypeDAG:
+		ds, err = l.dag()
 	}
 	if err != nil {
 		return nil, err
@@ -519,6 +544,13 @@ func (l *loader) checkTimed(path string, s *sessionSet) (bool, error) {
 
 // detectType tells the format from the content, failing when it cannot.
 func detectType(in *inputData) (string, error) {
+	if in.dir {
+		for _, f := range in.files { // a trace folder: its .json files, whatever else it holds
+			if strings.EqualFold(filepath.Ext(f.path), ".json") && looksWeka(bytes.TrimSpace(trimBOM(f.data))) {
+				return TypeWeka, nil
+			}
+		}
+	}
 	f := in.files[0]
 	typ, err := detectFile(f)
 	if err != nil || !in.dir {
@@ -526,12 +558,12 @@ func detectType(in *inputData) (string, error) {
 	}
 	// A folder: its first file tells (random_pool entries look like single_turn lines).
 	switch typ {
-	case TypeRawPayload:
-		return TypeRawPayload, nil
+	case TypeRawPayload, TypeWeka:
+		return typ, nil
 	case TypeSingleTurn, TypeRandomPool:
 		return TypeRandomPool, nil
 	}
-	return "", fmt.Errorf("dataset: %s: a folder holds random_pool or raw_payload files, but %s looks like %s; pass --custom-dataset-type", in.path, f.path, typ)
+	return "", fmt.Errorf("dataset: %s: a folder holds random_pool, raw_payload or weka_trace files, but %s looks like %s; pass --custom-dataset-type", in.path, f.path, typ)
 }
 
 func detectFile(f inputFileData) (string, error) {
@@ -546,6 +578,9 @@ func detectFile(f inputFileData) (string, error) {
 		}
 		return "", fmt.Errorf("dataset: %s: a JSON array, but its first entry has no \"conversations\" (ShareGPT); pass --custom-dataset-type", f.path)
 	}
+	if looksWeka(trimmed) {
+		return TypeWeka, nil
+	}
 	first, line := firstLine(data)
 	if len(first) > 0 && first[0] != '{' {
 		if isBurstGPTHeader(first) {
@@ -557,11 +592,47 @@ func detectFile(f inputFileData) (string, error) {
 	if err := json.Unmarshal(first, &obj); err != nil {
 		return "", fmt.Errorf("dataset: %s line %d: cannot tell the format: %v", f.path, line, jsonError(err))
 	}
+	var schema string
+	if json.Unmarshal(obj["schema"], &schema) == nil && schema == dynamoSchema {
+		return "", fmt.Errorf("dataset: %s line %d: %w", f.path, line, errDynamo)
+	}
 	typ, err := detectRecord(obj)
 	if err != nil {
 		return "", fmt.Errorf("dataset: %s line %d: %v; pass --custom-dataset-type", f.path, line, err)
 	}
 	return typ, nil
+}
+
+// looksWeka reports whether data is one JSON object with a weka_trace's members (it may span
+// many lines, unlike a JSONL record).
+func looksWeka(data []byte) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		return false
+	}
+	_, reqs := obj["requests"]
+	_, scope := obj["hash_id_scope"]
+	return reqs && scope
+}
+
+// looksDAG reports whether a record with turns is a dag_jsonl conversation: one of its
+// turns branches (forks, spawns) or it spawns before its first turn.
+func looksDAG(obj map[string]json.RawMessage) bool {
+	if _, ok := obj["pre_session_spawns"]; ok {
+		return true
+	}
+	var turns []map[string]json.RawMessage
+	if json.Unmarshal(obj["turns"], &turns) != nil {
+		return false
+	}
+	for _, t := range turns {
+		_, f := t["forks"]
+		_, s := t["spawns"]
+		if f || s {
+			return true
+		}
+	}
+	return false
 }
 
 // firstLine returns the first non-blank line and its number.
@@ -597,7 +668,11 @@ func detectRecord(obj map[string]json.RawMessage) (string, error) {
 		cands = append(cands, TypeBailian)
 	}
 	if has("turns") {
-		cands = append(cands, TypeMultiTurn)
+		if looksDAG(obj) {
+			cands = append(cands, TypeDAG)
+		} else {
+			cands = append(cands, TypeMultiTurn)
+		}
 	}
 	if has("input_length", "hash_ids", "text_input", "payload") && !has("chat_id") {
 		cands = append(cands, TypeMooncake)

@@ -180,3 +180,63 @@ func FuzzBlocks(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWekaTrace: any file's bytes; an accepted trace has requests, sane lengths and agent
+// ids used once.
+func FuzzWekaTrace(f *testing.F) {
+	for _, name := range []string{"weka/trace_a.json", "weka/trace_b.json", "weka_global/g1.json"} {
+		data, err := os.ReadFile(filepath.Join(fileTestdata, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := parseWekaTrace("f.json", data)
+		if err != nil {
+			return
+		}
+		if tr.blockSize < 2 || countWekaRequests(tr.entries) == 0 {
+			t.Fatalf("accepted block size %d with %d requests", tr.blockSize, countWekaRequests(tr.entries))
+		}
+		var walk func(es []wekaEntry)
+		walk = func(es []wekaEntry) {
+			for _, e := range es {
+				if e.sub != nil {
+					walk(e.sub.entries)
+					continue
+				}
+				if e.in < 0 || e.in > MaxPromptTokens || e.out < 0 || e.t < 0 {
+					t.Fatalf("accepted %+v", e)
+				}
+			}
+		}
+		walk(tr.entries)
+	})
+}
+
+// FuzzDAGLine: any line; an accepted conversation has turns with messages and joins on
+// later turns.
+func FuzzDAGLine(f *testing.F) {
+	addFixtureLines(f, "dag_branching.jsonl")
+	f.Add([]byte(`{"session_id": "r", "pre_session_spawns": ["s"], "turns": [{"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}], "spawns": [{"children": ["w"], "join_at": 1}], "forks": [{"child": "b", "background": true}]}, {"messages": [{"role": "user", "content": "y"}], "delay": 3}]}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		c, err := parseDAGLine(line)
+		if err != nil {
+			return
+		}
+		if c.id == "" || len(c.turns) == 0 {
+			t.Fatalf("accepted %q", line)
+		}
+		for i, tt := range c.turns {
+			if len(tt.msgs) == 0 || tt.osl < 0 {
+				t.Fatalf("turn %d accepted without messages: %q", i, line)
+			}
+			for _, s := range tt.spawns {
+				if s.joinAt >= 0 && (s.joinAt <= i || s.joinAt >= len(c.turns)) {
+					t.Fatalf("join_at %d on turn %d of %d accepted", s.joinAt, i, len(c.turns))
+				}
+			}
+		}
+	})
+}

@@ -73,6 +73,9 @@ func TestDetectType(t *testing.T) {
 		{"raw_payload_dir", TypeRawPayload},
 		{"bailian_small.jsonl", TypeBailian},
 		{"burstgpt_small.csv", TypeBurstGPT},
+		{"weka", TypeWeka},
+		{"weka/trace_a.json", TypeWeka},
+		{"dag_branching.jsonl", TypeDAG},
 	}
 	for _, tc := range tests {
 		t.Run(tc.fixture, func(t *testing.T) {
@@ -102,6 +105,8 @@ func TestDetectTypeFailsClearly(t *testing.T) {
 		{"bad json", `{"input_length": }`, "line 1: cannot tell the format"},
 		{"empty", "\n\n", "is empty"},
 		{"array of other", `[{"a": 1}]`, "no \"conversations\""},
+		{"dynamo trace", `{"schema": "dynamo.request.trace.v1", "event_type": "request_end", "agent_context": {"session_id": "s"}}`,
+			"in.jsonl line 1: dynamo.request.trace.v1 records (Dynamo request traces) are not read"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,6 +144,7 @@ func TestLoadFileOptionErrors(t *testing.T) {
 		{"no path", FileOptions{Tokenizer: tok}, "no input file"},
 		{"missing file", FileOptions{Path: filepath.Join(t.TempDir(), "nope.jsonl"), Tokenizer: tok}, "no such file"},
 		{"bad type", FileOptions{Path: good, Type: "csv", Tokenizer: tok}, `--custom-dataset-type "csv"`},
+		{"dynamo", FileOptions{Path: good, Type: "dynamo_trace", Tokenizer: tok}, "--custom-dataset-type dynamo_trace: dynamo.request.trace.v1 records (Dynamo request traces) are not read"},
 		{"bad strategy", FileOptions{Path: good, SamplingStrategy: "roundrobin", Tokenizer: tok}, "--dataset-sampling-strategy"},
 		{"block size 1", FileOptions{Path: good, BlockSize: 1, Tokenizer: tok, Corpus: c}, "--isl-block-size 1"},
 		{"negative block size", FileOptions{Path: good, BlockSize: -3, Tokenizer: tok}, "--isl-block-size -3"},

@@ -18,7 +18,9 @@
 // until every node of theirs has ended (AIPerf's session concurrency). A unit's entry has
 // no parents and is released at its fixed instant (open loop) or when a slot is free
 // (closed loop); any other node is released once all its parents have ended, its think time
-// after the last of them, and never before its own fixed instant when it has one. A Strict
+// after the last of them, and never before its own fixed instant when it has one. A unit may
+// have other roots (nodes without parents): they are released their think time after its
+// entry. LoadGraph builds the graph a plan's graph section describes (agentic workloads). A Strict
 // node whose parent failed is not released, nor is anything below it: they are skipped
 // and counted. LoadChains builds today's plans' graph, where each later turn of a session
 // has its previous turn as its one parent.

@@ -18,7 +18,8 @@ type Node struct {
 	// Any other node is released no earlier than At.
 	At int64
 	// Think is how long after the last of its parents ended the node may be sent (>= 0);
-	// unused for an entry.
+	// for a unit's other roots (nodes without parents but its entry), how long after the
+	// entry's release; unused for an entry.
 	Think int64
 	// Strict makes the node depend on its parents' success: when one of them fails, neither
 	// it nor any node below it is sent (they are skipped). Otherwise a failed parent releases
@@ -59,6 +60,8 @@ type Graph struct {
 	// children[childAt[i]:childAt[i+1]] are node i's children, once built.
 	children []int32
 	childAt  []int32
+	// roots are the nodes without parents that are not their unit's entry, in order.
+	roots []int32
 }
 
 // Len is the number of nodes.
@@ -95,8 +98,10 @@ func (g *Graph) AddUnit(u Unit) int32 {
 }
 
 // AddNode adds n to unit u with the given parents and returns its number. A unit's first
-// node is its entry and has no parents; every later node of the unit has at least one,
-// each an earlier node of the same unit, and a think time >= 0.
+// node is its entry and has no parents; a later node has parents, each an earlier node of
+// the same unit, or none: it is then one of the unit's other roots, released its think time
+// after the entry is (a subagent that starts with its session, a trajectory resumed midway
+// with several conversations in flight). Later nodes have a think time >= 0.
 func (g *Graph) AddNode(u int32, n Node, parents ...int32) (int32, error) {
 	id := int32(len(g.nodes))
 	if u < 0 || int(u) >= len(g.units) {
@@ -106,8 +111,6 @@ func (g *Graph) AddNode(u int32, n Node, parents ...int32) (int32, error) {
 	switch {
 	case un.entry < 0 && len(parents) > 0:
 		return -1, fmt.Errorf("schedule: record %d: a unit's first node has no parents", n.Index)
-	case un.entry >= 0 && len(parents) == 0:
-		return -1, fmt.Errorf("schedule: record %d: only a unit's first node may have no parents", n.Index)
 	case un.entry >= 0 && n.Think < 0:
 		return -1, fmt.Errorf("schedule: record %d: think time %d is negative", n.Index, n.Think)
 	case n.At < 0 && n.At != NoInstant:
@@ -130,6 +133,9 @@ func (g *Graph) AddNode(u int32, n Node, parents ...int32) (int32, error) {
 	}
 	un.nodes++
 	g.children, g.childAt = nil, nil
+	if un.entry != id && len(parents) == 0 {
+		g.roots = append(g.roots, id)
+	}
 	return id, nil
 }
 

@@ -105,9 +105,10 @@ type Scheduler struct {
 	prefill   limit  // requests in prefill
 	inPrefill []bool // per node: holds a prefill slot
 
-	waiting []int32 // per node: parents not ended yet
-	readyAt []int64 // per node: latest parent end plus think time so far
-	blocker []int32 // per node: the plan record of the failed node that skips it, or -1
+	roots   [][]int32 // per unit: its roots other than the entry (nil for most)
+	waiting []int32   // per node: parents not ended yet
+	readyAt []int64   // per node: latest parent end plus think time so far
+	blocker []int32   // per node: the plan record of the failed node that skips it, or -1
 	units   []unitState
 	heap    []timed
 
@@ -149,6 +150,12 @@ func New(g *Graph, c Config) (*Scheduler, error) {
 		s.waiting[i] = int32(len(g.Parents(int32(i))))
 		s.readyAt[i] = g.nodes[i].At
 		s.blocker[i] = -1
+	}
+	for _, r := range g.roots {
+		if s.roots == nil {
+			s.roots = make([][]int32, len(g.units))
+		}
+		s.roots[g.nodes[r].unit] = append(s.roots[g.nodes[r].unit], r)
 	}
 	s.units = make([]unitState, len(g.units))
 	for u := range g.units {
@@ -274,9 +281,15 @@ func (s *Scheduler) Due(now int64) (Release, bool) {
 	return Release{}, false
 }
 
-// start releases unit u's entry, ready at ready.
+// start releases unit u's entry, ready at ready, and puts its other roots on the timer
+// heap, each its think time later (and no earlier than its own instant).
 func (s *Scheduler) start(u int32, ready int64) Release {
 	s.units[u].state = unitRunning
+	if s.roots != nil {
+		for _, r := range s.roots[u] {
+			s.push(timed{at: max(ready+s.g.nodes[r].Think, s.g.nodes[r].At), node: r})
+		}
+	}
 	return s.release(s.g.units[u].entry, ready)
 }
 

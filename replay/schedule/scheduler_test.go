@@ -335,8 +335,8 @@ func TestGraphChecks(t *testing.T) {
 		{u, Node{Index: 1, At: NoInstant}, []int32{0}, "first node has no parents"},
 		{u, Node{Index: 1, At: -5}, nil, "instant -5"},
 		{u, Node{Index: 1, At: NoInstant}, nil, ""},
-		{u, Node{Index: 2, At: NoInstant}, nil, "only a unit's first node"},
 		{u, Node{Index: 2, At: NoInstant, Think: -1}, []int32{0}, "think time -1"},
+		{u, Node{Index: 2, At: NoInstant, Think: -1}, nil, "think time -1"},
 		{u, Node{Index: 2, At: NoInstant}, []int32{1}, "parent 1 is not an earlier node"},
 		{v, Node{Index: 3, At: 0}, nil, ""},
 		{v, Node{Index: 4, At: NoInstant}, []int32{0}, "parent 0 is not an earlier node of its unit"},
@@ -550,5 +550,45 @@ func BenchmarkSchedulerClosedLoop(b *testing.B) {
 		}
 		s.Ended(ring[head], now, true)
 		head, n = (head+1)%64, n-1
+	}
+}
+
+// A unit's other roots (nodes without parents that are not its entry) are released their
+// think time after the entry, and no earlier than their own instant; the unit holds its
+// slot until they and what follows them ended, and the next unit waits for it.
+func TestSchedulerOtherRoots(t *testing.T) {
+	g := &Graph{}
+	u := g.AddUnit(Unit{})
+	add := func(u int32, n Node, parents ...int32) {
+		t.Helper()
+		if _, err := g.AddNode(u, n, parents...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(u, Node{Index: 0, At: NoInstant})                 // entry
+	add(u, Node{Index: 1, At: NoInstant, Think: 3 * ms})  // root, 3 ms after the entry
+	add(u, Node{Index: 2, At: NoInstant, Think: 0}, 1)    // after it
+	add(u, Node{Index: 3, At: 50 * ms, Think: 1 * ms})    // root with a later instant
+	add(u, Node{Index: 4, At: NoInstant, Think: 0}, 0, 2) // joins the entry and 2
+	u2 := g.AddUnit(Unit{})
+	add(u2, Node{Index: 5, At: NoInstant})
+	m := newSim(t, g, Config{Slots: Slots(1, 0, Part{})})
+	m.run()
+	e := m.recs[0]
+	if r := m.recs[1]; r.ready != e.ready+3*ms || r.entry {
+		t.Fatalf("root 1 ready at %d (entry %v), want %d", r.ready, r.entry, e.ready+3*ms)
+	}
+	if r := m.recs[3]; r.ready != 50*ms {
+		t.Fatalf("root 3 ready at %d, want its instant", r.ready)
+	}
+	if r := m.recs[4]; r.ready != max(e.end, m.recs[2].end) {
+		t.Fatalf("join ready at %d", r.ready)
+	}
+	last := int64(0)
+	for i := int32(0); i < 5; i++ {
+		last = max(last, m.recs[i].end)
+	}
+	if r := m.recs[5]; r.start != last || !r.entry {
+		t.Fatalf("next unit started at %d, want the first unit's last end %d", r.start, last)
 	}
 }

@@ -33,3 +33,35 @@ func TestMediaFlagNames(t *testing.T) {
 		}
 	}
 }
+
+// Every name in laterFlags is a plan flag (a misspelt one would stay in every spec), and
+// dropLaterSpec leaves a flag out at its default and keeps it when it is set elsewhere.
+func TestLaterFlags(t *testing.T) {
+	p := NewPlan()
+	for _, n := range laterFlags {
+		if p.FS.Lookup(n) == nil {
+			t.Errorf("%s is not a plan flag", n)
+		}
+	}
+	s := spec(p.FS)
+	dropLaterSpec(s, p.FS)
+	for _, n := range laterFlags {
+		if _, ok := s[n]; ok {
+			t.Errorf("a default plan's spec keeps %s", n)
+		}
+	}
+	p = NewPlan()
+	if err := p.FS.Parse([]string{"--cache-bust", "first_turn_prefix", "--trajectory-start-max-ratio", "1", "--prefill-concurrency", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	s = spec(p.FS)
+	dropLaterSpec(s, p.FS)
+	for _, n := range []string{"cache-bust", "trajectory-start-max-ratio", "prefill-concurrency"} {
+		if _, ok := s[n]; !ok {
+			t.Errorf("the spec lost %s, which was set", n)
+		}
+	}
+	if _, ok := s["trajectory-start-min-ratio"]; ok {
+		t.Error("the spec keeps trajectory-start-min-ratio at its default")
+	}
+}

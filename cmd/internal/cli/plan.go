@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -92,6 +93,12 @@ func NewPlan() *Plan {
 	fs.Int64Var(&cf.startOffset, "fixed-schedule-start-offset", 0, "replay from this input timestamp (ms)")
 	fs.Int64Var(&cf.endOffset, "fixed-schedule-end-offset", 0, "replay up to this input timestamp (ms)")
 	fs.Float64Var(&o.SynthesisSpeedupRatio, "synthesis-speedup-ratio", d.SynthesisSpeedupRatio, "divide input timestamps and delays by this")
+
+	// Agentic workloads (weka_trace, dag_jsonl)
+	fs.Float64Var(&o.TraceIdleGapCapSeconds, "trace-idle-gap-cap-seconds", 0, "weka_trace: shorten every longer gap between request starts of a session to this many seconds (AgentX: 10; 0: none)")
+	fs.Float64Var(&o.TrajectoryStartMinRatio, "trajectory-start-min-ratio", 0, "weka_trace closed loop: the first --concurrency sessions start at a point drawn in [min, max] of their trace")
+	fs.Float64Var(&o.TrajectoryStartMaxRatio, "trajectory-start-max-ratio", 0, "weka_trace closed loop: see --trajectory-start-min-ratio (both 0: every session from its start)")
+	fs.StringVar(&o.CacheBust, "cache-bust", "none", "agentic inputs: a marker per session before the first user text (first_turn_prefix) or the first message (system_prefix) of its bodies; none")
 	fs.Float64Var(&cf.synthesis.PromptLenMultiplier, "synthesis-prompt-len-multiplier", 1, "traces: scale each row's unshared input tokens (after its shared hash_id prefix)")
 	fs.Float64Var(&cf.synthesis.PrefixLenMultiplier, "synthesis-prefix-len-multiplier", 1, "traces: stretch each row's shared hash_id prefix (shared blocks stay shared)")
 	fs.IntVar(&cf.synthesis.PrefixRootMultiplier, "synthesis-prefix-root-multiplier", 1, "traces: independent copies of the prefix trees, one drawn per session")
@@ -223,9 +230,16 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 			Path: cf.inputFile, Type: cf.datasetType, BlockSize: cf.blockSize,
 			Tokenizer: tok, Corpus: o.Corpus, Seed: o.Seed,
 			SamplingStrategy: o.SamplingStrategy, NumConversations: o.NumSessions, Synthesis: cf.synthesis,
+			IdleGapCapNs: int64(math.Round(o.TraceIdleGapCapSeconds * 1e9)),
 		})
 		if err != nil {
 			return fail(stderr, 2, err)
+		}
+		if o.Dataset.LiveReplies && !Changed(p.FS, "conversation-history") {
+			// dag_jsonl bodies carry the actual replies (AIPerf's semantics): live unless asked
+			// otherwise, which plan.Compile then refuses naming the flag.
+			o.ConversationHistory = "live"
+			p.FS.Set("conversation-history", "live")
 		}
 	}
 	o.Spec = spec(p.FS)
@@ -466,7 +480,8 @@ func spec(fs *pflag.FlagSet) map[string]any {
 // are left out of the spec, so a plan that does not use them keeps the bytes, and the hash,
 // it had before they existed.
 var laterFlags = []string{"prefill-concurrency", "prefill-concurrency-ramp-duration", "warmup-prefill-concurrency",
-	"warmup-concurrency-ramp-duration", "warmup-prefill-concurrency-ramp-duration", "warmup-request-rate-ramp-duration"}
+	"warmup-concurrency-ramp-duration", "warmup-prefill-concurrency-ramp-duration", "warmup-request-rate-ramp-duration",
+	"trace-idle-gap-cap-seconds", "trajectory-start-min-ratio", "trajectory-start-max-ratio", "cache-bust"}
 
 // dropLaterSpec removes the laterFlags at their defaults from spec.
 func dropLaterSpec(spec map[string]any, fs *pflag.FlagSet) {
