@@ -184,6 +184,18 @@ func (p *configParser) flagKeys(root *yaml.Node) error {
 	return nil
 }
 
+// scalarList is the values of sequence v (key k), each a scalar.
+func (p *configParser) scalarList(k, v *yaml.Node) ([]string, error) {
+	vals := make([]string, 0, len(v.Content))
+	for _, e := range v.Content {
+		if e.Kind != yaml.ScalarNode {
+			return nil, p.errf(e, "%s: want a list of values", k.Value)
+		}
+		vals = append(vals, e.Value)
+	}
+	return vals, nil
+}
+
 // value adds the setting of flag f by node v (key k).
 func (p *configParser) value(f *pflag.Flag, k, v *yaml.Node) error {
 	s := Setting{Flag: f.Name, Key: k.Value, Line: k.Line}
@@ -194,12 +206,11 @@ func (p *configParser) value(f *pflag.Flag, k, v *yaml.Node) error {
 		}
 		s.Values = []string{v.Value}
 	case yaml.SequenceNode:
-		for _, e := range v.Content {
-			if e.Kind != yaml.ScalarNode {
-				return p.errf(e, "%s: want a list of values", k.Value)
-			}
-			s.Values = append(s.Values, e.Value)
+		vals, err := p.scalarList(k, v)
+		if err != nil {
+			return err
 		}
+		s.Values = vals
 		if !isArray(f) {
 			s.Join = true // a sweep list (--concurrency 1,2,4) or a slice flag
 		}

@@ -270,12 +270,11 @@ func v2List(flag string) func(p *configParser, k, v *yaml.Node) error {
 		case yaml.ScalarNode:
 			s.Values = []string{v.Value}
 		case yaml.SequenceNode:
-			for _, e := range v.Content {
-				if e.Kind != yaml.ScalarNode {
-					return p.errf(e, "%s: want a list of values", k.Value)
-				}
-				s.Values = append(s.Values, e.Value)
+			vals, err := p.scalarList(k, v)
+			if err != nil {
+				return err
 			}
+			s.Values = vals
 		default:
 			return p.errf(v, "%s: want a value or a list", k.Value)
 		}
