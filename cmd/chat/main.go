@@ -36,9 +36,6 @@ func main() {
 	os.Exit(code)
 }
 
-// maxMessage is the longest message line read from stdin.
-const maxMessage = 16 << 20
-
 func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	c := cli.NewChat()
 	bad := func(err error) int {
