@@ -88,7 +88,7 @@ func (m *mock) requests() []string {
 	return append([]string(nil), m.bodies...)
 }
 
-func chat(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+func runChat(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = run(context.Background(), append([]string{"chat"}, args...), strings.NewReader(stdin), &out, &errb, func(string) string { return "" })
@@ -109,7 +109,7 @@ func TestQuickTTFTAgainstSchedule(t *testing.T) {
 	var fails []string
 	for attempt := range 3 {
 		ns := noise.Start(-1)
-		code, out, errs := chat(t, "", "-m", "mock", "--url", m.url, "--quick", "--output-tokens-mean", "8")
+		code, out, errs := runChat(t, "", "-m", "mock", "--url", m.url, "--quick", "--output-tokens-mean", "8")
 		late := ns.Stop()
 		if code != 0 {
 			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
@@ -160,7 +160,7 @@ func TestConversationFromStdin(t *testing.T) {
 		if noHist {
 			args = append(args, "--no-history")
 		}
-		code, out, errs := chat(t, "first question\n\nsecond question\n", args...)
+		code, out, errs := runChat(t, "first question\n\nsecond question\n", args...)
 		if code != 0 {
 			t.Fatalf("no-history %v: exit %d\nstderr: %s", noHist, code, errs)
 		}
@@ -197,7 +197,7 @@ func TestConversationFromStdin(t *testing.T) {
 // them (here the server's usage), and shown on the TPS line.
 func TestReasoningCounted(t *testing.T) {
 	m := startMock(t, func(o *mockllm.Options) { o.TTFT, o.ITL, o.ReasoningTokens = time.Millisecond, time.Millisecond, 3 })
-	code, out, errs := chat(t, "", "-m", "mock", "--url", m.url, "--quick", "--use-server-token-count", "--output-tokens-mean", "7", "what", "is", "2+2")
+	code, out, errs := runChat(t, "", "-m", "mock", "--url", m.url, "--quick", "--use-server-token-count", "--output-tokens-mean", "7", "what", "is", "2+2")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -236,7 +236,7 @@ func TestFlags(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(m.requests())
-			code, _, errs := chat(t, "", c.args...)
+			code, _, errs := runChat(t, "", c.args...)
 			if code != c.code || !strings.Contains(errs, c.stderr) {
 				t.Fatalf("exit %d (want %d), stderr %q, want ~ %q", code, c.code, errs, c.stderr)
 			}
@@ -245,7 +245,7 @@ func TestFlags(t *testing.T) {
 			}
 		})
 	}
-	if code, out, _ := chat(t, "", "--help"); code != 0 || !strings.Contains(out, "--no-history") {
+	if code, out, _ := runChat(t, "", "--help"); code != 0 || !strings.Contains(out, "--no-history") {
 		t.Errorf("--help: exit %d, %s", code, out)
 	}
 }

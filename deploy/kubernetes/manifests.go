@@ -11,6 +11,10 @@
 //
 // The objects are the real API types of k8s.io/api, rendered as YAML with sigs.k8s.io/yaml,
 // so what is generated is what the API server will decode; Decode reads them back strictly.
+//
+// The package also runs the `replay kubernetes` workflow the command wires to its flags:
+// Print and Preflight (the offline checks and what to check on the cluster), Create and Wait
+// (kubectl driven through Kubectl, whose Path a test points at a stand-in), PrintCollector.
 package kubernetes
 
 import (

@@ -1,7 +1,8 @@
 // Package errline is the one form in which every command prints an error: one line,
 // "name: message", the message's own "name: " prefix not repeated and its newlines folded
 // into spaces. The commands (cmd/internal/cli.OneLine) and the workflows they run
-// (profile, export) print through it, so a line reads the same whoever wrote it.
+// (profile, export, chat, deploy/kubernetes) print through it, so a line reads the same
+// whoever wrote it.
 package errline
 
 import "strings"

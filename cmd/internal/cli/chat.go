@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmbench/llmbench/chat"
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/internal/version"
 	"github.com/llmbench/llmbench/replay"
@@ -73,26 +74,6 @@ func NewChat() *Chat {
 	return c
 }
 
-// ChatOptions is what the chat flags say, checked.
-type ChatOptions struct {
-	// Endpoint is the API, with its path set (--custom-endpoint applied).
-	Endpoint *endpoint.Endpoint
-	// Single configures the connection.
-	Single replay.SingleOptions
-	// Model, SystemPrompt, MaxTokens and LegacyMaxTokens shape each request.
-	Model, SystemPrompt string
-	MaxTokens           int
-	LegacyMaxTokens     bool
-	// Quick sends one message, Prompt (the arguments joined, else DefaultChatPrompt).
-	Quick  bool
-	Prompt string
-	// NoHistory sends each message without the conversation so far.
-	NoHistory bool
-	// Tokenizer counts tokens client-side; nil with UseServerTokenCount.
-	Tokenizer           *tokenizer.Tokenizer
-	UseServerTokenCount bool
-}
-
 // Help tells whether -h was given.
 func (c *Chat) Help() bool { return *c.help }
 
@@ -100,8 +81,8 @@ func (c *Chat) Help() bool { return *c.help }
 func (c *Chat) Version() bool { return *c.version }
 
 // Options checks the flags and the arguments (the --quick message) and loads the tokenizer.
-func (c *Chat) Options(args []string, getenv func(string) string) (*ChatOptions, error) {
-	o := &ChatOptions{Model: strings.TrimSpace(*c.model), SystemPrompt: *c.systemPrompt, MaxTokens: *c.maxTokens,
+func (c *Chat) Options(args []string, getenv func(string) string) (*chat.Options, error) {
+	o := &chat.Options{Model: strings.TrimSpace(*c.model), SystemPrompt: *c.systemPrompt, MaxTokens: *c.maxTokens,
 		LegacyMaxTokens: *c.legacyMax, Quick: *c.quick, NoHistory: *c.noHistory, UseServerTokenCount: *c.serverTokens}
 	if o.Model == "" {
 		return nil, errors.New("--model is required")

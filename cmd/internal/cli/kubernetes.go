@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/deploy/kubernetes"
-	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -40,22 +37,49 @@ func RunKubernetes(args []string, stdout, stderr io.Writer, now time.Time) int {
 	if o == nil {
 		return code
 	}
-	objs, err := kubernetes.Generate(*o)
-	if err != nil {
-		fmt.Fprintln(stderr, OneLine("replay kubernetes", kubeErr(err)))
+	return kubernetes.Print(*o, stdout, stderr)
+}
+
+// kubeRunFlags are the flags of the subcommands that act on a generated file.
+func kubeRunFlags(name string, stderr io.Writer) (*pflag.FlagSet, *string, *string) {
+	fs := NewFlagSet(name)
+	fs.SetOutput(stderr)
+	file := fs.StringP("filename", "f", "", "the manifests replay kubernetes wrote")
+	path := fs.String("kubectl", "kubectl", "the kubectl to run (its context and KUBECONFIG as usual)")
+	return fs, file, path
+}
+
+// runKubeCreate is `replay kubernetes create -f FILE` (kubernetes.Create).
+func runKubeCreate(args []string, stderr io.Writer) int {
+	const name = "replay kubernetes create"
+	fs, file, path := kubeRunFlags(name, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stderr, "usage: %s -f FILE\n\n%s", name, fs.FlagUsages())
+			return 0
+		}
+		fmt.Fprintln(stderr, OneLine(name, ParseError(fs, err)))
 		return 2
 	}
-	if err := kubernetes.Render(stdout, objs); err != nil {
-		fmt.Fprintln(stderr, OneLine("replay kubernetes", err))
-		return 1
+	return kubernetes.Create(kubernetes.CreateOptions{File: *file, Kubectl: *path, Stderr: stderr})
+}
+
+// runKubeWait is `replay kubernetes wait -f FILE` (kubernetes.Wait).
+func runKubeWait(args []string, stdout, stderr io.Writer, sleep func(time.Duration)) int {
+	const name = "replay kubernetes wait"
+	fs, file, path := kubeRunFlags(name, stderr)
+	timeout := fs.Duration("timeout", 0, "give up after this long (default: the analysis Job's deadline + 5m)")
+	interval := fs.Duration("interval", 5*time.Second, "time between looks")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stderr, "usage: %s -f FILE\n\n%s", name, fs.FlagUsages())
+			return 0
+		}
+		fmt.Fprintln(stderr, OneLine(name, ParseError(fs, err)))
+		return 2
 	}
-	start := "shards start together once all are ready (rendezvous at " + o.RendezvousAddr() + ")"
-	if !o.StartAt.IsZero() {
-		start = "t = 0 at " + o.StartAt.UTC().Format(time.RFC3339Nano) + " (create before then)"
-	}
-	fmt.Fprintf(stderr, "replay kubernetes: run %s, %d shards, %s; next: replay kubernetes create -f FILE (docs/distributed.md)\n",
-		o.RunID, o.Shards, start)
-	return 0
+	return kubernetes.Wait(kubernetes.WaitOptions{File: *file, Kubectl: *path, Timeout: *timeout, Interval: *interval,
+		Sleep: sleep, Stdout: stdout, Stderr: stderr})
 }
 
 // kubeOptions parses the generator's flags into kubernetes.Options and checks everything
@@ -123,7 +147,7 @@ func kubeOptions(name string, args []string, stderr io.Writer, now time.Time) (*
 		return bad(fmt.Errorf("--%w", err))
 	}
 	for _, u := range *urls {
-		if err := checkPodURL(u); err != nil {
+		if err := kubernetes.CheckURL(u); err != nil {
 			return bad(err)
 		}
 	}
@@ -132,22 +156,16 @@ func kubeOptions(name string, args []string, stderr io.Writer, now time.Time) (*
 		return bad(err)
 	}
 	secret, secretKey, _ := strings.Cut(*apiKeySecret, ":")
-	p, err := mmapds.Open(*plan, mmapds.Options{})
+	shape, err := kubernetes.ReadPlanShape(*plan)
 	if err != nil {
 		return bad(err)
 	}
-	o := kubernetes.Options{PlanHash: p.HashHex(), PlanSize: p.Size(), Shards: *shards, URLs: *urls, Image: *image, Now: now,
+	o := kubernetes.Options{PlanHash: shape.Hash, PlanSize: shape.Size, PlanDuration: shape.Duration, Shards: *shards, URLs: *urls, Image: *image, Now: now,
 		RunID: *runID, Namespace: *ns, ResultsClaim: *results, PlanClaim: *planClaim, PlanClaimPath: *planClaimPath,
 		CPU: *cpu, Memory: *mem, TTL: *ttl, Deadline: *deadline, Grace: grace, ReplayArgs: fs.Args(),
 		RendezvousPort: *rdvPort, RendezvousTimeout: *rdvTimeout, APIKeySecret: secret, APIKeySecretKey: secretKey}
-	sessions, conc, dur := planShape(p)
-	p.Close()
-	o.PlanDuration = dur
-	if *shards > sessions {
-		return bad(fmt.Errorf("--shards %d: the plan has only %d sessions", *shards, sessions))
-	}
-	if conc > 0 && *shards > conc {
-		return bad(fmt.Errorf("--shards %d: the plan's concurrency %d cannot be split over more shards than that", *shards, conc))
+	if err := shape.CheckShards(*shards); err != nil {
+		return bad(err)
 	}
 	switch {
 	case Changed(fs, "start-in"):
@@ -177,24 +195,6 @@ func kubeOptions(name string, args []string, stderr io.Writer, now time.Time) (*
 	return &o, 0
 }
 
-// checkPodURL checks a server URL as replay does, and refuses a loopback host: inside a pod
-// it is the pod itself, not the machine the manifests were generated on.
-func checkPodURL(u string) error {
-	raw := u
-	if !strings.Contains(u, "://") {
-		u = "http://" + u
-	}
-	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return fmt.Errorf("--url %q: want http:// or https:// and a host", raw)
-	}
-	host := p.Hostname()
-	if a, err := netip.ParseAddr(host); (err == nil && a.IsLoopback()) || strings.EqualFold(host, "localhost") {
-		return fmt.Errorf("--url %q: a loopback address inside a pod is the pod itself; give the server's address as the pods reach it (a Service name, a node IP)", raw)
-	}
-	return nil
-}
-
 // checkShardArgs checks the replay flags given after "--" as every shard will parse them,
 // before any manifest is printed: an unknown flag or a bad value fails here once instead of
 // in every pod at the start instant (what depends on the pod, its CPUs and files, is left to
@@ -213,16 +213,8 @@ func checkShardArgs(args []string, keySecret bool) (time.Duration, error) {
 	if fs.NArg() > 0 {
 		return 0, fmt.Errorf(after+"unexpected argument %q (replay takes only flags)", fs.Arg(0))
 	}
-	for _, f := range kubernetes.OwnedFlags {
-		if Changed(fs, f) {
-			return 0, fmt.Errorf(after+"--%s is set by replay kubernetes itself for every shard (give it to replay kubernetes, or drop it)", f)
-		}
-	}
-	if Changed(fs, "api-key") {
-		return 0, errors.New(after + "--api-key would write the key into the manifests, readable by anyone who can read them; put it in a Secret and pass --api-key-secret NAME")
-	}
-	if keySecret && Changed(fs, "api-key-file") {
-		return 0, errors.New(after + "--api-key-file and --api-key-secret: give one")
+	if err := kubernetes.CheckShardFlags(func(name string) bool { return Changed(fs, name) }, keySecret); err != nil {
+		return 0, fmt.Errorf(after+"%w", err)
 	}
 	if err := rf.CheckUI(); err != nil {
 		return 0, fmt.Errorf(after+"%w", err)
@@ -246,106 +238,23 @@ func checkShardArgs(args []string, keySecret bool) (time.Duration, error) {
 	return g, nil
 }
 
-// planShape returns the plan's session count, its concurrency, and how long it sends for
-// (its duration, or its last planned send instant; 0 when unknown), for the checks replay
-// makes on every shard and the Jobs' deadlines.
-func planShape(p *mmapds.Plan) (sessions, concurrency int, duration time.Duration) {
-	seen := map[uint32]bool{}
-	var last int64
-	for i := 0; i < p.Len(); i++ {
-		r, _, err := p.Record(i)
-		if err != nil {
-			break
-		}
-		seen[r.Session] = true
-		last = max(last, r.SendOffsetNs)
-	}
-	m := p.Meta()
-	return len(seen), m.Concurrency, time.Duration(max(last, m.DurationNs))
-}
-
-// runKubePreflight is `replay kubernetes preflight`: the generator's offline checks over the
-// same flags, then the kubectl commands that check what only the cluster knows.
+// runKubePreflight is `replay kubernetes preflight` (kubernetes.Preflight) over the
+// generator's flags.
 func runKubePreflight(args []string, stdout, stderr io.Writer, now time.Time) int {
 	const name = "replay kubernetes preflight"
 	o, code := kubeOptions(name, args, stderr, now)
 	if o == nil {
 		return code
 	}
-	if _, err := kubernetes.Generate(*o); err != nil {
-		fmt.Fprintln(stderr, OneLine(name, kubeErr(err)))
+	if err := kubernetes.Preflight(stdout, *o, now); err != nil {
+		fmt.Fprintln(stderr, OneLine(name, kubernetes.Unprefixed(err)))
 		return 2
-	}
-	n := ""
-	if o.Namespace != "" {
-		n = "-n " + o.Namespace + " "
-	}
-	w := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
-	item := 0
-	check := func(format string, a ...any) {
-		item++
-		w("  %d. "+format, append([]any{item}, a...)...)
-	}
-	w("Offline checks passed for run %s:", o.RunID)
-	where := "in a ConfigMap"
-	if o.PlanClaim != "" {
-		where = "on claim " + o.PlanClaim
-	}
-	w("  plan      %s, %d bytes %s, %d shards, sends for %v", o.PlanHash, o.PlanSize, where, o.Shards, durationWords(o.PlanDuration.Round(time.Millisecond)))
-	if o.StartAt.IsZero() {
-		w("  start     rendezvous at %s; the shards wait up to %v for each other", o.RendezvousAddr(), o.RendezvousTimeout)
-	} else {
-		w("  start     fixed, t = 0 at %s (%v from now)", o.StartAt.UTC().Format(time.RFC3339Nano), o.StartAt.Sub(now).Round(time.Second))
-	}
-	w("  pods      %s CPU, %s each, requests = limits (Guaranteed); termination grace %v > replay's grace %v", o.CPU, o.Memory, o.TerminationGrace(), o.Grace)
-	w("  deadlines replay Job %v, analysis %v; both Jobs deleted %v after they finish", o.ReplayDeadline(), o.AnalyzeDeadline(), o.TTL)
-	w("  replay    flags after -- parse, none of them set by the generator")
-	w("")
-	w("Check on the cluster, with the context the run will use:")
-	check("the results claim is ReadWriteMany and Bound (every shard and the analysis mount it):")
-	w("       kubectl %sget pvc %s -o jsonpath='{.spec.accessModes} {.status.phase}{\"\\n\"}'", n, o.ResultsClaim)
-	if o.PlanClaim != "" {
-		w("       kubectl %sget pvc %s -o jsonpath='{.spec.accessModes} {.status.phase}{\"\\n\"}'   (ReadOnlyMany or ReadWriteMany)", n, o.PlanClaim)
-	}
-	check("at least %d schedulable nodes with %s CPU and %s free (one shard per node):", o.Shards, o.CPU, o.Memory)
-	w("       kubectl get nodes --field-selector spec.unschedulable=false -o custom-columns=NODE:.metadata.name,CPU:.status.allocatable.cpu,MEMORY:.status.allocatable.memory")
-	check("the kubelet's CPU manager policy is static there (whole CPUs to pin workers to; else pinning shares CPUs, or pass -- --no-pin):")
-	w("       kubectl get --raw /api/v1/nodes/NODE/proxy/configz | grep -o '\"cpuManagerPolicy\":\"[a-z]*\"'")
-	check("the nodes' clocks are synchronised (the rendezvous refuses clocks further apart than the plan's first gap; analyze flags unsynchronised ones):")
-	w("       kubectl debug node/NODE -it --image=busybox -- chroot /host chronyc tracking")
-	if o.APIKeySecret != "" {
-		check("the API key Secret exists and holds the key:")
-		w("       kubectl %sget secret %s -o jsonpath='{.data.%s}' | wc -c   (not 0)", n, o.APIKeySecret, strings.ReplaceAll(firstNonEmpty(o.APIKeySecretKey, "api-key"), ".", "\\."))
-	}
-	check("you may create and own what the run needs:")
-	w("       kubectl %sauth can-i create jobs; kubectl %sauth can-i create configmaps; kubectl %sauth can-i create services; kubectl %sauth can-i patch configmaps", n, n, n, n)
-	check("the image runs on the nodes and the server answers from inside the cluster:")
-	w("       kubectl %srun %s-preflight --rm -i --restart=Never --image=%s --command -- /bin/replay --version", n, o.RunID, o.Image)
-	w("       kubectl %srun %s-probe --rm -i --restart=Never --image=curlimages/curl -- curl -sf %s/v1/models", n, o.RunID, strings.TrimSuffix(o.URLs[0], "/"))
-	if o.StartAt.IsZero() {
-		check("pods of the namespace may reach each other on TCP %d (no NetworkPolicy in the way of the rendezvous):", o.RendezvousPort)
-		w("       kubectl %sget networkpolicy", n)
 	}
 	return 0
 }
 
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// durationWords is d, or "an unknown time" (a closed loop sized by request count).
-func durationWords(d time.Duration) string {
-	if d <= 0 {
-		return "an unknown time (a closed loop sized by count; set --active-deadline)"
-	}
-	return d.String()
-}
-
-// runKubeCollector is `replay kubernetes collector`: the pod that serves a finished run's
-// folder as a tar (kubernetes.Collector).
+// runKubeCollector is `replay kubernetes collector` (kubernetes.PrintCollector): the pod
+// that serves a finished run's folder as a tar.
 func runKubeCollector(args []string, stdout, stderr io.Writer) int {
 	const name = "replay kubernetes collector"
 	fs := NewFlagSet(name)
@@ -367,23 +276,7 @@ func runKubeCollector(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, OneLine(name, fmt.Errorf("unexpected argument %q", fs.Arg(0))))
 		return 2
 	}
-	p, err := kubernetes.Collector(kubernetes.CollectorOptions{RunID: *runID, Namespace: *ns, Image: *image, ResultsClaim: *results, For: *serveFor})
-	if err != nil {
-		fmt.Fprintln(stderr, OneLine(name, kubeErr(err)))
-		return 2
-	}
-	if err := kubernetes.RenderOne(stdout, p); err != nil {
-		fmt.Fprintln(stderr, OneLine(name, err))
-		return 1
-	}
-	n := ""
-	if *ns != "" {
-		n = "-n " + *ns + " "
-	}
-	pod := kubernetes.CollectorName(*runID)
-	fmt.Fprintf(stderr, "%s: then: kubectl %swait --for=condition=Ready pod/%s && kubectl %sexec %s -- /bin/analyze collect /results/%s > %s.tar && kubectl %sdelete pod %s\n",
-		name, n, pod, n, pod, *runID, *runID, n, pod)
-	return 0
+	return kubernetes.PrintCollector(kubernetes.CollectorOptions{RunID: *runID, Namespace: *ns, Image: *image, ResultsClaim: *results, For: *serveFor}, stdout, stderr)
 }
 
 // RunCopyPlan is `replay copy-plan --plan-hash H SRC DST` (replay.CopyPlan): what a
