@@ -149,7 +149,8 @@ type nfcScratch struct {
 }
 
 // normalize returns the NFC form of s. When s is already NFC it returns s itself.
-// Bytes that are not valid UTF-8 pass through unchanged and act as stable starters.
+// Bytes that are not valid UTF-8 pass through unchanged and act as stable starters (a
+// four-byte lead too close to the end leaves the rest unchanged, as x/text's norm does).
 func (t *nfcTables) normalize(s string, sc *nfcScratch) string {
 	i := 0
 	for i < len(s) && s[i] < firstNonInertLead {
@@ -173,6 +174,12 @@ func (t *nfcTables) normalize(s string, sc *nfcScratch) string {
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && n == 1 {
+			if b := s[i]; b >= 0xF0 && b <= 0xF7 && len(s)-i < 4 {
+				// A four-byte lead whose sequence would run past the end: x/text's norm
+				// takes the rest as one incomplete character and leaves it as it is
+				// (only a two-byte character can follow it there), and so do we.
+				break
+			}
 			// An invalid byte composes with nothing: what follows starts afresh.
 			i += n
 			segStart, lastCCC = i, 0
