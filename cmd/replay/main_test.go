@@ -170,25 +170,8 @@ func TestSIGINT(t *testing.T) {
 	defer srv.Close()
 	plan := writePlan(t, planned, 10*time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(os.Args[0], "--plan", plan, "--url", srv.URL, "--output-dir", dir, "--workers", "1",
+	cmd, exited, stderr := startReplayUntil(t, finished, "--plan", plan, "--url", srv.URL, "--output-dir", dir, "--workers", "1",
 		"--benchmark-grace-period", "60", "--api-key", "sk-never-written", "--no-server-metrics")
-	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case <-finished:
-	case err := <-exited:
-		t.Fatalf("replay exited (%v) before the server finished a response: %s", err, stderr.String())
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("the server finished no response within 60 s: %s", stderr.String())
-	}
 	cmd.Process.Signal(syscall.SIGINT)
 	var err error
 	select {
@@ -316,4 +299,30 @@ func TestWaitAndContentTypeFlags(t *testing.T) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
+}
+
+// startReplayUntil starts this binary as replay with args and returns once the server has
+// finished a response (finished), failing the test when replay exits first or none
+// finishes within 60 s; exited receives replay's exit.
+func startReplayUntil(t *testing.T, finished <-chan struct{}, args ...string) (*exec.Cmd, <-chan error, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-finished:
+	case err := <-exited:
+		t.Fatalf("replay exited (%v) before the server finished a response: %s", err, stderr.String())
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("the server finished no response within 60 s: %s", stderr.String())
+	}
+	return cmd, exited, stderr
 }

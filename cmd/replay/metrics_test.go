@@ -55,25 +55,8 @@ func TestSIGINTWithHostileMetrics(t *testing.T) {
 	defer dcgm.Close()
 	plan := writePlan(t, planned, 10*time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(os.Args[0], "--plan", plan, "--url", srv.URL, "--output-dir", dir, "--workers", "1",
+	cmd, exited, stderr := startReplayUntil(t, finished, "--plan", plan, "--url", srv.URL, "--output-dir", dir, "--workers", "1",
 		"--benchmark-grace-period", "60", "--server-metrics-interval", "5s", "--server-metrics-url", metrics.URL+"/metrics?token=s3cret", "--gpu-telemetry="+dcgm.URL+"/metrics")
-	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case <-finished:
-	case err := <-exited:
-		t.Fatalf("replay exited (%v) before the server finished a response: %s", err, stderr.String())
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("the server finished no response within 60 s: %s", stderr.String())
-	}
 	for len(scrapes) > 0 {
 		<-scrapes
 	}
