@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmbench/llmbench/internal/lockbuf"
 )
 
 // scheduleBuf collects a server's schedule log.
@@ -273,10 +275,10 @@ func TestGuardAcceptServes(t *testing.T) {
 		errs[i] = &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
 	}
 	starved := &starvedOnce{Listener: inner, errs: errs}
-	var notice syncWriter
+	var notice lockbuf.Buffer
 	ln := GuardAccept(starved, &notice).(*fdListener)
 	ln.sleep = func(time.Duration) {}
-	var httpLog syncWriter
+	var httpLog lockbuf.Buffer
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }),
 		ErrorLog: log.New(&httpLog, "", 0)}
 	go hs.Serve(ln)
@@ -315,21 +317,4 @@ func (l *starvedOnce) Accept() (net.Conn, error) {
 	}
 	l.mu.Unlock()
 	return l.Listener.Accept()
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }

@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/lockbuf"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/servermetrics"
@@ -177,7 +177,7 @@ func TestRunWithHugeMetricsPage(t *testing.T) {
 	o.GPUTelemetryURLs = []string{srv.URL + "/dcgm"}
 	o.GPUSampleInterval = 0
 	o.ServerMetricsInterval = 50 * time.Millisecond
-	var console syncBuffer
+	var console lockbuf.Buffer
 	o.Notice = &console
 	r, err := New(o)
 	if err != nil {
@@ -220,22 +220,4 @@ func TestRunWithHugeMetricsPage(t *testing.T) {
 			t.Errorf("%s: the cap said %d times in run.json, %d on the console, over %d scrapes: %q", e.URL, said, shown, scrapes[ep], m.ServerMetricsNotes)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,27 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"net/http/httptest"
 	"sort"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/lockbuf"
 	"github.com/llmbench/llmbench/mockllm"
 	"github.com/llmbench/llmbench/tokenizer"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
 
 // TestPrefillConcurrencyAsTheServerSawIt: profile --prefill-concurrency 2 at concurrency 6
 // against mockllm: by the server's own schedule log, never more than 2 requests were between
@@ -31,7 +20,7 @@ func TestPrefillConcurrencyAsTheServerSawIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sched syncBuffer
+	var sched lockbuf.Buffer
 	o := mockllm.DefaultOptions()
 	o.Tokenizer, o.TTFT, o.ITL, o.ScheduleLog = tok, 30*time.Millisecond, 10*time.Millisecond, &sched
 	mock, err := mockllm.New(o)
@@ -46,7 +35,7 @@ func TestPrefillConcurrencyAsTheServerSawIt(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
 	}
-	recs, err := mockllm.ReadSchedule(bytes.NewReader(sched.b.Bytes()))
+	recs, err := mockllm.ReadSchedule(strings.NewReader(sched.String()))
 	if err != nil || len(recs) != 18 {
 		t.Fatalf("%d schedule records, %v", len(recs), err)
 	}

@@ -10,11 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/lockbuf"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay"
@@ -205,24 +205,6 @@ func TestSIGINT(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while a child process writes into it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Off a terminal, progress is one whole line every 10 s on stderr (--ui-type simple, the
 // default, or dashboard, which says it is simple here); --ui-type none shows none; any other
 // value is bad input naming the flag.
@@ -304,11 +286,11 @@ func TestWaitAndContentTypeFlags(t *testing.T) {
 // startReplayUntil starts this binary as replay with args and returns once the server has
 // finished a response (finished), failing the test when replay exits first or none
 // finishes within 60 s; exited receives replay's exit.
-func startReplayUntil(t *testing.T, finished <-chan struct{}, args ...string) (*exec.Cmd, <-chan error, *syncBuffer) {
+func startReplayUntil(t *testing.T, finished <-chan struct{}, args ...string) (*exec.Cmd, <-chan error, *lockbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
-	stderr := &syncBuffer{}
+	stderr := &lockbuf.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
