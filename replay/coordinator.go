@@ -37,6 +37,9 @@ type Replay struct {
 	// run.json; perCPU is the most workers pinned to one CPU (0 unpinned).
 	workersNote string
 	perCPU      int
+	// sourcesNote says why connections are spread over loopback source addresses the
+	// options did not name (connbudget.go), for notices and run.json.
+	sourcesNote string
 	// partCPUs are this replay's CPUs when it has a part of a shared machine (LocalPart).
 	partCPUs []int
 	planned  []int // records per worker
@@ -115,10 +118,13 @@ func (r *Replay) setup() error {
 	if err != nil {
 		return err
 	}
-	for _, u := range o.URLs {
-		if _, err := newTarget(u, &headConfig{method: method, paths: m.Paths}, tcfg); err != nil {
+	hostports := make([]string, len(o.URLs))
+	for i, u := range o.URLs {
+		t, err := newTarget(u, &headConfig{method: method, paths: m.Paths}, tcfg)
+		if err != nil {
 			return err
 		}
+		hostports[i] = t.addr
 	}
 	if err := checkOutputDir(o.OutputDir); err != nil { // claimed in Run (claim.go)
 		return err
@@ -138,6 +144,9 @@ func (r *Replay) setup() error {
 	}
 	r.info = info
 	if err := r.setupWorkers(shardC); err != nil {
+		return err
+	}
+	if err := r.setupSources(shardC, hostports); err != nil { // connbudget.go
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {

@@ -3,11 +3,9 @@
 package replay
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"runtime/debug"
 	"syscall"
@@ -140,25 +138,11 @@ func newEvloop(w *worker) (*evloop, error) {
 		if t.tls != nil {
 			return nil, errTLSNet
 		}
-		host, port, err := net.SplitHostPort(t.addr)
+		ap, err := resolveTarget(t.addr)
 		if err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.addr, err)
+			return nil, err
 		}
-		ap, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
-		if err != nil || len(ap) == 0 {
-			return nil, fmt.Errorf("resolve %s: %v", host, err)
-		}
-		pn, err := net.LookupPort("tcp", port)
-		if err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.addr, err)
-		}
-		a := ap[0].Unmap()
-		for _, x := range ap {
-			if x.Unmap().Is4() { // the dialer tries IPv4 first on loopback-style dual answers
-				a = x.Unmap()
-				break
-			}
-		}
+		a, pn := ap.Addr(), int(ap.Port())
 		if a.Is4() {
 			l.addrs = append(l.addrs, &unix.SockaddrInet4{Port: pn, Addr: a.As4()})
 			l.family = append(l.family, unix.AF_INET)
