@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -230,4 +231,54 @@ func TestConnBudgetSpreadsLoopback(t *testing.T) {
 			t.Fatalf("refused run left %v / sent %d requests", serr, srv.requests.Load())
 		}
 	})
+}
+
+// A closed-loop run's first instant starts every stream at once. The event loop dispatches
+// for at most maxDispatchBurst before it takes the events that came meanwhile, so the first
+// connections are written while later ones are still being opened: before, no request was
+// written until the last connect() of the burst had returned, and with connect() slowed by
+// a full port range that was tens of seconds, past the server's header timeout.
+func TestLoopWritesDuringConnectBurst(t *testing.T) {
+	const n = 1500
+	ps := singleTurn(n, job{N: 1, TTFTms: 200, Stream: true}, nil)
+	ps.meta.Concurrency = n
+	plan := ps.write(t, t.TempDir())
+	srv := newTestServer(t)
+	o := testOptions(t, plan, srv.URL)
+	o.Client, o.Workers = ClientLoop, 1
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := readRun(t, m, o.OutputDir)
+	if m.Counts.Completed != n {
+		t.Fatalf("counts %+v", m.Counts)
+	}
+	lastConnect, firstWrite := int64(0), int64(1<<62)
+	for _, q := range recs {
+		lastConnect = max(lastConnect, q.ConnectStartNs)
+		firstWrite = min(firstWrite, q.WriteStartNs)
+	}
+	if firstWrite >= lastConnect {
+		t.Fatalf("the first request was written %.1f ms after the last connect began: the loop opened all %d connections before writing any", float64(firstWrite-lastConnect)/1e6, n)
+	}
+}
+
+// A fresh connection the server closed before the client wrote to it is the client's
+// failure when the client had been working without looking at its connections for over a
+// second (closedFirst), and the server's otherwise; analyze counts the first as client_error.
+func TestClosedFirstText(t *testing.T) {
+	var eb exchangeBuffers
+	late := failText(exNetError, &closedFirst{after: int64(12300 * time.Millisecond), late: int64(11 * time.Second)}, "connect: ", 0, &eb)
+	if !strings.HasPrefix(late, ClientErrorPrefix+"connect: the server closed the connection before the request was written, 12.3s after connect() began (the client worked 11s without looking") {
+		t.Errorf("late loop: %q", late)
+	}
+	prompt := failText(exNetError, &closedFirst{after: int64(3 * time.Millisecond), late: int64(2 * time.Millisecond)}, "connect: ", 0, &eb)
+	if prompt != "connect: the server closed the connection before the request was written, 3ms after connect() began" {
+		t.Errorf("prompt loop: %q", prompt)
+	}
 }
