@@ -494,8 +494,8 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 		waitErr = p.waitErr
 	}
 	f := strings.Fields(doneMsg)
-	if len(f) == 8 && waitErr == nil {
-		nums := make([]int, 6)
+	if len(f) == 9 && waitErr == nil {
+		nums := make([]int, 7)
 		ok := true
 		for i := range nums {
 			n, err := strconv.Atoi(f[2+i])
@@ -505,7 +505,7 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 			nums[i] = n
 		}
 		if ok {
-			c = rawlog.Counts{Planned: nums[0], Completed: nums[1], Failed: nums[2], Cancelled: nums[3], Aborted: nums[4], NotSent: nums[5]}
+			c = rawlog.Counts{Planned: nums[0], Completed: nums[1], Failed: nums[2], Cancelled: nums[3], Aborted: nums[4], NotSent: nums[5], ClientFailed: nums[6]}
 			if c.Planned != wi.Planned || c.Accounted() != c.Planned {
 				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its part has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
 			}
