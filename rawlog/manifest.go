@@ -141,6 +141,10 @@ type Counts struct {
 	Aborted   int `json:"aborted"`
 	NotSent   int `json:"not_sent"`
 	Lost      int `json:"lost"`
+	// ClientFailed is how many of the Failed failed on the client's own side (their Err
+	// starts "client error: "): out of file descriptors or local ports, or a connection the
+	// client got back to too late. They measure the machine that ran replay, not the server.
+	ClientFailed int `json:"client_failed,omitempty"`
 }
 
 // WriteManifest writes m to dir/run.json atomically (temporary file, then rename).

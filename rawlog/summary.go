@@ -88,6 +88,7 @@ func (c *Counts) Add(o Counts) {
 	c.Aborted += o.Aborted
 	c.NotSent += o.NotSent
 	c.Lost += o.Lost
+	c.ClientFailed += o.ClientFailed
 }
 
 // Accounted returns how many requests the counts place in an outcome or count as lost. It

@@ -690,6 +690,22 @@ func failText(res exchangeResult, err error, prefix string, bodyLen int, eb *exc
 	return text
 }
 
+// closedFirst is the failure of a fresh connection the server closed before the client wrote
+// its request: after is how long after connect() began the client found it closed, late how
+// long the client had been working without looking at its connections (the event loop's
+// pass before; 0 where unknown).
+type closedFirst struct{ after, late int64 }
+
+func (e *closedFirst) Error() string {
+	return fmt.Sprintf("the server closed the connection before the request was written, %s after connect() began", time.Duration(e.after).Round(time.Millisecond))
+}
+
+// lateLoopNs is how long the client may work without looking at its connections before a
+// server's close of a connection that sent nothing yet counts as the client's fault: servers
+// time out a silent connection in seconds (Go's ReadHeaderTimeout, mockllm's 10 s; nginx's
+// client_header_timeout, 60 s), none within one.
+const lateLoopNs = int64(time.Second)
+
 // ClientErrorPrefix starts the Err of a request that failed for want of the client's own
 // resources (file descriptors, local ports, socket buffers): the server had no part in it.
 const ClientErrorPrefix = "client error: "
@@ -697,7 +713,11 @@ const ClientErrorPrefix = "client error: "
 // clientFault says which of the client's own resources ran out when err is a local resource
 // failure rather than anything the server or the network did; "" otherwise.
 func clientFault(err error) string {
+	var cf *closedFirst
 	switch {
+	case errors.As(err, &cf) && cf.late >= lateLoopNs:
+		return fmt.Sprintf("the client worked %s without looking at its connections, and the server closed this one for sending nothing: a machine too loaded for the run, or connect() slowed by the connection budget (docs/distributed.md)",
+			time.Duration(cf.late).Round(time.Millisecond))
 	case errors.Is(err, syscall.EMFILE):
 		return "this process is out of file descriptors: raise the open-file limit, e.g. ulimit -n 65536"
 	case errors.Is(err, syscall.ENFILE):

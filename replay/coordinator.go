@@ -37,6 +37,9 @@ type Replay struct {
 	// run.json; perCPU is the most workers pinned to one CPU (0 unpinned).
 	workersNote string
 	perCPU      int
+	// sourcesNote says why connections are spread over loopback source addresses the
+	// options did not name (connbudget.go), for notices and run.json.
+	sourcesNote string
 	// partCPUs are this replay's CPUs when it has a part of a shared machine (LocalPart).
 	partCPUs []int
 	planned  []int // records per worker
@@ -115,10 +118,13 @@ func (r *Replay) setup() error {
 	if err != nil {
 		return err
 	}
-	for _, u := range o.URLs {
-		if _, err := newTarget(u, &headConfig{method: method, paths: m.Paths}, tcfg); err != nil {
+	hostports := make([]string, len(o.URLs))
+	for i, u := range o.URLs {
+		t, err := newTarget(u, &headConfig{method: method, paths: m.Paths}, tcfg)
+		if err != nil {
 			return err
 		}
+		hostports[i] = t.addr
 	}
 	if err := checkOutputDir(o.OutputDir); err != nil { // claimed in Run (claim.go)
 		return err
@@ -138,6 +144,9 @@ func (r *Replay) setup() error {
 	}
 	r.info = info
 	if err := r.setupWorkers(shardC); err != nil {
+		return err
+	}
+	if err := r.setupSources(shardC, hostports); err != nil { // connbudget.go
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {
@@ -485,8 +494,8 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 		waitErr = p.waitErr
 	}
 	f := strings.Fields(doneMsg)
-	if len(f) == 8 && waitErr == nil {
-		nums := make([]int, 6)
+	if len(f) == 9 && waitErr == nil {
+		nums := make([]int, 7)
 		ok := true
 		for i := range nums {
 			n, err := strconv.Atoi(f[2+i])
@@ -496,7 +505,7 @@ func (r *Replay) workerOutcome(p *proc, wi *rawlog.WorkerInfo, runErr error) (st
 			nums[i] = n
 		}
 		if ok {
-			c = rawlog.Counts{Planned: nums[0], Completed: nums[1], Failed: nums[2], Cancelled: nums[3], Aborted: nums[4], NotSent: nums[5]}
+			c = rawlog.Counts{Planned: nums[0], Completed: nums[1], Failed: nums[2], Cancelled: nums[3], Aborted: nums[4], NotSent: nums[5], ClientFailed: nums[6]}
 			if c.Planned != wi.Planned || c.Accounted() != c.Planned {
 				return rawlog.StatusFailed, c, fmt.Sprintf("worker %d reported %d outcomes of %d planned requests, its part has %d", p.id, c.Accounted(), c.Planned, wi.Planned)
 			}

@@ -211,7 +211,7 @@ func TestClientFDExhaustion(t *testing.T) {
 			t.Fatalf("request %d: %v %q", q.Index, q.Outcome, q.Err)
 		}
 	}
-	if client == 0 || ok == 0 || client+ok != 100 || res.Counts.Failed != client {
+	if client == 0 || ok == 0 || client+ok != 100 || res.Counts.Failed != client || res.Counts.ClientFailed != client {
 		t.Fatalf("%d completed, %d client errors, counts %+v", ok, client, res.Counts)
 	}
 }

@@ -3,11 +3,9 @@
 package replay
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"runtime/debug"
 	"syscall"
@@ -119,6 +117,15 @@ type evloop struct {
 	monoOff int64 // CLOCK_MONOTONIC minus run clock
 	armedAt int64 // run-clock instant the timerfd is armed for; schedule.Never: disarmed
 
+	// polledNs is when this pass took its events; lateNs is how long the loop worked
+	// without taking any before it (0 after it parked: the poller woke it at once). A fresh
+	// connection the server closed before the loop got back to it counts against the client
+	// when lateNs is long (closedFirst).
+	polledNs, lateNs int64
+	parked           bool
+	// moreDue says dispatch stopped at maxDispatchBurst with requests still due.
+	moreDue bool
+
 	sawStop  bool // w.stopping seen
 	stopSeen bool // the scheduler told of the stop
 	sawAbort bool
@@ -134,31 +141,17 @@ const armUnknown = math.MinInt64
 // newEvloop prepares the event loop for w, or says why this run cannot use it (then the
 // worker keeps the net client).
 func newEvloop(w *worker) (*evloop, error) {
-	l := &evloop{w: w, s: w.sched, armedAt: armUnknown, picker: NewLocalAddrPicker(w.cfg.LocalAddrs, w.cfg.ID),
+	l := &evloop{w: w, s: w.sched, armedAt: armUnknown, parked: true, picker: NewLocalAddrPicker(w.cfg.LocalAddrs, w.cfg.ID),
 		units: make([]*loopUnit, w.g.Units()), lv: w.lr.fresh()}
 	for _, t := range w.targets {
 		if t.tls != nil {
 			return nil, errTLSNet
 		}
-		host, port, err := net.SplitHostPort(t.addr)
+		ap, err := resolveTarget(t.addr)
 		if err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.addr, err)
+			return nil, err
 		}
-		ap, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
-		if err != nil || len(ap) == 0 {
-			return nil, fmt.Errorf("resolve %s: %v", host, err)
-		}
-		pn, err := net.LookupPort("tcp", port)
-		if err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.addr, err)
-		}
-		a := ap[0].Unmap()
-		for _, x := range ap {
-			if x.Unmap().Is4() { // the dialer tries IPv4 first on loopback-style dual answers
-				a = x.Unmap()
-				break
-			}
-		}
+		a, pn := ap.Addr(), int(ap.Port())
 		if a.Is4() {
 			l.addrs = append(l.addrs, &unix.SockaddrInet4{Port: pn, Addr: a.As4()})
 			l.family = append(l.family, unix.AF_INET)
@@ -250,6 +243,11 @@ func (l *evloop) run() {
 func (l *evloop) turn(uintptr) bool {
 	w := l.w
 	for {
+		if t := w.nowNs(); l.parked {
+			l.parked, l.lateNs, l.polledNs = false, 0, t
+		} else {
+			l.lateNs, l.polledNs = t-l.polledNs, t
+		}
 		n, err := rawEpollWaitNow(l.ep, l.events)
 		if err != nil && err != unix.EINTR {
 			w.fail(fmt.Errorf("epoll_wait: %w", err))
@@ -263,14 +261,16 @@ func (l *evloop) turn(uintptr) bool {
 			return true
 		}
 		l.arm()
-		if n == len(l.events) || w.stopping.Load() != l.sawStop || w.aborting.Load() != l.sawAbort {
-			// More events than the batch held (they raise no new edge in the poller), or
-			// a kick that may have come before the timer was armed over it.
+		if n == len(l.events) || l.moreDue || w.stopping.Load() != l.sawStop || w.aborting.Load() != l.sawAbort {
+			// More events than the batch held (they raise no new edge in the poller),
+			// requests still due after a burst, or a kick that may have come before the
+			// timer was armed over it.
 			continue
 		}
 		// One wake-up of the log writer for what this pass logged (ownerFlush): it writes
 		// the frames on this thread once the loop has parked.
 		w.sink.kick()
+		l.parked = true
 		return false
 	}
 }
@@ -330,13 +330,25 @@ var errTLSNet = errors.New("TLS targets use the net client")
 // errAbortedDial is the dial error of a connect the abort cut.
 var errAbortedDial = errors.New("operation was canceled")
 
-// dispatch starts everything the scheduler has due at now, spinning up to the worker's spin
+// maxDispatchBurst bounds how long one pass starts requests before it takes the events that
+// came meanwhile. A burst of thousands of connects (a closed-loop run's first instant) would
+// otherwise leave the first connections unwritten until the last connect returned: seconds,
+// when connect() itself slows (connbudget.go), and a server that waits that long for a
+// request's headers closes them (closedFirst).
+const maxDispatchBurst = int64(5 * time.Millisecond)
+
+// dispatch starts everything the scheduler has due at now (maxDispatchBurst at a time), spinning up to the worker's spin
 // for an open-loop instant that is that close, and acts on the scheduler's own stop (the
 // duration) and its abort. The clock is read again only after a request starts (its start
 // took time) and while spinning.
 func (l *evloop) dispatch(now int64) {
 	w, s := l.w, l.s
-	for !l.stopSeen && !w.stopping.Load() {
+	l.moreDue = false
+	for from := now; !l.stopSeen && !w.stopping.Load(); {
+		if now-from > maxDispatchBurst {
+			l.moreDue = true // the rest after this pass's events
+			break
+		}
 		rel, ok := s.Due(now)
 		if !ok {
 			at, open := s.NextWake()

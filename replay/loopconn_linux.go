@@ -145,6 +145,12 @@ func (l *evloop) onEvent(c *loopConn, events uint32) {
 		r.q.ConnectEndNs = l.w.nowNs()
 		c.pendingIn = c.pendingIn || in
 		l.stopTimer(r)
+		if c.fin {
+			// Closed before a byte of the request went out: writing it now would only
+			// draw the server's reset.
+			l.dialFailed(r, &closedFirst{after: r.q.ConnectEndNs - r.q.ConnectStartNs, late: l.lateNs})
+			return
+		}
 		l.send(r)
 	case lsWrite:
 		c.pendingIn = c.pendingIn || in

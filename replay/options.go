@@ -151,6 +151,9 @@ type Options struct {
 	// LocalAddrs are source addresses connections are spread over, round-robin
 	// (localaddr.go); nil lets the kernel choose.
 	LocalAddrs []netip.Addr
+	// portRange stands in for the kernel's ephemeral-port settings in the connection budget
+	// (connbudget.go) when set: tests shrink the budget with it.
+	portRange portRange
 
 	// CommandLine is recorded in run.json after redaction (RedactArgs).
 	CommandLine []string

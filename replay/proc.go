@@ -82,7 +82,7 @@ func WorkerMain(stdin io.Reader, stdout io.Writer) int {
 	if n := peakRSS(); n > 0 {
 		out.line("memory " + strconv.FormatInt(n, 10))
 	}
-	out.line(fmt.Sprintf("done %s %d %d %d %d %d %d", res.Status, c.Planned, c.Completed, c.Failed, c.Cancelled, c.Aborted, c.NotSent))
+	out.line(fmt.Sprintf("done %s %d %d %d %d %d %d %d", res.Status, c.Planned, c.Completed, c.Failed, c.Cancelled, c.Aborted, c.NotSent, c.ClientFailed))
 	return 0
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay/schedule"
@@ -67,6 +68,9 @@ func (r *Replay) recoverPart(id int, logName string) *recovery {
 				rec.counts.Completed++
 			case rawlog.OutcomeFailed:
 				rec.counts.Failed++
+				if strings.HasPrefix(q.Err, ClientErrorPrefix) {
+					rec.counts.ClientFailed++
+				}
 			case rawlog.OutcomeCancelled:
 				rec.counts.Cancelled++
 			case rawlog.OutcomeAborted:

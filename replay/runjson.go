@@ -52,6 +52,7 @@ func (r *Replay) initManifest() {
 		"max_response_bytes":             o.MaxResponseBytes,
 		"concurrency":                    r.plan.Meta().Concurrency,
 		"local_addrs":                    FormatLocalAddrs(o.LocalAddrs),
+		"local_addrs_note":               r.sourcesNote,
 		"preflight":                      o.Preflight,
 	}
 	m.Preflight = r.preflight

@@ -144,6 +144,7 @@ type worker struct {
 
 	sent, done, errs atomic.Int64
 	counts           [6]atomic.Int64 // by countedOutcome
+	clientFailed     atomic.Int64    // of the failed, the client's own (ClientErrorPrefix)
 
 	lr live
 	// ep parses responses for their first token under a prefill cap (firsttoken.go).
@@ -489,6 +490,7 @@ loop:
 	res.Counts.Cancelled = int(w.counts[rawlog.OutcomeCancelled].Load())
 	res.Counts.Aborted = int(w.counts[rawlog.OutcomeAborted].Load())
 	res.Counts.NotSent = int(w.counts[rawlog.OutcomeNotSent].Load())
+	res.Counts.ClientFailed = int(w.clientFailed.Load())
 	return res, nil
 }
 
@@ -543,6 +545,9 @@ func (w *worker) isLogged(idx int32) bool {
 func (w *worker) logRequest(q *rawlog.Request) {
 	w.logged[q.Index/64].Or(1 << (q.Index % 64))
 	w.counts[countedOutcome(q)].Add(1)
+	if countedOutcome(q) == rawlog.OutcomeFailed && strings.HasPrefix(q.Err, ClientErrorPrefix) {
+		w.clientFailed.Add(1)
+	}
 	if w.sink.failed() {
 		return // the first failed write was reported; nothing more reaches the file
 	}

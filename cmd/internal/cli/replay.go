@@ -269,7 +269,8 @@ func (r *Replay) waitOptions(o *replay.Options) error {
 
 // RunReplay replays o until done, Ctrl-C (SIGINT, SIGTERM: stop sending, grace period) or a
 // second Ctrl-C (abort in-flight requests), and says the outcome on stderr. Exit status: 0
-// complete, 1 failed, 2 bad input, 130 interrupted.
+// complete, 1 failed (or requests failed on the client's own side), 2 bad input, 130
+// interrupted.
 func RunReplay(o *replay.Options, stderr io.Writer) int {
 	r, err := replay.New(*o)
 	if err != nil {
@@ -309,7 +310,22 @@ func RunReplay(o *replay.Options, stderr io.Writer) int {
 	if m.Status == rawlog.StatusInterrupted {
 		return 130
 	}
+	if line := clientFailedLine(c); line != "" {
+		// Last, so that it is the line a reader sees: these failures are this machine's.
+		fmt.Fprintln(stderr, line)
+		return 1
+	}
 	return 0
+}
+
+// clientFailedLine is replay's last line when requests failed on the client's own side ("":
+// none did).
+func clientFailedLine(c rawlog.Counts) string {
+	if c.ClientFailed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("replay: %d of the %d failed requests failed on the client's side, not the server's (client error: the client ran out of its own resources or got back to its connections too late; analyze names which): this run measures this machine, exit 1",
+		c.ClientFailed, c.Failed)
 }
 
 // isStderr reports whether w is os.Stderr, itself or under writers that say what they wrap
