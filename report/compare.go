@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/numfmt"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -197,6 +198,10 @@ type Diff struct {
 	Worse bool `json:"worse"`
 	// Regression: a --fail-on-regression threshold this difference crosses.
 	Regression bool `json:"regression"`
+	// Finding says in words what the difference of medians means: "no significant change:
+	// +0.01 %, below the 1 % minimum effect", "significant regression: +12.3 % (p = 0.002)"
+	// (Finding); the console and the page print it as it is.
+	Finding string `json:"finding"`
 }
 
 // Regression is what fails the comparison: a threshold a run crossed or that cannot be
@@ -345,6 +350,9 @@ func thresholdRegressions(metrics []MetricCompare, runs []Run, t Threshold) []Re
 		}
 		if sig && worse && change >= t.Pct {
 			d.Regression = true
+			if t.Stat == "p50" {
+				d.Finding = Finding(*d, 0, 0, &t)
+			}
 			out = append(out, Regression{Kind: RegressionMetric, Metric: m.Tag, Stat: t.Stat, Run: name,
 				ChangePct: Number(change), Threshold: t.Pct, Reason: fmt.Sprintf("%s %s of %s is %.2f%% worse than %s (threshold %g%%)",
 					t.Metric, t.Stat, name, change, base, t.Pct)})
@@ -531,8 +539,36 @@ func compareMetric(runs []Run, d analyze.MetricDef, o CompareOptions) (MetricCom
 			Significant:    pv < o.Alpha && excludes0(mlo, mhi) && math.Abs(mpct) >= o.MinEffectPct,
 			P99Significant: excludes0(plo, phi) && math.Abs(ppct) >= o.MinEffectPct,
 			Worse:          md != 0 && (md > 0) != d.LargerIsBetter})
+		m.Diffs[len(m.Diffs)-1].Finding = Finding(m.Diffs[len(m.Diffs)-1], o.Alpha, o.MinEffectPct, nil)
 	}
 	return m, true
+}
+
+// Finding says in words what a difference of medians is, from the same figures as its
+// significant flag: which test it fails when it is not significant, and, when it is,
+// whether the change is an improvement or a regression (the metric's worse direction) with
+// its p-value; crossed is the --fail-on-regression threshold it crosses, nil when none.
+// Numbers are numfmt's.
+func Finding(d Diff, alpha, minEffectPct float64, crossed *Threshold) string {
+	pct, p := float64(d.MedianDiffPct), float64(d.PValue)
+	change := numfmt.Percent(pct)
+	lo, hi := float64(d.MedianCI[0]), float64(d.MedianCI[1])
+	switch {
+	case d.Significant && crossed != nil:
+		return fmt.Sprintf("significant regression: %s (p %s), beyond the --fail-on-regression threshold of %s %%", change, numfmt.P(p), numfmt.Format(crossed.Pct))
+	case d.Significant && d.Worse:
+		return fmt.Sprintf("significant regression: %s (p %s)", change, numfmt.P(p))
+	case d.Significant:
+		return fmt.Sprintf("significant improvement: %s (p %s)", change, numfmt.P(p))
+	case pct == 0 && float64(d.MedianDiff) == 0:
+		return "no change: the medians are equal"
+	case math.Abs(pct) < minEffectPct:
+		return fmt.Sprintf("no significant change: %s, below the %s %% minimum effect", change, numfmt.Format(minEffectPct))
+	case !(p < alpha):
+		return fmt.Sprintf("no significant change: %s (p %s, not below %s)", change, numfmt.P(p), numfmt.Format(alpha))
+	}
+	return fmt.Sprintf("no significant change: %s (p %s, but the 95 %% interval of the median difference [%s, %s] includes 0)",
+		change, numfmt.P(p), numfmt.Format(lo), numfmt.Format(hi))
 }
 
 // relPct is d as a percentage of base: 0 when d is 0 (or base is NaN), ±Inf when only base

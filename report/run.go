@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/numfmt"
 )
 
 // PageVersion is the version of the run page's data JSON (docs/report.md).
@@ -316,9 +317,9 @@ func sliceTable(s *analyze.Summary) *SliceTable {
 		t.Header = append(t.Header, h)
 	}
 	for _, sl := range s.Slices {
-		row := []string{fmt.Sprint(sl.Index), fmtG(float64(sl.StartUnixNs-s.StartUnixNs) / 1e9)}
+		row := []string{fmt.Sprint(sl.Index), numfmt.Format(float64(sl.StartUnixNs-s.StartUnixNs) / 1e9)}
 		for _, c := range cols {
-			row = append(row, fmtG(sliceValue(sl, c.tag, c.stat)))
+			row = append(row, numfmt.Format(sliceValue(sl, c.tag, c.stat)))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -342,11 +343,4 @@ func sliceValue(sl analyze.Slice, tag, stat string) float64 {
 		return r.Stats.Avg
 	}
 	return math.NaN()
-}
-
-func fmtG(v float64) string {
-	if math.IsNaN(v) {
-		return "N/A"
-	}
-	return string(appendNum(nil, math.Round(v*1000)/1000))
 }
