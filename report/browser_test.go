@@ -297,7 +297,7 @@ func TestBrowserPages(t *testing.T) {
 		for i := range runs {
 			runs[i].Records = nil // the sweep page needs the summaries only
 		}
-		path := writeHTML(t, "sweep.html", func(w *bytes.Buffer) error { return WriteSweep(w, "", runs, "") })
+		path := writeHTML(t, "sweep.html", func(w *bytes.Buffer) error { return WriteSweep(w, "", runs, nil) })
 		res := openPage(t, bctx, path)
 		if len(res.charts) != 2 {
 			t.Errorf("%d sweep charts, want 2 (TTFT vs throughput, Pareto)", len(res.charts))
