@@ -137,9 +137,14 @@ type ComparePage struct {
 
 // RunRow is one run of a comparison.
 type RunRow struct {
-	Name        string  `json:"name"`
-	Dir         string  `json:"dir"`
-	PlanHash    string  `json:"plan_hash"`
+	Name     string `json:"name"`
+	Dir      string `json:"dir"`
+	PlanHash string `json:"plan_hash"`
+	// BodiesHash is what the plan sends without when (bodiesHash): runs of one sweep have
+	// different plan hashes by design and the same bodies hash; "" when the plan could not
+	// be read (bodiesWhy says why).
+	BodiesHash  string `json:"bodies_hash"`
+	bodiesWhy   string
 	Model       string  `json:"model"`
 	Concurrency int     `json:"concurrency"`
 	OfferedRate float64 `json:"offered_rate"`
@@ -371,6 +376,11 @@ func runRows(runs []Run) []RunRow {
 			Problems:              append([]string{}, r.Problems...),
 			OutputTokenThroughput: Number(value(s, "output_token_throughput")), RequestThroughput: Number(value(s, "request_throughput")),
 			Verdict: analyze.VerdictLine(s), Saturated: s.Verdict.Known && !s.Verdict.Kept}
+		if h, err := bodiesHash(s.PlanPath); err != nil {
+			rows[i].bodiesWhy = err.Error()
+		} else {
+			rows[i].BodiesHash = h
+		}
 	}
 	return rows
 }
@@ -440,16 +450,28 @@ func warnings(rows []RunRow) []string {
 			out = append(out, fmt.Sprintf("run %s: the client was saturated (schedule NOT kept): its numbers describe the client, not the server, so differences against it are not the server's", r.Name))
 		}
 	}
-	hashes := map[string]bool{}
-	var list []string
-	for _, r := range rows {
-		if !hashes[r.PlanHash] {
-			hashes[r.PlanHash] = true
-			list = append(list, r.Name+" "+short(r.PlanHash))
+	// Plans differ by design in what a sweep sweeps (the concurrency, the request rate and
+	// the schedule drawn from it): that is no warning. What they send must not differ: the
+	// bodies (and their paths), the endpoint and the model.
+	if differing(rows, func(r RunRow) string { return r.PlanHash }) != "" {
+		var unread []string
+		for _, r := range rows {
+			if r.BodiesHash == "" {
+				unread = append(unread, r.Name+": "+r.bodiesWhy)
+			}
+		}
+		switch {
+		case len(unread) > 0:
+			out = append(out, "the runs used different plans ("+differing(rows, func(r RunRow) string { return short(r.PlanHash) })+
+				") whose request bodies could not be compared ("+strings.Join(unread, "; ")+"): they may not have sent the same requests, and their completed requests are not compared")
+		default:
+			if d := differing(rows, func(r RunRow) string { return short(r.BodiesHash) }); d != "" {
+				out = append(out, "the runs sent different request bodies (bodies hash "+d+"): they did not send the same requests, so their differences are not the server's alone, and their completed requests are not compared")
+			}
 		}
 	}
-	if len(hashes) > 1 {
-		out = append(out, "the runs used different plans ("+strings.Join(list, ", ")+"): they did not send the same requests, and their completed requests are not compared")
+	if d := differing(rows, func(r RunRow) string { return r.Model }); d != "" {
+		out = append(out, "the runs asked for different models ("+d+"): they did not measure the same model")
 	}
 	if d := differing(rows, func(r RunRow) string { return r.Endpoint }); d != "" {
 		out = append(out, "the runs called different endpoints ("+d+"): they did not measure the same API or server")

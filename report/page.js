@@ -293,7 +293,7 @@
 
   function comparePage() {
     var w = section("Warnings", "warnings");
-    if (!D.warnings.length) add(w, "p", {}, "None: every client kept its schedule and every run used the same plan.");
+    if (!D.warnings.length) add(w, "p", {}, "None: every client kept its schedule, and the runs sent the same requests to the same endpoint and model (their plans may differ in the load they offer, by design).");
     else { var ul = add(w, "ul", { id: "warning-list" }); D.warnings.forEach(function (x) { add(ul, "li", { "class": "bad-text" }, x); }); }
     var r = section("Runs", "runs");
     // The load: concurrency for a closed loop, the offered rate for an open one, both for a
@@ -330,10 +330,17 @@
     }
     if (D.sweep) {
       var sw = section("Sweep over " + D.sweep.parameter.replace("_", " "), "sweep");
-      table(sw, [D.sweep.parameter, "run", "output tokens/s", "per GPU", "tokens/s/user p50", "TTFT p50 (ms)", "TTFT p99 (ms)", "Pareto"], D.sweep.points.map(function (p) {
-        return [num(p.value), p.name, num(p.output_token_throughput), num(p.output_token_throughput_per_gpu), num(p.output_token_throughput_per_user_p50),
-          num(p.time_to_first_token_p50), num(p.time_to_first_token_p99), p.pareto ? "yes" : ""];
+      table(sw, [D.sweep.parameter, "point", "output tokens/s", "per GPU", "tokens/s/user avg", "tokens/s/user p50", "requests/s", "TTFT p50 (ms)", "TTFT p99 (ms)", "Pareto"], D.sweep.points.map(function (p) {
+        return [num(p.value), p.name + (p.failed ? " (failed)" : p.saturated ? " (saturated)" : ""), num(p.output_token_throughput), num(p.output_token_throughput_per_gpu),
+          num(p.output_token_throughput_per_user_avg), num(p.output_token_throughput_per_user_p50), num(p.request_throughput),
+          num(p.time_to_first_token_p50), num(p.time_to_first_token_p99), p.pareto ? "yes" : "–"];
       }));
+      if (D.sweep.pareto_objectives.length)
+        add(sw, "p", { "class": "hint" }, "Pareto set on " + D.sweep.pareto_objectives.join(" and ") + ", among the valid points: the values of the sweep's JSON (pareto_optimal).");
+      if (D.sweep.best_configurations.length)
+        table(sw, ["best configuration", D.sweep.parameter, "point", "metric", "value"], D.sweep.best_configurations.map(function (b) {
+          return [b.name, num(b.value), b.point, b.metric, num(b.result) + (b.unit ? " " + b.unit : "")];
+        }), "best");
     }
     chartsBySection(D.charts);
   }
