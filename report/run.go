@@ -43,6 +43,11 @@ type RunPage struct {
 	Trustworthy *bool      `json:"trustworthy"`
 	Gates       []GateLine `json:"gates"`
 	Table       []Row      `json:"table"`
+	// Metrics are the values the table's cells and the captions are formatted from, as the
+	// JSON export has them (each metric block of profile_export_aiperf.json: a single value
+	// as avg), in the summary's order: the page's source of truth, which
+	// TestRunPageEqualsJSON holds against the export.
+	Metrics []MetricValues `json:"metrics"`
 	// Selection says how the requests were selected and grouped (--where, --group-by), ""
 	// when they were not; Groups are the groups' tables (the page's selector switches the
 	// metrics table to one).
@@ -58,6 +63,38 @@ type RunPage struct {
 	Charts     []Chart     `json:"charts"`
 	// Sessions is the session section of a graph plan's run (sessions.go); absent otherwise.
 	Sessions *Sessions `json:"sessions,omitempty"`
+}
+
+// MetricValues is one result of the run: a single value (Avg; the statistics null) or a
+// distribution's statistics.
+type MetricValues struct {
+	Tag    string `json:"tag"`
+	Unit   string `json:"unit"`
+	Single bool   `json:"single"`
+	Count  int64  `json:"count"`
+	Avg    Number `json:"avg"`
+	Min    Number `json:"min"`
+	Max    Number `json:"max"`
+	Std    Number `json:"std"`
+	P50    Number `json:"p50"`
+	P90    Number `json:"p90"`
+	P99    Number `json:"p99"`
+}
+
+// metricValues are the results of s as MetricValues.
+func metricValues(s *analyze.Summary) []MetricValues {
+	out := make([]MetricValues, 0, len(s.Results))
+	nan := Number(math.NaN())
+	for _, r := range s.Results {
+		if r.Stats == nil {
+			out = append(out, MetricValues{Tag: r.Tag, Unit: r.Unit, Single: true, Avg: Number(r.Value), Min: nan, Max: nan, Std: nan, P50: nan, P90: nan, P99: nan})
+			continue
+		}
+		st := r.Stats
+		out = append(out, MetricValues{Tag: r.Tag, Unit: r.Unit, Count: st.Count, Avg: Number(st.Avg), Min: Number(st.Min), Max: Number(st.Max),
+			Std: Number(st.Std), P50: Number(st.P[4]), P90: Number(st.P[6]), P99: Number(st.P[8])})
+	}
+	return out
 }
 
 // GroupTable is one group's metrics table (analyze --group-by).
@@ -177,6 +214,7 @@ func BuildRun(in RunInput) *RunPage {
 	p.Title = "llmbench report: " + p.Run.Name
 	p.Checks, p.Trustworthy = checks(s, in.Gates)
 	p.Table = rows(s, analyze.ConsoleRows(s))
+	p.Metrics = metricValues(s)
 	if sel := s.Selection; sel != nil {
 		var parts []string
 		if sel.Where != "" {
