@@ -144,7 +144,24 @@ func printCompare(w io.Writer, c *report.ComparePage) {
 				numfmt.Percent(float64(d.P99DiffPct)), d.Finding)
 		}
 	}
-	if c.Sweep != nil {
-		fmt.Fprintf(w, "Sweep over %s: %d points (compare.html draws TTFT against throughput and the Pareto)\n", c.Sweep.Parameter, len(c.Sweep.Points))
+	if sw := c.Sweep; sw != nil {
+		// The Pareto set and the best points as compare.json and compare.html have them.
+		var front, best []string
+		for _, p := range sw.Points {
+			if p.Pareto {
+				front = append(front, p.Name)
+			}
+		}
+		for _, b := range sw.Best {
+			best = append(best, fmt.Sprintf("%s %s (%s %s %s)", b.Name, b.Point, b.Metric, numfmt.Format(float64(b.Result)), b.Unit))
+		}
+		if len(front) == 0 {
+			front = []string{"none"}
+		}
+		fmt.Fprintf(w, "Sweep over %s: %d points; Pareto-optimal on %s: %s (compare.html draws TTFT against throughput and the Pareto)\n",
+			sw.Parameter, len(sw.Points), strings.Join(sw.ParetoObjectives, " and "), strings.Join(front, ", "))
+		if len(best) > 0 {
+			fmt.Fprintf(w, "Best: %s\n", strings.Join(best, "; "))
+		}
 	}
 }

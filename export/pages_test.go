@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/llmbench/llmbench/report"
@@ -130,5 +131,37 @@ func TestComparePageEqualsJSON(t *testing.T) {
 				t.Errorf("%s run %d: no finding", m.Tag, d.Run)
 			}
 		}
+	}
+}
+
+// TestCompareConsoleNamesPareto: the console names the Pareto set compare.json holds.
+func TestCompareConsoleNamesPareto(t *testing.T) {
+	root := t.TempDir()
+	var dirs []string
+	for _, n := range []string{"conc-1", "conc-2", "conc-4"} {
+		dirs = append(dirs, copyFixture(t, root, n, n+".llmplan"))
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Compare(CompareOptions{Dirs: dirs, OutputDir: filepath.Join(root, "cmp"), NoHTML: true, Compare: report.CompareOptions{MaxErrorRate: 0.2},
+		LoadTokenizer: builtin, Stdout: &stdout, Stderr: &stderr}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(root, "cmp", FileCompareJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c report.ComparePage
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	var front []string
+	for _, p := range c.Sweep.Points {
+		if p.Pareto {
+			front = append(front, p.Name)
+		}
+	}
+	want := "Pareto-optimal on " + strings.Join(c.Sweep.ParetoObjectives, " and ") + ": " + strings.Join(front, ", ") + " "
+	if len(front) == 0 || !strings.Contains(stdout.String(), want) {
+		t.Errorf("stdout does not name the JSON's Pareto set (%q):\n%s", want, stdout.String())
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
@@ -84,5 +85,31 @@ func TestRateBins(t *testing.T) {
 	}
 	if c.Raw == nil || len(c.Raw.Data) != 2 || len(c.Raw.Data[0]) != 10 || c.Raw.Data[1][9] != 75 {
 		t.Errorf("raw series: %+v", c.Raw)
+	}
+}
+
+// TestRowNoteSameRead: a Time to Second Token whose minimum is 0 ms because events arrived in
+// one read says so beside the figure; a real minimum, or no same-read gaps, says nothing.
+func TestRowNoteSameRead(t *testing.T) {
+	ttst, _ := analyze.LookupMetric("time_to_second_token")
+	pct, _ := analyze.LookupMetric("same_read_chunk_gap_pct")
+	mk := func(min, share float64) *analyze.Summary {
+		return &analyze.Summary{Results: []analyze.Result{{MetricDef: ttst, Stats: &analyze.Stats{Count: 10, Min: min}}, {MetricDef: pct, Value: share}}}
+	}
+	for _, c := range []struct {
+		name       string
+		s          *analyze.Summary
+		tag        string
+		wantPrefix string
+	}{
+		{"min 0 from same-read gaps", mk(0, 7.5), "time_to_second_token", "min 0 ms: 7.5 % of the gaps"},
+		{"a real minimum", mk(0.4, 7.5), "time_to_second_token", ""},
+		{"no same-read gaps", mk(0, 0), "time_to_second_token", ""},
+		{"another metric", mk(0, 7.5), "time_to_first_token", ""},
+	} {
+		got := rowNote(c.s, c.tag)
+		if c.wantPrefix == "" && got != "" || c.wantPrefix != "" && !strings.HasPrefix(got, c.wantPrefix) {
+			t.Errorf("%s: note %q, want %q…", c.name, got, c.wantPrefix)
+		}
 	}
 }

@@ -202,8 +202,15 @@
     var t = section("Metrics", "metrics");
     function metricRows(rows) {
       return rows.map(function (row) {
-        return row.cells.map(function (c, i) { return i === 0 ? { text: c, attrs: { title: row.definition || "", "class": "metric" } } : c; });
+        return row.cells.map(function (c, i) {
+          if (i === 0) return { text: c + (row.note ? " *" : ""), attrs: { title: row.definition || "", "class": "metric" } };
+          // A figure with a note is marked where it is shown; the note is under the table.
+          return i === 2 && row.note ? { text: c + " *", attrs: { title: row.note, "class": "noted" } } : c;
+        });
       });
+    }
+    function rowNotes(rows) {
+      return rows.filter(function (r) { return r.note; }).map(function (r) { return "* " + r.cells[0] + ": " + r.note + "."; });
     }
     var header = ["Metric", "avg", "min", "max", "p99", "p90", "p50", "std"];
     if (D.selection) add(t, "p", { id: "selection" }, "Requests: " + D.selection);
@@ -217,6 +224,7 @@
       groups.forEach(function (g, i) { add(sel, "option", { value: String(i) }, g.name); });
     }
     var mt = table(t, header, metricRows(D.table), "metrics");
+    rowNotes(D.table).forEach(function (n) { add(t, "p", { "class": "row-note" }, n); });
     if (groups.length) {
       groupLine = add(t, "p", { id: "group-line" }, "");
       sel.addEventListener("change", function () {

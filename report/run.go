@@ -133,6 +133,29 @@ type Row struct {
 	Tag        string   `json:"tag"`
 	Cells      []string `json:"cells"`
 	Definition string   `json:"definition"`
+	// Note explains a figure of the row that surprises at first sight, shown beside it ("" for
+	// none): a minimum of 0 ms between events that arrived in one socket read.
+	Note string `json:"note,omitempty"`
+}
+
+// sameReadTags are the metrics whose values include the 0 ms gaps between events that arrived
+// in one socket read (docs/metrics.md "same_read_chunk_gap_pct").
+var sameReadTags = map[string]bool{"time_to_second_token": true, "inter_chunk_latency": true}
+
+// rowNote is the note of tag's row in s: why its minimum is 0 when same-read gaps made it so.
+func rowNote(s *analyze.Summary, tag string) string {
+	if !sameReadTags[tag] {
+		return ""
+	}
+	r, ok := s.Result(tag)
+	if !ok || r.Stats == nil || r.Stats.Count == 0 || r.Stats.Min != 0 {
+		return ""
+	}
+	pct, ok := s.Result("same_read_chunk_gap_pct")
+	if !ok || !(pct.Value > 0) {
+		return ""
+	}
+	return "min 0 ms: " + numfmt.Format(pct.Value) + " % of the gaps between events are 0 ms because several events arrived in one socket read (loopback, a fast server): they are not real token gaps"
 }
 
 // Errors are the failed requests by kind.
@@ -195,7 +218,7 @@ func rows(s *analyze.Summary, cr []analyze.ConsoleRow) []Row {
 		if d, ok := s.Registry.Lookup(r.Tag); ok && d.User {
 			def = d.Description // a user metric: as its definition said
 		}
-		out = append(out, Row{Tag: r.Tag, Cells: r.Cells, Definition: def})
+		out = append(out, Row{Tag: r.Tag, Cells: r.Cells, Definition: def, Note: rowNote(s, r.Tag)})
 	}
 	return out
 }
