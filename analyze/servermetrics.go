@@ -69,6 +69,10 @@ var serverStats = map[string][]string{
 	"ratio":     {"avg"},
 }
 
+// Has reports whether the metric's kind has the statistic stat (avg, min, max, p50, p99,
+// rate): a reporter shows the others as absent, never as 0.
+func (m ServerMetric) Has(stat string) bool { return slices.Contains(serverStats[m.Kind], stat) }
+
 // stat returns the named statistic, false when the metric's kind has none by that name.
 func (m ServerMetric) stat(name string) (float64, bool) {
 	if !slices.Contains(serverStats[m.Kind], name) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/internal/errline"
+	"github.com/llmbench/llmbench/internal/numfmt"
 	"github.com/llmbench/llmbench/report"
 	"github.com/llmbench/llmbench/tokenizer"
 )
@@ -136,20 +137,31 @@ func printCompare(w io.Writer, c *report.ComparePage) {
 			}
 		}
 		for _, d := range m.Diffs {
-			verdict := "not significant"
-			switch {
-			case d.Regression:
-				verdict = "SIGNIFICANT, REGRESSION"
-			case d.Significant:
-				verdict = "SIGNIFICANT"
-			}
-			fmt.Fprintf(w, "  %s (%s) %s: p50 %.4g -> %.4g (%+.2f%%, CI [%.4g, %.4g]), p99 %.4g -> %.4g (%+.2f%%), p = %.3g: %s\n",
-				m.Tag, m.Unit, c.Runs[d.Run].Name, float64(m.Runs[0].P50), float64(m.Runs[d.Run].P50), float64(d.MedianDiffPct),
-				float64(d.MedianCI[0]), float64(d.MedianCI[1]), float64(m.Runs[0].P99), float64(m.Runs[d.Run].P99),
-				float64(d.P99DiffPct), float64(d.PValue), verdict)
+			f := numfmt.Format
+			fmt.Fprintf(w, "  %s (%s) %s: p50 %s -> %s (CI of the difference [%s, %s]), p99 %s -> %s (%s): %s\n",
+				m.Tag, m.Unit, c.Runs[d.Run].Name, f(float64(m.Runs[0].P50)), f(float64(m.Runs[d.Run].P50)),
+				f(float64(d.MedianCI[0])), f(float64(d.MedianCI[1])), f(float64(m.Runs[0].P99)), f(float64(m.Runs[d.Run].P99)),
+				numfmt.Percent(float64(d.P99DiffPct)), d.Finding)
 		}
 	}
-	if c.Sweep != nil {
-		fmt.Fprintf(w, "Sweep over %s: %d points (compare.html draws TTFT against throughput and the Pareto)\n", c.Sweep.Parameter, len(c.Sweep.Points))
+	if sw := c.Sweep; sw != nil {
+		// The Pareto set and the best points as compare.json and compare.html have them.
+		var front, best []string
+		for _, p := range sw.Points {
+			if p.Pareto {
+				front = append(front, p.Name)
+			}
+		}
+		for _, b := range sw.Best {
+			best = append(best, fmt.Sprintf("%s %s (%s %s %s)", b.Name, b.Point, b.Metric, numfmt.Format(float64(b.Result)), b.Unit))
+		}
+		if len(front) == 0 {
+			front = []string{"none"}
+		}
+		fmt.Fprintf(w, "Sweep over %s: %d points; Pareto-optimal on %s: %s (compare.html draws TTFT against throughput and the Pareto)\n",
+			sw.Parameter, len(sw.Points), strings.Join(sw.ParetoObjectives, " and "), strings.Join(front, ", "))
+		if len(best) > 0 {
+			fmt.Fprintf(w, "Best: %s\n", strings.Join(best, "; "))
+		}
 	}
 }

@@ -51,7 +51,9 @@ type Options struct {
 	// Analysis are analyze's options; Run sets their RunDirs and TempDir, and their
 	// LoadTokenizer from LoadTokenizer when it is nil.
 	Analysis analyze.Options
-	// OutputDir is where the exports go; "" is the first run directory.
+	// OutputDir is where the exports go; "" is the first run directory, or, for an
+	// analysis with a selection, grouping or user metrics, its folder under the first run
+	// directory's selections/ (SelectionDir).
 	OutputDir string
 	// ExportPrefix names every export (DefaultExportPrefix + the suffixes above).
 	ExportPrefix string
@@ -121,6 +123,11 @@ func Run(o Options) (*analyze.Summary, int) {
 	outFlag := "--output-dir"
 	if out == "" {
 		out, outFlag = dirs[0], "RUN_DIR"
+		// A selected analysis never replaces the run's own exports and report.html: it
+		// writes beside them, in a folder named after what it selected (selection.go).
+		if sel := SelectionDir(dirs[0], opts); sel != "" {
+			out = sel
+		}
 	}
 	page := newPage(o.NoHTML, o.HTML)
 	// Nothing is written over an input of the analysis (a run's files, the plan...): the

@@ -259,41 +259,17 @@ func worse(a, b int) int {
 	return a
 }
 
-// statKeys are the statistics aggregated per distribution (AIPerf's STAT_KEYS); a single
-// value is aggregated as <tag>_avg.
-var statKeys = append([]string{"avg", "min", "max"}, append(analyze.PercentileNames[:9:9], "std")...)
-
 type unitValue struct {
 	v    float64
 	unit string
 }
 
-// runMetrics flattens a run's results into <tag>_<stat> → value, AIPerf's aggregate keys.
+// runMetrics flattens a run's results into <tag>_<stat> → value, AIPerf's aggregate keys
+// (analyze.AggregateKeys).
 func runMetrics(s *analyze.Summary) map[string]unitValue {
 	out := map[string]unitValue{}
-	for i := range s.Results {
-		r := &s.Results[i]
-		if r.Stats == nil {
-			out[r.Tag+"_avg"] = unitValue{r.Value, r.Unit}
-			continue
-		}
-		st := r.Stats
-		for _, k := range statKeys {
-			var v float64
-			switch k {
-			case "avg":
-				v = st.Avg
-			case "min":
-				v = st.Min
-			case "max":
-				v = st.Max
-			case "std":
-				v = st.Std
-			default:
-				v = st.P[slices.Index(analyze.PercentileNames[:], k)]
-			}
-			out[r.Tag+"_"+k] = unitValue{v, r.Unit}
-		}
+	for k, kv := range analyze.AggregateKeys(s) {
+		out[k] = unitValue{kv.V, kv.Unit}
 	}
 	return out
 }

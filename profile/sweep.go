@@ -79,24 +79,6 @@ func (r *runner) sweep(dir string) int {
 	return code
 }
 
-// bestObjectives are the sweep's best_configurations: AIPerf's best_throughput and
-// best_latency_p99 (TTFT p99, else request latency p99), and the two token throughputs.
-var bestObjectives = []sweep.Objective{
-	{Name: "best_throughput", Key: "request_throughput_avg", Maximize: true},
-	{Name: "best_latency_p99", Key: "time_to_first_token_p99"},
-	{Name: "best_latency_p99", Key: "request_latency_p99"},
-	{Name: "best_output_token_throughput", Key: "output_token_throughput_avg", Maximize: true},
-	{Name: "best_output_token_throughput_per_user", Key: "output_token_throughput_per_user_avg", Maximize: true},
-}
-
-// paretoObjectives are the axes of the Pareto set, the first pair some valid point has:
-// output tokens/s against output tokens/s per user, else requests/s against request
-// latency p99.
-var paretoObjectives = [][2]sweep.Objective{
-	{{Key: "output_token_throughput_avg", Maximize: true}, {Key: "output_token_throughput_per_user_avg", Maximize: true}},
-	{{Key: "request_throughput_avg", Maximize: true}, {Key: "request_latency_p99"}},
-}
-
 // sweepAnalysis is what the sweep aggregate says beyond the points.
 type sweepAnalysis struct {
 	best   map[string]bestConfig
@@ -108,6 +90,9 @@ type bestConfig struct {
 	Parameters map[string]any `json:"parameters"`
 	Metric     jnum           `json:"metric"`
 	Unit       string         `json:"unit"`
+	// point and key are the point chosen (its index) and the aggregate key it was chosen on.
+	point int
+	key   string
 }
 
 // params is a point's parameters as JSON: concurrency as an integer.
@@ -138,10 +123,10 @@ func analyse(points []*pointResult) sweepAnalysis {
 			values[i][k] = m.c.Mean
 		}
 	}
-	for name, b := range sweep.BestPoints(values, valid, bestObjectives) {
-		a.best[name] = bestConfig{params(points[b.Point].point), jnum(b.Value), points[b.Point].metrics[b.Objective.Key].unit}
+	for name, b := range sweep.BestPoints(values, valid, sweep.BestObjectives) {
+		a.best[name] = bestConfig{params(points[b.Point].point), jnum(b.Value), points[b.Point].metrics[b.Objective.Key].unit, b.Point, b.Objective.Key}
 	}
-	a.pareto, a.axes = sweep.ParetoFront(values, valid, paretoObjectives)
+	a.pareto, a.axes = sweep.ParetoFront(values, valid, sweep.ParetoAxes)
 	return a
 }
 
@@ -220,11 +205,7 @@ func (r *runner) writeSweep(dir string, points []*pointResult) error {
 	doc.Metadata = sweepMeta{SweepParameters: sweepParams(points), NumCombinations: len(points), RunsPerPoint: r.o.Runs,
 		ConfidenceLevel: r.o.Level, ParetoObjectives: []string{}, Tool: "llmbench", ToolVersion: version.String()}
 	for _, o := range a.axes {
-		dirn := "minimize"
-		if o.Maximize {
-			dirn = "maximize"
-		}
-		doc.Metadata.ParetoObjectives = append(doc.Metadata.ParetoObjectives, o.Key+":"+dirn)
+		doc.Metadata.ParetoObjectives = append(doc.Metadata.ParetoObjectives, objectiveName(o))
 	}
 	onPareto := map[int]bool{}
 	for _, i := range a.pareto {
@@ -257,7 +238,7 @@ func (r *runner) writeSweep(dir string, points []*pointResult) error {
 	}
 	r.printSweep(points, onPareto)
 	fmt.Fprintf(r.stdout, "Sweep aggregate in %s: %s, %s\n", out, prefix+suffixSweep+".json", prefix+suffixSweep+".csv")
-	r.sweepPage(dir, points)
+	r.sweepPage(dir, points, a)
 	return nil
 }
 
@@ -397,13 +378,14 @@ func (r *runner) printSweep(points []*pointResult, onPareto map[int]bool) {
 }
 
 // sweepPage writes dir/aggregate/sweep.html, the sweep page of the HTML report (package
-// report: TTFT against throughput, the Pareto of per-user speed against throughput): one
-// point per point of the sweep, drawn from its first valid run, else its first analysed
-// one with what is wrong with it (a saturated client is flagged, a run with failures is
-// never on the page's Pareto). A grid of two swept flags has no one axis and gets no page;
-// a page that cannot be written is said on stderr and does not fail the sweep, whose JSON
-// and CSV hold everything.
-func (r *runner) sweepPage(dir string, points []*pointResult) {
+// report: TTFT against throughput, the Pareto set on its axes, the best configurations): it
+// draws the aggregate's own values, each point's means over its valid runs, the Pareto set
+// and the best configurations of a (what the JSON and the console say), and one run per
+// point in its runs table: the first valid run, else the first analysed one with what is
+// wrong with it. A grid of two swept flags has no one axis and gets no page; a page that
+// cannot be written is said on stderr and does not fail the sweep, whose JSON and CSV hold
+// everything.
+func (r *runner) sweepPage(dir string, points []*pointResult, a sweepAnalysis) {
 	var runs []report.Run
 	parameter := ""
 	for _, p := range points {
@@ -419,12 +401,62 @@ func (r *runner) sweepPage(dir string, points []*pointResult) {
 		return
 	}
 	path := filepath.Join(dir, aggregateDir, sweepHTML)
-	err := export.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteSweep(w, "", runs, parameter) })
+	sw := pageSweep(parameter, points, a)
+	err := export.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteSweep(w, "", runs, sw) })
 	if err != nil {
 		r.say(fmt.Errorf("sweep page %s: %w", path, err))
 		return
 	}
 	fmt.Fprintf(r.stdout, "Sweep page: %s\n", path)
+}
+
+// pageSweep is the sweep of the page: the points' aggregate means (report.NewSweep), the
+// Pareto set and the best configurations of a, the aggregate's, so the page and the JSON
+// cannot differ.
+func pageSweep(parameter string, points []*pointResult, a sweepAnalysis) *report.Sweep {
+	in := make([]report.SweepInput, len(points))
+	for i, p := range points {
+		vals, units := map[string]float64{}, map[string]string{}
+		for k, m := range p.metrics {
+			vals[k], units[k] = m.c.Mean, m.unit
+		}
+		saturated, gpus := false, 0
+		for _, run := range p.runs {
+			saturated = saturated || run.check.Has(sweep.Schedule)
+			if run.s != nil && gpus == 0 {
+				gpus = len(run.s.GPUs)
+			}
+		}
+		in[i] = report.SweepInput{Name: filepath.Base(p.dir), Value: p.point[0].Value, Values: vals, Units: units, GPUs: gpus,
+			Valid: p.valid, Saturated: saturated, Failed: !p.valid && !saturated}
+	}
+	sw := report.NewSweep(parameter, in)
+	onPareto := map[int]bool{}
+	for _, i := range a.pareto {
+		onPareto[i] = true
+	}
+	for i := range sw.Points {
+		sw.Points[i].Pareto = onPareto[i]
+	}
+	sw.ParetoObjectives = sw.ParetoObjectives[:0]
+	for _, o := range a.axes {
+		sw.ParetoObjectives = append(sw.ParetoObjectives, objectiveName(o))
+	}
+	sw.Best = sw.Best[:0]
+	for _, name := range sortedKeys(a.best) {
+		b := a.best[name]
+		sw.Best = append(sw.Best, report.SweepBest{Name: name, Point: in[b.point].Name, Value: in[b.point].Value, Metric: b.key,
+			Result: report.Number(b.Metric), Unit: b.Unit})
+	}
+	return sw
+}
+
+// objectiveName is a Pareto axis as the JSON's metadata names it: "<key>:maximize".
+func objectiveName(o sweep.Objective) string {
+	if o.Maximize {
+		return o.Key + ":maximize"
+	}
+	return o.Key + ":minimize"
 }
 
 // pageRun is the run that stands for point p on the sweep page: its first valid run, else

@@ -12,7 +12,6 @@ const (
 	maxScatter   = 1200 // points per scatter series (LTTB)
 	maxLine      = 600  // points per telemetry line (LTTB)
 	timeGrid     = 400  // instants of the cumulative and in-flight curves
-	rateBins     = 200  // bins of the tokens/s curve
 	maxHistBins  = 40   // bins of a length histogram
 	quantileStep = 0.025
 	maxQuantileX = 4 // −log10(1−q): p99.99
@@ -32,6 +31,18 @@ type Chart struct {
 	// Time says the x axis is seconds since the benchmark started, shared (range and cursor)
 	// by every time chart of the page.
 	Time bool `json:"time,omitempty"`
+	// Raw is the series a binned chart was drawn from, which a button on the page shows
+	// instead (nil: none).
+	Raw *RawView `json:"raw,omitempty"`
+}
+
+// RawView is what a chart's button switches it to: the raw series behind its bins, on the
+// same x axis.
+type RawView struct {
+	Button string   `json:"button"`
+	Y      Axis     `json:"y"`
+	Series []Series `json:"series"`
+	Data   []column `json:"data"`
 }
 
 // Axis names an axis; Kind "quantile" means x is −log10(1−q) (0 = p0, 1 = p90, 2 = p99).

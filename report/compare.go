@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/numfmt"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -136,9 +137,14 @@ type ComparePage struct {
 
 // RunRow is one run of a comparison.
 type RunRow struct {
-	Name        string  `json:"name"`
-	Dir         string  `json:"dir"`
-	PlanHash    string  `json:"plan_hash"`
+	Name     string `json:"name"`
+	Dir      string `json:"dir"`
+	PlanHash string `json:"plan_hash"`
+	// BodiesHash is what the plan sends without when (bodiesHash): runs of one sweep have
+	// different plan hashes by design and the same bodies hash; "" when the plan could not
+	// be read (bodiesWhy says why).
+	BodiesHash  string `json:"bodies_hash"`
+	bodiesWhy   string
 	Model       string  `json:"model"`
 	Concurrency int     `json:"concurrency"`
 	OfferedRate float64 `json:"offered_rate"`
@@ -197,6 +203,10 @@ type Diff struct {
 	Worse bool `json:"worse"`
 	// Regression: a --fail-on-regression threshold this difference crosses.
 	Regression bool `json:"regression"`
+	// Finding says in words what the difference of medians means: "no significant change:
+	// +0.01 %, below the 1 % minimum effect", "significant regression: +12.3 % (p = 0.002)"
+	// (Finding); the console and the page print it as it is.
+	Finding string `json:"finding"`
 }
 
 // Regression is what fails the comparison: a threshold a run crossed or that cannot be
@@ -345,6 +355,9 @@ func thresholdRegressions(metrics []MetricCompare, runs []Run, t Threshold) []Re
 		}
 		if sig && worse && change >= t.Pct {
 			d.Regression = true
+			if t.Stat == "p50" {
+				d.Finding = Finding(*d, 0, 0, &t)
+			}
 			out = append(out, Regression{Kind: RegressionMetric, Metric: m.Tag, Stat: t.Stat, Run: name,
 				ChangePct: Number(change), Threshold: t.Pct, Reason: fmt.Sprintf("%s %s of %s is %.2f%% worse than %s (threshold %g%%)",
 					t.Metric, t.Stat, name, change, base, t.Pct)})
@@ -363,6 +376,11 @@ func runRows(runs []Run) []RunRow {
 			Problems:              append([]string{}, r.Problems...),
 			OutputTokenThroughput: Number(value(s, "output_token_throughput")), RequestThroughput: Number(value(s, "request_throughput")),
 			Verdict: analyze.VerdictLine(s), Saturated: s.Verdict.Known && !s.Verdict.Kept}
+		if h, err := bodiesHash(s.PlanPath); err != nil {
+			rows[i].bodiesWhy = err.Error()
+		} else {
+			rows[i].BodiesHash = h
+		}
 	}
 	return rows
 }
@@ -432,16 +450,28 @@ func warnings(rows []RunRow) []string {
 			out = append(out, fmt.Sprintf("run %s: the client was saturated (schedule NOT kept): its numbers describe the client, not the server, so differences against it are not the server's", r.Name))
 		}
 	}
-	hashes := map[string]bool{}
-	var list []string
-	for _, r := range rows {
-		if !hashes[r.PlanHash] {
-			hashes[r.PlanHash] = true
-			list = append(list, r.Name+" "+short(r.PlanHash))
+	// Plans differ by design in what a sweep sweeps (the concurrency, the request rate and
+	// the schedule drawn from it): that is no warning. What they send must not differ: the
+	// bodies (and their paths), the endpoint and the model.
+	if differing(rows, func(r RunRow) string { return r.PlanHash }) != "" {
+		var unread []string
+		for _, r := range rows {
+			if r.BodiesHash == "" {
+				unread = append(unread, r.Name+": "+r.bodiesWhy)
+			}
+		}
+		switch {
+		case len(unread) > 0:
+			out = append(out, "the runs used different plans ("+differing(rows, func(r RunRow) string { return short(r.PlanHash) })+
+				") whose request bodies could not be compared ("+strings.Join(unread, "; ")+"): they may not have sent the same requests, and their completed requests are not compared")
+		default:
+			if d := differing(rows, func(r RunRow) string { return short(r.BodiesHash) }); d != "" {
+				out = append(out, "the runs sent different request bodies (bodies hash "+d+"): they did not send the same requests, so their differences are not the server's alone, and their completed requests are not compared")
+			}
 		}
 	}
-	if len(hashes) > 1 {
-		out = append(out, "the runs used different plans ("+strings.Join(list, ", ")+"): they did not send the same requests, and their completed requests are not compared")
+	if d := differing(rows, func(r RunRow) string { return r.Model }); d != "" {
+		out = append(out, "the runs asked for different models ("+d+"): they did not measure the same model")
 	}
 	if d := differing(rows, func(r RunRow) string { return r.Endpoint }); d != "" {
 		out = append(out, "the runs called different endpoints ("+d+"): they did not measure the same API or server")
@@ -531,8 +561,36 @@ func compareMetric(runs []Run, d analyze.MetricDef, o CompareOptions) (MetricCom
 			Significant:    pv < o.Alpha && excludes0(mlo, mhi) && math.Abs(mpct) >= o.MinEffectPct,
 			P99Significant: excludes0(plo, phi) && math.Abs(ppct) >= o.MinEffectPct,
 			Worse:          md != 0 && (md > 0) != d.LargerIsBetter})
+		m.Diffs[len(m.Diffs)-1].Finding = Finding(m.Diffs[len(m.Diffs)-1], o.Alpha, o.MinEffectPct, nil)
 	}
 	return m, true
+}
+
+// Finding says in words what a difference of medians is, from the same figures as its
+// significant flag: which test it fails when it is not significant, and, when it is,
+// whether the change is an improvement or a regression (the metric's worse direction) with
+// its p-value; crossed is the --fail-on-regression threshold it crosses, nil when none.
+// Numbers are numfmt's.
+func Finding(d Diff, alpha, minEffectPct float64, crossed *Threshold) string {
+	pct, p := float64(d.MedianDiffPct), float64(d.PValue)
+	change := numfmt.Percent(pct)
+	lo, hi := float64(d.MedianCI[0]), float64(d.MedianCI[1])
+	switch {
+	case d.Significant && crossed != nil:
+		return fmt.Sprintf("significant regression: %s (p %s), beyond the --fail-on-regression threshold of %s %%", change, numfmt.P(p), numfmt.Format(crossed.Pct))
+	case d.Significant && d.Worse:
+		return fmt.Sprintf("significant regression: %s (p %s)", change, numfmt.P(p))
+	case d.Significant:
+		return fmt.Sprintf("significant improvement: %s (p %s)", change, numfmt.P(p))
+	case pct == 0 && float64(d.MedianDiff) == 0:
+		return "no change: the medians are equal"
+	case math.Abs(pct) < minEffectPct:
+		return fmt.Sprintf("no significant change: %s, below the %s %% minimum effect", change, numfmt.Format(minEffectPct))
+	case !(p < alpha):
+		return fmt.Sprintf("no significant change: %s (p %s, not below %s)", change, numfmt.P(p), numfmt.Format(alpha))
+	}
+	return fmt.Sprintf("no significant change: %s (p %s, but the 95 %% interval of the median difference [%s, %s] includes 0)",
+		change, numfmt.P(p), numfmt.Format(lo), numfmt.Format(hi))
 }
 
 // relPct is d as a percentage of base: 0 when d is 0 (or base is NaN), ±Inf when only base

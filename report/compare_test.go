@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -83,8 +84,9 @@ func TestCompareSignificance(t *testing.T) {
 	}
 }
 
-// TestCompareWarnings: a saturated client is said first, then different plans; runs of a
-// concurrency sweep make a sweep with a Pareto.
+// TestCompareWarnings: a saturated client is said; the points of a concurrency sweep have
+// different plans by design (the concurrency) and send the same bodies, which is no warning;
+// runs of a concurrency sweep make a sweep with a Pareto.
 func TestCompareWarnings(t *testing.T) {
 	runs := []Run{analyseFixture(t, "conc-1", 0), analyseFixture(t, "conc-2", 0), analyseFixture(t, "conc-4", 0)}
 	runs[2].Summary.Verdict.Kept = false
@@ -93,8 +95,12 @@ func TestCompareWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Warnings) != 2 || !strings.Contains(c.Warnings[0], "conc-4: the client was saturated") || !strings.Contains(c.Warnings[1], "different plans") {
-		t.Errorf("warnings %q: want the saturated client first, then the different plans", c.Warnings)
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "conc-4: the client was saturated") {
+		t.Errorf("warnings %q: want the saturated client only (a sweep's plans differ by design)", c.Warnings)
+	}
+	if c.Runs[0].PlanHash == c.Runs[1].PlanHash || c.Runs[0].BodiesHash == "" || c.Runs[0].BodiesHash != c.Runs[1].BodiesHash || c.Runs[0].BodiesHash != c.Runs[2].BodiesHash {
+		t.Errorf("a concurrency sweep's runs: plan hashes %s %s, bodies hashes %q %q %q: want different plans, one bodies hash",
+			c.Runs[0].PlanHash, c.Runs[1].PlanHash, c.Runs[0].BodiesHash, c.Runs[1].BodiesHash, c.Runs[2].BodiesHash)
 	}
 	if !c.Runs[2].Saturated || !strings.Contains(c.Runs[2].Verdict, "NOT kept") {
 		t.Errorf("run row %+v", c.Runs[2])
@@ -332,6 +338,43 @@ func TestCompareThresholdNeverVacuous(t *testing.T) {
 			var j bytes.Buffer
 			if err := WriteCompareJSON(&j, cmp); err != nil || !json.Valid(j.Bytes()) {
 				t.Errorf("compare JSON: %v", err)
+			}
+		})
+	}
+}
+
+// TestCompareWarningsWhatMustNotDiffer: runs that sent different bodies, or asked for
+// different models, are warned about; a plan that cannot be read says its bodies could not
+// be compared.
+func TestCompareWarningsWhatMustNotDiffer(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func([]Run)
+		runs []string
+		want string
+	}{
+		{"different bodies", nil, []string{"conc-1", "rate-a"}, "the runs sent different request bodies (bodies hash conc-1 "},
+		{"different models", func(r []Run) { r[1].Summary.Model = "other-model" }, []string{"conc-1", "conc-2"}, "the runs asked for different models (conc-1 "},
+		{"plan unreadable", func(r []Run) { r[1].Summary.PlanPath = filepath.Join(t.TempDir(), "gone.llmplan") }, []string{"conc-1", "conc-2"},
+			"whose request bodies could not be compared (conc-2: "},
+		{"same bodies", nil, []string{"conc-1", "conc-2"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var runs []Run
+			for _, n := range c.runs {
+				runs = append(runs, analyseFixture(t, n, 0))
+			}
+			if c.edit != nil {
+				c.edit(runs)
+			}
+			w := warnings(runRows(runs))
+			found := c.want == "" && len(w) == 0
+			for _, x := range w {
+				found = found || c.want != "" && strings.Contains(x, c.want)
+			}
+			if !found {
+				t.Errorf("warnings %q, want one with %q", w, c.want)
 			}
 		})
 	}

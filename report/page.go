@@ -60,3 +60,18 @@ func WriteRun(w io.Writer, in RunInput) error {
 	p := BuildRun(in)
 	return writePage(w, p.Title, p)
 }
+
+// PageData returns the data JSON a page inlines (its <script id="data"> element): what the
+// page draws, for a reader or a test to hold against the exports.
+func PageData(page []byte) ([]byte, error) {
+	const open, end = `<script id="data" type="application/json">`, `</script>`
+	_, rest, ok := bytes.Cut(page, []byte(open))
+	if !ok {
+		return nil, fmt.Errorf("report: page: no %s element", open)
+	}
+	data, _, ok := bytes.Cut(rest, []byte(end))
+	if !ok {
+		return nil, fmt.Errorf("report: page: the data element does not end")
+	}
+	return data, nil
+}

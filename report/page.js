@@ -13,11 +13,30 @@
     return e;
   }
   function add(parent, tag, attrs, text) { var e = el(tag, attrs, text); parent.appendChild(e); return e; }
+  // num:begin
+  // Numbers for people, by internal/numfmt's rules (Format): fixed-point, four
+  // significant digits but never fewer than the units, at most 12 decimals, trailing zeros
+  // dropped, thousands grouped; "–" for no value. TestPageNumMatchesNumfmt runs this
+  // function against numfmt.Format.
   function num(v) {
-    if (v === null || v === undefined || !isFinite(v)) return "N/A";
-    var a = Math.abs(v);
-    return a !== 0 && (a < 0.01 || a >= 1e7) ? v.toExponential(3) : (Math.round(v * 100) / 100).toLocaleString("en-US");
+    if (v === null || v === undefined || typeof v !== "number" || isNaN(v)) return "–";
+    if (v === Infinity) return "+Inf";
+    if (v === -Infinity) return "-Inf";
+    if (v === 0) return "0";
+    var dec = Math.max(0, Math.min(12, 3 - Math.floor(Math.log10(Math.abs(v)))));
+    var s = Math.abs(v) >= 1e21 ? BigInt(v).toString() : v.toFixed(dec);
+    if (s.indexOf(".") >= 0) s = s.replace(/0+$/, "").replace(/\.$/, "");
+    var neg = s.charAt(0) === "-";
+    if (neg) s = s.slice(1);
+    var parts = s.split("."), ip = parts[0], out = "";
+    for (var i = 0; i < ip.length; i++) {
+      if (i > 0 && (ip.length - i) % 3 === 0) out += ",";
+      out += ip.charAt(i);
+    }
+    if (parts.length > 1) out += "." + parts[1];
+    return (neg && out !== "0" ? "-" : "") + out;
   }
+  // num:end
   function table(parent, header, rows, cls) {
     var t = add(parent, "table", cls ? { "class": cls } : {});
     var tr = add(add(t, "thead"), "tr");
@@ -55,8 +74,24 @@
     add(fig, "h3", {}, c.title);
     var box = add(fig, "div", { "class": "plot" });
     add(fig, "figcaption", {}, c.caption);
+    var plot = draw(box, c, c);
+    if (c.raw) {
+      // The raw series behind the bins, one click away, on the same time axis.
+      var raw = false, btn = add(fig, "button", { type: "button", "class": "raw-toggle" }, "show " + c.raw.button);
+      btn.addEventListener("click", function () {
+        raw = !raw;
+        var at = charts.indexOf(plot);
+        plot.destroy();
+        plot = draw(box, c, raw ? c.raw : c, at);
+        btn.textContent = raw ? "show the bins" : "show " + c.raw.button;
+      });
+    }
+  }
+  // draw draws view (c itself, or c.raw: its y, series and data) in box with c's x axis and
+  // marks; at is the place in charts of the plot it replaces.
+  function draw(box, c, view, at) {
     var series = [{ label: c.x.label }];
-    c.series.forEach(function (s, i) {
+    view.series.forEach(function (s, i) {
       var color = s.color || palette[i % palette.length];
       var o = { label: s.label, stroke: color, width: 1.5, spanGaps: true };
       if (s.style === "points") {
@@ -66,7 +101,7 @@
         o.paths = uPlot.paths.stepped({ align: 1 });
         o.points = { show: false };
       } else if (s.style === "bars") {
-        o.paths = uPlot.paths.bars({ size: [0.9, 60], align: c.series.length > 1 ? (i === 0 ? -1 : 1) : 0 });
+        o.paths = uPlot.paths.bars({ size: [0.9, 60], align: view.series.length > 1 ? (i === 0 ? -1 : 1) : 0 });
         o.fill = color + "99";
         o.points = { show: false };
       } else if (s.style === "linepoints") {
@@ -89,7 +124,7 @@
     var opts = {
       width: Math.max(320, Math.min(560, box.clientWidth || 560)), height: 260,
       scales: { x: xScale },
-      axes: [xAxis, { label: c.y.label, size: 60 }],
+      axes: [xAxis, { label: view.y.label, size: 60 }],
       series: series,
       legend: { show: true },
       cursor: c.time ? { sync: { key: "time" } } : {},
@@ -109,7 +144,9 @@
         }]
       }
     };
-    charts.push(new uPlot(opts, c.data, box));
+    var u = new uPlot(opts, view.data, box);
+    if (at === undefined || at < 0) charts.push(u); else charts[at] = u;
+    return u;
   }
 
   // Header.
@@ -165,8 +202,15 @@
     var t = section("Metrics", "metrics");
     function metricRows(rows) {
       return rows.map(function (row) {
-        return row.cells.map(function (c, i) { return i === 0 ? { text: c, attrs: { title: row.definition || "", "class": "metric" } } : c; });
+        return row.cells.map(function (c, i) {
+          if (i === 0) return { text: c + (row.note ? " *" : ""), attrs: { title: row.definition || "", "class": "metric" } };
+          // A figure with a note is marked where it is shown; the note is under the table.
+          return i === 2 && row.note ? { text: c + " *", attrs: { title: row.note, "class": "noted" } } : c;
+        });
       });
+    }
+    function rowNotes(rows) {
+      return rows.filter(function (r) { return r.note; }).map(function (r) { return "* " + r.cells[0] + ": " + r.note + "."; });
     }
     var header = ["Metric", "avg", "min", "max", "p99", "p90", "p50", "std"];
     if (D.selection) add(t, "p", { id: "selection" }, "Requests: " + D.selection);
@@ -180,6 +224,7 @@
       groups.forEach(function (g, i) { add(sel, "option", { value: String(i) }, g.name); });
     }
     var mt = table(t, header, metricRows(D.table), "metrics");
+    rowNotes(D.table).forEach(function (n) { add(t, "p", { "class": "row-note" }, n); });
     if (groups.length) {
       groupLine = add(t, "p", { id: "group-line" }, "");
       sel.addEventListener("change", function () {
@@ -203,12 +248,13 @@
     var g = section("GPU telemetry and server metrics", "telemetry");
     if (!D.gpus.length) na(g, "GPU telemetry: not available (the run recorded no GPU samples).");
     else table(g, ["GPU", "power W avg/max", "util % avg/max", "memory GB max", "SM clock MHz avg", "energy J"], D.gpus.map(function (x) {
-      function am(s) { return s ? num(s.avg) + " / " + num(s.max) : "N/A"; }
-      return [x.name, am(x.power_w), am(x.utilization_pct), x.memory_used_gb ? num(x.memory_used_gb.max) : "N/A", x.sm_clock_mhz ? num(x.sm_clock_mhz.avg) : "N/A", num(x.energy_j)];
+      function am(s) { return s ? num(s.avg) + " / " + num(s.max) : "–"; }
+      return [x.name, am(x.power_w), am(x.utilization_pct), x.memory_used_gb ? num(x.memory_used_gb.max) : "–", x.sm_clock_mhz ? num(x.sm_clock_mhz.avg) : "–", num(x.energy_j)];
     }));
     if (!D.server.length) na(g, "Server metrics: " + D.server_note);
     else table(g, ["metric", "unit", "kind", "source", "avg", "min", "max", "p50", "p99", "rate"], D.server.map(function (m) {
-      return m.present ? [m.name, m.unit, m.kind, m.source, num(m.avg), num(m.min), num(m.max), num(m.p50), num(m.p99), num(m.rate)] : [m.name, m.unit, m.kind, m.source, "not available", "", "", "", "", ""];
+      // A statistic the metric's kind does not have is null: "–", never 0.
+      return m.present ? [m.name, m.unit, m.kind, m.source, num(m.avg), num(m.min), num(m.max), num(m.p50), num(m.p99), num(m.rate)] : [m.name, m.unit, m.kind, m.source, "not available", "–", "–", "–", "–", "–"];
     }));
     if (D.slices) { var sl = section("Time slice table", "slice-table"); table(sl, D.slices.header, D.slices.rows); }
   }
@@ -255,11 +301,19 @@
 
   function comparePage() {
     var w = section("Warnings", "warnings");
-    if (!D.warnings.length) add(w, "p", {}, "None: every client kept its schedule and every run used the same plan.");
+    if (!D.warnings.length) add(w, "p", {}, "None: every client kept its schedule, and the runs sent the same requests to the same endpoint and model (their plans may differ in the load they offer, by design).");
     else { var ul = add(w, "ul", { id: "warning-list" }); D.warnings.forEach(function (x) { add(ul, "li", { "class": "bad-text" }, x); }); }
     var r = section("Runs", "runs");
-    table(r, ["run", "plan", "concurrency", "offered req/s", "requests", "errors", "output tokens/s", "verdict"], D.runs.map(function (x) {
-      return [x.name, (x.plan_hash || "").slice(0, 12), x.concurrency || "", x.offered_rate ? num(x.offered_rate) : "", x.requests, x.errors, num(x.output_token_throughput),
+    // The load: concurrency for a closed loop, the offered rate for an open one, both for a
+    // rate with a concurrency bound; "–" where a run has neither.
+    function load(x) {
+      var parts = [];
+      if (x.concurrency) parts.push("concurrency " + num(x.concurrency));
+      if (x.offered_rate) parts.push(num(x.offered_rate) + " req/s offered");
+      return parts.length ? parts.join(", ") : "–";
+    }
+    table(r, ["run", "plan", "load", "requests", "completed", "errors", "output tokens/s", "verdict"], D.runs.map(function (x) {
+      return [x.name, (x.plan_hash || "").slice(0, 12), load(x), num(x.requests), num(x.completed), num(x.errors), num(x.output_token_throughput),
         { text: x.verdict, attrs: { "class": x.saturated ? "bad-text verdict" : "verdict" } }];
     }));
     if (D.metrics.length) {
@@ -268,25 +322,33 @@
       D.metrics.forEach(function (mt) {
         mt.diffs.forEach(function (d) {
           var b = mt.runs[0], o = mt.runs[d.run];
+          function pct(v) { return v === null || v === undefined ? "–" : (v > 0 && num(v) !== "0" ? "+" : "") + num(v) + " %"; }
           rows.push([mt.tag + " (" + mt.unit + ")", D.runs[d.run].name, num(b.p50) + " → " + num(o.p50), num(b.p99) + " → " + num(o.p99),
-            num(d.median_diff) + " (" + num(d.median_diff_pct) + "%) [" + num(d.median_ci[0]) + ", " + num(d.median_ci[1]) + "]",
-            num(d.p99_diff) + " [" + num(d.p99_ci[0]) + ", " + num(d.p99_ci[1]) + "]",
-            num(d.p_value), { text: d.regression ? "regression" : d.significant ? "significant" : "no", attrs: { "class": d.regression ? "bad-text sig" : d.significant ? "sig" : "" } }]);
+            (d.median_diff > 0 && num(d.median_diff) !== "0" ? "+" : "") + num(d.median_diff) + " (" + pct(d.median_diff_pct) + ") [" + num(d.median_ci[0]) + ", " + num(d.median_ci[1]) + "]",
+            (d.p99_diff > 0 && num(d.p99_diff) !== "0" ? "+" : "") + num(d.p99_diff) + " (" + pct(d.p99_diff_pct) + ") [" + num(d.p99_ci[0]) + ", " + num(d.p99_ci[1]) + "]",
+            { text: d.finding, attrs: { "class": d.regression || (d.significant && d.worse) ? "bad-text sig finding" : d.significant ? "sig finding" : "finding" } }]);
         });
       });
-      table(m, ["metric", "run", "p50", "p99", "median diff (95% CI)", "p99 diff (95% CI)", "Mann–Whitney p", "significant"], rows, "diffs");
+      table(m, ["metric", "run", "p50", "p99", "median diff (%) [95% CI]", "p99 diff (%) [95% CI]", "finding"], rows, "diffs");
       add(m, "p", { "class": "hint" }, "Significant: Mann–Whitney U p < " + D.alpha + ", the bootstrap 95% CI of the difference of medians excludes 0, and the medians differ by at least " + D.min_effect_pct + "%.");
       if (D.regressions.length) {
         var rl = add(m, "ul", { id: "regressions" });
-        D.regressions.forEach(function (x) { add(rl, "li", { "class": "bad-text" }, "Regression: " + x.metric + " " + x.stat + " of " + x.run + " worse by " + num(x.change_pct) + "% (threshold " + num(x.threshold_pct) + "%)"); });
+        D.regressions.forEach(function (x) { add(rl, "li", { "class": "bad-text" }, "Regression: " + x.reason); });
       }
     }
     if (D.sweep) {
       var sw = section("Sweep over " + D.sweep.parameter.replace("_", " "), "sweep");
-      table(sw, [D.sweep.parameter, "run", "output tokens/s", "per GPU", "tokens/s/user p50", "TTFT p50 (ms)", "TTFT p99 (ms)", "Pareto"], D.sweep.points.map(function (p) {
-        return [num(p.value), p.name, num(p.output_token_throughput), num(p.output_token_throughput_per_gpu), num(p.output_token_throughput_per_user_p50),
-          num(p.time_to_first_token_p50), num(p.time_to_first_token_p99), p.pareto ? "yes" : ""];
+      table(sw, [D.sweep.parameter, "point", "output tokens/s", "per GPU", "tokens/s/user avg", "tokens/s/user p50", "requests/s", "TTFT p50 (ms)", "TTFT p99 (ms)", "Pareto"], D.sweep.points.map(function (p) {
+        return [num(p.value), p.name + (p.failed ? " (failed)" : p.saturated ? " (saturated)" : ""), num(p.output_token_throughput), num(p.output_token_throughput_per_gpu),
+          num(p.output_token_throughput_per_user_avg), num(p.output_token_throughput_per_user_p50), num(p.request_throughput),
+          num(p.time_to_first_token_p50), num(p.time_to_first_token_p99), p.pareto ? "yes" : "–"];
       }));
+      if (D.sweep.pareto_objectives.length)
+        add(sw, "p", { "class": "hint" }, "Pareto set on " + D.sweep.pareto_objectives.join(" and ") + ", among the valid points: the values of the sweep's JSON (pareto_optimal).");
+      if (D.sweep.best_configurations.length)
+        table(sw, ["best configuration", D.sweep.parameter, "point", "metric", "value"], D.sweep.best_configurations.map(function (b) {
+          return [b.name, num(b.value), b.point, b.metric, num(b.result) + (b.unit ? " " + b.unit : "")];
+        }), "best");
     }
     chartsBySection(D.charts);
   }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/numfmt"
 )
 
 // PageVersion is the version of the run page's data JSON (docs/report.md).
@@ -42,6 +43,11 @@ type RunPage struct {
 	Trustworthy *bool      `json:"trustworthy"`
 	Gates       []GateLine `json:"gates"`
 	Table       []Row      `json:"table"`
+	// Metrics are the values the table's cells and the captions are formatted from, as the
+	// JSON export has them (each metric block of profile_export_aiperf.json: a single value
+	// as avg), in the summary's order: the page's source of truth, which
+	// TestRunPageEqualsJSON holds against the export.
+	Metrics []MetricValues `json:"metrics"`
 	// Selection says how the requests were selected and grouped (--where, --group-by), ""
 	// when they were not; Groups are the groups' tables (the page's selector switches the
 	// metrics table to one).
@@ -57,6 +63,38 @@ type RunPage struct {
 	Charts     []Chart     `json:"charts"`
 	// Sessions is the session section of a graph plan's run (sessions.go); absent otherwise.
 	Sessions *Sessions `json:"sessions,omitempty"`
+}
+
+// MetricValues is one result of the run: a single value (Avg; the statistics null) or a
+// distribution's statistics.
+type MetricValues struct {
+	Tag    string `json:"tag"`
+	Unit   string `json:"unit"`
+	Single bool   `json:"single"`
+	Count  int64  `json:"count"`
+	Avg    Number `json:"avg"`
+	Min    Number `json:"min"`
+	Max    Number `json:"max"`
+	Std    Number `json:"std"`
+	P50    Number `json:"p50"`
+	P90    Number `json:"p90"`
+	P99    Number `json:"p99"`
+}
+
+// metricValues are the results of s as MetricValues.
+func metricValues(s *analyze.Summary) []MetricValues {
+	out := make([]MetricValues, 0, len(s.Results))
+	nan := Number(math.NaN())
+	for _, r := range s.Results {
+		if r.Stats == nil {
+			out = append(out, MetricValues{Tag: r.Tag, Unit: r.Unit, Single: true, Avg: Number(r.Value), Min: nan, Max: nan, Std: nan, P50: nan, P90: nan, P99: nan})
+			continue
+		}
+		st := r.Stats
+		out = append(out, MetricValues{Tag: r.Tag, Unit: r.Unit, Count: st.Count, Avg: Number(st.Avg), Min: Number(st.Min), Max: Number(st.Max),
+			Std: Number(st.Std), P50: Number(st.P[4]), P90: Number(st.P[6]), P99: Number(st.P[8])})
+	}
+	return out
 }
 
 // GroupTable is one group's metrics table (analyze --group-by).
@@ -95,6 +133,29 @@ type Row struct {
 	Tag        string   `json:"tag"`
 	Cells      []string `json:"cells"`
 	Definition string   `json:"definition"`
+	// Note explains a figure of the row that surprises at first sight, shown beside it ("" for
+	// none): a minimum of 0 ms between events that arrived in one socket read.
+	Note string `json:"note,omitempty"`
+}
+
+// sameReadTags are the metrics whose values include the 0 ms gaps between events that arrived
+// in one socket read (docs/metrics.md "same_read_chunk_gap_pct").
+var sameReadTags = map[string]bool{"time_to_second_token": true, "inter_chunk_latency": true}
+
+// rowNote is the note of tag's row in s: why its minimum is 0 when same-read gaps made it so.
+func rowNote(s *analyze.Summary, tag string) string {
+	if !sameReadTags[tag] {
+		return ""
+	}
+	r, ok := s.Result(tag)
+	if !ok || r.Stats == nil || r.Stats.Count == 0 || r.Stats.Min != 0 {
+		return ""
+	}
+	pct, ok := s.Result("same_read_chunk_gap_pct")
+	if !ok || !(pct.Value > 0) {
+		return ""
+	}
+	return "min 0 ms: " + numfmt.Format(pct.Value) + " % of the gaps between events are 0 ms because several events arrived in one socket read (loopback, a fast server): they are not real token gaps"
 }
 
 // Errors are the failed requests by kind.
@@ -157,7 +218,7 @@ func rows(s *analyze.Summary, cr []analyze.ConsoleRow) []Row {
 		if d, ok := s.Registry.Lookup(r.Tag); ok && d.User {
 			def = d.Description // a user metric: as its definition said
 		}
-		out = append(out, Row{Tag: r.Tag, Cells: r.Cells, Definition: def})
+		out = append(out, Row{Tag: r.Tag, Cells: r.Cells, Definition: def, Note: rowNote(s, r.Tag)})
 	}
 	return out
 }
@@ -176,6 +237,7 @@ func BuildRun(in RunInput) *RunPage {
 	p.Title = "llmbench report: " + p.Run.Name
 	p.Checks, p.Trustworthy = checks(s, in.Gates)
 	p.Table = rows(s, analyze.ConsoleRows(s))
+	p.Metrics = metricValues(s)
 	if sel := s.Selection; sel != nil {
 		var parts []string
 		if sel.Where != "" {
@@ -316,9 +378,9 @@ func sliceTable(s *analyze.Summary) *SliceTable {
 		t.Header = append(t.Header, h)
 	}
 	for _, sl := range s.Slices {
-		row := []string{fmt.Sprint(sl.Index), fmtG(float64(sl.StartUnixNs-s.StartUnixNs) / 1e9)}
+		row := []string{fmt.Sprint(sl.Index), numfmt.Format(float64(sl.StartUnixNs-s.StartUnixNs) / 1e9)}
 		for _, c := range cols {
-			row = append(row, fmtG(sliceValue(sl, c.tag, c.stat)))
+			row = append(row, numfmt.Format(sliceValue(sl, c.tag, c.stat)))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -342,11 +404,4 @@ func sliceValue(sl analyze.Slice, tag, stat string) float64 {
 		return r.Stats.Avg
 	}
 	return math.NaN()
-}
-
-func fmtG(v float64) string {
-	if math.IsNaN(v) {
-		return "N/A"
-	}
-	return string(appendNum(nil, math.Round(v*1000)/1000))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/numfmt"
 )
 
 // Page sections, in page order.
@@ -20,7 +21,8 @@ const (
 	secSlices   = "Time slices"
 )
 
-// ServerRow is one server metric over the profile window (Summary.ServerMetrics).
+// ServerRow is one server metric over the profile window (Summary.ServerMetrics); a
+// statistic its kind does not have is null (analyze.ServerMetric.Has).
 type ServerRow struct {
 	Name    string `json:"name"`
 	Unit    string `json:"unit"`
@@ -38,8 +40,16 @@ type ServerRow struct {
 func serverRows(s *analyze.Summary) ([]ServerRow, string) {
 	rows := []ServerRow{}
 	for _, m := range s.ServerMetrics {
+		// A statistic the metric's kind does not have (a counter's avg, a gauge's rate, a
+		// histogram's min and max) is null, never 0.
+		v := func(stat string, x float64) Number {
+			if !m.Has(stat) {
+				return Number(math.NaN())
+			}
+			return Number(x)
+		}
 		rows = append(rows, ServerRow{Name: m.Name, Unit: m.Unit, Kind: m.Kind, Source: m.Source, Present: m.Present,
-			Avg: Number(m.Avg), Min: Number(m.Min), Max: Number(m.Max), P50: Number(m.P50), P99: Number(m.P99), Rate: Number(m.Rate)})
+			Avg: v("avg", m.Avg), Min: v("min", m.Min), Max: v("max", m.Max), P50: v("p50", m.P50), P99: v("p99", m.P99), Rate: v("rate", m.Rate)})
 	}
 	if len(rows) == 0 {
 		return rows, "not available: the run holds no server metrics (none were scraped)"
@@ -78,9 +88,9 @@ func runCharts(s *analyze.Summary, r *Records) []Chart {
 
 func rate(s *analyze.Summary, tag string) string {
 	if r, ok := s.Result(tag); ok {
-		return fmtG(r.Value) + " req/s"
+		return numfmt.Format(r.Value) + " req/s"
 	}
-	return "N/A"
+	return numfmt.Absent
 }
 
 func duration(s *analyze.Summary) float64 {
@@ -308,23 +318,73 @@ func loadCharts(s *analyze.Summary, r *Records) []Chart {
 		X:       Axis{Label: "time since start (s)"}, Y: Axis{Label: "requests"},
 		Series: []Series{{Label: "in flight", Style: "step"}}, Data: []column{x, inflight}}}
 	if len(tokT) > 0 {
-		w := d / rateBins
-		bx, by := make(column, rateBins), make(column, rateBins)
-		for i := range bx {
-			bx[i] = (float64(i) + 0.5) * w
-		}
-		for i, t := range tokT {
-			by[min(rateBins-1, max(0, int(t/w)))] += tokN[i]
-		}
-		for i := range by {
-			by[i] /= w
-		}
-		out = append(out, Chart{ID: "tokens_per_sec", Section: secLoad, Title: "Output tokens per second", Time: true,
-			Caption: fmt.Sprintf("Output tokens of the requests that completed in each %s s bin, per second: the server's delivered throughput over time.", fmtG(w)),
-			X:       Axis{Label: "time since start (s)"}, Y: Axis{Label: "tokens/s"},
-			Series: []Series{{Label: "output tokens/s", Style: "line"}}, Data: []column{bx, by}})
+		out = append(out, tokensChart(d, tokT, tokN))
 	}
 	return out
+}
+
+// rateBinWidth is the width in seconds of the bins a rate over a run of d seconds is drawn
+// in: one second up to two minutes (2 to 120 bins), then the step of a clock (1, 2, 3, 5,
+// 10, 15, 20, 30 s, 1, 2, 5, 10, 15, 20, 30 min, 1 h, …) that gives 60 to 120 bins; a run
+// shorter than two seconds gets 20 bins. Never a sub-second comb of a multi-second run.
+func rateBinWidth(d float64) float64 {
+	switch {
+	case !(d > 0):
+		return 1
+	case d < 2:
+		return d / 20
+	case d <= 120:
+		return 1
+	}
+	for _, w := range []float64{2, 3, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800} {
+		if d/w <= 120 {
+			return w
+		}
+	}
+	return 3600 * math.Ceil(d/120/3600)
+}
+
+// tokensChart is the output tokens per second over a run of d seconds, from the output
+// tokens tokN of the requests that completed at tokT: in bins of rateBinWidth(d), each
+// divided by the time it covers (the last bin may be short), and, one click away, the raw
+// series: each request's output tokens at its completion.
+func tokensChart(d float64, tokT, tokN []float64) Chart {
+	w := rateBinWidth(d)
+	n := max(1, int(math.Ceil(d/w-1e-9)))
+	bx, by := make(column, n), make(column, n)
+	for i, t := range tokT {
+		by[min(n-1, max(0, int(t/w)))] += tokN[i]
+	}
+	for i := range by {
+		lo := float64(i) * w
+		span := math.Min(w, d-lo)
+		if span <= 0 {
+			span = w
+		}
+		bx[i] = lo + span/2
+		by[i] /= span
+	}
+	type pt struct{ t, n float64 }
+	pts := make([]pt, len(tokT))
+	for i := range tokT {
+		pts[i] = pt{tokT[i], tokN[i]}
+	}
+	slices.SortFunc(pts, func(a, b pt) int { return cmpFloat(a.t, b.t) })
+	rx, ry := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		rx[i], ry[i] = p.t, p.n
+	}
+	raw := "each request's output tokens at its completion"
+	if len(rx) > maxScatter {
+		raw += fmt.Sprintf(" (%s of %s requests drawn, LTTB)", numfmt.Format(maxScatter), numfmt.Format(float64(len(rx))))
+	}
+	ax, ay := LTTB(rx, ry, maxScatter)
+	return Chart{ID: "tokens_per_sec", Section: secLoad, Title: "Output tokens per second", Time: true,
+		Caption: fmt.Sprintf("Output tokens of the requests that completed in each %s s bin, divided by the bin's length: the server's delivered throughput over time. The button shows the raw series: %s.", numfmt.Format(w), raw),
+		X:       Axis{Label: "time since start (s)"}, Y: Axis{Label: "tokens/s"},
+		Series: []Series{{Label: "output tokens/s", Style: "line"}}, Data: []column{bx, by},
+		Raw: &RawView{Button: "raw series: tokens per request", Y: Axis{Label: "tokens"},
+			Series: []Series{{Label: "output tokens of a request, at its completion", Style: "points"}}, Data: []column{ax, ay}}}
 }
 
 func lengthCharts(r *Records) []Chart {

@@ -72,6 +72,27 @@ func Best(values []float64, maximize bool, ok []bool) int {
 	return best
 }
 
+// BestObjectives are a sweep's best configurations, by the aggregate keys of its points
+// (<tag>_<stat>, the mean over a point's valid runs): AIPerf's best_throughput and
+// best_latency_p99 (TTFT p99, else request latency p99), and the two token throughputs.
+// profile's sweep aggregate and every page that shows a sweep choose by these.
+var BestObjectives = []Objective{
+	{Name: "best_throughput", Key: "request_throughput_avg", Maximize: true},
+	{Name: "best_latency_p99", Key: "time_to_first_token_p99"},
+	{Name: "best_latency_p99", Key: "request_latency_p99"},
+	{Name: "best_output_token_throughput", Key: "output_token_throughput_avg", Maximize: true},
+	{Name: "best_output_token_throughput_per_user", Key: "output_token_throughput_per_user_avg", Maximize: true},
+}
+
+// ParetoAxes are the axes of a sweep's Pareto set, the first pair some valid point has
+// (ParetoFront): output tokens/s against the mean output tokens/s per user, else
+// requests/s against request latency p99. profile's sweep aggregate and every page that
+// shows a sweep use these, so the console, the JSON and the pages name one set.
+var ParetoAxes = [][2]Objective{
+	{{Key: "output_token_throughput_avg", Maximize: true}, {Key: "output_token_throughput_per_user_avg", Maximize: true}},
+	{{Key: "request_throughput_avg", Maximize: true}, {Key: "request_latency_p99"}},
+}
+
 // Objective is one metric a best point or a Pareto axis is chosen on.
 type Objective struct {
 	// Name is the choice's name (best_throughput); "" for a Pareto axis.

@@ -61,7 +61,7 @@ func TestCompareFailedRuns(t *testing.T) {
 		{"a crashed candidate", []string{good, crashed}, 1, `run crashed (candidate) failed: the run crashed (run.json status is still "running"`,
 			"the runs did not all complete (run.json status: good complete, crashed running)"},
 		{"an interrupted candidate", []string{good, interrupted}, 1, `the run was interrupted (run.json status "interrupted")`, ""},
-		{"different plans are said", []string{good, short}, 0, "", "the runs used different plans"},
+		{"different bodies are said", []string{good, short}, 0, "", "the runs sent different request bodies"},
 		{"two good runs", []string{good, good2}, 0, "", "time_to_first_token (ms) good2: p50"},
 	}
 	for _, c := range cases {

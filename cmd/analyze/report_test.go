@@ -90,7 +90,8 @@ func TestCompareCommand(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "REGRESSION: time_to_first_token p50 of rate-b") {
 		t.Fatalf("20 vs 25 ms: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "time_to_first_token (ms) rate-b:") || !strings.Contains(stdout, "SIGNIFICANT, REGRESSION") {
+	if !strings.Contains(stdout, "time_to_first_token (ms) rate-b:") || !strings.Contains(stdout, "significant regression: +") ||
+		!strings.Contains(stdout, "beyond the --fail-on-regression threshold of 10 %") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 	var c struct {
@@ -105,7 +106,7 @@ func TestCompareCommand(t *testing.T) {
 		t.Error(err)
 	}
 	code, stdout, stderr = runCmd("compare", "--max-error-rate", "0.1", "--output-dir", out, "--fail-on-regression", "time_to_first_token:10", "--no-html", a, a2)
-	if code != 0 || strings.Contains(stdout, "SIGNIFICANT") {
+	if code != 0 || strings.Contains(stdout, "significant regression") || !strings.Contains(stdout, "no significant change: ") {
 		t.Errorf("20 vs 20 ms: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, tc := range []struct {
