@@ -36,10 +36,10 @@ import (
 // for this package, by bash -o pipefail with stdin empty, HF_HUB_OFFLINE=1 (nothing is
 // downloaded) and no OPENAI_API_KEY; make runs in the module root, with DEMO_PORT and DEMO_DIR
 // (the Makefile's variables) set to a free port and a folder of the test's, in parallel with
-// the page's other commands (it builds and serves on its own). The only change to a command is the server's address: localhost:8000 and 127.0.0.1:8000 become the address
-// of a mockllm the test starts with --strict (vLLM's request validation),
-// --enable-prompt-tokens-details, TTFT 20 ms and ITL 1 ms; the files run in parallel
-// against it.
+// the page's other commands (it builds and serves on its own). The only change to a command
+// is the server's address: localhost:8000 and 127.0.0.1:8000 become the address of a mockllm
+// the test starts with --strict (vLLM's request validation), --enable-prompt-tokens-details,
+// TTFT 20 ms and ITL 1 ms; the files run in parallel against it.
 //
 // What is expected. Exit status 0, unless the command says otherwise in a trailing comment:
 // `# exits N`. A command that cannot run here (a cluster, a GPU, the Hub, a real trace, a
