@@ -326,3 +326,78 @@ func tail(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// The reader finds what TestDocs runs: our commands with their continuations and expected
+// exits, the skip notes applied, transcripts' output and other tools' lines left out, and a
+// stale skip note reported.
+func TestDocCommandsParse(t *testing.T) {
+	page := strings.Join([]string{
+		"# Page", // 1
+		"",
+		"```", // 3
+		"bin/plan --model m \\",
+		"  -o x.plan",
+		"# a comment",
+		"bin/analyze runs/x   # exits 1", // 7
+		"kubectl get pods",
+		"echo -n hi | bin/plan tokenize", // 9
+		"```",
+		"",
+		"<!-- docs-test: skip \"compare\": needs two runs -->",
+		"```sh", // 13
+		"bin/analyze compare a b",
+		"bin/replay --plan x.plan", // 15
+		"```",
+		"",
+		"```json",
+		`{"bin/plan": 1}`,
+		"```",
+		"",
+		"```console", // 22
+		"$ bin/chat --quick hi",
+		"Hello",
+		"bin/plan is output here",
+		"```",
+		"",
+		"    bin/profile --plan x.plan \\", // 28
+		"        --url localhost:8000",
+		"",
+		"<!-- docs-test: skip: a cluster -->",
+		"```",
+		"make test", // 33
+		"```",
+		"",
+		"<!-- docs-test: skip \"nothing\": stale -->", // 36
+		"```",
+		"bin/plan inspect x.plan", // 38
+		"```",
+	}, "\n")
+	path := filepath.Join(t.TempDir(), "page.md")
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := docCommands(path, "page.md")
+	want := []docCommand{
+		{line: 4, text: "bin/plan --model m \\\n  -o x.plan"},
+		{line: 7, text: "bin/analyze runs/x   # exits 1", exit: 1},
+		{line: 9, text: "echo -n hi | bin/plan tokenize"},
+		{line: 14, text: "bin/analyze compare a b", skip: "needs two runs"},
+		{line: 15, text: "bin/replay --plan x.plan"},
+		{line: 23, text: "bin/chat --quick hi"},
+		{line: 28, text: "bin/profile --plan x.plan \\\n    --url localhost:8000"},
+		{line: 33, text: "make test", skip: "a cluster"},
+		{line: 38, text: "bin/plan inspect x.plan"},
+	}
+	if err == nil || !strings.Contains(err.Error(), `page.md:36: docs-test skip "nothing" matches no command`) {
+		t.Errorf("stale skip note: error %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d commands, want %d:\n%+v", len(got), len(want), got)
+	}
+	for i := range want {
+		want[i].file = "page.md"
+		if got[i] != want[i] {
+			t.Errorf("command %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+}
