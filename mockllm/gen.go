@@ -156,6 +156,9 @@ type gen struct {
 	kv *kvHold // the tokens this request holds in the simulated KV cache (metrics.go)
 
 	audioTokens int // of promptTokens, the audio's (usage prompt_tokens_details.audio_tokens)
+	// cachedTokens, of promptTokens, were found in the prefix cache (usage
+	// prompt_tokens_details.cached_tokens); 0 unless Options.PromptTokensDetails.
+	cachedTokens int
 
 	reasoning    []string // pieces, first without its leading space
 	content      []string
@@ -266,7 +269,9 @@ func (s *Server) plan(api apiKind, req *genRequest, h, seq uint64) *gen {
 			ids = o.Tokenizer.Encode(req.promptText)
 		}
 		g.promptTokens = len(ids)
-		s.prefix.add(ids)
+		if hit := s.prefix.add(ids); o.PromptTokensDetails {
+			g.cachedTokens = hit
+		}
 		*buf = ids[:0]
 		s.ids.Put(buf)
 	}

@@ -3,6 +3,7 @@ package mockllm
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -13,6 +14,18 @@ type Options struct {
 	// Model is the id /v1/models lists. Requests may name any model; the
 	// server echoes the requested name (or Model when the request has none).
 	Model string
+	// ServedModelNames, when set, are the only model names a request may use, as vLLM's
+	// --served-model-name: another name is answered 404 in vLLM's words ("The model `X` does
+	// not exist.", NotFoundError), /v1/models lists them, and a request without a model gets
+	// the first. Empty means any name is served.
+	ServedModelNames []string
+	// Strict validates chat and completions requests as vLLM does (vllm.go): ill-typed or
+	// out-of-range sampling fields are answered 400 with vLLM's message (BadRequestError).
+	Strict bool
+	// PromptTokensDetails reports the prompt tokens found in the simulated prefix cache as
+	// usage.prompt_tokens_details.cached_tokens (input_tokens_details on the Responses API),
+	// as vLLM does with --enable-prompt-tokens-details: only when some were found.
+	PromptTokensDetails bool
 	// Seed makes output text, lengths, jitter and faults reproducible.
 	Seed uint64
 	// Tokenizer counts prompt tokens and supplies the output vocabulary.
@@ -158,6 +171,11 @@ func (o *Options) Validate() error {
 	if o.MaxBodyBytes < 0 {
 		return &OptionError{"MaxBodyBytes", o.MaxBodyBytes, "must not be negative"}
 	}
+	for _, n := range o.ServedModelNames {
+		if strings.TrimSpace(n) == "" {
+			return &OptionError{"ServedModelNames", o.ServedModelNames, "a served model name must not be empty"}
+		}
+	}
 	if a := o.Media.AudioTokensPerSecond; !(a >= 0 && a <= 1e6) {
 		return &OptionError{"AudioTokensPerSecond", a, "must be in [0, 1e6]"}
 	}
@@ -167,6 +185,9 @@ func (o *Options) Validate() error {
 // withDefaults fills the fields whose zero value means "default".
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
+	if len(o.ServedModelNames) > 0 {
+		o.Model = o.ServedModelNames[0]
+	}
 	if o.Model == "" {
 		o.Model = d.Model
 	}

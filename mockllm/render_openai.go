@@ -46,9 +46,20 @@ func (g *gen) appendOpenAIUsage(b []byte) []byte {
 	b = jsonwire.AppendInt(b, g.promptTokens+g.outputTokens)
 	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
 	b = jsonwire.AppendInt(b, len(g.reasoning))
-	if g.audioTokens > 0 {
-		b = append(b, `},"prompt_tokens_details":{"audio_tokens":`...)
-		b = jsonwire.AppendInt(b, g.audioTokens)
+	// vLLM writes prompt_tokens_details only when it has something to say in it.
+	if g.audioTokens > 0 || g.cachedTokens > 0 {
+		b = append(b, `},"prompt_tokens_details":{`...)
+		if g.cachedTokens > 0 {
+			b = append(b, `"cached_tokens":`...)
+			b = jsonwire.AppendInt(b, g.cachedTokens)
+			if g.audioTokens > 0 {
+				b = append(b, ',')
+			}
+		}
+		if g.audioTokens > 0 {
+			b = append(b, `"audio_tokens":`...)
+			b = jsonwire.AppendInt(b, g.audioTokens)
+		}
 	}
 	return append(b, `}}`...)
 }

@@ -36,7 +36,9 @@ func (g *gen) respItemID(b []byte, kind chunkKind) []byte {
 func (g *gen) appendRespUsage(b []byte) []byte {
 	b = append(b, `{"input_tokens":`...)
 	b = jsonwire.AppendInt(b, g.promptTokens)
-	b = append(b, `,"input_tokens_details":{"cached_tokens":0},"output_tokens":`...)
+	b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
+	b = jsonwire.AppendInt(b, g.cachedTokens)
+	b = append(b, `},"output_tokens":`...)
 	b = jsonwire.AppendInt(b, g.outputTokens)
 	b = append(b, `,"output_tokens_details":{"reasoning_tokens":`...)
 	b = jsonwire.AppendInt(b, len(g.reasoning))

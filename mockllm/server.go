@@ -312,6 +312,17 @@ func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, 
 		s.m.badRequests.Add(1)
 		return
 	}
+	if s.opts.Strict && (api == apiChat || api == apiCompletions) {
+		class := "ChatCompletionRequest"
+		if api == apiCompletions {
+			class = "CompletionRequest"
+		}
+		if err := vllmValidate(body, class); err != nil {
+			s.m.badRequests.Add(1)
+			writeError(w, style, http.StatusBadRequest, vllmBadRequest, err.Error())
+			return
+		}
+	}
 	var req *genRequest
 	var err error
 	switch api {
@@ -328,6 +339,9 @@ func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, 
 	}
 	if err != nil {
 		s.badRequest(w, style, err.Error())
+		return
+	}
+	if !s.checkModel(w, style, req.model) {
 		return
 	}
 	seq := s.seq.Add(1)

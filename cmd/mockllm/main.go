@@ -36,7 +36,7 @@ var flagOf = map[string]string{
 	"MaxBatch": "--max-batch", "KVCacheTokens": "--kv-cache-tokens", "ReasoningTokens": "--reasoning-tokens", "NaturalTokens": "--natural-tokens",
 	"ErrorRate": "--error-rate", "StreamErrorRate": "--stream-error-rate", "DisconnectRate": "--disconnect-rate",
 	"StallRate": "--stall-rate", "StallDuration": "--stall-duration", "ToolCallRate": "--tool-call-rate",
-	"EmbeddingDim": "--embedding-dim", "Tokenizer": "--tokenizer", "ContextTokens": "--context-tokens",
+	"EmbeddingDim": "--embedding-dim", "ServedModelNames": "--served-model-name", "Tokenizer": "--tokenizer", "ContextTokens": "--context-tokens",
 	"ImageTokens": "--image-tokens", "AudioTokensPerSecond": "--audio-tokens-per-second", "VideoTokens": "--video-tokens",
 }
 
@@ -51,6 +51,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port; port 0 picks a free one)")
 	tokSpec := fs.String("tokenizer", "builtin", `tokenizer for counting and output words: "builtin" (Qwen3), a tokenizer.json, its folder, or a cached HuggingFace model id`)
 	fs.StringVar(&o.Model, "model", d.Model, "model id listed by /v1/models (requests may name any model)")
+	fs.StringSliceVar(&o.ServedModelNames, "served-model-name", nil, "as vLLM's: the only model names served (comma-separated or repeated); others get 404 \"The model `X` does not exist.\"; /v1/models lists them")
+	fs.BoolVar(&o.Strict, "strict", false, "validate chat and completions requests as vLLM does (field types and ranges, min_tokens <= max_tokens, ...): 400 BadRequestError in vLLM's words")
+	fs.BoolVar(&o.PromptTokensDetails, "enable-prompt-tokens-details", false, "as vLLM's: report prompt tokens found in the prefix cache as usage.prompt_tokens_details.cached_tokens")
 	fs.Uint64Var(&o.Seed, "seed", d.Seed, "seed for output text, lengths, jitter and faults")
 	fs.DurationVar(&o.TTFT, "ttft", d.TTFT, "time to first token, from admission")
 	fs.DurationVar(&o.ITL, "itl", d.ITL, "inter-token latency: time between token events")
