@@ -31,7 +31,6 @@ func metric(id analyze.MetricID) func(v *analyze.RequestView) (any, bool) {
 	}
 }
 
-
 // phases are the phase names as CEL strings, made once.
 var phases = map[mmapds.Phase]types.String{mmapds.PhaseProfile: types.String(mmapds.PhaseProfile.String()),
 	mmapds.PhaseWarmup: types.String(mmapds.PhaseWarmup.String())}
