@@ -282,8 +282,8 @@ func TestWhereGroupBy(t *testing.T) {
 	}
 }
 
-// A selection that gives no value for a request (chunks_ms[2] of a short one, of a failed or
-// lost one) leaves it out and counts it.
+// A selection that gives no value for a successful request (chunks_ms[2] of a short one)
+// leaves it out and counts it; a failed or lost one it keeps.
 func TestWhereNoValue(t *testing.T) {
 	dir := t.TempDir()
 	reqs := fixture(fixtureN)
@@ -294,16 +294,28 @@ func TestWhereNoValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := analyse(t, dir, reg, analyze.Options{Where: where})
-	var kept, none int64
+	// A failed or lost request has no chunks_ms[2] either, and is kept all the same: a
+	// selection never takes a failure out of the counts (#38 item 1).
+	var kept, failed, none int64
 	for _, r := range reqs {
-		if r.status == 0 && !r.lost && len(r.chunksNs) >= 3 {
+		switch {
+		case r.status != 0 || r.lost:
+			failed++
+		case len(r.chunksNs) >= 3:
 			kept++
-		} else {
+		default:
 			none++
 		}
 	}
-	if s.Counts.Profile != kept || s.Counts.Errors != 0 || s.Selection.NoValue != none || s.Selection.Excluded != none {
-		t.Errorf("counts %+v, selection %+v; want %d kept, %d without a value", s.Counts, s.Selection, kept, none)
+	if s.Counts.Profile != kept+failed || s.Counts.Valid != kept || s.Counts.Errors != failed || s.Counts.GateErrors != failed ||
+		s.Selection.NoValue != none || s.Selection.Excluded != none {
+		t.Errorf("counts %+v, selection %+v; want %d kept, %d failed, %d without a value", s.Counts, s.Selection, kept, failed, none)
+	}
+	if failed == 0 || none == 0 {
+		t.Fatal("the fixture has no failed request, or no successful one without a value: nothing is exercised")
+	}
+	if e := analyze.CheckErrorRate(s, 0); e.OK || e.Errors != failed || e.Total != int64(len(reqs)) {
+		t.Errorf("error rate %+v; want %d of %d failed, not OK", e, failed, len(reqs))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"net"
 	"os"
@@ -336,4 +337,61 @@ func freePort(t *testing.T) string {
 	}
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// TestWhereKeepsFailures: a selection chooses which successful requests the metrics
+// describe; it never takes a failure out of the error count, the health or the gates. A
+// failed request has no ttft_ms, latency_ms, osl, chunks_ms or usage, so every selection
+// over them gave it no value and dropped it, and a run with 6 of 40 requests failed passed
+// its error-rate gate (#38 item 1). Each gate's line says what the selection left out.
+func TestWhereKeepsFailures(t *testing.T) {
+	failing := buildRun(t, 40, 7) // requests 6, 13, 20, 27, 34 fail with HTTP 500: 5 of 40
+	for _, c := range []struct {
+		where    string
+		leftOut  int // successful requests the selection leaves out
+		maxError string
+		code     int
+		gate     string
+	}{
+		{"ttft_ms < 5000.0", 0, "0", 1, "Gate error rate <= 0: FAIL (5 of 40 profile requests failed, 12.50%"},
+		{"latency_ms < 5000.0", 0, "0", 1, "FAIL (5 of 40"},
+		{"osl > 0", 0, "0", 1, "FAIL (5 of 40"},
+		{"osl >= 8", 0, "0", 1, "FAIL (5 of 40"},
+		{"chunks_ms[0] > 0.0", 0, "0", 1, "FAIL (5 of 40"},
+		{"size(gaps_ms) > 0", 0, "0", 1, "FAIL (5 of 40"},
+		{"usage.completion_tokens > 0", 0, "0", 1, "FAIL (5 of 40"},
+		{"usage.prompt_tokens == 50", 0, "0", 1, "FAIL (5 of 40"},
+		{`error == ""`, 0, "0", 1, "FAIL (5 of 40"},
+		{"valid", 0, "0", 1, "FAIL (5 of 40"},
+		{"status == 200", 0, "0", 1, "FAIL (5 of 40"},
+		{"index >= 20", 18, "0", 1, "FAIL (5 of 40"}, // 0..19 hold 2 failures, kept
+		{"ttft_ms < 0.0", 35, "0", 1, "FAIL (5 of 40"},
+		{"ttft_ms < 5000.0", 0, "0.2", 0, "Gate error rate <= 0.2: PASS (5 of 40 profile requests failed, 12.50%"},
+	} {
+		t.Run(c.where, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, stdout, stderr := runCmd("--where", c.where, "--max-error-rate", c.maxError, "--gate", "request_latency.p99<10000",
+				"--output-dir", out, "--no-html", failing)
+			note := fmt.Sprintf("--where %s: %d successful profile requests left out", c.where, c.leftOut)
+			if code != c.code || !strings.Contains(stdout, c.gate) || !strings.Contains(stdout, "Errors: 5 of 40 profile requests") {
+				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\nwant %q", code, c.code, stdout, stderr, c.gate)
+			}
+			for _, l := range strings.Split(stdout, "\n") {
+				if strings.HasPrefix(l, "Gate ") && !strings.Contains(l, note+"; every failed request kept") {
+					t.Errorf("gate line %q does not say %q", l, note)
+				}
+			}
+			var doc map[string]any
+			b, err := os.ReadFile(filepath.Join(out, "profile_export_aiperf.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := doc["error_request_count"].(map[string]any)["avg"].(float64); n != 5 {
+				t.Errorf("error_request_count %v; want 5", doc["error_request_count"])
+			}
+		})
+	}
 }
