@@ -86,7 +86,7 @@ type choice struct {
 // failed request (lost and never-sent ones included) is always kept: a selection chooses
 // which successful requests the metrics describe, and never takes a failure out of the run's
 // error count, its health or its gates ("ttft_ms < 5000.0" gives a failed request, which has
-// no TTFT, no value; "error == ”" is false for it).
+// no TTFT, no value; `error == ""` is false for it).
 func (a *analysis) choose(p *processor) choice {
 	c := choice{keep: true}
 	v := p.view()
