@@ -272,6 +272,12 @@ func Run(o Options) (*analyze.Summary, int) {
 		fmt.Fprintf(stderr, "analyze: RUN INCOMPLETE: %s\n", why)
 		code = ExitGate
 	}
+	// Token counts taken from the server that are negative or beyond what the text could
+	// encode: the token throughputs rest on them (analyze.UsageCheck, Health's ProblemUsage).
+	if u := s.Usage; u.Rests && u.Bad() {
+		fmt.Fprintf(stderr, "analyze: INVALID TOKEN COUNTS: %s\n", u)
+		code = ExitGate
+	}
 	return last, o.Claim.exit(s, code, stderr) // --require-trustworthy (claim.go)
 }
 
