@@ -220,7 +220,8 @@ func TestBadUserExpressions(t *testing.T) {
 	}{
 		{"syntax", []string{"--metric", "x_ms = chunks_ms[2"}, []string{"--metric x_ms: column 12: Syntax error"}},
 		{"misspelt variable", []string{"--metric", "x_ms = tfft_ms * 2"}, []string{"--metric x_ms: column 1:", "did you mean ttft_ms?"}},
-		{"int and double", []string{"--metric", "x_ms = ttft_ms * 2"}, []string{"--metric x_ms: column 9:", "write 2.0 for 2"}},
+		{"int over int", []string{"--metric", "x = size(gaps_ms) / size(chunks_ms)"}, []string{"--metric x: column 15:", "a division of two ints truncates", "write double(a) / b"}},
+		{"modulo of a count", []string{"--metric", "x = osl % 2"}, []string{"--metric x: column 5:", "write int(osl) % 2"}},
 		{"not a number", []string{"--metric", "x = chunks_ms"}, []string{"--metric x:", "want double or int or uint"}},
 		{"no name", []string{"--metric", "chunks_ms[2]"}, []string{"--metric \"chunks_ms[2]\": want NAME = EXPRESSION"}},
 		{"built-in name", []string{"--metric", "time_to_first_token = ttft_ms"}, []string{"is a built-in metric"}},
@@ -393,5 +394,27 @@ func TestWhereKeepsFailures(t *testing.T) {
 				t.Errorf("error_request_count %v; want 5", doc["error_request_count"])
 			}
 		})
+	}
+}
+
+// TestMixedArithmetic: metrics as users write them, ints and doubles mixed, check and give
+// the value a person means (#38 item 9): the issue's decode_tps exited 2 with "no matching
+// overload for '_/_' applied to '(int, double)'".
+func TestMixedArithmetic(t *testing.T) {
+	run := buildRun(t, 10, 0) // 8 tokens: first at 20 ms, then every 5 ms
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCmd("--output-dir", out, "--no-html",
+		"--metric", "decode_tps = (osl - 1) / ((latency_ms - ttft_ms) / 1000.0)",
+		"--metric", "half_osl = osl / 2 + 0 * turn",
+		"--metric", "x_ms = ttft_ms * 2",
+		"--where", "osl == 8 && osl in [7, 8] && (osl > 0 ? osl : 0) >= 1",
+		"--gate", "decode_tps.avg>199", "--gate", "decode_tps.avg<201", "--gate", "half_osl.avg==4", run)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, want := range []string{"Gate decode_tps.avg>199: PASS (avg = 200", "Gate half_osl.avg==4: PASS (avg = 4;", "x_ms "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
 	}
 }
