@@ -54,6 +54,7 @@ type collector struct {
 	skipped []int64
 
 	valid, errors, gateErrors, good int64
+	badUsage                        UsageCheck // valid responses' impossible token counts
 	notDue                          int64
 	sent, completed                 int64
 	// Token and item totals: sums of what servers reported (usage counts, items), so
@@ -178,6 +179,7 @@ func (c *collector) add(m *requestMetrics) {
 		return
 	}
 	c.valid++
+	c.badUsage.add(m.BadUsage)
 	if m.Good {
 		c.good++
 	}
@@ -244,6 +246,7 @@ func (c *collector) merge(o *collector) {
 		c.skipped[id] += n
 	}
 	c.valid += o.valid
+	c.badUsage.merge(o.badUsage)
 	c.notDue += o.notDue
 	c.gateErrors += o.gateErrors
 	c.good += o.good

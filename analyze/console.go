@@ -163,6 +163,7 @@ func hasReasoning(s *Summary) bool {
 func summaryLines(s *Summary) []string {
 	var out []string
 	c := s.Counts
+	c.Profile += s.excluded() // the run's: a selection keeps every failure (choose)
 	if c.Errors > 0 {
 		parts := make([]string, 0, len(s.Errors))
 		for _, e := range s.Errors {

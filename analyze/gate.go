@@ -151,9 +151,10 @@ type ErrorRateResult struct {
 
 // CheckErrorRate compares the run's error rate (failed profile requests, including lost and
 // never-sent ones, over all planned profile requests; cancellations the plan asked for are
-// not failures) with max.
+// not failures) with max. It is the whole run's, whatever --where selected: a selection
+// leaves out successful requests only (choose), and they are counted back here.
 func CheckErrorRate(s *Summary, max float64) ErrorRateResult {
-	r := ErrorRateResult{Errors: s.Counts.GateErrors, Total: s.Counts.Profile, Max: max}
+	r := ErrorRateResult{Errors: s.Counts.GateErrors, Total: s.Counts.Profile + s.excluded(), Max: max}
 	if r.Total > 0 {
 		r.Rate = float64(r.Errors) / float64(r.Total)
 	}

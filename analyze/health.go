@@ -18,12 +18,15 @@ const (
 	// ProblemSchedule: the client did not keep its schedule (Verdict), so the numbers
 	// describe the client.
 	ProblemSchedule = "schedule"
+	// ProblemUsage: the token counts, and so the token throughputs, rest on server counts
+	// that are negative or beyond what the responses' text could encode (usage.go).
+	ProblemUsage = "usage"
 )
 
 // Problem is one reason a run's numbers are not a whole, successful measurement of the
 // server: what a sweep point, a repeat, a search probe or a comparison must not pass.
 type Problem struct {
-	// Kind is ProblemIncomplete, ProblemErrors or ProblemSchedule.
+	// Kind is ProblemIncomplete, ProblemErrors, ProblemUsage or ProblemSchedule.
 	Kind string
 	// Text says what, as one clause for a one-line message, e.g. "17 of 20 profile
 	// requests failed (85.00%, most: http 500 ×17), above --max-error-rate 0".
@@ -108,6 +111,9 @@ func Health(s *Summary, maxErrorRate float64) []Problem {
 		}
 		out = append(out, Problem{Kind: ProblemErrors, Text: fmt.Sprintf("%d of %d profile requests failed (%s%%%s), above --max-error-rate %s",
 			e.Errors, e.Total, strconv.FormatFloat(e.Rate*100, 'f', 2, 64), most, strconv.FormatFloat(maxErrorRate, 'g', -1, 64))})
+	}
+	if u := s.Usage; u.Rests && u.Bad() {
+		out = append(out, Problem{Kind: ProblemUsage, Text: "invalid server token counts: " + u.String()})
 	}
 	if v := s.Verdict; v.Known && !v.Kept {
 		why := strings.Join(v.Reasons, "; ")

@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/mmapds"
@@ -119,3 +121,22 @@ func (r RequestMetrics) Content() []byte { return r.content }
 
 // Reasoning is the response's reasoning text.
 func (r RequestMetrics) Reasoning() []byte { return r.reasoning }
+
+// UsageProblem says what was impossible in the server's token counts (usage.go): negative
+// counts (removed from Usage), a completion count beyond what the text could encode; ""
+// when nothing was.
+func (r RequestMetrics) UsageProblem() string {
+	var out []string
+	if r.m.BadUsage&usageNegative != 0 {
+		out = append(out, "negative token counts (treated as absent)")
+	}
+	if r.m.BadUsage&usageImplausible != 0 {
+		out = append(out, fmt.Sprintf("%d completion tokens for %d bytes of text in %d content events, more than the text could encode",
+			r.m.Usage.CompletionTokens, len(r.content)+len(r.reasoning), r.m.ContentEvents))
+	}
+	return strings.Join(out, "; ")
+}
+
+// ServerTokenCount reports whether the token counts are the server's usage
+// (RequestOptions.UseServerTokenCount).
+func (r RequestMetrics) ServerTokenCount() bool { return r.p != nil && r.p.cfg.server }

@@ -59,6 +59,9 @@ type requestMetrics struct {
 	Streamed       bool
 	Good           bool
 	Usage          endpoint.Usage
+	// BadUsage marks the server's impossible token counts (usage.go): usageNegative (the
+	// fields are removed from Usage), usageImplausible.
+	BadUsage uint8
 	// Values holds the record metrics in stored units (ns, tokens, rates), by MetricID of the
 	// processor's registry; Has says which are set. ICL, EventsPerRead and
 	// WorkerCPUUtilization are lists, not single values.
@@ -230,9 +233,11 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 func (p *processor) settle(q *rawlog.Request) {
 	m, f, cfg := &p.m, &p.f, &p.cfg
 	m.Usage = p.d.Usage
-	f.usage, f.items = p.d.Usage, p.d.Items
-	u := &m.Usage
 	nc := len(p.times)
+	// A negative count is removed before anything reads it; an implausible one marked.
+	m.BadUsage = checkUsage(&m.Usage, cfg.tokens, len(p.d.Content)+len(p.d.Reasoning), nc)
+	f.usage, f.items = m.Usage, p.d.Items
+	u := &m.Usage
 	// Request latency ends at the last content event; for a body without content (non-token
 	// endpoints) at the last read.
 	f.end = p.readTime(q, len(q.ReadNs)-1)

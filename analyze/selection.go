@@ -43,7 +43,7 @@ type SelectionReport struct {
 	// Where and GroupBy are the expressions ("" for none).
 	Where, GroupBy string
 	// Excluded counts the profile requests the selection left out, NoValue those of them it
-	// gave no value for.
+	// gave no value for: successful requests only, as a selection keeps every failure.
 	Excluded, NoValue int64
 	// Ungrouped counts the selected requests the grouping gave no group for.
 	Ungrouped int64
@@ -82,11 +82,15 @@ type choice struct {
 	grouped       bool
 }
 
-// choose applies the selection, then the grouping, to the processor's current request.
+// choose applies the selection, then the grouping, to the processor's current request. A
+// failed request (lost and never-sent ones included) is always kept: a selection chooses
+// which successful requests the metrics describe, and never takes a failure out of the run's
+// error count, its health or its gates ("ttft_ms < 5000.0" gives a failed request, which has
+// no TTFT, no value; `error == ""` is false for it).
 func (a *analysis) choose(p *processor) choice {
 	c := choice{keep: true}
 	v := p.view()
-	if w := a.opts.Where; w != nil {
+	if w := a.opts.Where; w != nil && p.m.Valid {
 		keep, ok := w.Keep(v)
 		c.keep, c.noValue = keep && ok, !ok
 		if !c.keep {
@@ -235,14 +239,39 @@ func selectionNotes(r *SelectionReport) []string {
 	}
 	var out []string
 	if r.Where != "" {
-		n := fmt.Sprintf("--where %s: %d profile requests left out", r.Where, r.Excluded)
-		if r.NoValue > 0 {
-			n += fmt.Sprintf(" (%d of them because it gave no value for them)", r.NoValue)
-		}
-		out = append(out, n)
+		out = append(out, "--where "+r.Where+": "+r.LeftOut())
 	}
 	if r.Ungrouped > 0 {
 		out = append(out, fmt.Sprintf("--group-by %s: %d requests had no value and are in no group (they are in the whole run's results)", r.GroupBy, r.Ungrouped))
 	}
 	return out
+}
+
+// LeftOut says what the selection left out, for a note or a gate's line: "7 successful
+// profile requests left out (3 of them because it gave no value for them); every failed
+// request kept".
+func (r *SelectionReport) LeftOut() string {
+	n := fmt.Sprintf("%d successful profile requests left out", r.Excluded)
+	if r.NoValue > 0 {
+		n += fmt.Sprintf(" (%d of them because it gave no value for them)", r.NoValue)
+	}
+	return n + "; every failed request kept"
+}
+
+// SelectionNote is what s's --where left out, for the line of each gate judged over it
+// ("--where ttft_ms < 5000.0: 3 successful profile requests left out; every failed request
+// kept"); "" without a selection.
+func (s *Summary) SelectionNote() string {
+	if s.Selection == nil || s.Selection.Where == "" {
+		return ""
+	}
+	return "--where " + s.Selection.Where + ": " + s.Selection.LeftOut()
+}
+
+// excluded is the number of profile requests s's selection left out (0 without one).
+func (s *Summary) excluded() int64 {
+	if s.Selection == nil {
+		return 0
+	}
+	return s.Selection.Excluded
 }

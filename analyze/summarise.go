@@ -188,6 +188,11 @@ func (a *analysis) wholeResults(s *Summary, parts []*logAnalysis, m *merged) {
 	s.shape = mergeShape(parts)
 	s.Notes = append(s.Notes, notes(s, m.all, a.planLimitField())...)
 	s.Notes = append(s.Notes, userNotes(a.reg, m.all)...)
+	s.Usage = m.all.badUsage
+	s.Usage.Rests = s.TokenCount == "server"
+	if s.Usage.Bad() {
+		s.Notes = append(s.Notes, "server token counts: "+s.Usage.String())
+	}
 }
 
 // sliceResults summarises each time slice, indexed by its position since the first one so

@@ -124,9 +124,12 @@ type Summary struct {
 	// GroupBy), nil when they were not; Groups are the groups' summaries (GroupBy), in key
 	// order.
 	Selection *SelectionReport
-	Groups    []Group
-	GPUs      []GPUSummary
-	Workers   []WorkerSummary
+	// Usage counts the valid profile responses whose server token counts were impossible
+	// (usage.go).
+	Usage   UsageCheck
+	Groups  []Group
+	GPUs    []GPUSummary
+	Workers []WorkerSummary
 	// Notes are warnings for people: torn logs, zero-gap chunks, OSL mismatches.
 	Notes []string
 	// Damaged lists the logs that could not be read whole (an unreadable header, a corrupt

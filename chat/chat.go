@@ -217,7 +217,11 @@ func turnLines(m analyze.RequestMetrics) []string {
 		out = append(out, fmt.Sprintf("TTFT: %.2f ms", v))
 	}
 	lat, _ := m.Value(analyze.MRequestLatency)
-	if tps, ok := m.Value(analyze.ME2EOutputTokenThroughput); ok {
+	if bad := m.UsageProblem(); bad != "" && m.ServerTokenCount() {
+		// The server's counts are the TPS's: an impossible one gives no rate (a negative
+		// or absurd one would print as if measured).
+		out = append(out, fmt.Sprintf("TPS:  not measured: the server's usage has %s (latency %.2fs)", bad, lat/1e3))
+	} else if tps, ok := m.Value(analyze.ME2EOutputTokenThroughput); ok {
 		osl, _ := m.Value(analyze.MOutputSequenceLength)
 		what := fmt.Sprintf("%d tokens", int(osl))
 		if r, ok := m.Value(analyze.MReasoningTokenCount); ok && r > 0 {
@@ -227,7 +231,10 @@ func turnLines(m analyze.RequestMetrics) []string {
 	} else if _, ok := m.Value(analyze.MOutputSequenceLength); !ok {
 		out = append(out, fmt.Sprintf("TPS:  the server sent no token counts (latency %.2fs)", lat/1e3))
 	}
-	if itl, ok := m.Value(analyze.MInterTokenLatency); ok {
+	if bad := m.UsageProblem(); bad != "" && !m.ServerTokenCount() {
+		out = append(out, "Note: the server's usage has "+bad+" (the TPS counts tokens with the tokenizer)")
+	}
+	if itl, ok := m.Value(analyze.MInterTokenLatency); ok && (m.UsageProblem() == "" || !m.ServerTokenCount()) {
 		line := fmt.Sprintf("ITL:  %.2f ms/token", itl)
 		if r, ok := m.Value(analyze.MOutputTokenThroughputPerUser); ok {
 			line += fmt.Sprintf(" (decode %.2f tokens/s)", r)

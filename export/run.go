@@ -235,20 +235,25 @@ func Run(o Options) (*analyze.Summary, int) {
 			fmt.Fprintln(stdout, line)
 		}
 	}
+	// Each gate's line says what a --where left out of what it judged (never a failure).
+	sel := ""
+	if n := s.SelectionNote(); n != "" {
+		sel = "; " + n
+	}
 	er := analyze.CheckErrorRate(s, o.MaxErrorRate)
-	report(er.OK, fmt.Sprintf("Gate error rate <= %s: %s (%d of %d profile requests failed, %s)",
-		strconv.FormatFloat(o.MaxErrorRate, 'g', -1, 64), passFail(er.OK), er.Errors, er.Total, pct(er.Rate)))
+	report(er.OK, fmt.Sprintf("Gate error rate <= %s: %s (%d of %d profile requests failed, %s%s)",
+		strconv.FormatFloat(o.MaxErrorRate, 'g', -1, 64), passFail(er.OK), er.Errors, er.Total, pct(er.Rate), sel))
 	for _, r := range analyze.EvaluateGates(s, gates) {
 		if r.Missing && r.Why != "" {
-			report(false, fmt.Sprintf("Gate %s: FAIL (not evaluable: %s)", r.Gate, r.Why))
+			report(false, fmt.Sprintf("Gate %s: FAIL (not evaluable: %s%s)", r.Gate, r.Why, sel))
 			continue
 		}
 		if r.Missing {
-			report(false, fmt.Sprintf("Gate %s: FAIL (the run has no %s values)", r.Gate, r.Gate.Metric.Tag))
+			report(false, fmt.Sprintf("Gate %s: FAIL (the run has no %s values%s)", r.Gate, r.Gate.Metric.Tag, sel))
 			continue
 		}
-		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s)", r.Gate, passFail(r.OK), r.Gate.Stat,
-			strings.TrimSpace(strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64)+" "+r.Gate.Metric.Unit)))
+		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s%s)", r.Gate, passFail(r.OK), r.Gate.Stat,
+			strings.TrimSpace(strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64)+" "+r.Gate.Metric.Unit), sel))
 	}
 	// Damaged logs fail the run even when every gate holds: the results leave out what
 	// the damaged logs held. Said on stderr, whatever --quiet, naming the files.
@@ -272,6 +277,12 @@ func Run(o Options) (*analyze.Summary, int) {
 	// logs and missing shards have their own lines above.
 	if why := incomplete(s, o.MaxErrorRate); why != "" {
 		fmt.Fprintf(stderr, "analyze: RUN INCOMPLETE: %s\n", why)
+		code = ExitGate
+	}
+	// Token counts taken from the server that are negative or beyond what the text could
+	// encode: the token throughputs rest on them (analyze.UsageCheck, Health's ProblemUsage).
+	if u := s.Usage; u.Rests && u.Bad() {
+		fmt.Fprintf(stderr, "analyze: INVALID TOKEN COUNTS: %s\n", u)
 		code = ExitGate
 	}
 	return last, o.Claim.exit(s, code, stderr) // --require-trustworthy (claim.go)

@@ -33,6 +33,7 @@ func env(reg *analyze.Registry) (*cel.Env, error) {
 		ext.Math(), ext.Lists(), ext.Strings(),
 		cel.ParserExpressionSizeLimit(maxExprSize), cel.ParserRecursionLimit(maxExprDepth),
 	}
+	opts = append(opts, mixedArithmetic()...) // osl - 1, (osl - 1) / 1000.0 (numeric.go)
 	for i := range Variables {
 		opts = append(opts, cel.Variable(Variables[i].Name, Variables[i].typ))
 	}
@@ -69,16 +70,23 @@ func (unknownSizes) EstimateCallCost(string, string, *checker.AstNode, []checker
 
 // compiled is one checked expression, ready to evaluate.
 type compiled struct {
+	ast *cel.Ast
 	prg cel.Program
 }
 
 // compile parses and checks src in e; the result's type must be one of want (dyn always
 // passes: the value is checked per request). what names the expression in errors.
 func compile(e *cel.Env, what, src string, want ...*cel.Type) (*compiled, error) {
-	ast, iss := e.Compile(src)
+	parsed, iss := e.Parse(src)
 	if iss != nil && iss.Err() != nil {
 		return nil, issueError(what, src, iss)
 	}
+	untyped := untypedLiterals(parsed) // osl == 5 (numeric.go)
+	ast, iss := e.Check(parsed)
+	if iss != nil && iss.Err() != nil {
+		return nil, issueError(what, src, iss)
+	}
+	widen(ast, untyped) // osl - 1 runs as osl - 1.0
 	out := ast.OutputType()
 	ok := out.IsExactType(cel.DynType)
 	names := make([]string, 0, len(want))
@@ -100,7 +108,7 @@ func compile(e *cel.Env, what, src string, want ...*cel.Type) (*compiled, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return &compiled{prg: prg}, nil
+	return &compiled{ast: ast, prg: prg}, nil
 }
 
 // eval evaluates the expression for one request; nil when it gives no value (an error: an
@@ -134,15 +142,15 @@ func issueError(what, src string, iss *cel.Issues) error {
 	}
 	e := errs[0]
 	msg := strings.ReplaceAll(e.Message, " (in container '')", "")
+	if strings.Contains(msg, "'_%_' applied to '(double") {
+		msg += " (token counts are doubles: write int(osl) % 2)"
+	}
 	if m := undeclared.FindStringSubmatch(msg); m != nil {
 		if s := suggest.Nearest(m[1], names()); s != "" {
 			msg += " (did you mean " + s + "?)"
 		} else {
 			msg += " (docs/metrics.md \"User metrics\" lists the variables)"
 		}
-	}
-	if strings.Contains(msg, "no matching overload") && strings.Contains(msg, "double") && strings.Contains(msg, "int") {
-		msg += " (CEL does not mix int and double in arithmetic: write 2.0 for 2, or double(isl))"
 	}
 	where := fmt.Sprintf("column %d", e.Location.Column()+1)
 	if strings.Contains(src, "\n") {
@@ -201,6 +209,9 @@ func Register(reg *analyze.Registry, specs []analyze.MetricSpec) error {
 		c, err := compile(e, what, s.Expression, cel.DoubleType, cel.IntType, cel.UintType)
 		if err != nil {
 			return err
+		}
+		if col, ok := intDivision(c.ast); ok {
+			return fmt.Errorf("%s: column %d: a division of two ints truncates (7 / 2 is 3): write double(a) / b for a ratio", what, col)
 		}
 		if _, err := reg.Register(analyze.UserMetric{Name: s.Name, Unit: s.Unit, Description: describe(s), Expression: s.Expression,
 			LargerIsBetter: s.LargerIsBetter, Failed: s.Failed, Eval: c.number}); err != nil {

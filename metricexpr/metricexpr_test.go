@@ -72,6 +72,43 @@ func TestVariables(t *testing.T) {
 			a := r.arrivals()
 			return float64(len(a)-1) / ms(a[len(a)-1]-a[0]) * 1000, true
 		}},
+		// Numbers mix as a person writes them (#38 item 9): counts are doubles, "osl / 2" a
+		// true division, an int beside a double in arithmetic, ==, ?: and orValue.
+		{analyze.MetricSpec{Name: "decode_tps", Expression: "(osl - 1) / ((latency_ms - ttft_ms) / 1000.0)"}, func(i int, r fakeReq) (float64, bool) {
+			a := r.arrivals()
+			return float64(len(a)-1) / ms(a[len(a)-1]-a[0]) * 1000, true
+		}},
+		{analyze.MetricSpec{Name: "half_osl", Expression: "osl / 2"}, func(i int, r fakeReq) (float64, bool) { return float64(len(r.chunksNs)) / 2, true }},
+		{analyze.MetricSpec{Name: "per_event_ms", Expression: "latency_ms / size(chunks_ms) + 1u - turn * 0.5"}, func(i int, r fakeReq) (float64, bool) {
+			a := r.arrivals()
+			return ms(a[len(a)-1])/float64(len(a)) + 1 - float64(r.turn)*0.5, true
+		}},
+		{analyze.MetricSpec{Name: "is_three", Expression: "osl == 3 || 3 != osl ? (osl == 3 ? 1 : 0) : -1"}, func(i int, r fakeReq) (float64, bool) {
+			if len(r.chunksNs) == 3 {
+				return 1, true
+			}
+			return 0, true
+		}},
+		{analyze.MetricSpec{Name: "small_osl", Expression: "(osl in [2, 3] ? osl : 0) + 0.5 - 0.5"}, func(i int, r fakeReq) (float64, bool) {
+			if n := len(r.chunksNs); n <= 3 {
+				return float64(n), true
+			}
+			return 0, true
+		}},
+		{analyze.MetricSpec{Name: "reasoning_or", Expression: "usage[?'reasoning_tokens'].orValue(0) + usage[?'prompt_tokens'].orValue(0) - isl"}, func(i int, r fakeReq) (float64, bool) {
+			if r.usage {
+				return 0, true
+			}
+			return -float64(r.isl), true
+		}},
+		{analyze.MetricSpec{Name: "completion_less_one", Expression: "usage.completion_tokens - 1"}, func(i int, r fakeReq) (float64, bool) { return float64(len(r.chunksNs)) - 1, r.usage }},
+		{analyze.MetricSpec{Name: "gaps_per_event", Expression: "double(size(gaps_ms)) / size(chunks_ms)"}, func(i int, r fakeReq) (float64, bool) {
+			return float64(len(r.chunksNs)-1) / float64(len(r.chunksNs)), true
+		}},
+		{analyze.MetricSpec{Name: "middle_event_ms", Expression: "chunks_ms[size(chunks_ms) - 1 - int(osl / 2)]"}, func(i int, r fakeReq) (float64, bool) {
+			a := r.arrivals()
+			return ms(a[len(a)-1-len(a)/2]), true
+		}},
 		{analyze.MetricSpec{Name: "offset", Expression: "send_offset_ms"}, func(i int, r fakeReq) (float64, bool) { return ms(r.sendNs), true }},
 		{analyze.MetricSpec{Name: "lag", Expression: "lag_ms"}, func(i int, r fakeReq) (float64, bool) { return 0, true }},
 		{analyze.MetricSpec{Name: "who", Expression: "worker * 100 + index"}, func(i int, r fakeReq) (float64, bool) { return float64(i), true }},
@@ -245,8 +282,8 @@ func TestWhereGroupBy(t *testing.T) {
 	}
 }
 
-// A selection that gives no value for a request (chunks_ms[2] of a short one, of a failed or
-// lost one) leaves it out and counts it.
+// A selection that gives no value for a successful request (chunks_ms[2] of a short one)
+// leaves it out and counts it; a failed or lost one it keeps.
 func TestWhereNoValue(t *testing.T) {
 	dir := t.TempDir()
 	reqs := fixture(fixtureN)
@@ -257,16 +294,28 @@ func TestWhereNoValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := analyse(t, dir, reg, analyze.Options{Where: where})
-	var kept, none int64
+	// A failed or lost request has no chunks_ms[2] either, and is kept all the same: a
+	// selection never takes a failure out of the counts (#38 item 1).
+	var kept, failed, none int64
 	for _, r := range reqs {
-		if r.status == 0 && !r.lost && len(r.chunksNs) >= 3 {
+		switch {
+		case r.status != 0 || r.lost:
+			failed++
+		case len(r.chunksNs) >= 3:
 			kept++
-		} else {
+		default:
 			none++
 		}
 	}
-	if s.Counts.Profile != kept || s.Counts.Errors != 0 || s.Selection.NoValue != none || s.Selection.Excluded != none {
-		t.Errorf("counts %+v, selection %+v; want %d kept, %d without a value", s.Counts, s.Selection, kept, none)
+	if s.Counts.Profile != kept+failed || s.Counts.Valid != kept || s.Counts.Errors != failed || s.Counts.GateErrors != failed ||
+		s.Selection.NoValue != none || s.Selection.Excluded != none {
+		t.Errorf("counts %+v, selection %+v; want %d kept, %d failed, %d without a value", s.Counts, s.Selection, kept, failed, none)
+	}
+	if failed == 0 || none == 0 {
+		t.Fatal("the fixture has no failed request, or no successful one without a value: nothing is exercised")
+	}
+	if e := analyze.CheckErrorRate(s, 0); e.OK || e.Errors != failed || e.Total != int64(len(reqs)) {
+		t.Errorf("error rate %+v; want %d of %d failed, not OK", e, failed, len(reqs))
 	}
 }
 
@@ -279,7 +328,9 @@ func TestCompileErrors(t *testing.T) {
 	}{
 		{analyze.MetricSpec{Name: "third", Expression: "chunk_ms[2]", From: "--metric third"}, "--metric third: column 1: undeclared reference to 'chunk_ms' (did you mean chunks_ms?)"},
 		{analyze.MetricSpec{Name: "x", Expression: "ttft_ms +", From: "--metric x"}, "--metric x: column 10: Syntax error"},
-		{analyze.MetricSpec{Name: "x", Expression: "ttft_ms + turn", From: "--metric x"}, "--metric x: column 9: found no matching overload for '_+_' applied to '(double, int)'"},
+		{analyze.MetricSpec{Name: "x", Expression: "ttft_ms + error", From: "--metric x"}, "--metric x: column 9: found no matching overload for '_+_' applied to '(double, string)'"},
+		{analyze.MetricSpec{Name: "x", Expression: "osl % 2", From: "--metric x"}, "--metric x: column 5: found no matching overload for '_%_' applied to '(double, int)' (token counts are doubles: write int(osl) % 2)"},
+		{analyze.MetricSpec{Name: "x", Expression: "ttft_ms * (size(gaps_ms) / size(reads))", From: "--metric x"}, "--metric x: column 26: a division of two ints truncates (7 / 2 is 3): write double(a) / b for a ratio"},
 		{analyze.MetricSpec{Name: "x", Expression: "error", From: "--metric x"}, `--metric x: "error" gives a string; want double or int or uint`},
 		{analyze.MetricSpec{Name: "x", Expression: "ttft_ms > 1", From: "--metric x"}, "gives a bool"},
 		{analyze.MetricSpec{Name: "isl", Expression: "1"}, `"isl" is a variable of expressions`},

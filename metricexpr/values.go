@@ -129,7 +129,8 @@ var usageFields = [...]struct {
 	{"cached_prompt_tokens", endpoint.UsageCachedPrompt, func(u *endpoint.Usage) int { return u.CachedPromptTokens }},
 }
 
-// usage is the request's usage block as a CEL map of the fields the server sent.
+// usage is the request's usage block as a CEL map of the fields the server sent, each count
+// a double (as every count of the variables: numbers mix in arithmetic, vars.go).
 type usage struct{ v *analyze.RequestView }
 
 var _ traits.Mapper = usage{}
@@ -146,7 +147,7 @@ func (u usage) Find(key ref.Val) (ref.Val, bool) {
 			if us.Has&f.bit == 0 {
 				return nil, false
 			}
-			return types.Int(f.get(&us)), true
+			return types.Double(f.get(&us)), true
 		}
 	}
 	return nil, false
@@ -155,10 +156,10 @@ func (u usage) Find(key ref.Val) (ref.Val, bool) {
 // whole builds the map as an ordinary CEL map.
 func (u usage) whole() traits.Mapper {
 	us := u.v.Usage()
-	m := map[string]int64{}
+	m := map[string]float64{}
 	for _, f := range usageFields {
 		if us.Has&f.bit != 0 {
-			m[f.name] = int64(f.get(&us))
+			m[f.name] = float64(f.get(&us))
 		}
 	}
 	return types.DefaultTypeAdapter.NativeToValue(m).(traits.Mapper)

@@ -21,19 +21,13 @@ type Variable struct {
 // ms converts nanoseconds to a CEL double of milliseconds.
 func ms(ns int64) types.Double { return types.Double(float64(ns) / 1e6) }
 
-// metric is a variable holding a per-request metric's value, as a double.
+// metric is a variable holding a per-request metric's value, as a double. Counts of tokens
+// are doubles too (holding whole numbers): "osl / 2" is then a true division and "osl - 1"
+// mixes with the latencies as a person means it (docs/metrics.md "User metrics").
 func metric(id analyze.MetricID) func(v *analyze.RequestView) (any, bool) {
 	return func(v *analyze.RequestView) (any, bool) {
 		x, ok := v.Value(id)
 		return types.Double(x), ok
-	}
-}
-
-// count is a variable holding a whole-number per-request metric, as an int.
-func count(id analyze.MetricID) func(v *analyze.RequestView) (any, bool) {
-	return func(v *analyze.RequestView) (any, bool) {
-		x, ok := v.Value(id)
-		return types.Int(int64(x)), ok
 	}
 }
 
@@ -48,12 +42,12 @@ var Variables = []Variable{
 		typ: cel.DoubleType, get: metric(analyze.MTimeToFirstToken)},
 	{Name: "latency_ms", Type: "double", Unit: "ms", Meaning: "request_latency: last content event − write start (valid requests)",
 		typ: cel.DoubleType, get: metric(analyze.MRequestLatency)},
-	{Name: "isl", Type: "int", Unit: "tokens", Meaning: "input length: input_sequence_length, or the plan's ISL for a request without one (failed requests have one too)",
-		typ: cel.IntType, get: func(v *analyze.RequestView) (any, bool) { return types.Int(int64(v.InputTokens())), true }},
-	{Name: "osl", Type: "int", Unit: "tokens", Meaning: "output_sequence_length: output tokens, reasoning included (valid requests)",
-		typ: cel.IntType, get: count(analyze.MOutputSequenceLength)},
-	{Name: "reasoning_tokens", Type: "int", Unit: "tokens", Meaning: "reasoning_token_count (valid requests)",
-		typ: cel.IntType, get: count(analyze.MReasoningTokenCount)},
+	{Name: "isl", Type: "double", Unit: "tokens", Meaning: "input length: input_sequence_length, or the plan's ISL for a request without one (failed requests have one too)",
+		typ: cel.DoubleType, get: func(v *analyze.RequestView) (any, bool) { return types.Double(v.InputTokens()), true }},
+	{Name: "osl", Type: "double", Unit: "tokens", Meaning: "output_sequence_length: output tokens, reasoning included (valid requests)",
+		typ: cel.DoubleType, get: metric(analyze.MOutputSequenceLength)},
+	{Name: "reasoning_tokens", Type: "double", Unit: "tokens", Meaning: "reasoning_token_count (valid requests)",
+		typ: cel.DoubleType, get: metric(analyze.MReasoningTokenCount)},
 	{Name: "chunks_ms", Type: "list(double)", Unit: "ms", Meaning: "each content event's arrival since the write start, in order; chunks_ms[0] == ttft_ms (empty: no content event)",
 		typ: cel.ListType(cel.DoubleType), get: func(v *analyze.RequestView) (any, bool) { return list[chunks]{v}, true }},
 	{Name: "gaps_ms", Type: "list(double)", Unit: "ms", Meaning: "the gaps between consecutive content events (inter_chunk_latency) of a valid streamed response; 0 for events one read completed",
@@ -83,8 +77,8 @@ var Variables = []Variable{
 		}},
 	{Name: "lag_ms", Type: "double", Unit: "ms", Meaning: "schedule_lag: write start − planned send instant (open-loop requests that were sent)",
 		typ: cel.DoubleType, get: metric(analyze.MScheduleLag)},
-	{Name: "usage", Type: "map(string, int)", Unit: "tokens", Meaning: "the server's usage block of a valid response: the fields it sent of prompt_tokens, completion_tokens, total_tokens, reasoning_tokens, cached_prompt_tokens (empty when none)",
-		typ: cel.MapType(cel.StringType, cel.IntType), get: func(v *analyze.RequestView) (any, bool) { return usage{v}, true }},
+	{Name: "usage", Type: "map(string, double)", Unit: "tokens", Meaning: "the server's usage block of a valid response: the fields it sent of prompt_tokens, completion_tokens, total_tokens, reasoning_tokens, cached_prompt_tokens (empty when none)",
+		typ: cel.MapType(cel.StringType, cel.DoubleType), get: func(v *analyze.RequestView) (any, bool) { return usage{v}, true }},
 }
 
 // variables maps the names of Variables to their entry.

@@ -60,7 +60,9 @@ type runResult struct {
 func (r runResult) valid() bool { return r.check.Valid() }
 
 // kinds maps analyze's problem kinds onto the sweep package's.
-var kinds = map[string]sweep.Kind{analyze.ProblemIncomplete: sweep.Failed, analyze.ProblemErrors: sweep.Errors, analyze.ProblemSchedule: sweep.Schedule}
+// Impossible server token counts make the run's token numbers invalid: a failed run.
+var kinds = map[string]sweep.Kind{analyze.ProblemIncomplete: sweep.Failed, analyze.ProblemErrors: sweep.Errors, analyze.ProblemSchedule: sweep.Schedule,
+	analyze.ProblemUsage: sweep.Failed}
 
 // checkRun judges run: replay's and the analysis's exit status, then what analyze.Health
 // finds in its summary at --max-error-rate (a crash, a worker that did not finish, failed

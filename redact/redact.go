@@ -356,7 +356,7 @@ func echoedCredentials(s string) string {
 // MinSecretLen is none. It returns the
 // credential's bounds s[v:w], v < 0 when there is none or it is already hidden.
 func credentialAt(s, lower string, i int) (v, w int) {
-	after, scheme := -1, ""
+	after, scheme, query := -1, "", false
 	switch {
 	case hasWordAt(lower, i, "bearer"):
 		after, scheme = i+len("bearer"), "bearer"
@@ -365,7 +365,7 @@ func credentialAt(s, lower string, i int) (v, w int) {
 	default:
 		for _, h := range echoedHeaders {
 			if j := i + len(h); strings.HasPrefix(lower[i:], h) && j < len(s) && (s[j] == ':' || s[j] == '=') {
-				after = j + 1
+				after, query = j+1, s[j] == '='
 				break
 			}
 		}
@@ -381,6 +381,13 @@ func credentialAt(s, lower string, i int) (v, w int) {
 		return -1, -1 // a scheme and its credential are apart
 	}
 	w = wordEnd(s, v)
+	if query {
+		// "api_key=KEY&b=2" is a query's parameter: its value ends at the next parameter
+		// (or the fragment), which is kept.
+		if k := strings.IndexAny(s[v:w], "&;#"); k >= 0 {
+			w = v + k
+		}
+	}
 	word := s[v:w]
 	if scheme == "" && w < len(s) && s[w] == ' ' && isScheme(word) {
 		// "Authorization: Token KEY", "SSWS KEY": the credential is the scheme's next word.
@@ -546,9 +553,61 @@ func Args(args []string) []string {
 			out[i] = attached(a, URL)
 		case strings.Contains(a, "://"):
 			out[i] = URL(a)
+		case strings.HasPrefix(a, "-") && hasValue && !metricFlags[name]:
+			out[i] = name + "=" + KeyValues(value) // --otel-resource-attributes=api_key=KEY
+		case !strings.HasPrefix(a, "-") && (i == 0 || !metricFlags[out[i-1]]):
+			out[i] = KeyValues(a) // the value of any flag: "--otel-resource-attributes api_key=KEY"
 		}
 	}
 	return out
+}
+
+// metricFlags are the flags whose values name metrics and give expressions, not key=value
+// pairs: their "time_to_first_token:400" is a token of output, not a credential.
+var metricFlags = map[string]bool{"--goodput": true, "--search-sla": true, "--fail-on-regression": true,
+	"--gate": true, "--metric": true, "--where": true, "--group-by": true}
+
+// KeyValues returns v, a flag's value, with the value of every key=value or key:value pair
+// in it whose key is a secret's name (isSecretField: "api_key=KEY", "auth_token:KEY", but
+// not "max_tokens:5") replaced; pairs are separated by commas, as list flags take them
+// ("service.name=x,api_key=KEY"). A key is a name (letters, digits, '_', '-', '.'); any
+// other text ("a = b", a path, a header's "Name: value" form with spaces in its name) is
+// kept. It is the one rule for every flag taking pairs (--otel-resource-attributes,
+// --extra-inputs, any other), on the command line (Args) and in a printed or recorded
+// configuration (FlagValue).
+func KeyValues(v string) string {
+	if !strings.ContainsAny(v, "=:") {
+		return v
+	}
+	items := strings.Split(v, ",")
+	changed := false
+	for i, it := range items {
+		j := strings.IndexAny(it, "=:")
+		if j <= 0 || !isKey(strings.TrimSpace(it[:j])) || !isSecretField(it[:j]) {
+			continue
+		}
+		if rest := strings.TrimSpace(it[j+1:]); rest == "" || rest == Value {
+			continue
+		}
+		items[i], changed = it[:j+1]+Value, true
+	}
+	if !changed {
+		return v
+	}
+	return strings.Join(items, ",")
+}
+
+// isKey reports whether k is a key of a key=value pair: letters, digits, '_', '-' and '.'.
+func isKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !isWordByte(c) && c != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 // ExtraInput returns an --extra-inputs value ("k:v", or a JSON object) with the value of a
@@ -565,11 +624,7 @@ func ExtraInput(v string) string {
 			return sub[0][:len(sub[0])-len(sub[2])] + `"` + Value + `"`
 		})
 	}
-	k, _, ok := strings.Cut(v, ":")
-	if ok && isSecretField(k) {
-		return k + ":" + Value
-	}
-	return v
+	return KeyValues(v)
 }
 
 // jsonField matches a JSON field whose value is a string or a bare scalar: its name, and

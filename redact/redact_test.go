@@ -24,6 +24,16 @@ func TestArgs(t *testing.T) {
 		{"profile --extra-inputs api_key:sk-1 --extra-inputs ignore_eos:true", "profile --extra-inputs api_key:REDACTED --extra-inputs ignore_eos:true"},
 		{`profile --extra-inputs={"ignore_eos":true,"x_token":"sk-1","n":2}`, `profile --extra-inputs={"ignore_eos":true,"x_token":"REDACTED","n":2}`},
 		{"profile --extra-inputs max_tokens:100 --extra-inputs min_tokens:1", "profile --extra-inputs max_tokens:100 --extra-inputs min_tokens:1"},
+		// One rule for every flag taking key=value or key:value pairs, lists of them too.
+		{"profile --otel-resource-attributes api_key=sk-1", "profile --otel-resource-attributes api_key=REDACTED"},
+		{"profile --otel-resource-attributes=service.name=x,auth_token=sk-1,env=prod", "profile --otel-resource-attributes=service.name=x,auth_token=REDACTED,env=prod"},
+		{"profile --some-future-flag X-Secret:s3 --other=password=p", "profile --some-future-flag X-Secret:REDACTED --other=password=REDACTED"},
+		{"profile --extra-inputs api_key=sk-1 --extra-inputs=client_secret:s", "profile --extra-inputs api_key=REDACTED --extra-inputs=client_secret:REDACTED"},
+		{"profile --otel-resource-attributes service.name=llm,deployment.environment=prod", "profile --otel-resource-attributes service.name=llm,deployment.environment=prod"},
+		// Metric names are no keys: their token is the model's.
+		{"analyze --goodput time_to_first_token:400 --search-sla=time_to_first_token:p99:le:500 --fail-on-regression inter_token_latency:10",
+			"analyze --goodput time_to_first_token:400 --search-sla=time_to_first_token:p99:le:500 --fail-on-regression inter_token_latency:10"},
+		{"analyze --metric token_rate=osl/2 run", "analyze --metric token_rate=osl/2 run"},
 		// A credential under a name no rule knows is still one by its scheme, or in a URL.
 		{"replay -H X-Forward:Bearer_sk-abcdefgh12", "replay -H X-Forward:Bearer_sk-abcdefgh12"},
 		{"replay -H=X-Callback:http://u:pw@h/", "replay -H=X-Callback:http://REDACTED@h/"},
@@ -124,6 +134,11 @@ func TestText(t *testing.T) {
 		{"a\thttp://u:p@h\n", "a\thttp://REDACTED@h\n"},
 		{"(see http://h/?key=k)", "(see http://h/?key=REDACTED)"},
 		{"\r progress 10/20 http://h:1", "\r progress 10/20 http://h:1"},
+		// Only the secret's value goes: the parameters after it stay (Azure's api-version).
+		{"http://h/v1?a=1&api_key=sk-X&b=2", "http://h/v1?a=1&api_key=REDACTED&b=2"},
+		{"- http://h/v1?a=1&api_key=sk-XXXXXXXXXXXX&api-version=2024-06-01", "- http://h/v1?a=1&api_key=REDACTED&api-version=2024-06-01"},
+		{"http://h/v1?api_key=sk-XXXXXXXXXXXX;b=2#api_key=sk-YYYYYYYYYYYY&c=3", "http://h/v1?api_key=REDACTED;b=2#api_key=REDACTED&c=3"},
+		{"h:1/m?apikey=sk-XXXXXXXXXXXX&b=2", "h:1/m?apikey=REDACTED&b=2"},
 	} {
 		if got := Text(c.in); got != c.want {
 			t.Errorf("Text(%q) = %q; want %q", c.in, got, c.want)
@@ -192,6 +207,7 @@ func TestTextEchoedCredentials(t *testing.T) {
 		{"Authorization: sk-abcdefgh1234", "Authorization: REDACTED"},
 		{"invalid x-api-key: sk-ant-abcdefgh1234.", "invalid x-api-key: REDACTED."},
 		{"api_key=sk-abcdefgh1234 rejected", "api_key=REDACTED rejected"},
+		{"api_key=sk-abcdefgh1234&b=2 rejected", "api_key=REDACTED&b=2 rejected"},
 		{"Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==", "Proxy-Authorization: Basic REDACTED"},
 		// Any scheme after a credential header's name: its credential is the next word.
 		{"Authorization: Token sk-abcdefgh1234 rejected", "Authorization: Token REDACTED rejected"},

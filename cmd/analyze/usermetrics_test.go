@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"net"
 	"os"
@@ -219,7 +220,8 @@ func TestBadUserExpressions(t *testing.T) {
 	}{
 		{"syntax", []string{"--metric", "x_ms = chunks_ms[2"}, []string{"--metric x_ms: column 12: Syntax error"}},
 		{"misspelt variable", []string{"--metric", "x_ms = tfft_ms * 2"}, []string{"--metric x_ms: column 1:", "did you mean ttft_ms?"}},
-		{"int and double", []string{"--metric", "x_ms = ttft_ms * 2"}, []string{"--metric x_ms: column 9:", "write 2.0 for 2"}},
+		{"int over int", []string{"--metric", "x = size(gaps_ms) / size(chunks_ms)"}, []string{"--metric x: column 15:", "a division of two ints truncates", "write double(a) / b"}},
+		{"modulo of a count", []string{"--metric", "x = osl % 2"}, []string{"--metric x: column 5:", "write int(osl) % 2"}},
 		{"not a number", []string{"--metric", "x = chunks_ms"}, []string{"--metric x:", "want double or int or uint"}},
 		{"no name", []string{"--metric", "chunks_ms[2]"}, []string{"--metric \"chunks_ms[2]\": want NAME = EXPRESSION"}},
 		{"built-in name", []string{"--metric", "time_to_first_token = ttft_ms"}, []string{"is a built-in metric"}},
@@ -336,4 +338,83 @@ func freePort(t *testing.T) string {
 	}
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// TestWhereKeepsFailures: a selection chooses which successful requests the metrics
+// describe; it never takes a failure out of the error count, the health or the gates. A
+// failed request has no ttft_ms, latency_ms, osl, chunks_ms or usage, so every selection
+// over them gave it no value and dropped it, and a run with 6 of 40 requests failed passed
+// its error-rate gate (#38 item 1). Each gate's line says what the selection left out.
+func TestWhereKeepsFailures(t *testing.T) {
+	failing := buildRun(t, 40, 7) // requests 6, 13, 20, 27, 34 fail with HTTP 500: 5 of 40
+	for _, c := range []struct {
+		where    string
+		leftOut  int // successful requests the selection leaves out
+		maxError string
+		code     int
+		gate     string
+	}{
+		{"ttft_ms < 5000.0", 0, "0", 1, "Gate error rate <= 0: FAIL (5 of 40 profile requests failed, 12.50%"},
+		{"latency_ms < 5000.0", 0, "0", 1, "FAIL (5 of 40"},
+		{"osl > 0", 0, "0", 1, "FAIL (5 of 40"},
+		{"osl >= 8", 0, "0", 1, "FAIL (5 of 40"},
+		{"chunks_ms[0] > 0.0", 0, "0", 1, "FAIL (5 of 40"},
+		{"size(gaps_ms) > 0", 0, "0", 1, "FAIL (5 of 40"},
+		{"usage.completion_tokens > 0", 0, "0", 1, "FAIL (5 of 40"},
+		{"usage.prompt_tokens == 50", 0, "0", 1, "FAIL (5 of 40"},
+		{`error == ""`, 0, "0", 1, "FAIL (5 of 40"},
+		{"valid", 0, "0", 1, "FAIL (5 of 40"},
+		{"status == 200", 0, "0", 1, "FAIL (5 of 40"},
+		{"index >= 20", 18, "0", 1, "FAIL (5 of 40"}, // 0..19 hold 2 failures, kept
+		{"ttft_ms < 0.0", 35, "0", 1, "FAIL (5 of 40"},
+		{"ttft_ms < 5000.0", 0, "0.2", 0, "Gate error rate <= 0.2: PASS (5 of 40 profile requests failed, 12.50%"},
+	} {
+		t.Run(c.where, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, stdout, stderr := runCmd("--where", c.where, "--max-error-rate", c.maxError, "--gate", "request_latency.p99<10000",
+				"--output-dir", out, "--no-html", failing)
+			note := fmt.Sprintf("--where %s: %d successful profile requests left out", c.where, c.leftOut)
+			if code != c.code || !strings.Contains(stdout, c.gate) || !strings.Contains(stdout, "Errors: 5 of 40 profile requests") {
+				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\nwant %q", code, c.code, stdout, stderr, c.gate)
+			}
+			for _, l := range strings.Split(stdout, "\n") {
+				if strings.HasPrefix(l, "Gate ") && !strings.Contains(l, note+"; every failed request kept") {
+					t.Errorf("gate line %q does not say %q", l, note)
+				}
+			}
+			var doc map[string]any
+			b, err := os.ReadFile(filepath.Join(out, "profile_export_aiperf.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := doc["error_request_count"].(map[string]any)["avg"].(float64); n != 5 {
+				t.Errorf("error_request_count %v; want 5", doc["error_request_count"])
+			}
+		})
+	}
+}
+
+// TestMixedArithmetic: metrics as users write them, ints and doubles mixed, check and give
+// the value a person means (#38 item 9): the issue's decode_tps exited 2 with "no matching
+// overload for '_/_' applied to '(int, double)'".
+func TestMixedArithmetic(t *testing.T) {
+	run := buildRun(t, 10, 0) // 8 tokens: first at 20 ms, then every 5 ms
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCmd("--output-dir", out, "--no-html",
+		"--metric", "decode_tps = (osl - 1) / ((latency_ms - ttft_ms) / 1000.0)",
+		"--metric", "half_osl = osl / 2 + 0 * turn",
+		"--metric", "x_ms = ttft_ms * 2",
+		"--where", "osl == 8 && osl in [7, 8] && (osl > 0 ? osl : 0) >= 1",
+		"--gate", "decode_tps.avg>199", "--gate", "decode_tps.avg<201", "--gate", "half_osl.avg==4", run)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, want := range []string{"Gate decode_tps.avg>199: PASS (avg = 200", "Gate half_osl.avg==4: PASS (avg = 4;", "x_ms "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
 }

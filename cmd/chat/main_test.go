@@ -274,3 +274,46 @@ func TestEchoedCredentialsHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestImpossibleServerCounts: under --use-server-token-count a negative or absurd usage
+// count gives no TPS (it printed "TPS: -275.00 tokens/s", or 9.86e9 tokens/s), and the line
+// says why; with the tokenizer's counts the TPS stands and a note names the bad usage
+// (#38 item 4).
+func TestImpossibleServerCounts(t *testing.T) {
+	for _, c := range []struct {
+		name, usage string
+		server      bool
+		want, not   string
+	}{
+		{"negative", `{"prompt_tokens":-5,"completion_tokens":-7,"total_tokens":-12}`, true,
+			"TPS:  not measured: the server's usage has negative token counts (treated as absent)", "TPS:  -"},
+		{"absurd", `{"prompt_tokens":5,"completion_tokens":1000000000,"total_tokens":1000000005}`, true,
+			"TPS:  not measured: the server's usage has 1000000000 completion tokens for 32 bytes of text in 8 content events", "tokens/s"},
+		{"sane", `{"prompt_tokens":5,"completion_tokens":8,"total_tokens":13}`, true, "TPS:  ", "not measured"},
+		{"tokenizer counts", `{"prompt_tokens":-5,"completion_tokens":-7,"total_tokens":-12}`, false,
+			"Note: the server's usage has negative token counts (treated as absent) (the TPS counts tokens with the tokenizer)", "TPS:  -"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				for i := 0; i < 8; i++ {
+					fmt.Fprintf(w, "data: %s\n\n", `{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" the"}}]}`)
+					w.(http.Flusher).Flush()
+					time.Sleep(time.Millisecond)
+				}
+				fmt.Fprintf(w, "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":%s}\n\ndata: [DONE]\n\n", c.usage)
+			}))
+			t.Cleanup(srv.Close)
+			args := []string{"-m", "m", "--url", srv.URL, "--quick"}
+			if c.server {
+				args = append(args, "--use-server-token-count")
+			} else {
+				args = append(args, "--tokenizer", "builtin")
+			}
+			code, out, errs := runChat(t, "", append(args, "hi")...)
+			if code != 0 || !strings.Contains(out, c.want) || strings.Contains(out, c.not) {
+				t.Fatalf("exit %d; want %q and not %q in:\n%s\nstderr: %s", code, c.want, c.not, out, errs)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/profile"
+	"github.com/llmbench/llmbench/redact"
 )
 
 // profileArgs runs profile with exactly args (plus the artifact folder) in a fresh folder.
@@ -196,5 +197,31 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if r := profileArgs(t, nil, "--config", filepath.Join(t.TempDir(), "missing.yaml")); r.code != 2 || !strings.Contains(r.stderr, "--config: open") {
 		t.Errorf("missing file: exit %d %q", r.code, r.stderr)
+	}
+}
+
+// TestPrintConfigRedactsValuesOnly: the printed configuration, through the writer main
+// gives it, hides a secret query parameter's value and a secret key=value pair's value, and
+// keeps every other parameter (Azure's api-version) and pair, so --config of it targets the
+// same URL.
+func TestPrintConfigRedactsValuesOnly(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"profile", "--model", "m", "--print-config",
+		"--url", "http://h/v1?a=1&api_key=sk-X&b=2", "--url", "http://h2/v1?api-key=sk-abcdefghijkl&api-version=2024-06-01",
+		"--otel-url", "http://127.0.0.1:1", "--otel-resource-attributes", "api_key=sk-otel-abcdefgh,service.name=x"},
+		redact.NewWriter(&out), redact.NewWriter(&errb), func(string) string { return "" })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"http://h/v1?a=1&api_key=REDACTED&b=2", "http://h2/v1?api-key=REDACTED&api-version=2024-06-01",
+		"- api_key=REDACTED", "- service.name=x"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--print-config lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, secret := range []string{"sk-X", "sk-abcdefghijkl", "sk-otel-abcdefgh"} {
+		if strings.Contains(out.String(), secret) {
+			t.Errorf("--print-config holds %q", secret)
+		}
 	}
 }
