@@ -142,7 +142,7 @@ func FuzzDetectType(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = detectFile(inputFileData{path: "fuzz", data: data})
+		_, _ = detectFile(inputFileData{path: "fuzz", data: data}, DefaultMaxLineBytes)
 	})
 }
 
