@@ -307,14 +307,15 @@ func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, []ui
 		if err != nil {
 			return nil, 0, nil, usagef("plan: session %q turn %d: %v", c.SessionID, turn, err)
 		}
-		return body, isl, r.reuseKeys(&req, conv, turn, items, ids), nil
+		return body, isl, r.reuseKeys(&req, conv, turn, items, dataset.AppendPromptKeys(nil, ids)), nil
 	}
 	history := turn
 	if c.SelfContained {
 		history = 0
 	}
 	isl := 0
-	var ids []int // the prompt's tokens, for prefix reuse; none for raw bodies
+	var ids []int           // the prompt's tokens, for prefix reuse; none for raw bodies
+	var promptKeys []uint64 // or their keys, when the loader had them
 	switch {
 	case len(t.Raw) > 0:
 		req.Raw = t.Raw
@@ -345,7 +346,9 @@ func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, []ui
 		req.Messages = msgs
 		if len(msgs) == 1 && t.PromptTokens > 0 {
 			isl = t.PromptTokens // exact by construction (synthetic) or measured by the loader
-			ids = r.tok.Encode(t.Prompt)
+			if promptKeys = t.PromptKeys; promptKeys == nil {
+				ids = r.tok.Encode(t.Prompt)
+			}
 		} else {
 			skip := ""
 			if r.live {
@@ -357,17 +360,20 @@ func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, []ui
 	switch {
 	case len(t.Passages) > 0 || t.Query != "":
 		isl = r.tok.Count(strings.Join(append([]string{t.Query}, t.Passages...), " "))
-		ids = nil // no generation, no prefix cache
+		ids, promptKeys = nil, nil // no generation, no prefix cache
 	case len(t.Texts) > 0:
 		isl = r.tok.Count(strings.Join(t.Texts, " ")) // every text of the batch, joined as AIPerf joins them
-		ids = nil
+		ids, promptKeys = nil, nil
+	}
+	if promptKeys == nil {
+		promptKeys = dataset.AppendPromptKeys(nil, ids)
 	}
 	body, err := r.ep.Render(nil, &req)
 	if err != nil {
 		// The flags or the input ask for a body the API cannot take: bad input, not a failure.
 		return nil, 0, nil, usagef("plan: conversation %d (session %q) turn %d: %v", conv, c.SessionID, turn, err)
 	}
-	return body, isl, r.reuseKeys(&req, conv, turn, items, ids), nil
+	return body, isl, r.reuseKeys(&req, conv, turn, items, promptKeys), nil
 }
 
 // joined returns the tokens of the messages' contents joined by a space, leaving out
@@ -398,12 +404,12 @@ func (r *renderer) joined(msgs []endpoint.Message, skip string) (int, []int) {
 	return r.tok.Count(text), ids[:max(len(ids)-1, 0)]
 }
 
-// reuseKeys returns the prefix reuse keys of a request whose prompt encodes to ids
+// reuseKeys returns the prefix reuse keys of a request whose prompt's keys are keys
 // (dataset.AppendReuseKeys). Its scope is what a server puts before the prompt's text or
 // lets decide the cache: the model, the tools, and media (a request with media shares no
 // block, as its media's place among the tokens is not counted).
-func (r *renderer) reuseKeys(req *endpoint.Request, conv, turn int, items []media.Item, ids []int) []uint64 {
-	if len(ids) < dataset.ReuseBlockTokens {
+func (r *renderer) reuseKeys(req *endpoint.Request, conv, turn int, items []media.Item, keys []uint64) []uint64 {
+	if len(keys) == 0 {
 		return nil
 	}
 	parts := []string{req.Model}
@@ -414,7 +420,7 @@ func (r *renderer) reuseKeys(req *endpoint.Request, conv, turn int, items []medi
 	if len(items) > 0 {
 		parts = append(parts, fmt.Sprintf("media of conversation %d turn %d", conv, turn))
 	}
-	return dataset.AppendReuseKeys(make([]uint64, 0, len(ids)/dataset.ReuseBlockTokens), dataset.ReuseScope(parts...), ids)
+	return dataset.AppendReuseKeys(make([]uint64, 0, len(keys)), dataset.ReuseScope(parts...), keys) // keys may be the dataset's
 }
 
 // meta assembles the plan-wide metadata.

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +75,9 @@ func TestOfferedReuseIsSharedText(t *testing.T) {
 		`{"t": 0, "type": "n", "model": "x", "in": 64, "out": 4, "hash_ids": [1, 2, 3, 4]}, `+
 		`{"t": 1, "type": "n", "model": "y", "in": 64, "out": 4, "hash_ids": [1, 2, 3, 4]}, `+
 		`{"t": 2, "type": "n", "model": "x", "in": 80, "out": 4, "hash_ids": [1, 2, 3, 4, 5]}]}`), 0o644)
+	shared := strings.Repeat(" the king and his lord", 20)
+	singleTurn := filepath.Join(t.TempDir(), "st.jsonl")
+	os.WriteFile(singleTurn, []byte(`{"text": "`+shared+` rode north"}`+"\n"+`{"text": "`+shared+` sailed west"}`+"\n"+`{"text": "a different start"}`+"\n"), 0o644)
 	load := func(path, typ string) *dataset.Dataset {
 		ds, err := dataset.LoadFile(dataset.FileOptions{Path: path, Type: typ, Tokenizer: tok})
 		if err != nil {
@@ -104,6 +106,10 @@ func TestOfferedReuseIsSharedText(t *testing.T) {
 		{"mooncake", func(o *Options) {
 			o.Dataset = load(filepath.Join(agenticTestdata, "mooncake_small.jsonl"), dataset.TypeMooncake)
 		}, 16},
+		{"single_turn shared start", func(o *Options) {
+			o.Dataset = load(singleTurn, dataset.TypeSingleTurn)
+			o.SamplingStrategy = "sequential"
+		}, 64},
 		{"multi_turn history", func(o *Options) {
 			o.Dataset = load(filepath.Join(agenticTestdata, "multi_turn.jsonl"), dataset.TypeMultiTurn)
 		}, 0},
@@ -163,7 +169,7 @@ func TestOfferedReuseIsSharedText(t *testing.T) {
 			if m.ProfileReusedTokens < c.minReused {
 				t.Errorf("offered reuse %d, want at least %d", m.ProfileReusedTokens, c.minReused)
 			}
-			fmt.Fprintf(os.Stderr, "%s: offered %d of %d\n", c.name, m.ProfileReusedTokens, m.ProfilePromptTokens)
+			t.Logf("offered %d of %d", m.ProfileReusedTokens, m.ProfilePromptTokens)
 		})
 	}
 }

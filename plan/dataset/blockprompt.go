@@ -122,11 +122,5 @@ func (b *BlockPrompt) AppendTokens(dst []int) []int {
 		}
 		return s.appendWindowIDs(dst, s.freshStart(rng), b.Length)
 	}
-	bl := b.bl
-	if n := len(b.IDs) * bl.size; b.Length > n { // full blocks, then a fresh tail
-		p := s.freshStart(rng)
-		dst = bl.promptIDs(dst, b.IDs, bl.size)
-		return s.appendWindowIDs(dst, p, b.Length-n)
-	}
-	return bl.promptIDs(dst, b.IDs, b.Length-(len(b.IDs)-1)*bl.size)
+	return b.bl.hashPromptIDs(dst, b.IDs, b.Length, true, rng)
 }

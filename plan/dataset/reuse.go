@@ -35,16 +35,27 @@ func ReuseScope(parts ...string) uint64 {
 	return h.Sum64()
 }
 
-// AppendReuseKeys appends the keys of the whole ReuseBlockTokens-token blocks of a prompt
-// of tokens ids in scope.
-func AppendReuseKeys(dst []uint64, scope uint64, ids []int) []uint64 {
-	h := splitmix64(scope)
+// AppendPromptKeys appends the scope-free keys of the whole ReuseBlockTokens-token blocks of
+// a prompt of tokens ids: each hashes its block with every token before it. A loader that
+// has a prompt's tokens at hand keeps them (Turn.PromptKeys) so that the renderer need not
+// tokenize the prompt again.
+func AppendPromptKeys(dst []uint64, ids []int) []uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
 	for i, id := range ids {
 		h = (h ^ uint64(uint32(id))) * 0x100000001b3
 		if (i+1)%ReuseBlockTokens == 0 {
 			h = splitmix64(h)
 			dst = append(dst, h)
 		}
+	}
+	return dst
+}
+
+// AppendReuseKeys appends the keys of prompt keys (AppendPromptKeys) in scope
+// (ReuseScope): what PrefixReuse.Add takes.
+func AppendReuseKeys(dst []uint64, scope uint64, keys []uint64) []uint64 {
+	for _, k := range keys {
+		dst = append(dst, splitmix64(k^scope))
 	}
 	return dst
 }
