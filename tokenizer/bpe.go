@@ -85,7 +85,6 @@ type symbol struct {
 // goneID marks a symbol merged into its left neighbour (vocabulary ids are not negative).
 const goneID = -1
 
-
 // mergeItem is a candidate merge of the symbol at pos with its right neighbour.
 type mergeItem struct {
 	rank, pos, id int32
