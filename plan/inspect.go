@@ -298,7 +298,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		row("offered rate", "%.3f req/s", s.OfferedRate)
 	}
 	if r := s.PrefixReuse; r != nil && r.PromptTokens > 0 {
-		row("prefix reuse", "%.2f %% of profile prompt tokens (%d of %d) are leading %d-token blocks an earlier prompt began with", 100*float64(r.ReusedTokens)/float64(r.PromptTokens), r.ReusedTokens, r.PromptTokens, r.BlockTokens)
+		row("reuse", "offered prefix reuse %.2f %% of profile prompt tokens (%d of %d): leading %d-token blocks an earlier prompt began with", 100*float64(r.ReusedTokens)/float64(r.PromptTokens), r.ReusedTokens, r.PromptTokens, r.BlockTokens)
 	}
 	hist := s.ConversationHistory
 	if !s.Reproducible {
