@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/llmbench/llmbench/plan/internal/parallel"
-	"github.com/llmbench/llmbench/tokenizer"
 )
 
 // ShareGPT length filter, the one AIPerf (after vLLM's benchmark) applies: a conversation is
@@ -240,10 +239,3 @@ func uniqueSessionIDs(convs []Conversation) {
 	}
 }
 
-// countTokens is tok.Count, for callers that hold a possibly nil tokenizer.
-func countTokens(tok *tokenizer.Tokenizer, s string) int {
-	if tok == nil || s == "" {
-		return 0
-	}
-	return tok.Count(s)
-}
