@@ -238,4 +238,3 @@ func uniqueSessionIDs(convs []Conversation) {
 		convs[i].SessionID = id
 	}
 }
-
