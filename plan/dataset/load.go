@@ -74,6 +74,8 @@ const (
 	// takes about 24 bytes of working memory per byte) and rendering stay within a few
 	// hundred MB. A longer line is refused naming its file and number, before it is parsed.
 	DefaultMaxLineBytes = 16 << 20
+	// MaxLineBytesLimit is the most --max-line-bytes may allow.
+	MaxLineBytesLimit = 1 << 30
 )
 
 // FileOptions says which input file LoadFile reads and how it builds prompts.
@@ -162,8 +164,8 @@ func LoadFile(opts FileOptions) (*Dataset, error) {
 	if opts.NumConversations < 0 {
 		return nil, fmt.Errorf("dataset: --num-sessions %d: must not be negative", opts.NumConversations)
 	}
-	if opts.MaxLineBytes < 0 {
-		return nil, fmt.Errorf("dataset: --max-line-bytes %d: must not be negative", opts.MaxLineBytes)
+	if opts.MaxLineBytes < 0 || opts.MaxLineBytes > MaxLineBytesLimit {
+		return nil, fmt.Errorf("dataset: --max-line-bytes %d: want bytes in [0, %d]", opts.MaxLineBytes, MaxLineBytesLimit)
 	}
 	in, err := readInput(opts.Path)
 	if err != nil {

@@ -275,8 +275,8 @@ func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 	if cf.blockSize < 0 || cf.blockSize > dataset.MaxPromptTokens {
 		return fmt.Errorf("--isl-block-size %d: want tokens in [0, %d]", cf.blockSize, dataset.MaxPromptTokens)
 	}
-	if cf.maxLineBytes < 1 {
-		return fmt.Errorf("--max-line-bytes %d: want a positive number of bytes", cf.maxLineBytes)
+	if cf.maxLineBytes < 1 || cf.maxLineBytes > dataset.MaxLineBytesLimit {
+		return fmt.Errorf("--max-line-bytes %d: want bytes in [1, %d]", cf.maxLineBytes, dataset.MaxLineBytesLimit)
 	}
 	if cf.promptCorpus == "random" {
 		return errors.New("--prompt-corpus random (random token ids) is not supported: use shakespeare or a text file")
