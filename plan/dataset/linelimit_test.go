@@ -76,3 +76,20 @@ func TestLineLimitDefault(t *testing.T) {
 		t.Fatal("a negative line limit was accepted")
 	}
 }
+
+// TestShareGPTValueLimit: sharegpt is one JSON array, not read by line, so a message value
+// longer than the line limit is refused naming the file and the entry.
+func TestShareGPTValueLimit(t *testing.T) {
+	tok, corp := fileEnv(t)
+	long := strings.Repeat("a", 5000)
+	ok := strings.Repeat(" word", 20)
+	p := writeTemp(t, "sg.json", `[{"id": "a", "conversations": [{"from": "human", "value": "`+ok+`"}, {"from": "gpt", "value": "`+ok+`"}]},`+
+		`{"id": "b", "conversations": [{"from": "human", "value": "`+long+`"}, {"from": "gpt", "value": "ho"}]}]`)
+	_, err := LoadFile(FileOptions{Path: p, Tokenizer: tok, Corpus: corp, MaxLineBytes: 4096})
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "entry 1: conversations[0]") || !strings.Contains(err.Error(), "line limit") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := LoadFile(FileOptions{Path: p, Tokenizer: tok, Corpus: corp}); err != nil {
+		t.Fatalf("under the default limit: %v", err)
+	}
+}
