@@ -99,8 +99,9 @@ type BranchStats struct {
 	ParentsSuspended, ParentsResumed, ParentsFailedDueToChildError, JoinsSuppressed int64
 }
 
-// PrefixReuse is the prompt reuse the workload offered (its leading hash-id blocks an
-// earlier request sent, as the plan counted them) next to the server's prefix-cache hits.
+// PrefixReuse is the prompt reuse the workload offered (the graph nodes' Reuse: the leading
+// blocks of each rendered prompt's tokens that an earlier request's prompt began with, as
+// the plan computed them, plan/dataset reuse.go) next to the server's prefix-cache hits.
 type PrefixReuse struct {
 	// ExpectedTokens of PromptTokens (the ISL of the completed profile requests) were offered
 	// for reuse; ExpectedRatio is their share.
@@ -353,7 +354,7 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 			out.Results = append(out.Results, Result{MetricDef: def, Stats: st})
 		}
 	}
-	if reuse.PromptTokens > 0 && hashBlocks(meta) {
+	if reuse.PromptTokens > 0 && meta.PrefixReuseBlockTokens > 0 {
 		reuse.ExpectedRatio = float64(reuse.ExpectedTokens) / float64(reuse.PromptTokens)
 		for _, m := range s.ServerMetrics {
 			if m.Name == "server.prefix_cache_hit_rate" && m.Present {
@@ -363,20 +364,6 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 		out.Reuse = reuse
 	}
 	s.Sessions = out
-}
-
-// hashBlocks reports whether the plan's input gives hash-id blocks (its insight has a
-// block size): only then does the plan count the reuse it offers.
-func hashBlocks(m *mmapds.Meta) bool {
-	switch v := m.InputInsight["block_size"].(type) {
-	case int8, int16, int32, int64, int:
-		return fmt.Sprint(v) != "0"
-	case uint8, uint16, uint32, uint64, uint:
-		return fmt.Sprint(v) != "0"
-	case float64:
-		return v > 0
-	}
-	return false
 }
 
 // agentOrder orders agents for the swim lane: each after its parent, its own subagents

@@ -83,9 +83,10 @@ type Node struct {
 	// Sources are, in body order, the records whose replies fill its live-history markers
 	// (kind EdgeReply).
 	Sources []Edge
-	// Reuse is the prompt tokens the input says an infinite prefix cache holds when the
-	// request is sent (its leading hash-id blocks that an earlier record of the plan sent):
-	// the reuse the workload offers, which analyze sets beside the server's hit counters.
+	// Reuse is the prompt tokens an infinite prefix cache holds when the request is sent,
+	// computed from the rendered prompts' tokens (Meta.PrefixReuseBlockTokens; older plans
+	// counted hash-id blocks): the reuse the workload offers, which analyze sets beside the
+	// server's hit counters.
 	Reuse uint32
 }
 

@@ -85,6 +85,13 @@ type Meta struct {
 	// statistics, prefix groups, reuse ratio, infinite-prefix-cache hit rate); absent for
 	// synthetic plans.
 	InputInsight map[string]any `msgpack:"input_insight,omitempty"`
+	// PrefixReuseBlockTokens is the block size of the offered prefix reuse, which the
+	// compiler computes from the tokens of the rendered prompts (plan/dataset reuse.go):
+	// each graph node's Reuse, and ProfileReusedTokens of ProfilePromptTokens over the
+	// profile's records. 0 in plans written before, whose graph nodes counted hash ids.
+	PrefixReuseBlockTokens int   `msgpack:"prefix_reuse_block_tokens,omitempty"`
+	ProfileReusedTokens    int64 `msgpack:"profile_reused_tokens,omitempty"`
+	ProfilePromptTokens    int64 `msgpack:"profile_prompt_tokens,omitempty"`
 	// Spec is every compiler option after defaults were applied, by flag name.
 	Spec map[string]any `msgpack:"spec"`
 	// Media describes the images, audio and video of the requests that send any: one

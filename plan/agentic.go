@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/llmbench/llmbench/endpoint"
@@ -108,7 +109,6 @@ func (p *plays) laneFull(conv int, durationNs int64) bool {
 // graphRecords gives the records of a graph plan their graph nodes and the plan its agents,
 // as the renderer writes them.
 type graphRecords struct {
-	reuse     dataset.PrefixReuse
 	agents    []mmapds.Agent
 	first     int   // record index of the current session's first turn
 	agentBase int   // plan-wide number of its first agent
@@ -116,9 +116,9 @@ type graphRecords struct {
 }
 
 // node is the graph node of the record of planned p (its session's turn p.turn), to be
-// written right after it; rec is the record's index, marker the session's cache-bust marker
-// (at the system part's end, or before it with system_prefix).
-func (g *graphRecords) node(c *dataset.Conversation, p *planned, rec int, marker, bust string) mmapds.Node {
+// written right after it; rec is the record's index, reuse its offered prefix reuse
+// (dataset.PrefixReuse over the rendered prompts).
+func (g *graphRecords) node(c *dataset.Conversation, p *planned, rec, reuse int) mmapds.Node {
 	if int64(p.session) != g.session || p.turn == 0 {
 		g.session, g.first, g.agentBase = int64(p.session), rec, len(g.agents)
 		for _, a := range c.Agents {
@@ -132,18 +132,7 @@ func (g *graphRecords) node(c *dataset.Conversation, p *planned, rec int, marker
 	}
 	t := &c.Turns[p.turn]
 	n := t.Node
-	out := mmapds.Node{Agent: uint32(g.agentBase + n.Agent), Flags: mmapds.NodeStrict}
-	if b := t.Blocks; b != nil && len(t.HashIDs) > 0 {
-		var salt uint64
-		salted := 0
-		if marker != "" {
-			salt = Stream(0, marker).Uint64() | 1
-			if bust == "first_turn_prefix" {
-				salted = b.System / b.BlockSize() // the block the marker lands in, and after
-			}
-		}
-		out.Reuse = uint32(g.reuse.Add(t.HashIDs, b.BlockSize(), b.Length, salt, salted))
-	}
+	out := mmapds.Node{Agent: uint32(g.agentBase + n.Agent), Flags: mmapds.NodeStrict, Reuse: uint32(reuse)}
 	for _, e := range n.Parents {
 		out.Parents = append(out.Parents, mmapds.Edge{Record: uint32(g.first + e.Turn), Kind: mmapds.EdgeKind(e.Kind)})
 	}
@@ -154,36 +143,40 @@ func (g *graphRecords) node(c *dataset.Conversation, p *planned, rec int, marker
 }
 
 // graphBody sets req's messages for graph turn turn of conversation conv and returns its
-// ISL. A hash-id prompt (weka_trace) becomes a system message (its tool and system prefix)
+// ISL and the tokens of its prompt as far as they are known (renderer.joined). A hash-id prompt (weka_trace) becomes a system message (its tool and system prefix)
 // and a user message, its ISL exactly the prompt's tokens (each part re-encodes to its own
 // tokens). A dag_jsonl turn's body is its history (each source's messages followed by its
 // reply, a live-history marker) and then its own messages; messages that carry more than
 // role and text go verbatim. A play's cache-bust marker goes before the first user text
 // (first_turn_prefix) or the first message (system_prefix).
-func (r *renderer) graphBody(conv, turn int, req *endpoint.Request) (int, error) {
+func (r *renderer) graphBody(conv, turn int, req *endpoint.Request) (int, []int, error) {
 	c := &r.ds.Conversations[conv]
 	t := &c.Turns[turn]
 	marker := r.markers[conv]
 	if t.Blocks != nil {
 		sys, user, err := t.Blocks.Texts()
 		if err != nil {
-			return 0, usagef("plan: session %q turn %d: %v", c.SessionID, turn, err)
+			return 0, nil, usagef("plan: session %q turn %d: %v", c.SessionID, turn, err)
 		}
-		isl := t.Blocks.Length
+		// The prompt's tokens as its text is built (each part re-encodes to its own), the
+		// marker's where it goes: the marker keeps every token boundary.
+		ids := t.Blocks.AppendTokens(nil)
 		if marker != "" {
-			isl += cacheBustTokens
+			at := min(t.Blocks.System, len(ids))
 			if r.opts.CacheBust == "system_prefix" && sys != "" {
 				sys = marker + sys
+				at = 0
 			} else {
 				user = marker + user
 			}
+			ids = slices.Insert(ids, at, r.tok.Encode(marker)...)
 		}
 		req.Messages = req.Messages[:0]
 		if sys != "" {
 			req.Messages = append(req.Messages, endpoint.Message{Role: "system", Content: sys})
 		}
 		req.Messages = append(req.Messages, endpoint.Message{Role: "user", Content: user})
-		return isl, nil
+		return len(ids), ids, nil
 	}
 	var msgs []endpoint.Message
 	var raw []json.RawMessage
@@ -254,5 +247,6 @@ func (r *renderer) graphBody(conv, turn int, req *endpoint.Request) (int, error)
 		extra["messages"] = json.RawMessage(b.String())
 		req.Extra = extra
 	}
-	return r.countJoined(msgs, LiveHistoryMarker), nil
+	isl, ids := r.joined(msgs, LiveHistoryMarker)
+	return isl, ids, nil
 }

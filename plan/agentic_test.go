@@ -179,9 +179,10 @@ func TestWekaPlanPrefixes(t *testing.T) {
 	if string(b1) != string(b3) {
 		t.Fatal("without cache-bust two plays of a trace differ")
 	}
-	// The second play reuses everything the first sent: expected reuse is its whole blocks.
-	if n := nb.GraphNode(firsts[3]); n.Reuse != 70 {
-		t.Fatalf("second play's first request: expected reuse %d, want 70 (all its blocks, sent before)", n.Reuse)
+	// The second play sends what the first sent: offered reuse is its 70 tokens' whole
+	// 16-token blocks (dataset.ReuseBlockTokens).
+	if n := nb.GraphNode(firsts[3]); n.Reuse != 64 {
+		t.Fatalf("second play's first request: offered reuse %d, want 64 (its whole blocks, sent before)", n.Reuse)
 	}
 	if n := cb.GraphNode(firsts[3]); n.Reuse != 32 { // the tool prefix (2 blocks) only
 		t.Fatalf("with cache-bust: expected reuse %d, want 32", n.Reuse)

@@ -53,8 +53,11 @@ type Summary struct {
 	OSL                 Stats             `json:"osl"`
 	Media               *MediaSummary     `json:"media,omitempty"`
 	InputInsight        map[string]any    `json:"input_insight,omitempty"`
-	Spec                map[string]any    `json:"spec"`
-	Requests            []RequestView     `json:"requests"`
+	// PrefixReuse is the offered prefix reuse of the profile's records (Meta); nil in plans
+	// written before the compiler computed it.
+	PrefixReuse *PrefixReuseView `json:"prefix_reuse,omitempty"`
+	Spec        map[string]any   `json:"spec"`
+	Requests    []RequestView    `json:"requests"`
 	// Agents and Nodes describe a graph plan (agentic workloads; inspect_graph.go): every
 	// agent, and every record with its session, agent, parents and ISL/OSL. Absent for
 	// other plans.
@@ -105,6 +108,15 @@ type RequestView struct {
 	Body          json.RawMessage    `json:"body"`            // the body as JSON, or a JSON string when it is not JSON
 }
 
+// PrefixReuseView is a plan's offered prefix reuse: of the profile records' PromptTokens
+// (ISL, summed), ReusedTokens are leading BlockTokens-token blocks of their prompts' tokens
+// that an earlier record's prompt began with.
+type PrefixReuseView struct {
+	BlockTokens  int   `json:"block_tokens"`
+	ReusedTokens int64 `json:"reused_tokens"`
+	PromptTokens int64 `json:"prompt_tokens"`
+}
+
 // Summarize reads every record of p (O(n)) and the first requests records in full (-1: all).
 func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
 	m := p.Meta()
@@ -120,6 +132,9 @@ func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
 	}
 	if s.Spec == nil {
 		s.Spec = map[string]any{}
+	}
+	if m.PrefixReuseBlockTokens > 0 {
+		s.PrefixReuse = &PrefixReuseView{BlockTokens: m.PrefixReuseBlockTokens, ReusedTokens: m.ProfileReusedTokens, PromptTokens: m.ProfilePromptTokens}
 	}
 	var isl, osl []int
 	type span struct {
@@ -281,6 +296,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	if s.OfferedRate > 0 {
 		row("offered rate", "%.3f req/s", s.OfferedRate)
+	}
+	if r := s.PrefixReuse; r != nil && r.PromptTokens > 0 {
+		row("reuse", "offered prefix reuse %.2f %% of profile prompt tokens (%d of %d): leading %d-token blocks an earlier prompt began with", 100*float64(r.ReusedTokens)/float64(r.PromptTokens), r.ReusedTokens, r.PromptTokens, r.BlockTokens)
 	}
 	hist := s.ConversationHistory
 	if !s.Reproducible {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -36,10 +37,14 @@ type renderer struct {
 	live   bool
 	path   string
 
-	base    []int    // conversation → index of its turn 0 in refs/isl/done/models
-	models  []string // the model of each dataset turn; nil: opts.Model for all
-	refs    []mmapds.BodyRef
-	isl     []uint32
+	base   []int    // conversation → index of its turn 0 in refs/isl/done/models
+	models []string // the model of each dataset turn; nil: opts.Model for all
+	refs   []mmapds.BodyRef
+	isl    []uint32
+	keys   [][]uint64 // each body's prefix reuse keys (dataset.AppendReuseKeys)
+	reuse  dataset.PrefixReuse
+	// offered is the offered prefix reuse of the profile's records: reused and prompt tokens.
+	offered [2]int64
 	done    []bool
 	replies [][]string // compiled history: conversation → assistant reply per turn
 	seed    uint64     // root of the synthesized replies' streams
@@ -74,6 +79,7 @@ func newRenderer(o *Options, ep *endpoint.Endpoint, ds *dataset.Dataset, corpus 
 	}
 	r.refs = make([]mmapds.BodyRef, n)
 	r.isl = make([]uint32, n)
+	r.keys = make([][]uint64, n)
 	r.done = make([]bool, n)
 	r.models = selectModels(o, n)
 	var err error
@@ -137,6 +143,7 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 		}
 		bodies := make([][]byte, len(keys))
 		isls := make([]int, len(keys))
+		reuseKeys := make([][]uint64, len(keys))
 		var ents []*mmapds.MediaEntry
 		if r.media.on() {
 			ents = make([]*mmapds.MediaEntry, len(keys))
@@ -153,7 +160,7 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 					ents[i] = &e
 				}
 			}
-			bodies[i], isls[i], err = r.render(int(keys[i].conv), int(keys[i].turn), items)
+			bodies[i], isls[i], reuseKeys[i], err = r.render(int(keys[i].conv), int(keys[i].turn), items)
 			return err
 		}); err != nil {
 			return err
@@ -164,7 +171,7 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 				return fmt.Errorf("plan: %w", err)
 			}
 			j := r.base[k.conv] + int(k.turn)
-			r.refs[j], r.isl[j] = ref, uint32(min(isls[i], 1<<32-1))
+			r.refs[j], r.isl[j], r.keys[j] = ref, uint32(min(isls[i], 1<<32-1)), reuseKeys[i]
 			r.bodies++
 			bodies[i] = nil // the round's memory holds what is not written yet, no more
 			if ents != nil && ents[i] != nil {
@@ -199,12 +206,18 @@ func (r *renderer) write(w *mmapds.Writer, reqs []planned, cancel func(*planned)
 					rec.Flags |= mmapds.FlagLiveHistory
 				}
 			}
+			// Offered reuse, record by record in plan order: a body sent twice reuses itself.
+			reuse := min(r.reuse.Add(r.keys[k]), int(rec.ISL))
+			if rec.Phase == mmapds.PhaseProfile {
+				r.offered[0] += int64(reuse)
+				r.offered[1] += int64(rec.ISL)
+			}
 			idx := w.Len()
 			if err := w.AddRef(rec, r.refs[k]); err != nil {
 				return fmt.Errorf("plan: %w", err)
 			}
 			if c.IsGraph() {
-				if err := w.AddNode(r.graph.node(c, p, idx, r.markers[int(p.conv)], r.opts.CacheBust)); err != nil {
+				if err := w.AddNode(r.graph.node(c, p, idx, reuse)); err != nil {
 					return fmt.Errorf("plan: %w", err)
 				}
 			}
@@ -252,11 +265,11 @@ func (r *renderer) synthesizeReplies(conv int) error {
 	return nil
 }
 
-// render returns the body of one dataset turn and its verified ISL: the token count of all
-// text the request sends (system, user context, history, prompt), joined by a space as
-// AIPerf and the prompt-style endpoints join messages. Live-history placeholders are not
-// counted.
-func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, error) {
+// render returns the body of one dataset turn, its verified ISL (the token count of all
+// text the request sends: system, user context, history, prompt, joined by a space as AIPerf
+// and the prompt-style endpoints join messages; live-history placeholders are not counted)
+// and the prefix reuse keys of those tokens (reuseKeys).
+func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, []uint64, error) {
 	c := &r.ds.Conversations[conv]
 	t := &c.Turns[turn]
 	o := r.opts
@@ -286,21 +299,23 @@ func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, erro
 		maps.Copy(req.Extra, t.Extra)
 	}
 	if t.Node != nil {
-		isl, err := r.graphBody(conv, turn, &req)
+		isl, ids, err := r.graphBody(conv, turn, &req)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		body, err := r.ep.Render(nil, &req)
 		if err != nil {
-			return nil, 0, usagef("plan: session %q turn %d: %v", c.SessionID, turn, err)
+			return nil, 0, nil, usagef("plan: session %q turn %d: %v", c.SessionID, turn, err)
 		}
-		return body, isl, nil
+		return body, isl, r.reuseKeys(&req, conv, turn, items, dataset.AppendPromptKeys(nil, ids)), nil
 	}
 	history := turn
 	if c.SelfContained {
 		history = 0
 	}
 	isl := 0
+	var ids []int           // the prompt's tokens, for prefix reuse; none for raw bodies
+	var promptKeys []uint64 // or their keys, when the loader had them
 	switch {
 	case len(t.Raw) > 0:
 		req.Raw = t.Raw
@@ -310,7 +325,7 @@ func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, erro
 		}
 	case len(t.Messages) > 0:
 		req.Messages = t.Messages
-		isl = r.countJoined(t.Messages, "")
+		isl, ids = r.joined(t.Messages, "")
 	default:
 		msgs := make([]endpoint.Message, 0, 2*turn+3)
 		if sys := c.Turns[0].System; sys != "" {
@@ -331,34 +346,48 @@ func (r *renderer) render(conv, turn int, items []media.Item) ([]byte, int, erro
 		req.Messages = msgs
 		if len(msgs) == 1 && t.PromptTokens > 0 {
 			isl = t.PromptTokens // exact by construction (synthetic) or measured by the loader
+			if promptKeys = t.PromptKeys; promptKeys == nil {
+				ids = r.tok.Encode(t.Prompt)
+			}
 		} else {
 			skip := ""
 			if r.live {
 				skip = LiveHistoryMarker
 			}
-			isl = r.countJoined(msgs, skip)
+			isl, ids = r.joined(msgs, skip)
 		}
 	}
 	switch {
 	case len(t.Passages) > 0 || t.Query != "":
 		isl = r.tok.Count(strings.Join(append([]string{t.Query}, t.Passages...), " "))
+		ids, promptKeys = nil, nil // no generation, no prefix cache
 	case len(t.Texts) > 0:
 		isl = r.tok.Count(strings.Join(t.Texts, " ")) // every text of the batch, joined as AIPerf joins them
+		ids, promptKeys = nil, nil
+	}
+	if promptKeys == nil {
+		promptKeys = dataset.AppendPromptKeys(nil, ids)
 	}
 	body, err := r.ep.Render(nil, &req)
 	if err != nil {
 		// The flags or the input ask for a body the API cannot take: bad input, not a failure.
-		return nil, 0, usagef("plan: conversation %d (session %q) turn %d: %v", conv, c.SessionID, turn, err)
+		return nil, 0, nil, usagef("plan: conversation %d (session %q) turn %d: %v", conv, c.SessionID, turn, err)
 	}
-	return body, isl, nil
+	return body, isl, r.reuseKeys(&req, conv, turn, items, promptKeys), nil
 }
 
-// countJoined counts the tokens of the messages' contents joined by a space, leaving out
-// messages whose content is skip.
-func (r *renderer) countJoined(msgs []endpoint.Message, skip string) int {
+// joined returns the tokens of the messages' contents joined by a space, leaving out
+// messages whose content is skip (live replies), and the token ids of the prompt as far as
+// they are known: all of them, or, when a message is left out, those of the text before it
+// but its last token (which the reply, known at run time only, may merge with).
+func (r *renderer) joined(msgs []endpoint.Message, skip string) (int, []int) {
 	var b strings.Builder
+	cut := -1
 	for _, m := range msgs {
 		if skip != "" && m.Content == skip {
+			if cut < 0 {
+				cut = b.Len()
+			}
 			continue
 		}
 		if b.Len() > 0 {
@@ -366,7 +395,32 @@ func (r *renderer) countJoined(msgs []endpoint.Message, skip string) int {
 		}
 		b.WriteString(m.Content)
 	}
-	return r.tok.Count(b.String())
+	text := b.String()
+	if cut < 0 {
+		ids := r.tok.Encode(text)
+		return len(ids), ids
+	}
+	ids := r.tok.Encode(text[:cut])
+	return r.tok.Count(text), ids[:max(len(ids)-1, 0)]
+}
+
+// reuseKeys returns the prefix reuse keys of a request whose prompt's keys are keys
+// (dataset.AppendReuseKeys). Its scope is what a server puts before the prompt's text or
+// lets decide the cache: the model, the tools, and media (a request with media shares no
+// block, as its media's place among the tokens is not counted).
+func (r *renderer) reuseKeys(req *endpoint.Request, conv, turn int, items []media.Item, keys []uint64) []uint64 {
+	if len(keys) == 0 {
+		return nil
+	}
+	parts := []string{req.Model}
+	if tools, ok := req.Extra["tools"]; ok {
+		b, _ := json.Marshal(tools)
+		parts = append(parts, string(b))
+	}
+	if len(items) > 0 {
+		parts = append(parts, fmt.Sprintf("media of conversation %d turn %d", conv, turn))
+	}
+	return dataset.AppendReuseKeys(make([]uint64, 0, len(keys)), dataset.ReuseScope(parts...), keys) // keys may be the dataset's
 }
 
 // meta assembles the plan-wide metadata.
@@ -423,6 +477,8 @@ func (r *renderer) meta(o *Options, ds *dataset.Dataset, corpus *dataset.Corpus,
 	if mode == ModeConcurrency && m.Concurrency == 0 {
 		m.Concurrency = 1 // AIPerf's default: one session at a time
 	}
+	m.PrefixReuseBlockTokens = dataset.ReuseBlockTokens
+	m.ProfileReusedTokens, m.ProfilePromptTokens = r.offered[0], r.offered[1]
 	if o.Dataset != nil {
 		m.InputSHA256 = ds.SourceSHA256
 		m.InputInsight = dataset.Insight(o.Dataset)

@@ -75,12 +75,15 @@ type bpeModel struct {
 }
 
 // symbol is one element of a piece being merged: a doubly linked list over the initial
-// positions, as in HuggingFace's Word.
+// positions, as in HuggingFace's Word. Twelve bytes, for a piece may be megabytes long
+// (one word of a huge input line): merging takes about 24 bytes per byte of the piece.
 type symbol struct {
-	id         int32
+	id         int32 // goneID once merged into its left neighbour
 	prev, next int32 // -1 at the ends
-	gone       bool  // merged into its left neighbour
 }
+
+// goneID marks a symbol merged into its left neighbour (vocabulary ids are not negative).
+const goneID = -1
 
 // mergeItem is a candidate merge of the symbol at pos with its right neighbour.
 type mergeItem struct {
@@ -151,6 +154,9 @@ func (m *bpeModel) appendWord(dst []int, word string, sc *bpeScratch) []int {
 	// fallback tokens when the vocabulary has them, else the unknown token, held back so
 	// that runs of unknowns can fuse (and, as there, not flushed by fallback tokens).
 	syms := sc.syms[:0]
+	if cap(syms) < len(word) {
+		syms = make([]symbol, 0, len(word)) // at most one symbol per byte but for fallbacks
+	}
 	pendingUnk := false
 	for i := 0; i < len(word); i++ {
 		b := word[i]
@@ -186,6 +192,9 @@ func (m *bpeModel) appendWord(dst []int, word string, sc *bpeScratch) []int {
 	syms[len(syms)-1].next = -1
 
 	h := sc.heap[:0]
+	if cap(h) < len(syms) {
+		h = make(mergeHeap, 0, len(syms)) // the pairs; merges push and pop about evenly
+	}
 	sc.pops = 0
 	for i := 0; i+1 < len(syms); i++ {
 		if rank, id, ok := m.merges.get(syms[i].id, syms[i+1].id); ok {
@@ -196,7 +205,7 @@ func (m *bpeModel) appendWord(dst []int, word string, sc *bpeScratch) []int {
 		top := h.pop()
 		sc.pops++
 		cur := &syms[top.pos]
-		if cur.gone || cur.next < 0 {
+		if cur.id == goneID || cur.next < 0 {
 			continue
 		}
 		right := &syms[cur.next]
@@ -205,7 +214,7 @@ func (m *bpeModel) appendWord(dst []int, word string, sc *bpeScratch) []int {
 			continue
 		}
 		cur.id = top.id
-		right.gone = true
+		right.id = goneID
 		cur.next = right.next
 		if cur.next >= 0 {
 			syms[cur.next].prev = top.pos

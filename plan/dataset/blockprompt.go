@@ -111,41 +111,16 @@ func CacheBustMarker(c *Corpus, rng *rand.Rand, n int) (string, error) {
 // BlockSize is the tokens of one of the prompt's blocks.
 func (b *BlockPrompt) BlockSize() int { return b.bl.size }
 
-// PrefixReuse counts, request by request in the order they are sent, the prompt tokens an
-// infinite prefix cache already holds: the leading hash-id blocks some earlier request sent.
-// A block is known by its whole prefix (the ids before it and its own), so equal ids after a
-// difference do not count; the ids are the dataset's (Turn.HashIDs: scoped to their trace
-// when its hash_id_scope is local). It is the reuse a workload offers a server's cache.
-type PrefixReuse struct{ seen map[uint64]struct{} }
-
-// Add counts one request of tokens prompt tokens in blocks of blockSize with hash ids ids;
-// from block salted on (when salt != 0) the content differs by salt (a cache-bust marker
-// inserted there). It returns the request's reused tokens.
-func (p *PrefixReuse) Add(ids []int64, blockSize, tokens int, salt uint64, salted int) int {
-	if p.seen == nil {
-		p.seen = make(map[uint64]struct{})
+// AppendTokens appends the token ids the prompt's text (system part and rest, concatenated)
+// encodes to, built as the text is, without tokenizing it.
+func (b *BlockPrompt) AppendTokens(dst []int) []int {
+	rng := rand.New(rand.NewPCG(b.seed, b.key))
+	s := b.bl.s
+	if len(b.IDs) == 0 {
+		if b.Length == 0 {
+			return dst
+		}
+		return s.appendWindowIDs(dst, s.freshStart(rng), b.Length)
 	}
-	h := uint64(0x9e3779b97f4a7c15)
-	reused, hit := 0, true
-	for i, id := range ids {
-		h = splitmix64(h ^ uint64(id))
-		if salt != 0 && i == salted {
-			h = splitmix64(h ^ salt)
-		}
-		n := min(blockSize, tokens-i*blockSize)
-		if n <= 0 {
-			break
-		}
-		key := h
-		if n < blockSize {
-			key = splitmix64(h ^ uint64(n)) // a partial block is cached as such
-		}
-		if _, ok := p.seen[key]; hit && ok {
-			reused += n
-		} else {
-			hit = false
-		}
-		p.seen[key] = struct{}{}
-	}
-	return reused
+	return b.bl.hashPromptIDs(dst, b.IDs, b.Length, true, rng)
 }

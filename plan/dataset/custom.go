@@ -169,7 +169,10 @@ func (l *loader) turn(r turnRow) Turn {
 	if len(r.query) > 0 {
 		t.Query = strings.Join(r.query, "\n")
 	}
-	t.PromptTokens = countTokens(l.opts.Tokenizer, t.Prompt)
+	if tok := l.opts.Tokenizer; tok != nil {
+		ids := tok.Encode(t.Prompt) // counted once: the renderer takes the keys from here
+		t.PromptTokens, t.PromptKeys = len(ids), AppendPromptKeys(nil, ids)
+	}
 	return t
 }
 

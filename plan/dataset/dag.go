@@ -280,10 +280,11 @@ func (l *loader) dag() (*Dataset, error) {
 		if !l.dagRoot(convs, i) {
 			continue
 		}
-		x := &dagExpand{convs: convs, byID: byID, instances: map[string]int{}}
+		x := &dagExpand{convs: convs, byID: byID, instances: map[string]int{}, names: map[string]bool{}}
 		x.conv = Conversation{SessionID: convs[i].id, SelfContained: true}
 		x.conv.Agents = []Agent{{Name: convs[i].id, Kind: "root", Parent: -1}}
 		x.instances[convs[i].id] = 1
+		x.names[convs[i].id] = true
 		if _, err := x.expand(i, 0, nil, nil); err != nil {
 			return nil, l.lineErr(f.path, convs[i].line, err)
 		}
@@ -413,7 +414,8 @@ type dagExpand struct {
 	convs     []dagConv
 	byID      map[string]int
 	conv      Conversation
-	instances map[string]int // template id → instances made
+	instances map[string]int  // template id → instances made
+	names     map[string]bool // every agent name given in the conversation
 }
 
 // expand adds the turns of conversation ci as agent, its first turn waiting for seed
@@ -497,13 +499,21 @@ func (x *dagExpand) expand(ci, agent int, seed []Edge, lineage []int) (int, erro
 	return prev, nil
 }
 
-// agent adds an instance of template id as a child agent of parent.
+// agent adds an instance of template id as a child agent of parent. The first instance is
+// named id, a later one id#N: N counts the instances, skipping any name that a session of
+// the input declares (a session may be named "C#2") or that an agent of the conversation
+// already has, so that every agent name of a conversation is unique.
 func (x *dagExpand) agent(id string, parent int, kind string, background bool) int {
 	x.instances[id]++
 	name := id
-	if n := x.instances[id]; n > 1 {
-		name = fmt.Sprintf("%s#%d", id, n)
+	for x.instances[id] > 1 || x.names[name] {
+		name = fmt.Sprintf("%s#%d", id, x.instances[id])
+		if _, declared := x.byID[name]; !declared && !x.names[name] {
+			break
+		}
+		x.instances[id]++
 	}
+	x.names[name] = true
 	x.conv.Agents = append(x.conv.Agents, Agent{Name: name, Kind: kind, Parent: parent,
 		Depth: x.conv.Agents[parent].Depth + 1, Background: background})
 	return len(x.conv.Agents) - 1

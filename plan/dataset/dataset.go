@@ -69,6 +69,9 @@ type Turn struct {
 	Prompt string
 	// PromptTokens is the token count of Prompt under the plan's tokenizer, when known exactly.
 	PromptTokens int
+	// PromptKeys are the prefix reuse keys of Prompt's tokens (AppendPromptKeys), when the
+	// loader had the tokens at hand; nil: the renderer tokenizes Prompt for them.
+	PromptKeys []uint64
 	// OSL is the requested output length in tokens (0: leave unset).
 	OSL int
 	// Reply is the assistant reply recorded in the input, used as history for later turns;

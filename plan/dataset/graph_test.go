@@ -404,3 +404,97 @@ func TestWekaDocExample(t *testing.T) {
 		t.Fatal("request 0's prompt is not a byte prefix of request 2's, or the lengths are off")
 	}
 }
+
+// TestDAGInstanceNamesUnique: a template spawned several times gets numbered instance names
+// that never meet a session the input declares under such a name ("C#2"), nor another
+// instance's, in whatever order the instances are made.
+func TestDAGInstanceNamesUnique(t *testing.T) {
+	tok, c := fileEnv(t)
+	leaf := func(id string) string {
+		return `{"session_id": "` + id + `", "turns": [{"messages": [{"role": "user", "content": "` + id + `"}]}]}`
+	}
+	for _, order := range [][]string{{"C", "C", "C#2"}, {"C#2", "C", "C"}, {"C", "C#2", "C", "C#2", "C"}} {
+		children := `"` + strings.Join(order, `", "`) + `"`
+		file := `{"session_id": "r", "turns": [{"messages": [{"role": "user", "content": "go"}], "spawns": [{"children": [` + children + `]}]}, {"messages": [{"role": "user", "content": "end"}]}]}` +
+			"\n" + leaf("C") + "\n" + leaf("C#2") + "\n" + leaf("C#3") + "\n"
+		ds, err := LoadFile(FileOptions{Path: writeTemp(t, "d.jsonl", file), Type: TypeDAG, Tokenizer: tok, Corpus: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var roots []string
+		for _, conv := range ds.Conversations {
+			roots = append(roots, conv.SessionID)
+		}
+		if !slices.Contains(roots, "r") {
+			t.Fatalf("roots %v", roots)
+		}
+		conv := ds.Conversations[slices.Index(roots, "r")]
+		seen := map[string]bool{}
+		for _, a := range conv.Agents {
+			if seen[a.Name] {
+				t.Fatalf("spawn order %v: agent name %q given twice: %+v", order, a.Name, conv.Agents)
+			}
+			seen[a.Name] = true
+		}
+		if len(conv.Agents) != len(order)+1 || !seen["C"] || !seen["C#2"] {
+			t.Fatalf("spawn order %v: agents %+v", order, conv.Agents)
+		}
+		// Each instance's first message is its template's: the name says which it is.
+		for _, tt := range conv.Turns {
+			a := conv.Agents[tt.Node.Agent]
+			if a.Kind == "root" {
+				continue
+			}
+			tmpl := tt.Messages[0].Content
+			if a.Name != tmpl && !strings.HasPrefix(a.Name, tmpl+"#") {
+				t.Errorf("spawn order %v: agent %q sends template %q's turn", order, a.Name, tmpl)
+			}
+		}
+	}
+}
+
+// TestWekaFolderConflicts: in a trace folder, a hash id of the global scope that two traces
+// give blocks of different sizes is refused naming the file and the entry (its text differs
+// with the size, so equal ids would claim a prefix that no bytes share), and so is a trace id
+// used twice; local scopes, or disjoint ids, may mix block sizes.
+func TestWekaFolderConflicts(t *testing.T) {
+	tok, c := fileEnv(t)
+	trace := func(id string, bs int, scope, ids string) string {
+		return fmt.Sprintf(`{"id": %q, "models": ["m"], "block_size": %d, "hash_id_scope": %q, "requests": [`+
+			`{"t": 0, "type": "n", "model": "m", "in": 100, "out": 4, "hash_ids": [%s]}, `+
+			`{"t": 1, "type": "subagent", "agent_id": "%s-sub", "subagent_type": "x", "status": "completed", "models": [], "requests": [`+
+			`{"t": 1, "type": "s", "model": "m", "in": 100, "out": 4, "hash_ids": [%s]}]}]}`, id, bs, scope, ids, id, ids)
+	}
+	for _, tc := range []struct {
+		name   string
+		a, b   string
+		want   string // "" loads
+		inFile string
+	}{
+		{"global sizes differ", trace("a", 16, "global", "1, 2, 3"), trace("b", 32, "global", "1, 2, 3"), `requests[0]: hash_id 1 names a 32-token block here and a 16-token block in`, "b.json"},
+		{"global sizes differ later", trace("a", 16, "global", "1, 2, 3"), trace("b", 32, "global", "5, 3"), `requests[0]: hash_id 3 names a 32-token block`, "b.json"},
+		{"global disjoint ids", trace("a", 16, "global", "1, 2, 3"), trace("b", 32, "global", "4, 5, 6"), "", ""},
+		{"local sizes differ", trace("a", 16, "local", "1, 2, 3"), trace("b", 32, "local", "1, 2, 3"), "", ""},
+		{"one global one local", trace("a", 16, "global", "1, 2, 3"), trace("b", 32, "local", "1, 2, 3"), "", ""},
+		{"same id", trace("a", 16, "global", "1"), trace("a", 16, "global", "1"), `id "a":`, "b.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range map[string]string{"a.json": tc.a, "b.json": tc.b} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := LoadFile(FileOptions{Path: dir, Tokenizer: tok, Corpus: c})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Join(dir, tc.inFile)) {
+				t.Fatalf("%v; want %s named and %q", err, tc.inFile, tc.want)
+			}
+		})
+	}
+}

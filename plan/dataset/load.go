@@ -67,6 +67,15 @@ const (
 	// MaxPromptTokens bounds one synthesized prompt, so that a corrupt length fails clearly
 	// instead of exhausting memory.
 	MaxPromptTokens = 1 << 24
+	// DefaultMaxLineBytes bounds one line of a line-based input (every format but sharegpt's
+	// JSON array and weka_trace's JSON objects), --max-line-bytes raising it. A line is one
+	// request or conversation: 16 MiB holds some 4 million tokens of ordinary text, beyond
+	// the context of the models served today, while one line's tokenizing (its longest word
+	// takes about 24 bytes of working memory per byte) and rendering stay within a few
+	// hundred MB. A longer line is refused naming its file and number, before it is parsed.
+	DefaultMaxLineBytes = 16 << 20
+	// MaxLineBytesLimit is the most --max-line-bytes may allow.
+	MaxLineBytesLimit = 1 << 30
 )
 
 // FileOptions says which input file LoadFile reads and how it builds prompts.
@@ -100,6 +109,17 @@ type FileOptions struct {
 	// weka_trace session that is longer to this (--trace-idle-gap-cap-seconds); later
 	// requests move earlier by the difference. Other formats refuse it.
 	IdleGapCapNs int64
+	// MaxLineBytes bounds one line of a line-based input (--max-line-bytes); 0 means
+	// DefaultMaxLineBytes.
+	MaxLineBytes int
+}
+
+// maxLine returns the line bound in force.
+func (o *FileOptions) maxLine() int {
+	if o.MaxLineBytes > 0 {
+		return o.MaxLineBytes
+	}
+	return DefaultMaxLineBytes
 }
 
 // LineError is a bad record of an input file: the error names the file, the line (1-based)
@@ -144,13 +164,16 @@ func LoadFile(opts FileOptions) (*Dataset, error) {
 	if opts.NumConversations < 0 {
 		return nil, fmt.Errorf("dataset: --num-sessions %d: must not be negative", opts.NumConversations)
 	}
+	if opts.MaxLineBytes < 0 || opts.MaxLineBytes > MaxLineBytesLimit {
+		return nil, fmt.Errorf("dataset: --max-line-bytes %d: want bytes in [0, %d]", opts.MaxLineBytes, MaxLineBytesLimit)
+	}
 	in, err := readInput(opts.Path)
 	if err != nil {
 		return nil, err
 	}
 	typ := opts.Type
 	if typ == "" {
-		if typ, err = detectType(in); err != nil {
+		if typ, err = detectType(in, opts.maxLine()); err != nil {
 			return nil, err
 		}
 	} else if slices.Contains(dynamoTypes, typ) {
@@ -166,6 +189,13 @@ func LoadFile(opts FileOptions) (*Dataset, error) {
 	}
 	if opts.Synthesis.Active() && typ != TypeMooncake && typ != TypeBailian {
 		return nil, fmt.Errorf("dataset: the --synthesis-* flags other than --synthesis-speedup-ratio apply to mooncake_trace and bailian_trace (got %s)", typ)
+	}
+	if typ != TypeShareGPT && typ != TypeWeka { // the JSON documents are not read by line
+		for _, f := range in.files {
+			if line, n := longLine(f.data, opts.maxLine()); line > 0 {
+				return nil, &LineError{Path: f.path, Line: line, Type: typ, Err: errLongLine(n, opts.maxLine())}
+			}
+		}
 	}
 	l := &loader{opts: opts, in: in, typ: typ}
 	var ds *Dataset
@@ -365,6 +395,27 @@ func forEachLine(data []byte, f func(line int, b []byte) error) error {
 	return nil
 }
 
+// longLine returns the 1-based number and length of the first line of data longer than max
+// bytes (its line break not counted), or 0 when there is none.
+func longLine(data []byte, max int) (line, n int) {
+	for l := 1; len(data) > 0; l++ {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		if i > max {
+			return l, i
+		}
+		data = data[min(i+1, len(data)):]
+	}
+	return 0, 0
+}
+
+// errLongLine says that a line of n bytes is over the bound max.
+func errLongLine(n, max int) error {
+	return fmt.Errorf("a line of %d bytes is longer than the %d-byte line limit (--max-line-bytes raises it; docs/datasets.md \"Line limit\")", n, max)
+}
+
 // lineOf returns the 1-based line of byte offset off in data.
 func lineOf(data []byte, off int64) int {
 	off = min(max(off, 0), int64(len(data)))
@@ -542,8 +593,9 @@ func (l *loader) checkTimed(path string, s *sessionSet) (bool, error) {
 	return true, nil
 }
 
-// detectType tells the format from the content, failing when it cannot.
-func detectType(in *inputData) (string, error) {
+// detectType tells the format from the content, failing when it cannot; maxLine bounds the
+// first line of a line-based file.
+func detectType(in *inputData, maxLine int) (string, error) {
 	if in.dir {
 		for _, f := range in.files { // a trace folder: its .json files, whatever else it holds
 			if strings.EqualFold(filepath.Ext(f.path), ".json") && looksWeka(bytes.TrimSpace(trimBOM(f.data))) {
@@ -552,7 +604,7 @@ func detectType(in *inputData) (string, error) {
 		}
 	}
 	f := in.files[0]
-	typ, err := detectFile(f)
+	typ, err := detectFile(f, maxLine)
 	if err != nil || !in.dir {
 		return typ, err
 	}
@@ -566,11 +618,16 @@ func detectType(in *inputData) (string, error) {
 	return "", fmt.Errorf("dataset: %s: a folder holds random_pool, raw_payload or weka_trace files, but %s looks like %s; pass --custom-dataset-type", in.path, f.path, typ)
 }
 
-func detectFile(f inputFileData) (string, error) {
+func detectFile(f inputFileData, maxLine int) (string, error) {
 	data := bytes.TrimPrefix(f.data, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return "", fmt.Errorf("dataset: %s is empty", f.path)
+	}
+	if first, line := firstLine(data); len(first) > maxLine && trimmed[0] != '[' && !looksWeka(trimmed) {
+		// Refused before it is parsed: only the JSON documents (sharegpt, weka_trace) may
+		// hold longer lines.
+		return "", fmt.Errorf("dataset: %s line %d: %w", f.path, line, errLongLine(len(first), maxLine))
 	}
 	if trimmed[0] == '[' {
 		if looksShareGPT(trimmed) {

@@ -73,7 +73,7 @@ func FuzzShareGPT(f *testing.F) {
 	f.Add([]byte(`[{"conversations": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}]`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		convs, err := parseShareGPT(data)
+		convs, err := parseShareGPT(data, DefaultMaxLineBytes)
 		if err != nil {
 			return
 		}
@@ -142,7 +142,7 @@ func FuzzDetectType(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = detectFile(inputFileData{path: "fuzz", data: data})
+		_, _ = detectFile(inputFileData{path: "fuzz", data: data}, DefaultMaxLineBytes)
 	})
 }
 

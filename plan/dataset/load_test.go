@@ -83,7 +83,7 @@ func TestDetectType(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := detectType(in)
+			got, err := detectType(in, DefaultMaxLineBytes)
 			if err != nil {
 				t.Fatal(err)
 			}

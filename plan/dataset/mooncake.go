@@ -460,6 +460,7 @@ func (l *loader) buildTrace(path string, rows []traceRow, bs int, tail bool) (*D
 	// dataset does not depend on scheduling.
 	prompts := make([]string, len(rows))
 	counts := make([]int, len(rows))
+	keys := make([][]uint64, len(rows))
 	if err := parallel.Indexed(len(rows), 0, func(i int) error {
 		r := &rows[i]
 		switch r.mode {
@@ -470,12 +471,16 @@ func (l *loader) buildTrace(path string, rows []traceRow, bs int, tail bool) (*D
 				if prompts[i], err = bl.hashPrompt(r.hashIDs, r.inputLen, tail, rng); err != nil {
 					return l.lineErr(path, r.line, err)
 				}
+				// The same prompt's tokens, built as its text was (a second rng of the row).
+				keys[i] = AppendPromptKeys(nil, bl.hashPromptIDs(nil, r.hashIDs, r.inputLen, tail, l.rng(l.typ, uint64(r.line))))
 			} else {
 				prompts[i] = l.syn.fresh(rng, r.inputLen)
+				keys[i] = AppendPromptKeys(nil, l.syn.appendWindowIDs(nil, l.syn.freshStart(l.rng(l.typ, uint64(r.line))), r.inputLen))
 			}
 			counts[i] = r.inputLen
 		case modeText:
-			counts[i] = tok.Count(r.text)
+			ids := tok.Encode(r.text)
+			counts[i], keys[i] = len(ids), AppendPromptKeys(nil, ids)
 		case modeMessages:
 			counts[i] = messagesTokens(tok, r.messages)
 		case modePayload:
@@ -491,7 +496,7 @@ func (l *loader) buildTrace(path string, rows []traceRow, bs int, tail bool) (*D
 		if lim := l.opts.Synthesis.MaxISL; lim > 0 && counts[i] > lim {
 			continue // --synthesis-max-isl drops it
 		}
-		t := Turn{TimestampNs: r.ts, DelayNs: r.delay, OSL: r.osl, Extra: r.extra, System: r.system, PromptTokens: counts[i]}
+		t := Turn{TimestampNs: r.ts, DelayNs: r.delay, OSL: r.osl, Extra: r.extra, System: r.system, PromptTokens: counts[i], PromptKeys: keys[i]}
 		switch r.mode {
 		case modeLength:
 			t.Prompt, t.HashIDs = prompts[i], r.hashIDs

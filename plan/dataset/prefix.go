@@ -403,6 +403,21 @@ func (bl *blocks) hashPrompt(ids []int64, n int, tail bool, rng *rand.Rand) (str
 	return b.String(), nil
 }
 
+// hashPromptIDs appends the tokens of hashPrompt(ids, n, tail, rng)'s text, given a fresh
+// rng of the same seed, without building or tokenizing the text.
+func (bl *blocks) hashPromptIDs(dst []int, ids []int64, n int, tail bool, rng *rand.Rand) []int {
+	if tail && n > len(ids)*bl.size {
+		p := bl.s.freshStart(rng)
+		dst = bl.promptIDs(dst, ids, bl.size)
+		return bl.s.appendWindowIDs(dst, p, n-len(ids)*bl.size)
+	}
+	last, err := hashRemainder(ids, n, bl.size)
+	if err != nil {
+		return dst
+	}
+	return bl.promptIDs(dst, ids, last)
+}
+
 // verify checks, under the tokenizer, that synthesized text encodes to exactly the tokens it
 // was built from: blocks of several sizes concatenated in arbitrary orders with a partial
 // last block, a prefix-only prompt with a fresh tail, and fresh prompts. It runs once per

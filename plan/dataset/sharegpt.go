@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/llmbench/llmbench/plan/internal/parallel"
-	"github.com/llmbench/llmbench/tokenizer"
 )
 
 // ShareGPT length filter, the one AIPerf (after vLLM's benchmark) applies: a conversation is
@@ -68,7 +67,9 @@ func (e *posError) Unwrap() error { return e.err }
 
 // parseShareGPT reads a ShareGPT JSON array into conversations of human→gpt pairs. Entries
 // with fewer than two messages or no pair are skipped, as AIPerf skips them.
-func parseShareGPT(data []byte) ([]shareGPTConv, error) {
+// maxValue bounds one message's JSON value, as the line limit bounds a line of the
+// line-based formats.
+func parseShareGPT(data []byte, maxValue int) ([]shareGPTConv, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	at := func() int {
 		off := dec.InputOffset()
@@ -97,6 +98,9 @@ func parseShareGPT(data []byte) ([]shareGPTConv, error) {
 		}
 		msgs := make([]shareGPTMessage, 0, len(e.Conversations))
 		for i, raw := range e.Conversations {
+			if len(raw) > maxValue {
+				return nil, &posError{line, fmt.Errorf("entry %d: conversations[%d]: %w", n, i, errLongLine(len(raw), maxValue))}
+			}
 			var m shareGPTMessage
 			if err := json.Unmarshal(raw, &m); err != nil {
 				return nil, &posError{line, fmt.Errorf("entry %d: conversations[%d]: %w", n, i, jsonError(err))}
@@ -173,7 +177,7 @@ func (l *loader) shareGPT() (*Dataset, error) {
 		return nil, err
 	}
 	f := l.in.files[0]
-	convs, err := parseShareGPT(f.data)
+	convs, err := parseShareGPT(f.data, l.opts.maxLine())
 	if err != nil {
 		var le *posError
 		if errors.As(err, &le) {
@@ -238,12 +242,4 @@ func uniqueSessionIDs(convs []Conversation) {
 		seen[id] = true
 		convs[i].SessionID = id
 	}
-}
-
-// countTokens is tok.Count, for callers that hold a possibly nil tokenizer.
-func countTokens(tok *tokenizer.Tokenizer, s string) int {
-	if tok == nil || s == "" {
-		return 0
-	}
-	return tok.Count(s)
 }

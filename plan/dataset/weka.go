@@ -436,6 +436,7 @@ func (l *loader) weka() (*Dataset, error) {
 		return nil, err
 	}
 	var traces []*wekaTrace
+	ids := map[string]string{} // trace id → its file: session names are unique
 	for _, f := range l.in.files {
 		if l.in.dir && !strings.EqualFold(filepath.Ext(f.path), ".json") {
 			continue // a trace folder holds its traces as .json files, next to anything else
@@ -444,10 +445,17 @@ func (l *loader) weka() (*Dataset, error) {
 		if err != nil {
 			return nil, l.lineErr(f.path, 0, err)
 		}
+		if other, dup := ids[tr.id]; dup {
+			return nil, l.lineErrf(f.path, 0, "id %q: %s has the same id (each trace is a session of its own name)", tr.id, other)
+		}
+		ids[tr.id] = f.path
 		traces = append(traces, tr)
 	}
 	if len(traces) == 0 {
 		return nil, l.lineErrf(l.in.path, 0, "the folder holds no .json trace file")
+	}
+	if err := l.checkGlobalBlocks(traces); err != nil {
+		return nil, err
 	}
 	relative := wekaRelative(traces)
 	ds := &Dataset{Timed: true, Graph: true}
@@ -507,6 +515,49 @@ func (l *loader) weka() (*Dataset, error) {
 		}
 	}
 	return ds, nil
+}
+
+// checkGlobalBlocks refuses a hash id that the traces of the global scope give blocks of two
+// sizes: its text differs with the size, so equal ids would not be equal prefixes.
+func (l *loader) checkGlobalBlocks(traces []*wekaTrace) error {
+	type use struct {
+		size        int
+		path, where string
+	}
+	seen := map[int64]use{}
+	var walk func(tr *wekaTrace, es []wekaEntry) error
+	walk = func(tr *wekaTrace, es []wekaEntry) error {
+		for i := range es {
+			e := &es[i]
+			if e.sub != nil {
+				if err := walk(tr, e.sub.entries); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, h := range e.hashIDs {
+				u, ok := seen[h]
+				if !ok {
+					seen[h] = use{tr.blockSize, tr.path, e.where}
+					continue
+				}
+				if u.size != tr.blockSize {
+					return l.lineErrf(tr.path, 0, "%s: hash_id %d names a %d-token block here and a %d-token block in %s %s; in hash_id_scope global one id is one block, so the traces must share block_size or use distinct ids",
+						e.where, h, tr.blockSize, u.size, u.path, u.where)
+				}
+			}
+		}
+		return nil
+	}
+	for _, tr := range traces {
+		if !tr.global {
+			continue
+		}
+		if err := walk(tr, tr.entries); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // promote makes the model of turn i rank 1 (the main model), shifting the others.

@@ -45,6 +45,7 @@ type planFlags struct {
 	datasetType       string
 	publicDataset     string
 	blockSize         int
+	maxLineBytes      int
 	seed              uint64
 	synthesis         dataset.Synthesis
 	promptCorpus      string
@@ -83,6 +84,7 @@ func NewPlan() *Plan {
 	fs.StringVar(&cf.datasetType, "custom-dataset-type", "", "input format: "+strings.Join(dataset.FileTypes(), "|")+` ("" detects it)`)
 	fs.StringVar(&cf.publicDataset, "public-dataset", "", "a public dataset by name (needs network: not supported, use --input-file)")
 	fs.IntVar(&cf.blockSize, "isl-block-size", 0, "tokens per hash_id block of traces (0: the format's default, 512 or 16)")
+	fs.IntVar(&cf.maxLineBytes, "max-line-bytes", dataset.DefaultMaxLineBytes, "refuse an input line longer than this many bytes (line-based formats; docs/datasets.md \"Line limit\")")
 	fs.StringVar(&o.SamplingStrategy, "dataset-sampling-strategy", "", `sequential|random|shuffle ("": shuffle for synthetic, sequential for files)`)
 	fs.Uint64Var(&cf.seed, "random-seed", 0, "root of every random stream (fixed: the same flags give the same plan)")
 
@@ -230,7 +232,7 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 			Path: cf.inputFile, Type: cf.datasetType, BlockSize: cf.blockSize,
 			Tokenizer: tok, Corpus: o.Corpus, Seed: o.Seed,
 			SamplingStrategy: o.SamplingStrategy, NumConversations: o.NumSessions, Synthesis: cf.synthesis,
-			IdleGapCapNs: int64(math.Round(o.TraceIdleGapCapSeconds * 1e9)),
+			IdleGapCapNs: int64(math.Round(o.TraceIdleGapCapSeconds * 1e9)), MaxLineBytes: cf.maxLineBytes,
 		})
 		if err != nil {
 			return fail(stderr, 2, err)
@@ -272,6 +274,9 @@ func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 	}
 	if cf.blockSize < 0 || cf.blockSize > dataset.MaxPromptTokens {
 		return fmt.Errorf("--isl-block-size %d: want tokens in [0, %d]", cf.blockSize, dataset.MaxPromptTokens)
+	}
+	if cf.maxLineBytes < 1 || cf.maxLineBytes > dataset.MaxLineBytesLimit {
+		return fmt.Errorf("--max-line-bytes %d: want bytes in [1, %d]", cf.maxLineBytes, dataset.MaxLineBytesLimit)
 	}
 	if cf.promptCorpus == "random" {
 		return errors.New("--prompt-corpus random (random token ids) is not supported: use shakespeare or a text file")
