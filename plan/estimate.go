@@ -153,9 +153,16 @@ func (o *Options) estimate(ds *dataset.Dataset) Estimate {
 	}
 	var e Estimate
 	turns := o.turnsEstimate()
-	convs := float64(o.NumDatasetEntries)
 	warm, prof := o.requestsEstimate(turns, 0)
 	e.Requests = warm + prof
+	convs := float64(o.NumDatasetEntries)
+	if convs == 0 {
+		// A conversation per session, drawn as the schedule needs one (up to a cycle).
+		convs = math.Ceil(e.Requests / turns)
+		if c := o.distinctCycle(timingMode(o, &dataset.Dataset{})); c > 0 {
+			convs = math.Min(convs, float64(c))
+		}
+	}
 
 	// Tokens of one turn's prompt, of one reply, and of what every body of a
 	// conversation repeats (system prompt, user context, the first turn's prefix).

@@ -255,6 +255,9 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stdout, "plan: wrote %s: %d requests (%d warmup, %d profile), %d sessions, %d distinct bodies, %s, seed %d; sha256 %s\n",
 		o.Output, res.Warmup+res.Profile, res.Warmup, res.Profile, res.Sessions, res.Bodies, res.Mode, o.Seed, hex.EncodeToString(res.Hash[:]))
+	if res.RepeatNote != "" {
+		fmt.Fprintf(stdout, "plan: %s\n", res.RepeatNote)
+	}
 	return 0
 }
 
