@@ -94,6 +94,10 @@ func (o Offer) RepeatNote() string {
 	if o.Repeats == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of the %d profile requests repeat a body sent before (%d distinct bodies, each sent %.1f times on average): %.1f%% of the profile's prompt tokens (%d of %d) are offered again to the server's prefix cache, which makes its TTFT optimistic",
-		o.Repeats, o.Requests, o.Bodies, float64(o.Records)/float64(o.Bodies), 100*o.ReuseRatio(), o.RepeatTokens, o.PromptTokens)
+	verb := "repeat"
+	if o.Repeats == 1 {
+		verb = "repeats"
+	}
+	return fmt.Sprintf("%d of the %d profile requests %s a body sent before (%d distinct bodies, each sent %.1f times on average): %.1f%% of the profile's prompt tokens (%d of %d) are offered again to the server's prefix cache, which makes its TTFT optimistic",
+		o.Repeats, o.Requests, verb, o.Bodies, float64(o.Records)/float64(o.Bodies), 100*o.ReuseRatio(), o.RepeatTokens, o.PromptTokens)
 }
