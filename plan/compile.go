@@ -85,6 +85,9 @@ func Compile(opts Options) (*Result, error) {
 	streams := Streams(opts.Seed)
 
 	ds := opts.Dataset
+	if ds == nil {
+		opts.noticeSize(opts.estimate(nil)) // Validate checked it against --max-plan-bytes
+	}
 	// gen draws a conversation per session while the schedule is made, when the requests do
 	// not sample a fixed number of entries (--num-dataset-entries 0, the default).
 	var gen *dataset.SyntheticGen
@@ -129,9 +132,11 @@ func Compile(opts Options) (*Result, error) {
 		}
 		ds = withOSL(ds, &opts)
 		// The input is loaded: what it plans is known before anything is rendered.
-		if err := opts.checkSize(opts.estimate(ds)); err != nil {
+		e := opts.estimate(ds)
+		if err := opts.checkSize(e); err != nil {
 			return nil, err
 		}
+		opts.noticeSize(e)
 	}
 	if len(ds.Conversations) == 0 && gen == nil {
 		return nil, usagef("plan: the dataset has no conversations")

@@ -210,6 +210,9 @@ type Options struct {
 	Seed uint64
 	// Spec is recorded in the plan: every flag after defaults, by name.
 	Spec map[string]any
+	// Notice, when set, is told what a person should know before the plan is written: a
+	// plan estimated over LargePlanBytes, with its size and what dominates it.
+	Notice func(msg string)
 	// Workers bounds the goroutines generating prompts and bodies (0 = GOMAXPROCS). The plan
 	// does not depend on it.
 	Workers int

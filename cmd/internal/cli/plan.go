@@ -243,6 +243,7 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 		}
 	}
 	o.Spec = spec(p.FS)
+	o.Notice = func(msg string) { fmt.Fprintf(stderr, "plan: %s\n", msg) }
 	dropMediaSpec(o.Spec, &o.Media) // cli/media.go
 	dropLaterSpec(o.Spec, p.FS)
 	res, err := plan.Compile(o)
