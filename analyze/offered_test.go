@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +35,29 @@ func TestOfferedIsThePlansRate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRepeatedBodiesNote: a run whose plan repeats bodies says so beside the server's
+// prefix-cache figure; one whose bodies are all distinct says nothing.
+func TestRepeatedBodiesNote(t *testing.T) {
+	for _, tt := range []struct {
+		bodies int
+		want   string
+	}{
+		{0, ""},
+		{10, "Repeated bodies: 30 of the 40 profile requests repeat a body sent before (10 distinct bodies, each sent 4.0 times on average): 75.0% of the profile's prompt tokens"},
+	} {
+		sc := scenario{n: 40, workers: 2, ttft: 5 * ms, itl: ms, tokens: 4, concurrency: 4, streaming: true, bodies: tt.bodies}
+		s, _ := analyseDir(t, Options{}, sc.build(t, t.TempDir()))
+		var got string
+		for _, n := range s.Notes {
+			if strings.HasPrefix(n, "Repeated bodies:") {
+				got = n
+			}
+		}
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) || (got != "" && !strings.Contains(got, "prefix-cache hit counters")) {
+			t.Errorf("%d bodies: note %q, want one containing %q and the server's side", tt.bodies, got, tt.want)
+		}
 	}
 }

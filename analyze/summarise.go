@@ -40,6 +40,7 @@ func (a *analysis) summarise(parts []*logAnalysis, records io.Writer) (*Summary,
 	a.groupSummary(s, m)
 	a.serverMetrics(s, parts)
 	a.sessions(s, parts) // after the server metrics: it sets the prefix reuse beside them
+	a.repeatNote(s)
 	if records != nil {
 		if err := a.writeRecords(parts, unseen, records); err != nil {
 			return nil, err

@@ -20,6 +20,7 @@ type scenario struct {
 	tokens, reasoning  int
 	rate               float64 // open-loop requests/s; 0 = closed loop
 	nominal            float64 // > 0: a request_rate plan asked for this rate (its instants keep rate)
+	bodies             int     // > 0: the plan stores this many bodies, record i sending i % bodies
 	concurrency        int     // slots; with rate, a ceiling
 	lag                int64   // dispatch lag added to every send
 	errEvery           int     // every k-th profile request gets HTTP 500
@@ -71,6 +72,7 @@ func (sc scenario) build(t testing.TB, dir string) string {
 	if sc.images > 0 {
 		ps.meta.Media = []mmapds.MediaEntry{{Images: sc.images}}
 	}
+	ps.bodies = sc.bodies
 	if sc.nominal > 0 {
 		ps.meta.TimingMode, ps.meta.OfferedRate = "request_rate", sc.nominal
 	}
