@@ -108,7 +108,7 @@ func NewPlan() *Plan {
 
 	// Conversations
 	fs.IntVar(&o.NumSessions, "num-sessions", 0, "number of sessions to send (excludes --request-count)")
-	fs.IntVar(&o.NumDatasetEntries, "num-dataset-entries", d.NumDatasetEntries, "distinct synthetic conversations the requests sample from")
+	fs.IntVar(&o.NumDatasetEntries, "num-dataset-entries", d.NumDatasetEntries, "distinct synthetic conversations the requests sample from (0: one per session, so no prompt repeats; AIPerf's default is 100)")
 	fs.IntVar(&o.ConversationTurnMean, "conversation-turn-mean", d.ConversationTurnMean, "turns per synthetic session (mean)")
 	fs.Float64Var(&o.ConversationTurnStddev, "conversation-turn-stddev", 0, "turns per synthetic session (stddev)")
 	fs.Float64Var(&o.ConversationTurnDelayMean, "conversation-turn-delay-mean", 0, "think time before a later turn, ms (mean)")
