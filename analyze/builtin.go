@@ -170,6 +170,7 @@ func builtinEntries() []entry {
 		one(MWarmupRequestCount, Aggregate, "warmup_request_count", "Warmup Request Count", unitRequests, o, 1100, i, warmupCount),
 		one(MLostRequestCount, Aggregate, "lost_request_count", "Lost Request Count", unitRequests, o, 1101, i, lostCount),
 		one(MOfferedRequestRate, Derived, "offered_request_rate", "Offered Request Rate", unitRPS, o, 1110, c|l, offeredRate),
+		one(MNominalRequestRate, Derived, "nominal_request_rate", "Nominal Request Rate", unitRPS, o, 1110, c|l, nominalRate),
 		one(MDispatchedRequestRate, Derived, "dispatched_request_rate", "Dispatched Request Rate", unitRPS, o, 1111, c|l, dispatchedRate),
 		one(MCompletedRequestRate, Derived, "completed_request_rate", "Completed Request Rate", unitRPS, o, 1112, c|l, completedRate),
 		one(MSameReadChunkGapCount, Aggregate, "same_read_chunk_gap_count", "Same Read Chunk Gap Count", unitChunkGaps, o, 1120, i, sameReadCount),

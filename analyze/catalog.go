@@ -139,6 +139,7 @@ const (
 	MWarmupRequestCount
 	MLostRequestCount
 	MOfferedRequestRate
+	MNominalRequestRate
 	MDispatchedRequestRate
 	MCompletedRequestRate
 	MSameReadChunkGapCount

@@ -97,6 +97,9 @@ type planSpec struct {
 	recs []mmapds.Record
 	// bodyExtra is appended inside every body's object (`,"max_tokens":8`).
 	bodyExtra string
+	// bodies > 0: record i sends stored body i % bodies (records share it, as a plan that
+	// samples fewer dataset entries than it sends).
+	bodies int
 }
 
 // writePlan writes the plan and returns its hash.
@@ -106,7 +109,21 @@ func writePlan(t testing.TB, path string, ps planSpec) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	refs := map[int]mmapds.BodyRef{}
 	for i, r := range ps.recs {
+		if ps.bodies > 0 {
+			ref, ok := refs[i%ps.bodies]
+			if !ok {
+				if ref, err = w.AddBody([]byte(fmt.Sprintf(`{"model":"m","i":%d%s}`, i%ps.bodies, ps.bodyExtra))); err != nil {
+					t.Fatal(err)
+				}
+				refs[i%ps.bodies] = ref
+			}
+			if err := w.AddRef(r, ref); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		if err := w.Add(r, []byte(fmt.Sprintf(`{"model":"m","i":%d%s}`, i, ps.bodyExtra))); err != nil {
 			t.Fatal(err)
 		}

@@ -148,6 +148,7 @@ func (j logJob) lostWhat() string {
 type input struct {
 	runs     []run
 	plan     *mmapds.Plan
+	offer    mmapds.Offer // what the plan's profile offers: its own rate, its repeated bodies
 	planPath string
 	meta     *mmapds.Meta
 	ep       *endpoint.Endpoint
@@ -226,6 +227,10 @@ func openInput(o *Options) (*input, error) {
 	}
 	in.plan = plan
 	in.meta = plan.Meta()
+	if in.offer, err = plan.Offer(); err != nil {
+		plan.Close()
+		return nil, wrapInput(err)
+	}
 	if err := checkRuns(in.runs, plan, path); err != nil {
 		plan.Close()
 		return nil, err

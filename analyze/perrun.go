@@ -104,6 +104,7 @@ func usageSum(i int) func(*runFacts) scalar {
 func warmupCount(f *runFacts) scalar { return val(f.env.whole, float64(f.env.warmup)) }
 func lostCount(f *runFacts) scalar   { return val(f.env.whole, float64(f.env.lost)) }
 func offeredRate(f *runFacts) scalar { return val(f.env.whole && f.env.offered > 0, f.env.offered) }
+func nominalRate(f *runFacts) scalar { return val(f.env.whole && f.env.nominal > 0, f.env.nominal) }
 
 // dispatchedRate is, for the whole run, the sends after the first over the time between the
 // first and the last; for a slice, its sends over its width.

@@ -11,8 +11,9 @@ type resultEnv struct {
 	durNs       int64
 	lost        int64
 	warmup      int64
-	offered     float64
-	cpu         *dist // worker_cpu_utilization's samples (PerSample)
+	offered     float64 // the plan's own rate (mmapds.Offer.Rate); 0 for a closed loop
+	nominal     float64 // the rate asked for (--request-rate, --user-centric-rate); 0 otherwise
+	cpu         *dist   // worker_cpu_utilization's samples (PerSample)
 	workers     []WorkerSummary
 	gpus        []GPUSummary
 	concurrency int

@@ -356,14 +356,38 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 	}
 	if reuse.PromptTokens > 0 && meta.PrefixReuseBlockTokens > 0 {
 		reuse.ExpectedRatio = float64(reuse.ExpectedTokens) / float64(reuse.PromptTokens)
-		for _, m := range s.ServerMetrics {
-			if m.Name == "server.prefix_cache_hit_rate" && m.Present {
-				reuse.ServerRatio, reuse.ServerKnown, reuse.ServerSource = m.Avg, true, m.Source
-			}
-		}
+		reuse.ServerRatio, reuse.ServerSource, reuse.ServerKnown = serverHitRate(s)
 		out.Reuse = reuse
 	}
 	s.Sessions = out
+}
+
+// serverHitRate is the server's prefix-cache hit rate over the profile window
+// (server.prefix_cache_hit_rate) and its source; ok is false when its metrics lack it.
+func serverHitRate(s *Summary) (ratio float64, source string, ok bool) {
+	for _, m := range s.ServerMetrics {
+		if m.Name == "server.prefix_cache_hit_rate" && m.Present {
+			ratio, source, ok = m.Avg, m.Source, true
+		}
+	}
+	return ratio, source, ok
+}
+
+// repeatNote adds a note when the plan's profile requests repeat bodies (a synthetic plan
+// sampling fewer --num-dataset-entries than it sends, an input sent more than once through):
+// how, the prompt tokens that offers a prefix cache again, and the server's measured hit
+// rate beside it.
+func (a *analysis) repeatNote(s *Summary) {
+	note := a.in.offer.RepeatNote()
+	if note == "" {
+		return
+	}
+	if r, src, ok := serverHitRate(s); ok {
+		note += fmt.Sprintf("; the server's prefix cache hit %s%% (%s)", fmtNum(r*100), src)
+	} else {
+		note += "; the server's metrics have no prefix-cache hit counters"
+	}
+	s.Notes = append(s.Notes, "Repeated bodies: "+note)
 }
 
 // agentOrder orders agents for the swim lane: each after its parent, its own subagents

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/redact"
 )
@@ -39,6 +40,7 @@ func (a *analysis) summarise(parts []*logAnalysis, records io.Writer) (*Summary,
 	a.groupSummary(s, m)
 	a.serverMetrics(s, parts)
 	a.sessions(s, parts) // after the server metrics: it sets the prefix reuse beside them
+	a.repeatNote(s)
 	if records != nil {
 		if err := a.writeRecords(parts, unseen, records); err != nil {
 			return nil, err
@@ -180,7 +182,7 @@ func (a *analysis) wholeResults(s *Summary, parts []*logAnalysis, m *merged) {
 	cpuDist := a.cpuDist(parts, s)
 	s.GPUs = gpuSummaries(parts, a.in, s.StartUnixNs, s.EndUnixNs)
 	s.Results = a.results(m.all, resultEnv{durNs: s.EndUnixNs - s.StartUnixNs, lost: s.Counts.Lost, warmup: s.Counts.WarmupSeen,
-		offered: meta.OfferedRate, cpu: cpuDist, workers: s.Workers, gpus: s.GPUs, concurrency: meta.Concurrency, whole: true})
+		offered: a.in.offer.Rate(), nominal: nominalOf(meta), cpu: cpuDist, workers: s.Workers, gpus: s.GPUs, concurrency: meta.Concurrency, whole: true})
 	s.Errors = m.all.errorCounts()
 	s.Verdict = verdict(s, a.opts, a.verdictFacts(m.all, meta))
 	s.Verdict.Server = a.serverConnections(m.all)
@@ -277,4 +279,15 @@ func (a *analysis) writeRecords(parts []*logAnalysis, unseen []unseenRequest, w 
 		}
 	}
 	return nil
+}
+
+// nominalOf is the rate a plan was asked for (--request-rate, --user-centric-rate), beside
+// the rate its own instants offer; 0 for the modes that ask for none (a fixed schedule's
+// rate is its instants').
+func nominalOf(meta *mmapds.Meta) float64 {
+	switch meta.TimingMode {
+	case "request_rate", "user_centric":
+		return meta.OfferedRate
+	}
+	return 0
 }

@@ -19,6 +19,8 @@ type scenario struct {
 	ttft, itl          int64
 	tokens, reasoning  int
 	rate               float64 // open-loop requests/s; 0 = closed loop
+	nominal            float64 // > 0: a request_rate plan asked for this rate (its instants keep rate)
+	bodies             int     // > 0: the plan stores this many bodies, record i sending i % bodies
 	concurrency        int     // slots; with rate, a ceiling
 	lag                int64   // dispatch lag added to every send
 	errEvery           int     // every k-th profile request gets HTTP 500
@@ -69,6 +71,10 @@ func (sc scenario) build(t testing.TB, dir string) string {
 		Tokenizer: "words", Seed: 42, Spec: map[string]any{"isl": 100, "osl": sc.tokens, "rate": sc.rate}}}
 	if sc.images > 0 {
 		ps.meta.Media = []mmapds.MediaEntry{{Images: sc.images}}
+	}
+	ps.bodies = sc.bodies
+	if sc.nominal > 0 {
+		ps.meta.TimingMode, ps.meta.OfferedRate = "request_rate", sc.nominal
 	}
 	if sc.limitField != "" {
 		ps.bodyExtra = fmt.Sprintf(`,%q:%d`, sc.limitField, sc.tokens)

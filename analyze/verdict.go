@@ -85,8 +85,8 @@ func (a *analysis) verdictFacts(c *collector, meta *mmapds.Meta) verdictInputs {
 			x.FloorSyscallUs = max(x.FloorSyscallUs, float64(cal.SyscallNs)/1e3)
 		}
 	}
-	if meta.OfferedRate > 0 {
-		in.ctx.MeanGapMs = 1e3 / meta.OfferedRate
+	if r := a.in.offer.Rate(); r > 0 {
+		in.ctx.MeanGapMs = 1e3 / r
 	}
 	if c.gaps > 0 {
 		in.ctx.SameReadPct = float64(c.sameRead) / float64(c.gaps) * 100

@@ -91,7 +91,7 @@ func (o *Options) bounds() []bounded {
 	}
 	f := func(i int) float64 { return float64(i) }
 	out := []bounded{
-		b("--num-dataset-entries", f(o.NumDatasetEntries), 1, MaxDatasetEntries, "conversations"),
+		b("--num-dataset-entries", f(o.NumDatasetEntries), 0, MaxDatasetEntries, "conversations"),
 		b("--num-sessions", f(o.NumSessions), 0, MaxRequests, "sessions"),
 		b("--conversation-turn-mean", f(o.ConversationTurnMean), 1, MaxTurns, "turns"),
 		b("--conversation-turn-stddev", o.ConversationTurnStddev, 0, MaxTurns, "turns"),

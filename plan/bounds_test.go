@@ -141,7 +141,7 @@ func TestPlanSizeRefusedBeforeAllocating(t *testing.T) {
 		mut  func(*Options)
 		want string
 	}{
-		{"dataset entries", func(o *Options) { o.NumDatasetEntries = 1e8 }, "--num-dataset-entries 100000000: want conversations in [1, 1048576]"},
+		{"dataset entries", func(o *Options) { o.NumDatasetEntries = 1e8 }, "--num-dataset-entries 100000000: want conversations in [0, 1048576]"},
 		{"dataset entries at the cap", func(o *Options) { o.NumDatasetEntries, o.ISLMean = MaxDatasetEntries, 550 }, "more than --max-plan-bytes"},
 		{"turns", func(o *Options) { o.ConversationTurnMean = 1e8 }, "--conversation-turn-mean 100000000"},
 		{"turns at the cap, compiled history", func(o *Options) {

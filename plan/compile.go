@@ -30,6 +30,21 @@ const LiveHistoryMarker = "@@LLMBENCH_PREVIOUS_RESPONSE@@"
 // many fit depends on the server. Replay stops at the duration.
 const closedLoopPerSlot = 1000
 
+// distinctPerSlot is how many distinct synthetic conversations such a closed loop gets per
+// second per slot (requests of 100 ms and more) before they repeat, when --num-dataset-entries
+// leaves it to the plan: closedLoopPerSlot fresh prompts would make plans of gigabytes.
+const distinctPerSlot = 10
+
+// distinctCycle is how many conversations a synthetic plan without --num-dataset-entries
+// draws before its sessions start over: 0 (never) unless it is a closed loop bounded only by
+// --benchmark-duration, whose request count is room rather than a plan.
+func (o *Options) distinctCycle(mode string) int {
+	if mode != ModeConcurrency || o.RequestCount > 0 || o.NumSessions > 0 || o.BenchmarkDuration <= 0 {
+		return 0
+	}
+	return max(o.WarmupRequestCount, o.NumWarmupSessions) + int(math.Ceil(o.BenchmarkDuration*float64(max(o.Concurrency, 1))*distinctPerSlot))
+}
+
 // Result describes a written plan.
 type Result struct {
 	// Hash is the plan's identity, the trailing SHA-256.
@@ -42,6 +57,10 @@ type Result struct {
 	Bodies int
 	// Mode is the timing mode (Mode* constants).
 	Mode string
+	// Offer is what the profile phase offers (its rate, its repeated bodies), read back from
+	// the file; RepeatNote says how its requests repeat bodies ("" when none does).
+	Offer      mmapds.Offer
+	RepeatNote string
 }
 
 // Compile validates opts, builds or takes the dataset, plans both phases and writes the plan
@@ -67,11 +86,17 @@ func Compile(opts Options) (*Result, error) {
 
 	ds := opts.Dataset
 	if ds == nil {
+		opts.noticeSize(opts.estimate(nil)) // Validate checked it against --max-plan-bytes
+	}
+	// gen draws a conversation per session while the schedule is made, when the requests do
+	// not sample a fixed number of entries (--num-dataset-entries 0, the default).
+	var gen *dataset.SyntheticGen
+	if ds == nil {
 		lengths, err := opts.lengths()
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
-		ds, err = dataset.Synthetic(dataset.SyntheticOptions{
+		gen, err = dataset.NewSyntheticGen(dataset.SyntheticOptions{
 			Corpus:             corpus,
 			Entries:            opts.NumDatasetEntries,
 			Lengths:            lengths,
@@ -89,6 +114,15 @@ func Compile(opts Options) (*Result, error) {
 			Stream:             streams,
 			Workers:            opts.Workers,
 		})
+		if err == nil {
+			ds = gen.Dataset()
+			if opts.NumDatasetEntries > 0 {
+				if err = gen.Grow(opts.NumDatasetEntries); err == nil {
+					_, err = gen.Fill()
+				}
+				gen = nil
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("plan: %w", err)
 		}
@@ -98,11 +132,13 @@ func Compile(opts Options) (*Result, error) {
 		}
 		ds = withOSL(ds, &opts)
 		// The input is loaded: what it plans is known before anything is rendered.
-		if err := opts.checkSize(opts.estimate(ds)); err != nil {
+		e := opts.estimate(ds)
+		if err := opts.checkSize(e); err != nil {
 			return nil, err
 		}
+		opts.noticeSize(e)
 	}
-	if len(ds.Conversations) == 0 {
+	if len(ds.Conversations) == 0 && gen == nil {
 		return nil, usagef("plan: the dataset has no conversations")
 	}
 	for i, c := range ds.Conversations {
@@ -148,12 +184,22 @@ func Compile(opts Options) (*Result, error) {
 		pl = newPlays(&opts, ds, corpus, mode)
 	}
 	profile := profileLimits(&opts, ds, mode)
+	// With gen, one sampler serves both phases: the profile's sessions follow the warmup's,
+	// each with a conversation of its own.
+	var fresh *sampler
+	if gen != nil {
+		fresh = &sampler{fresh: true, cycle: opts.distinctCycle(mode), grow: func(n int) error { return gen.Grow(max(0, n-gen.Len())) }}
+	}
 	newScheduler := func(phase mmapds.Phase, lim limits, session uint32) *scheduler {
 		name := phase.String()
+		smp := fresh
+		if smp == nil {
+			smp = &sampler{strategy: strategy, n: len(ds.Conversations), r: streams("plan.sampler." + name)}
+		}
 		return &scheduler{
 			ds: ds, mode: mode, speedup: opts.SynthesisSpeedupRatio, phase: phase, lim: lim, session: session,
 			delayCapNs: int64(math.Round(opts.InterTurnDelayCapSeconds * 1e9)),
-			smp:        &sampler{strategy: strategy, n: len(ds.Conversations), r: streams("plan.sampler." + name)},
+			smp:        smp,
 			arrival:    arrival, arrRNG: streams("plan.arrival." + name),
 			ramp:  NewRamp(opts.RequestRate, opts.RequestRateRampDuration),
 			users: opts.NumUsers, ucRate: opts.UserCentricRate, fixed: fixed, plays: pl,
@@ -201,6 +247,11 @@ func Compile(opts Options) (*Result, error) {
 		return nil, usagef("plan: the profile phase has no requests (check --benchmark-duration and the offset window)")
 	}
 
+	if gen != nil {
+		if _, err := gen.Fill(); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
 	r, err := newRenderer(&opts, ep, ds, corpus)
 	if err != nil {
 		return nil, err
@@ -233,10 +284,25 @@ func Compile(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	offer, err := readOffer(opts.Output)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
 	return &Result{
 		Hash: hash, Warmup: warm, Profile: len(reqs) - warm, Mode: mode,
 		Sessions: int(reqs[len(reqs)-1].session) + 1, Bodies: r.bodies,
+		Offer: offer, RepeatNote: offer.RepeatNote(),
 	}, nil
+}
+
+// readOffer reads the offer of the plan file just written (its hash was just computed).
+func readOffer(path string) (mmapds.Offer, error) {
+	p, err := mmapds.Open(path, mmapds.Options{SkipHash: true})
+	if err != nil {
+		return mmapds.Offer{}, err
+	}
+	defer p.Close()
+	return p.Offer()
 }
 
 // timingMode picks the mode by AIPerf's priority: a fixed schedule (asked for, or a timed

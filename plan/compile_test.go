@@ -588,7 +588,7 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.UserCentricRate = 3 }, "--user-centric-rate needs --num-users"},
 		{func(o *Options) { o.UserCentricRate, o.NumUsers = 3, 2 }, "at least 2 turns"},
 		{func(o *Options) { o.RequestRateRampDuration = 3 }, "needs --request-rate"},
-		{func(o *Options) { o.NumDatasetEntries = 0 }, "--num-dataset-entries 0: want conversations in [1, 1048576]"},
+		{func(o *Options) { o.NumDatasetEntries = -1 }, "--num-dataset-entries -1: want conversations in [0, 1048576]"},
 		{func(o *Options) {
 			o.Dataset = timedDataset()
 			o.FixedScheduleAutoOffset, o.FixedScheduleStartOffset = true, &ms

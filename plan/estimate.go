@@ -81,6 +81,34 @@ func humanBytes(n float64) string {
 	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", n), "0"), ".") + " " + units[i]
 }
 
+// LargePlanBytes is the estimated size past which Compile tells Options.Notice, before
+// writing, how large the plan will be and what makes it so.
+const LargePlanBytes = 64 << 20
+
+// noticeSize tells o.Notice about a plan estimated over LargePlanBytes.
+func (o *Options) noticeSize(e Estimate) {
+	if o.Notice != nil && e.FileBytes > LargePlanBytes {
+		o.Notice(e.Large())
+	}
+}
+
+// Large says how large the plan will be and which part dominates it, with the flags that
+// shrink that part.
+func (e Estimate) Large() string {
+	media, records := e.MediaBytes, e.Requests*mmapds.RecordSize
+	text := e.BodyBytes - media
+	what := "the request bodies' text dominates: fewer distinct bodies (--request-count, --num-dataset-entries) or shorter prompts (--isl, --conversation-turn-mean) shrink it"
+	switch {
+	case media >= text && media >= records:
+		what = "media dominate: fewer or smaller images, audio or video (--image-width-mean, --image-height-mean, --image-batch-size, --audio-length-mean, --video-*) or fewer distinct bodies (--request-count, --num-dataset-entries) shrink it"
+	case records > text:
+		what = "the records dominate: fewer requests (--request-count, --benchmark-duration) shrink it"
+	}
+	return fmt.Sprintf("this plan will take about %s on disk (%s requests, %s distinct bodies of about %s%s): %s",
+		humanBytes(e.FileBytes), num(math.Round(e.Requests)), num(math.Round(e.Bodies)), humanBytes(e.BodyBytes/math.Max(e.Bodies, 1)),
+		map[bool]string{true: ", " + humanBytes(media) + " of them media", false: ""}[media > 0], what)
+}
+
 // maxPlanBytes is --max-plan-bytes in effect.
 func (o *Options) maxPlanBytes() int64 {
 	if o.MaxPlanBytes > 0 {
@@ -153,9 +181,16 @@ func (o *Options) estimate(ds *dataset.Dataset) Estimate {
 	}
 	var e Estimate
 	turns := o.turnsEstimate()
-	convs := float64(o.NumDatasetEntries)
 	warm, prof := o.requestsEstimate(turns, 0)
 	e.Requests = warm + prof
+	convs := float64(o.NumDatasetEntries)
+	if convs == 0 {
+		// A conversation per session, drawn as the schedule needs one (up to a cycle).
+		convs = math.Ceil(e.Requests / turns)
+		if c := o.distinctCycle(timingMode(o, &dataset.Dataset{})); c > 0 {
+			convs = math.Min(convs, float64(c))
+		}
+	}
 
 	// Tokens of one turn's prompt, of one reply, and of what every body of a
 	// conversation repeats (system prompt, user context, the first turn's prefix).

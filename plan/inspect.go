@@ -18,41 +18,48 @@ import (
 // Summary is what `plan inspect` reports about a plan file. Its JSON names are a stable
 // interface for scripts: hash, request_count, spec and requests in particular.
 type Summary struct {
-	Hash                string            `json:"hash"`
-	RequestCount        int               `json:"request_count"`
-	WarmupCount         int               `json:"warmup_count"`
-	ProfileCount        int               `json:"profile_count"`
-	SessionCount        int               `json:"session_count"`
-	DistinctBodies      int               `json:"distinct_bodies"`
-	FileSize            int64             `json:"file_size"`
-	ToolVersion         string            `json:"tool_version"`
-	Endpoint            string            `json:"endpoint"`
-	Method              string            `json:"method"`
-	Paths               []string          `json:"paths"`
-	Headers             map[string]string `json:"headers"`
-	Streaming           bool              `json:"streaming"`
-	Model               string            `json:"model"`
-	Dataset             string            `json:"dataset"`
-	TimingMode          string            `json:"timing_mode"`
-	ArrivalPattern      string            `json:"arrival_pattern,omitempty"`
-	Concurrency         int               `json:"concurrency"`
-	ConcurrencyRampNs   int64             `json:"concurrency_ramp_ns"`
-	DurationNs          int64             `json:"duration_ns"`
-	PlannedDurationNs   *int64            `json:"planned_duration_ns"` // profile: last instant − first; null for a closed loop
-	OfferedRate         float64           `json:"offered_rate"`
-	Tokenizer           string            `json:"tokenizer"`
-	TokenizerSHA256     string            `json:"tokenizer_sha256"`
-	CorpusSHA256        string            `json:"corpus_sha256"`
-	InputSHA256         string            `json:"input_sha256,omitempty"`
-	Seed                uint64            `json:"seed"`
-	ConversationHistory string            `json:"conversation_history"`
-	LiveHistoryMarker   string            `json:"live_history_marker,omitempty"`
-	Reproducible        bool              `json:"reproducible"`
-	Cancelled           int               `json:"cancelled"`
-	ISL                 Stats             `json:"isl"`
-	OSL                 Stats             `json:"osl"`
-	Media               *MediaSummary     `json:"media,omitempty"`
-	InputInsight        map[string]any    `json:"input_insight,omitempty"`
+	Hash              string            `json:"hash"`
+	RequestCount      int               `json:"request_count"`
+	WarmupCount       int               `json:"warmup_count"`
+	ProfileCount      int               `json:"profile_count"`
+	SessionCount      int               `json:"session_count"`
+	DistinctBodies    int               `json:"distinct_bodies"`
+	FileSize          int64             `json:"file_size"`
+	ToolVersion       string            `json:"tool_version"`
+	Endpoint          string            `json:"endpoint"`
+	Method            string            `json:"method"`
+	Paths             []string          `json:"paths"`
+	Headers           map[string]string `json:"headers"`
+	Streaming         bool              `json:"streaming"`
+	Model             string            `json:"model"`
+	Dataset           string            `json:"dataset"`
+	TimingMode        string            `json:"timing_mode"`
+	ArrivalPattern    string            `json:"arrival_pattern,omitempty"`
+	Concurrency       int               `json:"concurrency"`
+	ConcurrencyRampNs int64             `json:"concurrency_ramp_ns"`
+	DurationNs        int64             `json:"duration_ns"`
+	PlannedDurationNs *int64            `json:"planned_duration_ns"` // profile: last instant − first; null for a closed loop
+	// OfferedRate is the rate the plan's own profile instants offer (mmapds.Offer.Rate; 0 for
+	// a closed loop), NominalRate the rate asked for (--request-rate, --user-centric-rate).
+	OfferedRate float64 `json:"offered_rate"`
+	NominalRate float64 `json:"nominal_rate,omitempty"`
+	// RepeatedRequests counts the profile requests whose body an earlier request sent;
+	// OfferedReuse is their share of the profile's prompt tokens.
+	RepeatedRequests    int            `json:"repeated_requests"`
+	OfferedReuse        float64        `json:"offered_reuse"`
+	Tokenizer           string         `json:"tokenizer"`
+	TokenizerSHA256     string         `json:"tokenizer_sha256"`
+	CorpusSHA256        string         `json:"corpus_sha256"`
+	InputSHA256         string         `json:"input_sha256,omitempty"`
+	Seed                uint64         `json:"seed"`
+	ConversationHistory string         `json:"conversation_history"`
+	LiveHistoryMarker   string         `json:"live_history_marker,omitempty"`
+	Reproducible        bool           `json:"reproducible"`
+	Cancelled           int            `json:"cancelled"`
+	ISL                 Stats          `json:"isl"`
+	OSL                 Stats          `json:"osl"`
+	Media               *MediaSummary  `json:"media,omitempty"`
+	InputInsight        map[string]any `json:"input_insight,omitempty"`
 	// PrefixReuse is the offered prefix reuse of the profile's records (Meta); nil in plans
 	// written before the compiler computed it.
 	PrefixReuse *PrefixReuseView `json:"prefix_reuse,omitempty"`
@@ -65,6 +72,7 @@ type Summary struct {
 	Nodes  []NodeView     `json:"nodes,omitempty"`
 
 	lastSession uint32
+	offer       mmapds.Offer
 }
 
 // Stats summarizes token lengths over the profile phase.
@@ -125,7 +133,7 @@ func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
 		ToolVersion: m.ToolVersion, Endpoint: m.Endpoint, Method: m.Method, Paths: m.Paths, Headers: m.Headers,
 		Streaming: m.Streaming, Model: m.Model, Dataset: m.Dataset, TimingMode: m.TimingMode,
 		ArrivalPattern: m.ArrivalPattern, Concurrency: m.Concurrency, ConcurrencyRampNs: m.ConcurrencyRampNs,
-		DurationNs: m.DurationNs, OfferedRate: m.OfferedRate, Tokenizer: m.Tokenizer,
+		DurationNs: m.DurationNs, Tokenizer: m.Tokenizer,
 		TokenizerSHA256: m.TokenizerSHA256, CorpusSHA256: m.CorpusSHA256, InputSHA256: m.InputSHA256,
 		Seed: m.Seed, ConversationHistory: m.ConversationHistory, LiveHistoryMarker: m.LiveHistoryMarker,
 		Reproducible: m.Reproducible, InputInsight: m.InputInsight, Spec: m.Spec, Requests: []RequestView{},
@@ -136,19 +144,23 @@ func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
 	if m.PrefixReuseBlockTokens > 0 {
 		s.PrefixReuse = &PrefixReuseView{BlockTokens: m.PrefixReuseBlockTokens, ReusedTokens: m.ProfileReusedTokens, PromptTokens: m.ProfilePromptTokens}
 	}
-	var isl, osl []int
-	type span struct {
-		off uint64
-		n   uint32
+	offer, err := p.Offer()
+	if err != nil {
+		return nil, err
 	}
-	bodies := make(map[span]struct{})
-	var first, last int64 = -1, -1
+	s.offer = offer
+	s.OfferedRate, s.DistinctBodies, s.RepeatedRequests = offer.Rate(), offer.Bodies, offer.Repeats
+	s.OfferedReuse = math.Round(offer.ReuseRatio()*1e4) / 1e4
+	switch m.TimingMode {
+	case ModeRequestRate, ModeUserCentric:
+		s.NominalRate = m.OfferedRate
+	}
+	var isl, osl []int
 	for i := range p.Len() {
 		r, _, err := p.Record(i)
 		if err != nil {
 			return nil, err
 		}
-		bodies[span{r.BodyOffset, r.BodyLen}] = struct{}{}
 		if i == 0 || r.Session != s.lastSession {
 			s.SessionCount++ // a session's records are consecutive
 		}
@@ -160,12 +172,6 @@ func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
 		s.ProfileCount++
 		isl = append(isl, int(r.ISL))
 		osl = append(osl, int(r.OSL))
-		if r.SendOffsetNs >= 0 {
-			last = max(last, r.SendOffsetNs)
-			if first < 0 || r.SendOffsetNs < first {
-				first = r.SendOffsetNs
-			}
-		}
 		if r.CancelAfterNs > 0 {
 			s.Cancelled++
 		}
@@ -187,12 +193,11 @@ func Summarize(p *mmapds.Plan, requests int) (*Summary, error) {
 			s.Media.StoredBytes += e.Bytes
 		}
 	}
-	s.DistinctBodies = len(bodies)
 	if err := s.graph(p); err != nil {
 		return nil, err
 	}
-	if last >= 0 {
-		span := last - first
+	if offer.Planned > 0 {
+		span := offer.LastNs - offer.FirstNs
 		s.PlannedDurationNs = &span
 	}
 	s.ISL, s.OSL = stats(isl), stats(osl)
@@ -267,25 +272,38 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 func (s *Summary) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...) }
+	// The first lines say what a person asks first (scripts/demo.sh shows 16): which plan,
+	// which model and endpoint, what load, how many requests and bodies, their lengths.
 	row("hash", "%s", s.Hash)
-	row("tool", "%s", s.ToolVersion)
-	stream := ""
-	if s.Streaming {
-		stream = ", streaming"
-	}
-	row("endpoint", "%s %s %s%s", s.Endpoint, s.Method, strings.Join(s.Paths, " "), stream)
 	if strings.Contains(s.Model, ",") {
 		row("model", "%s (one per dataset turn, %v)", s.Model, s.Spec["model-selection-strategy"])
 	} else {
 		row("model", "%s", s.Model)
 	}
-	row("tokenizer", "%s (sha256 %s)", s.Tokenizer, short(s.TokenizerSHA256))
-	row("dataset", "%s (corpus sha256 %s%s)", s.Dataset, short(s.CorpusSHA256), map[bool]string{true: ", input sha256 " + short(s.InputSHA256), false: ""}[s.InputSHA256 != ""])
-	row("seed", "%d", s.Seed)
-	row("timing", "%s", s.timing())
-	row("requests", "%d (%d warmup, %d profile), %d sessions, %d distinct bodies, %d cancelled", s.RequestCount, s.WarmupCount, s.ProfileCount, s.SessionCount, s.DistinctBodies, s.Cancelled)
+	stream := ""
+	if s.Streaming {
+		stream = ", streaming"
+	}
+	row("endpoint", "%s %s %s%s", s.Endpoint, s.Method, strings.Join(s.Paths, " "), stream)
+	row("load", "%s", s.timing())
+	row("requests", "%d (%d warmup, %d profile), %d sessions, %d cancelled", s.RequestCount, s.WarmupCount, s.ProfileCount, s.SessionCount, s.Cancelled)
+	if note := s.offer.RepeatNote(); note != "" {
+		row("bodies", "%d distinct: %s", s.DistinctBodies, note)
+	} else {
+		row("bodies", "%d distinct, none repeated", s.DistinctBodies)
+	}
+	if r := s.PrefixReuse; r != nil && r.PromptTokens > 0 {
+		row("reuse", "offered prefix reuse %.2f %% of profile prompt tokens (%d of %d): leading %d-token blocks an earlier prompt began with", 100*float64(r.ReusedTokens)/float64(r.PromptTokens), r.ReusedTokens, r.PromptTokens, r.BlockTokens)
+	}
 	row("ISL", "%s", s.ISL)
 	row("OSL", "%s", s.OSL)
+	if s.OfferedRate > 0 {
+		nominal := ""
+		if s.NominalRate > 0 {
+			nominal = fmt.Sprintf(", nominal %.3f req/s", s.NominalRate)
+		}
+		row("offered rate", "%.3f req/s (the plan's instants: %d gaps over %v)%s", s.OfferedRate, s.offer.Planned-1, s.offer.Span().Round(time.Millisecond), nominal)
+	}
 	switch {
 	case s.PlannedDurationNs != nil:
 		row("duration", "%v from the first to the last planned profile instant", time.Duration(*s.PlannedDurationNs))
@@ -294,12 +312,10 @@ func (s *Summary) WriteText(w io.Writer) error {
 	default:
 		row("duration", "closed loop: set by the server's speed")
 	}
-	if s.OfferedRate > 0 {
-		row("offered rate", "%.3f req/s", s.OfferedRate)
-	}
-	if r := s.PrefixReuse; r != nil && r.PromptTokens > 0 {
-		row("reuse", "offered prefix reuse %.2f %% of profile prompt tokens (%d of %d): leading %d-token blocks an earlier prompt began with", 100*float64(r.ReusedTokens)/float64(r.PromptTokens), r.ReusedTokens, r.PromptTokens, r.BlockTokens)
-	}
+	row("tool", "%s", s.ToolVersion)
+	row("tokenizer", "%s (sha256 %s)", s.Tokenizer, short(s.TokenizerSHA256))
+	row("dataset", "%s (corpus sha256 %s%s)", s.Dataset, short(s.CorpusSHA256), map[bool]string{true: ", input sha256 " + short(s.InputSHA256), false: ""}[s.InputSHA256 != ""])
+	row("seed", "%d", s.Seed)
 	hist := s.ConversationHistory
 	if !s.Reproducible {
 		hist += fmt.Sprintf(" (bodies completed at run time at %q; not reproducible)", s.LiveHistoryMarker)
@@ -320,6 +336,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintln(w, "spec:")
 	keys := make([]string, 0, len(s.Spec))
 	for k := range s.Spec {
+		if rateOnly[k] && s.TimingMode != ModeRequestRate {
+			continue // recorded at its default; a closed loop has no arrival process
+		}
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -368,6 +387,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 	return nil
 }
 
+// rateOnly are the spec's flags that only a request-rate plan uses: the text leaves them out
+// of other plans, where a default "--arrival-pattern=poisson" would misdescribe a closed loop
+// (the JSON keeps the spec as recorded).
+var rateOnly = map[string]bool{"arrival-pattern": true, "arrival-smoothness": true, "request-rate-ramp-duration": true}
+
 func (s *Summary) timing() string {
 	conc := "unbounded"
 	if s.Concurrency > 0 {
@@ -378,9 +402,9 @@ func (s *Summary) timing() string {
 	case ModeConcurrency:
 		fmt.Fprintf(&b, "closed loop, concurrency %s", conc)
 	case ModeRequestRate:
-		fmt.Fprintf(&b, "request rate %g req/s (%s), concurrency %s", s.OfferedRate, s.ArrivalPattern, conc)
+		fmt.Fprintf(&b, "request rate %g req/s (%s arrivals), concurrency %s", s.NominalRate, s.ArrivalPattern, conc)
 	case ModeUserCentric:
-		fmt.Fprintf(&b, "user-centric %g req/s, concurrency %s", s.OfferedRate, conc)
+		fmt.Fprintf(&b, "user-centric %g req/s, concurrency %s", s.NominalRate, conc)
 	case ModeFixedSchedule:
 		fmt.Fprintf(&b, "fixed schedule, concurrency %s", conc)
 	default:

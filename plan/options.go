@@ -97,7 +97,8 @@ type Options struct {
 	// SeqDist is an ISL/OSL mixture (--seq-dist); it replaces the ISL/OSL distributions.
 	SeqDist string
 	// NumDatasetEntries is the number of distinct synthetic conversations the requests
-	// sample from (--num-dataset-entries).
+	// sample from (--num-dataset-entries); 0, the default, gives every session a
+	// conversation of its own, so no synthetic prompt repeats (AIPerf's default is 100).
 	NumDatasetEntries int
 	// SharedSystemPromptLength, UserContextPromptLength, PromptPrefixPoolSize and
 	// PromptPrefixLength add synthetic prefixes (tokens; 0 = none).
@@ -209,6 +210,9 @@ type Options struct {
 	Seed uint64
 	// Spec is recorded in the plan: every flag after defaults, by name.
 	Spec map[string]any
+	// Notice, when set, is told what a person should know before the plan is written: a
+	// plan estimated over LargePlanBytes, with its size and what dominates it.
+	Notice func(msg string)
 	// Workers bounds the goroutines generating prompts and bodies (0 = GOMAXPROCS). The plan
 	// does not depend on it.
 	Workers int
@@ -229,7 +233,7 @@ func DefaultOptions() Options {
 		ModelSelectionStrategy:          "round_robin",
 		ISLMean:                         550,
 		RandomRangeRatioMode:            "vllm",
-		NumDatasetEntries:               100,
+		NumDatasetEntries:               0,
 		RankingsPassagesMean:            1,
 		RankingsPassagesPromptTokenMean: 550,
 		RankingsQueryPromptTokenMean:    550,
@@ -361,8 +365,8 @@ func (o *Options) Validate() error {
 			return usagef("--seq-dist and --random-range-ratio are mutually exclusive")
 		}
 	}
-	if synthetic && o.NumDatasetEntries <= 0 {
-		return usagef("--num-dataset-entries must be > 0 (got %d)", o.NumDatasetEntries)
+	if synthetic && o.NumDatasetEntries < 0 {
+		return usagef("--num-dataset-entries must be >= 0 (got %d; 0: a conversation per session)", o.NumDatasetEntries)
 	}
 	if (o.PromptPrefixPoolSize > 0) != (o.PromptPrefixLength > 0) {
 		return usagef("--prompt-prefix-pool-size and --prompt-prefix-length must be given together (got %d and %d)", o.PromptPrefixPoolSize, o.PromptPrefixLength)

@@ -47,9 +47,26 @@ type sampler struct {
 	r        *rand.Rand
 	perm     []int
 	pos      int
+	// fresh: every session gets the next conversation, drawn by grow (a synthetic dataset
+	// growing on demand); cycle > 0 starts over after that many. err is grow's first error.
+	fresh bool
+	cycle int
+	grow  func(n int) error
+	err   error
 }
 
 func (s *sampler) next() int {
+	if s.fresh {
+		i := s.pos
+		s.pos++
+		if s.cycle > 0 {
+			i %= s.cycle
+		}
+		if s.err == nil {
+			s.err = s.grow(i + 1)
+		}
+		return i
+	}
 	switch s.strategy {
 	case "random":
 		return s.r.IntN(s.n)
@@ -136,6 +153,9 @@ func (s *scheduler) delayNs(t *dataset.Turn) int64 {
 // NoSendOffset), later ones at at(i) (NoSendOffset when at is nil) after laterDelay. It stops
 // at the request bound and returns how many turns it planned.
 func (s *scheduler) emit(conv int, first int64, at func(i int) int64, laterDelay func(t *dataset.Turn) int64) int {
+	if s.fail(s.smp.err) {
+		return 0
+	}
 	id := s.session
 	if s.plays != nil {
 		c, err := s.plays.play(conv, s.phase, id)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/internal/errline"
+	"github.com/llmbench/llmbench/plan"
 )
 
 // PlanFile is the plan's name inside a point's directory.
@@ -88,7 +89,8 @@ func (r *runner) runOnce(planPath, runDir string) (*analyze.Summary, int, int) {
 }
 
 // placePlan puts the point's plan into dir: the shared --plan copied, or one compiled from
-// the flags (set to the point's values). It returns the plan's path and an exit status.
+// the flags (set to the point's values), and beside it AIPerf's inputs.json, the payloads
+// per session written from the plan. It returns the plan's path and an exit status.
 func (r *runner) placePlan(dir string) (string, int) {
 	planPath := filepath.Join(dir, PlanFile)
 	if r.opts.SharedPlan != "" {
@@ -96,9 +98,14 @@ func (r *runner) placePlan(dir string) (string, int) {
 			r.say(err)
 			return "", 2
 		}
-		return planPath, 0
+	} else if code := r.opts.Stages.Compile(planPath); code != 0 {
+		return planPath, code
 	}
-	return planPath, r.opts.Stages.Compile(planPath)
+	if err := plan.WriteInputsJSONFile(planPath, filepath.Join(dir, plan.InputsJSONFile)); err != nil {
+		r.say(err)
+		return "", 1
+	}
+	return planPath, 0
 }
 
 // copyFile copies the shared plan into the artifact directory.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/export"
+	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -52,7 +53,15 @@ func (f *fakeStages) Compile(path string) int {
 	if f.compile != 0 {
 		return f.compile
 	}
-	if err := os.WriteFile(path, []byte("plan"), 0o644); err != nil {
+	// A one-request plan: the runner writes inputs.json from it.
+	w, err := mmapds.Create(path)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := w.Add(mmapds.Record{SendOffsetNs: mmapds.NoSendOffset, DelayNs: -1, Phase: mmapds.PhaseProfile}, []byte(`{"model":"m"}`)); err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := w.Close(&mmapds.Meta{Endpoint: "chat", Paths: []string{"/v1/chat/completions"}, Method: "POST"}); err != nil {
 		f.t.Fatal(err)
 	}
 	return 0

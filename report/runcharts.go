@@ -124,8 +124,8 @@ func dispatchChart(s *analyze.Summary, r *Records) Chart {
 	}
 	x := grid(lo, duration(s), timeGrid)
 	c := Chart{ID: "dispatch", Section: secDispatch, Title: "Requests planned, sent and completed", Time: true,
-		Caption: fmt.Sprintf("Cumulative requests over time. A sent curve that falls behind the planned one is the client missing its schedule; completed behind sent is the server's queue. Offered %s, dispatched %s, completed %s.",
-			rate(s, "offered_request_rate"), rate(s, "dispatched_request_rate"), rate(s, "completed_request_rate")),
+		Caption: fmt.Sprintf("Cumulative requests over time. A sent curve that falls behind the planned one is the client missing its schedule; completed behind sent is the server's queue. Offered (the plan's instants) %s, nominal %s, dispatched %s, completed %s.",
+			rate(s, "offered_request_rate"), rate(s, "nominal_request_rate"), rate(s, "dispatched_request_rate"), rate(s, "completed_request_rate")),
 		X: Axis{Label: "time since start (s)"}, Y: Axis{Label: "requests"}, Data: []column{x}}
 	add := func(label, color string, v []float64) {
 		if len(v) == 0 {

@@ -19,7 +19,7 @@ func runCompile(args []string, getenv func(string) string, stdout, stderr io.Wri
 		return 0
 	}
 	if p.Help() {
-		fmt.Fprintf(stdout, "usage: plan [flags] -o FILE\n       plan inspect [--json] [--requests N] FILE\n       plan tokenize ...\n\nflags:\n%s\naliases (AIPerf's other names):\n%s",
+		fmt.Fprintf(stdout, "usage: plan [flags] -o FILE\n       plan inspect [--json] [--requests N] [--inputs-json OUT] FILE\n       plan tokenize ...\n\nflags:\n%s\naliases (AIPerf's other names):\n%s",
 			p.FS.FlagUsages(), cli.AliasUsage(p.FS))
 		return 0
 	}

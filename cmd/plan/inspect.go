@@ -11,19 +11,20 @@ import (
 	"github.com/llmbench/llmbench/plan"
 )
 
-// runInspect is `plan inspect [--json] [--requests N] [--skip-hash] FILE`.
+// runInspect is `plan inspect [--json] [--requests N] [--skip-hash] [--inputs-json OUT] FILE`.
 func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("plan inspect", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print one JSON object (hash, request_count, spec, requests, ...)")
 	requests := fs.Int("requests", 0, "also show the first N records with their bodies (-1: all)")
 	skipHash := fs.Bool("skip-hash", false, "do not verify the content hash (fast open)")
+	inputsJSON := fs.String("inputs-json", "", "also write AIPerf's inputs.json view of the plan (payloads per session) to this file")
 	help := fs.BoolP("help", "h", false, "print this help")
 	if err := fs.Parse(args); err != nil {
 		return fail(stderr, 2, fmt.Errorf("inspect: %w", err))
 	}
 	if *help {
-		fmt.Fprintf(stdout, "usage: plan inspect [--json] [--requests N] FILE\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(stdout, "usage: plan inspect [--json] [--requests N] [--inputs-json OUT] FILE\n\n%s", fs.FlagUsages())
 		return 0
 	}
 	if fs.NArg() != 1 {
@@ -37,6 +38,11 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, 2, err) // a missing, foreign, truncated or corrupt file: bad input
 	}
 	defer p.Close()
+	if *inputsJSON != "" {
+		if err := plan.WriteInputsJSONFile(fs.Arg(0), *inputsJSON); err != nil {
+			return fail(stderr, 1, err)
+		}
+	}
 	s, err := plan.Summarize(p, *requests)
 	if err != nil {
 		return fail(stderr, 2, err)

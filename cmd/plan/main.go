@@ -1,7 +1,7 @@
 // Command plan compiles a workload into a plan file, inspects plan files, and tokenizes text:
 //
 //	plan [flags] -o FILE              compile (AIPerf's flag names and defaults)
-//	plan inspect [--json] [--requests N] FILE
+//	plan inspect [--json] [--requests N] [--inputs-json OUT] FILE
 //	plan tokenize ...                 count or encode text under a tokenizer
 //
 // Bad flags or input print one line on stderr and exit 2; other failures exit 1.

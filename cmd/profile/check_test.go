@@ -106,7 +106,7 @@ func TestBadFlagsSendNothing(t *testing.T) {
 		{"max response bytes", []string{"--max-response-bytes", "0"}, "--max-response-bytes 0"},
 		{"validation duration", []string{"--validate-generator", "--validate-duration", "0s"}, "--validate-duration 0s: must be positive"},
 		// plan sizes and instants
-		{"dataset entries", []string{"--num-dataset-entries", "100000000"}, "--num-dataset-entries 100000000: want conversations in [1, 1048576]"},
+		{"dataset entries", []string{"--num-dataset-entries", "100000000"}, "--num-dataset-entries 100000000: want conversations in [0, 1048576]"},
 		{"turn delay", []string{"--conversation-turn-mean", "2", "--conversation-turn-delay-mean", "1e13"}, "--conversation-turn-delay-mean 10000000000000"},
 		{"request rate 1e-10", []string{"--request-rate", "1e-10"}, "--request-rate 1e-10 for 2 requests: the schedule would span 634 years"},
 		{"plan size", []string{"--shared-system-prompt-length", "16000000", "--num-dataset-entries", "1000", "--request-count", "1000"}, "more than --max-plan-bytes"},

@@ -79,96 +79,158 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	var (
-		turnRNG   = opts.Stream("dataset.synthetic.turn_count")
-		delayRNG  = opts.Stream("dataset.synthetic.turn_delay")
-		lengthRNG = opts.Stream("dataset.synthetic.length")
-		promptRNG = opts.Stream("dataset.synthetic.prompt")
-		prefixRNG = opts.Stream("dataset.synthetic.prefix")
-		rankRNG   *rand.Rand
-	)
+	g, err := NewSyntheticGen(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Grow(opts.Entries); err != nil {
+		return nil, err
+	}
+	return g.Fill()
+}
+
+// SyntheticGen generates synthetic conversations on demand: Grow draws the next
+// conversations (turn counts, lengths, delays, prefix choices and one seed per prompt), Fill
+// then writes every drawn conversation's prompt texts. A plan that gives each request its own
+// conversation grows the dataset while it schedules and pays for the text of those it sends,
+// no more. Each component draws from its own stream in conversation order, so the first n
+// conversations are the same whether they were drawn at once or one by one.
+type SyntheticGen struct {
+	opts                                               SyntheticOptions
+	ds                                                 *Dataset
+	turnRNG, delayRNG, lengthRNG, promptRNG, prefixRNG *rand.Rand
+	rankRNG, contextRNG                                *rand.Rand
+	tasks                                              []promptTask
+	system                                             int
+	prefixes                                           []int
+	contexts                                           []int
+	plan                                               [][]turnTasks
+	filled                                             int // conversations whose texts are written
+}
+
+// turnTasks are the indices in SyntheticGen.tasks of one turn's texts (-1: none).
+type turnTasks struct {
+	prompt, prefix, query int
+	passages, batch       []int
+}
+
+// NewSyntheticGen checks opts and returns a generator of no conversations yet. opts.Entries
+// is not used (Grow says how many).
+func NewSyntheticGen(opts SyntheticOptions) (*SyntheticGen, error) {
+	if opts.Entries <= 0 {
+		opts.Entries = 1 // check's bound is Synthetic's; the generator grows on demand
+	}
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	g := &SyntheticGen{
+		opts:       opts,
+		ds:         &Dataset{Name: "synthetic", SourceSHA256: opts.Corpus.SHA256()},
+		turnRNG:    opts.Stream("dataset.synthetic.turn_count"),
+		delayRNG:   opts.Stream("dataset.synthetic.turn_delay"),
+		lengthRNG:  opts.Stream("dataset.synthetic.length"),
+		promptRNG:  opts.Stream("dataset.synthetic.prompt"),
+		prefixRNG:  opts.Stream("dataset.synthetic.prefix"),
+		contextRNG: opts.Stream("dataset.synthetic.user_context"),
+		system:     -1,
+	}
 	if opts.Rankings != nil {
-		rankRNG = opts.Stream("dataset.synthetic.rankings")
+		g.rankRNG = opts.Stream("dataset.synthetic.rankings")
 	}
-	var tasks []promptTask
-	task := func(r *rand.Rand, n int) int {
-		tasks = append(tasks, promptTask{seed: r.Uint64(), n: n})
-		return len(tasks) - 1
-	}
-	system := -1
 	if opts.SharedSystemLength > 0 {
-		system = task(opts.Stream("dataset.synthetic.system"), opts.SharedSystemLength)
+		g.system = g.task(opts.Stream("dataset.synthetic.system"), opts.SharedSystemLength)
 	}
-	prefixes := make([]int, opts.PrefixPoolSize)
+	g.prefixes = make([]int, opts.PrefixPoolSize)
 	if opts.PrefixPoolSize > 0 {
 		r := opts.Stream("dataset.synthetic.prefix_pool")
-		for i := range prefixes {
-			prefixes[i] = task(r, opts.PrefixLength)
+		for i := range g.prefixes {
+			g.prefixes[i] = g.task(r, opts.PrefixLength)
 		}
 	}
-	contexts := make([]int, opts.Entries)
-	contextRNG := opts.Stream("dataset.synthetic.user_context")
-	for i := range contexts {
-		contexts[i] = -1
-		if opts.UserContextLength > 0 {
-			contexts[i] = task(contextRNG, opts.UserContextLength)
-		}
-	}
+	return g, nil
+}
 
-	ds := &Dataset{Name: "synthetic", SourceSHA256: opts.Corpus.SHA256(), Conversations: make([]Conversation, opts.Entries)}
-	// prompt and prefix task indices per turn, parallel to the conversations' turns.
-	type turnTasks struct {
-		prompt, prefix, query int
-		passages, batch       []int
-	}
-	plan := make([][]turnTasks, opts.Entries)
-	for i := range ds.Conversations {
-		c := &ds.Conversations[i]
-		c.SessionID = fmt.Sprintf("session_%06d", i)
-		nTurns := synthPositiveNormal(turnRNG, float64(opts.TurnMean), opts.TurnStddev)
+func (g *SyntheticGen) task(r *rand.Rand, n int) int {
+	g.tasks = append(g.tasks, promptTask{seed: r.Uint64(), n: n})
+	return len(g.tasks) - 1
+}
+
+// Dataset is the dataset being generated: its conversations have their structure once
+// drawn, and their texts once Fill has run.
+func (g *SyntheticGen) Dataset() *Dataset { return g.ds }
+
+// Len is the number of conversations drawn.
+func (g *SyntheticGen) Len() int { return len(g.ds.Conversations) }
+
+// Grow draws n more conversations.
+func (g *SyntheticGen) Grow(n int) error {
+	opts := &g.opts
+	for range n {
+		i := len(g.ds.Conversations)
+		ctx := -1
+		if opts.UserContextLength > 0 {
+			ctx = g.task(g.contextRNG, opts.UserContextLength)
+		}
+		g.contexts = append(g.contexts, ctx)
+		c := Conversation{SessionID: fmt.Sprintf("session_%06d", i)}
+		nTurns := synthPositiveNormal(g.turnRNG, float64(opts.TurnMean), opts.TurnStddev)
 		c.Turns = make([]Turn, nTurns)
-		plan[i] = make([]turnTasks, nTurns)
+		tts := make([]turnTasks, nTurns)
 		for t := range c.Turns {
 			turn := &c.Turns[t]
 			turn.TimestampNs, turn.DelayNs = NoTime, NoTime
 			if t > 0 && opts.TurnDelayMeanMs > 0 {
-				d, err := synthDelayNs(delayRNG, &opts)
+				d, err := synthDelayNs(g.delayRNG, opts)
 				if err != nil {
-					return nil, fmt.Errorf("dataset: synthetic entry %d turn %d: %w", i, t, err)
+					return fmt.Errorf("dataset: synthetic entry %d turn %d: %w", i, t, err)
 				}
 				turn.DelayNs = d
 			}
 			if rk := opts.Rankings; rk != nil {
-				tt := turnTasks{prompt: -1, prefix: -1, query: task(promptRNG, synthPositiveNormal(rankRNG, float64(rk.QueryTokensMean), rk.QueryTokensStddev))}
-				tt.passages = make([]int, synthPositiveNormal(rankRNG, float64(rk.PassagesMean), rk.PassagesStddev))
+				tt := turnTasks{prompt: -1, prefix: -1, query: g.task(g.promptRNG, synthPositiveNormal(g.rankRNG, float64(rk.QueryTokensMean), rk.QueryTokensStddev))}
+				tt.passages = make([]int, synthPositiveNormal(g.rankRNG, float64(rk.PassagesMean), rk.PassagesStddev))
 				for p := range tt.passages {
-					tt.passages[p] = task(promptRNG, synthPositiveNormal(rankRNG, float64(rk.PassageTokensMean), rk.PassageTokensStddev))
+					tt.passages[p] = g.task(g.promptRNG, synthPositiveNormal(g.rankRNG, float64(rk.PassageTokensMean), rk.PassageTokensStddev))
 				}
-				plan[i][t] = tt
+				tts[t] = tt
 				continue
 			}
-			isl, osl := opts.Lengths.Sample(lengthRNG)
+			isl, osl := opts.Lengths.Sample(g.lengthRNG)
 			if isl <= 0 {
-				return nil, fmt.Errorf("dataset: synthetic entry %d turn %d: prompt length %d must be > 0", i, t, isl)
+				return fmt.Errorf("dataset: synthetic entry %d turn %d: prompt length %d must be > 0", i, t, isl)
 			}
 			turn.OSL = max(osl, 0)
-			tt := turnTasks{prompt: task(promptRNG, isl), prefix: -1, query: -1}
+			tt := turnTasks{prompt: g.task(g.promptRNG, isl), prefix: -1, query: -1}
 			for range opts.BatchSize - 1 {
-				n, _ := opts.Lengths.Sample(lengthRNG)
+				n, _ := opts.Lengths.Sample(g.lengthRNG)
 				if n <= 0 {
-					return nil, fmt.Errorf("dataset: synthetic entry %d turn %d: prompt length %d must be > 0", i, t, n)
+					return fmt.Errorf("dataset: synthetic entry %d turn %d: prompt length %d must be > 0", i, t, n)
 				}
-				tt.batch = append(tt.batch, task(promptRNG, n))
+				tt.batch = append(tt.batch, g.task(g.promptRNG, n))
 			}
-			if t == 0 && len(prefixes) > 0 {
-				tt.prefix = prefixes[prefixRNG.IntN(len(prefixes))]
+			if t == 0 && len(g.prefixes) > 0 {
+				tt.prefix = g.prefixes[g.prefixRNG.IntN(len(g.prefixes))]
 			}
-			plan[i][t] = tt
+			tts[t] = tt
 		}
+		g.ds.Conversations = append(g.ds.Conversations, c)
+		g.plan = append(g.plan, tts)
 	}
+	return nil
+}
 
-	err := parallel.Indexed(len(tasks), opts.Workers, func(k int) error {
-		t := &tasks[k]
+// Fill writes the prompt texts of the conversations drawn since the last Fill and returns
+// the dataset.
+func (g *SyntheticGen) Fill() (*Dataset, error) {
+	opts := &g.opts
+	// Texts already made (a conversation filled before, the shared system prompt and
+	// prefixes) are kept.
+	todo := g.tasks
+	err := parallel.Indexed(len(todo), opts.Workers, func(k int) error {
+		t := &todo[k]
+		if t.text != "" {
+			return nil
+		}
 		text, err := opts.Corpus.Prompt(rand.New(rand.NewPCG(t.seed, uint64(t.n))), t.n)
 		if err != nil {
 			return fmt.Errorf("dataset: synthetic prompt %d: %w", k, err)
@@ -181,15 +243,17 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 	}
 
 	tok := opts.Corpus.Tokenizer()
+	ds, tasks, from := g.ds, g.tasks, g.filled
 	// Joining a prefix and a prompt can merge tokens at the seam, so those counts are
 	// measured; everything else is exact by construction.
-	return ds, parallel.Indexed(len(ds.Conversations), opts.Workers, func(i int) error {
+	err = parallel.Indexed(len(ds.Conversations)-from, opts.Workers, func(k int) error {
+		i := from + k
 		c := &ds.Conversations[i]
-		if contexts[i] >= 0 {
-			c.UserContext = tasks[contexts[i]].text
+		if g.contexts[i] >= 0 {
+			c.UserContext = tasks[g.contexts[i]].text
 		}
 		for t := range c.Turns {
-			turn, tt := &c.Turns[t], plan[i][t]
+			turn, tt := &c.Turns[t], g.plan[i][t]
 			if tt.query >= 0 {
 				turn.Query = tasks[tt.query].text
 				turn.Passages = make([]string, len(tt.passages))
@@ -198,8 +262,8 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 				}
 				continue
 			}
-			if system >= 0 {
-				turn.System = tasks[system].text
+			if g.system >= 0 {
+				turn.System = tasks[g.system].text
 			}
 			turn.Prompt, turn.PromptTokens = tasks[tt.prompt].text, tasks[tt.prompt].n
 			if tt.prefix >= 0 {
@@ -215,6 +279,11 @@ func Synthetic(opts SyntheticOptions) (*Dataset, error) {
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	g.filled = len(ds.Conversations)
+	return ds, nil
 }
 
 func (o *SyntheticOptions) check() error {

@@ -144,3 +144,40 @@ func TestSyntheticRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestSyntheticGenOneByOne: conversations drawn one at a time while a plan schedules are
+// the ones Synthetic draws at once, so a plan's first n sessions do not depend on how the
+// dataset was grown; filling twice keeps the texts made before.
+func TestSyntheticGenOneByOne(t *testing.T) {
+	for _, prefix := range []bool{false, true} {
+		o := synthOptions(t)
+		if prefix {
+			o.SharedSystemLength, o.UserContextLength, o.PrefixPoolSize, o.PrefixLength = 0, 0, 2, 6
+		}
+		want, err := Synthetic(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := NewSyntheticGen(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range o.Entries {
+			if err := g.Grow(1); err != nil {
+				t.Fatal(err)
+			}
+			if i == 2 {
+				if _, err := g.Fill(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		got, err := g.Fill()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("prefix %v: the dataset grown one by one differs from Synthetic's", prefix)
+		}
+	}
+}

@@ -110,7 +110,7 @@ func NewPlan() *Plan {
 
 	// Conversations
 	fs.IntVar(&o.NumSessions, "num-sessions", 0, "number of sessions to send (excludes --request-count)")
-	fs.IntVar(&o.NumDatasetEntries, "num-dataset-entries", d.NumDatasetEntries, "distinct synthetic conversations the requests sample from")
+	fs.IntVar(&o.NumDatasetEntries, "num-dataset-entries", d.NumDatasetEntries, "distinct synthetic conversations the requests sample from (0: one per session, so no prompt repeats; AIPerf's default is 100)")
 	fs.IntVar(&o.ConversationTurnMean, "conversation-turn-mean", d.ConversationTurnMean, "turns per synthetic session (mean)")
 	fs.Float64Var(&o.ConversationTurnStddev, "conversation-turn-stddev", 0, "turns per synthetic session (stddev)")
 	fs.Float64Var(&o.ConversationTurnDelayMean, "conversation-turn-delay-mean", 0, "think time before a later turn, ms (mean)")
@@ -245,6 +245,7 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 		}
 	}
 	o.Spec = spec(p.FS)
+	o.Notice = func(msg string) { fmt.Fprintf(stderr, "plan: %s\n", msg) }
 	dropMediaSpec(o.Spec, &o.Media) // cli/media.go
 	dropLaterSpec(o.Spec, p.FS)
 	res, err := plan.Compile(o)
@@ -257,6 +258,9 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stdout, "plan: wrote %s: %d requests (%d warmup, %d profile), %d sessions, %d distinct bodies, %s, seed %d; sha256 %s\n",
 		o.Output, res.Warmup+res.Profile, res.Warmup, res.Profile, res.Sessions, res.Bodies, res.Mode, o.Seed, hex.EncodeToString(res.Hash[:]))
+	if res.RepeatNote != "" {
+		fmt.Fprintf(stdout, "plan: %s\n", res.RepeatNote)
+	}
 	return 0
 }
 
