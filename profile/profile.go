@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/internal/errline"
+	"github.com/llmbench/llmbench/replay"
 )
 
 // PlanFile is the plan's name inside a point's directory.
@@ -17,7 +18,9 @@ const PlanFile = "plan.llmplan"
 // Run measures what o asks for in the new artifact directory dir (NewDir): a search, a
 // sweep, or one point (repeated or not). It returns the exit status: 0 every run complete
 // and valid and every gate held, 1 a run, a point, a probe, a gate or the search failed, 2
-// bad input (an artifact directory left without a file is removed), 130 interrupted.
+// bad input, 130 interrupted. An artifact directory in which nothing was sent (bad input
+// only the compiler could see, the preflight's refusal, a server down, Ctrl-C before the
+// first request) is removed whole, plan included: the next run takes its documented name.
 func Run(dir string, o Options) int {
 	r := &runner{o: o.Sweep, opts: o, stdout: o.Stdout, stderr: o.Stderr}
 	var code int
@@ -29,8 +32,10 @@ func Run(dir string, o Options) int {
 	default:
 		code = r.point(dir, r.o.Points[0]).code
 	}
-	if code == 2 {
-		removeUnused(dir) // bad input only the compiler could see (the input file's contents)
+	if code != 0 && !holdsRun(dir) {
+		if err := os.RemoveAll(dir); err == nil {
+			fmt.Fprintf(r.stderr, "profile: nothing was sent: %s removed\n", dir)
+		}
 	}
 	return code
 }
@@ -55,20 +60,22 @@ func (r *runner) say(err error) {
 	fmt.Fprintln(r.stderr, errline.Format("profile", err))
 }
 
-// removeUnused removes the artifact directory dir when it holds no file: bad input found
-// once it was made (by the compiler, in the input's contents) leaves nothing behind.
-func removeUnused(dir string) {
-	empty := true
-	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			empty = false
+// holdsRun says whether a replay wrote a run into dir or below (a file of replay.IsRunFile:
+// run.json, a worker's log, ...), or whether dir cannot be read through: only then was
+// something sent, and the directory is the evidence of it.
+func holdsRun(dir string) bool {
+	found := false
+	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && replay.IsRunFile(d.Name()) {
+			found = true
 			return filepath.SkipAll
 		}
 		return nil
 	})
-	if empty {
-		_ = os.RemoveAll(dir)
-	}
+	return found || err != nil
 }
 
 // runOnce replays the plan at planPath into runDir and analyses it there. It returns the
