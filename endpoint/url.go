@@ -62,7 +62,7 @@ func ParseBase(raw string) (Base, error) {
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return Base{}, fmt.Errorf("scheme %q: want http or https", u.Scheme)
+		return Base{}, fmt.Errorf("scheme must be http or https, not %q", u.Scheme)
 	case u.Opaque != "" || u.Hostname() == "":
 		return Base{}, errors.New("no host: want http[s]://host[:port][/path]")
 	case u.User != nil:

@@ -45,7 +45,7 @@ func TestBaseURLRefused(t *testing.T) {
 		{"htp:/bad", `scheme "htp" without //`},
 		{"http://h:8000/a b", "no spaces"},
 		{"http://h\t:1", "no spaces"},
-		{"ftp://h/x", `scheme "ftp"`},
+		{"ftp://h/x", `scheme must be http or https, not "ftp"`},
 		{"http://", "no host"},
 		{"http:///v1", "no host"},
 		{"http://:8000", "no host"},
