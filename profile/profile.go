@@ -9,7 +9,6 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/internal/errline"
-	"github.com/llmbench/llmbench/replay"
 )
 
 // PlanFile is the plan's name inside a point's directory.
@@ -32,7 +31,7 @@ func Run(dir string, o Options) int {
 	default:
 		code = r.point(dir, r.o.Points[0]).code
 	}
-	if code != 0 && !holdsRun(dir) {
+	if code != 0 && !r.sent {
 		if err := os.RemoveAll(dir); err == nil {
 			fmt.Fprintf(r.stderr, "profile: nothing was sent: %s removed\n", dir)
 		}
@@ -60,24 +59,6 @@ func (r *runner) say(err error) {
 	fmt.Fprintln(r.stderr, errline.Format("profile", err))
 }
 
-// holdsRun says whether a replay wrote a run into dir or below (a file of replay.IsRunFile:
-// run.json, a worker's log, ...), or whether dir cannot be read through: only then was
-// something sent, and the directory is the evidence of it.
-func holdsRun(dir string) bool {
-	found := false
-	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && replay.IsRunFile(d.Name()) {
-			found = true
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return found || err != nil
-}
-
 // runOnce replays the plan at planPath into runDir and analyses it there. It returns the
 // summary (nil when the analysis failed) and the exit status: replay's when it failed,
 // else analyze's.
@@ -86,6 +67,7 @@ func (r *runner) runOnce(planPath, runDir string) (*analyze.Summary, int, int) {
 	if code == 2 {
 		return nil, code, code
 	}
+	r.sent = true
 	s, acode := r.opts.Stages.Analyze(planPath, runDir)
 	fmt.Fprintf(r.stderr, "profile: artifacts in %s (replay again: replay --plan %s --url URL --output-dir DIR)\n", runDir, planPath)
 	if code != 0 {

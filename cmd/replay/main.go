@@ -123,5 +123,13 @@ func parse(argv []string, stderr io.Writer, getenv func(string) string) (*replay
 	if err != nil {
 		return nil, err
 	}
-	return o, dist.Apply(o, getenv, time.Now(), stderr)
+	if err := dist.Apply(o, getenv, time.Now(), stderr); err != nil {
+		return nil, err
+	}
+	if o.ShardCount > 1 && !rf.PreflightAsked() {
+		// A shard sends nothing before the shards agree on the start (a shard alone sends
+		// nothing at all), and N shards would preflight N times: --preflight asks for it.
+		o.Preflight = false
+	}
+	return o, nil
 }

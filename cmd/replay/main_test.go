@@ -293,7 +293,8 @@ func TestWaitAndContentTypeFlags(t *testing.T) {
 // finishes within 60 s; exited receives replay's exit.
 func startReplayUntil(t *testing.T, finished <-chan struct{}, args ...string) (*exec.Cmd, <-chan error, *lockbuf.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	// --no-preflight: the response awaited is the run's, not the preflight's (on by default).
+	cmd := exec.Command(os.Args[0], append([]string{"--no-preflight"}, args...)...)
 	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
 	stderr := &lockbuf.Buffer{}
 	cmd.Stderr = stderr

@@ -105,6 +105,10 @@ func NewReplay() *Replay {
 	return r
 }
 
+// PreflightAsked says --preflight was given: a shard of a distributed run preflights only
+// then (cmd/replay).
+func (r *Replay) PreflightAsked() bool { return *r.preflight }
+
 // preflightOption is whether the preflight runs: unless --no-preflight says otherwise, in
 // replay as in profile (a run against a server that is down, or that refuses the plan's
 // requests, would send everything to measure nothing).
@@ -274,10 +278,18 @@ func (r *Replay) waitOptions(o *replay.Options) error {
 // second Ctrl-C (abort in-flight requests), and says the outcome on stderr. Exit status: 0
 // complete, 1 failed, 2 bad input, 130 interrupted.
 func RunReplay(o *replay.Options, stderr io.Writer) int {
+	code, _ := RunReplayReport(o, stderr)
+	return code
+}
+
+// RunReplayReport is RunReplay, saying too whether its exit status 1 is for a run in which
+// every request sent failed (a whole run, whose analysis names the failures: profile
+// judges it as any other run).
+func RunReplayReport(o *replay.Options, stderr io.Writer) (code int, everyFailed bool) {
 	r, err := replay.New(*o)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return 2
+		return 2, false
 	}
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -299,7 +311,7 @@ func RunReplay(o *replay.Options, stderr io.Writer) int {
 	if m == nil {
 		// Nothing was run and no run directory left: the output directory was unusable.
 		fmt.Fprintln(stderr, err)
-		return 2
+		return 2, false
 	}
 	// The counts of run.json: a response with a status other than 2xx is failed.
 	c := m.Counts
@@ -307,16 +319,16 @@ func RunReplay(o *replay.Options, stderr io.Writer) int {
 		m.Status, c.Planned, c.Completed, c.Failed, c.Cancelled, c.Aborted, c.NotSent, c.Lost, o.OutputDir)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return 1
+		return 1, false
 	}
 	if m.Status == rawlog.StatusInterrupted {
-		return 130
+		return 130, false
 	}
 	if line := allFailed(c, o.OutputDir); line != "" {
 		fmt.Fprintln(stderr, line)
-		return 1
+		return 1, true
 	}
-	return 0
+	return 0, false
 }
 
 // allFailed is the last line of a run in which no request completed and some failed: it
