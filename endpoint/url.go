@@ -48,7 +48,7 @@ func ParseBase(raw string) (Base, error) {
 	}
 	if !strings.Contains(s, "://") {
 		if scheme, _, ok := strings.Cut(s, ":/"); ok && isScheme(scheme) {
-			return Base{}, fmt.Errorf("scheme %q without //: want http://host[:port][/path] or https://...", scheme)
+			return Base{}, fmt.Errorf("scheme %q without //: want http:// or https:// before the host", scheme)
 		}
 		s = "http://" + s
 	}
