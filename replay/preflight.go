@@ -18,10 +18,13 @@ import (
 	"github.com/llmbench/llmbench/rawlog"
 )
 
-// The preflight (Options.Preflight; profile runs it by default, replay with --preflight):
-// before anything of the plan is sent, one tiny request per URL with the plan's own body
-// (its first record), its output limit set to preflightLimit tokens. It finds what would
-// make the run mean something else than it seems to:
+// The preflight (Options.Preflight; replay and profile run it unless --no-preflight): before
+// anything of the plan is sent, one tiny request per URL with the plan's own body (its first
+// record), its output limit set to preflightLimit tokens and the members bound to it lowered
+// with it (endpoint.SetLimit: min_tokens above the limit is a body vLLM refuses). A client
+// error to that shortened body is asked again with the plan's body unchanged, which alone
+// decides: the preflight never refuses a run for a body the run would not send. It finds
+// what would make the run mean something else than it seems to:
 //
 //   - a server that ignores the plan's output-limit field (llama.cpp reads max_tokens, not
 //     max_completion_tokens): every output would run to the server's own length. It then
