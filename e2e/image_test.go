@@ -85,7 +85,7 @@ func TestContainerImage(t *testing.T) {
 	if n := s.must(t, "request_count").Avg; n != 12 {
 		t.Errorf("request_count %v, want 12", n)
 	}
-	if got := srv.requestsTotal(t); got != 12 {
-		t.Errorf("mockllm counted %d requests, want 12", got)
+	if got := srv.requestsTotal(t); got != 12+1 { // and the preflight's (on by default)
+		t.Errorf("mockllm counted %d requests, want 12 and the preflight's 1", got)
 	}
 }

@@ -204,24 +204,29 @@ func TestCompareMisbehavingCandidate(t *testing.T) {
 		"--concurrency", "2", "--request-count", "12", "-o", plan); r.code != 0 {
 		t.Fatalf("plan: %d %s", r.code, r.stderr)
 	}
-	replayTo := func(name string, mockArgs ...string) string {
+	// replayTo replays the plan against a mockllm with mockArgs; a run in which every request
+	// failed at the HTTP level is one replay itself calls failed (exit 1, its last line saying
+	// so); an error event inside a 200 stream is the analysis's to find (replay exit 0).
+	replayTo := func(name string, want int, mockArgs ...string) string {
 		mock := startMock(t, append([]string{"--ttft", "5ms", "--itl", "1ms"}, mockArgs...)...)
 		dir := filepath.Join(work, name)
-		if r := command(t, bin.replay, "--plan", plan, "--url", mock.URL, "--output-dir", dir, "--workers", "1", "--no-pin"); r.code != 0 {
-			t.Fatalf("replay %s: %d %s", name, r.code, r.stderr)
+		r := command(t, bin.replay, "--plan", plan, "--url", mock.URL, "--output-dir", dir, "--workers", "1", "--no-pin")
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != want || (want == 1 && !strings.HasPrefix(lines[len(lines)-1], "replay: FAILED: every request sent failed")) {
+			t.Fatalf("replay %s: exit %d (want %d) %s", name, r.code, want, r.stderr)
 		}
 		return dir
 	}
-	base, again := replayTo("base"), replayTo("again")
+	base, again := replayTo("base", 0), replayTo("again", 0)
 	for _, c := range []struct {
 		name, dir string
 		code      int
 		why       string
 	}{
 		{"healthy", again, 0, ""},
-		{"every request 500", replayTo("all-500", "--error-rate", "1"), 1, "run all-500 (candidate) failed: 12 of 12 profile requests failed (100.00%"},
-		{"stream errors", replayTo("stream-error", "--stream-error-rate", "1"), 1, "run stream-error (candidate) failed: 12 of 12 profile requests failed"},
-		{"dropped connections", replayTo("disconnect", "--disconnect-rate", "1"), 1, "run disconnect (candidate) failed: 12 of 12 profile requests failed"},
+		{"every request 500", replayTo("all-500", 1, "--error-rate", "1"), 1, "run all-500 (candidate) failed: 12 of 12 profile requests failed (100.00%"},
+		{"stream errors", replayTo("stream-error", 0, "--stream-error-rate", "1"), 1, "run stream-error (candidate) failed: 12 of 12 profile requests failed"},
+		{"dropped connections", replayTo("disconnect", 1, "--disconnect-rate", "1"), 1, "run disconnect (candidate) failed: 12 of 12 profile requests failed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := command(t, bin.analyze, "compare", "--fail-on-regression", "time_to_first_token:500", "--no-html",

@@ -1,7 +1,9 @@
 package endpoint
 
 import (
+	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/llmbench/llmbench/internal/jsonwire"
@@ -19,6 +21,34 @@ var LimitFields = []string{"max_completion_tokens", "max_tokens", "max_output_to
 
 // limitParent is the object holding a nested limit member (TGI's parameters).
 const limitParent = "parameters"
+
+// BoundFields are the members bound to the output limit: a server refuses a body whose
+// minimum output length is above its limit (vLLM and SGLang: min_tokens <= max_tokens;
+// TGI and HuggingFace generate: parameters.min_new_tokens). SetLimit lowers each to the new
+// limit when it is above it, so that the body it writes stays one the server accepts.
+var BoundFields = []string{"min_tokens", "min_new_tokens", "min_completion_tokens", "min_output_tokens",
+	"parameters.min_new_tokens", "parameters.min_tokens"}
+
+// isBoundKey says whether key, at the top (nested false) or inside limitParent, is one of
+// BoundFields.
+func isBoundKey(key []byte, nested bool) bool {
+	switch string(key) {
+	case "min_tokens", "min_new_tokens":
+		return true
+	case "min_completion_tokens", "min_output_tokens":
+		return !nested
+	}
+	return false
+}
+
+// appendBound appends raw, a bound member's value, to dst: n when raw is a number above n,
+// else raw as it is (a value the server would refuse anyway is not SetLimit's to mend).
+func appendBound(dst, raw []byte, n int) []byte {
+	if v, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64); err == nil && v > float64(n) {
+		return jsonwire.AppendInt(dst, n)
+	}
+	return append(dst, raw...)
+}
 
 // isLimitKey says whether key, in an object at depth 0 (top) or inside limitParent (nested),
 // is an output-limit member.
@@ -83,9 +113,10 @@ func LimitField(body []byte) (field string, n int, ok bool) {
 var errNotObject = errors.New("endpoint: the request body is not a JSON object")
 
 // SetLimit appends to dst body, a JSON object, with its output limit set to n under field
-// (one of LimitFields): every other limit member is dropped, so the server sees exactly one.
-// The other members keep their order and values, written compactly; the limit member takes
-// the place of the first one dropped, or comes first.
+// (one of LimitFields): every other limit member is dropped, so the server sees exactly one,
+// and every member of BoundFields above n is lowered to n (min_tokens: 128 with a limit of 2
+// is a body vLLM refuses). The other members keep their order and values, written compactly;
+// the limit member takes the place of the first one dropped, or comes first.
 func SetLimit(dst, body []byte, field string, n int) ([]byte, error) {
 	parent, leaf, nestedField := strings.Cut(field, ".")
 	if !nestedField {
@@ -130,6 +161,9 @@ func SetLimit(dst, body []byte, field string, n int) ([]byte, error) {
 			if dst, err = setNested(dst, &s, leaf, n, parent != ""); err != nil {
 				return dst[:start], err
 			}
+		case isBoundKey(key, false):
+			member(key)
+			dst = appendBound(dst, s.Raw(), n)
 		default:
 			member(key)
 			dst = append(dst, s.Raw()...)
@@ -163,8 +197,8 @@ func SetLimit(dst, body []byte, field string, n int) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// setNested copies the parameters object s is at into dst without its limit members, with
-// leaf set to n when set says so.
+// setNested copies the parameters object s is at into dst without its limit members, its
+// bound members lowered to n, with leaf set to n when set says so.
 func setNested(dst []byte, s *jsonwire.Scanner, leaf string, n int, set bool) ([]byte, error) {
 	s.EnterObject()
 	dst = append(dst, '{')
@@ -193,7 +227,11 @@ func setNested(dst []byte, s *jsonwire.Scanner, leaf string, n int, set bool) ([
 		sep()
 		dst = jsonwire.AppendString(dst, key)
 		dst = append(dst, ':')
-		dst = append(dst, s.Raw()...)
+		if isBoundKey(key, true) {
+			dst = appendBound(dst, s.Raw(), n)
+		} else {
+			dst = append(dst, s.Raw()...)
+		}
 	}
 	if s.Err() != nil {
 		return dst, s.Err()

@@ -54,6 +54,19 @@ func TestSetLimit(t *testing.T) {
 		{`{"inputs":"x"}`, "parameters.max_new_tokens", `{"inputs":"x","parameters":{"max_new_tokens":2}}`},
 		// Escaped text survives byte for byte.
 		{`{"m":"a\"b\u00e9","max_tokens":1}`, "max_tokens", `{"m":"a\"b\u00e9","max_tokens":2}`},
+		// The members bound to the limit are lowered to it (vLLM refuses min_tokens > max_tokens),
+		// whichever the API: chat, completions, responses, TGI.
+		{`{"model":"m","max_completion_tokens":128,"min_tokens":128,"ignore_eos":true}`, "max_completion_tokens",
+			`{"model":"m","max_completion_tokens":2,"min_tokens":2,"ignore_eos":true}`},
+		{`{"prompt":"x","min_tokens":128}`, "max_tokens", `{"max_tokens":2,"prompt":"x","min_tokens":2}`},
+		{`{"input":"x","max_output_tokens":50,"min_output_tokens":50.0,"min_new_tokens":7}`, "max_output_tokens",
+			`{"input":"x","max_output_tokens":2,"min_output_tokens":2,"min_new_tokens":2}`},
+		{`{"inputs":"x","parameters":{"max_new_tokens":64,"min_new_tokens":64,"min_tokens":9}}`, "parameters.max_new_tokens",
+			`{"inputs":"x","parameters":{"max_new_tokens":2,"min_new_tokens":2,"min_tokens":2}}`},
+		// Below the limit, not numbers, or not at a bound place: left as they are.
+		{`{"min_tokens":1,"max_tokens":9}`, "max_tokens", `{"min_tokens":1,"max_tokens":2}`},
+		{`{"min_tokens":"128","max_tokens":9}`, "max_tokens", `{"min_tokens":"128","max_tokens":2}`},
+		{`{"max_tokens":9,"extra":{"min_tokens":128}}`, "max_tokens", `{"max_tokens":2,"extra":{"min_tokens":128}}`},
 	} {
 		got, err := SetLimit([]byte("prefix"), []byte(c.body), c.field, 2)
 		if err != nil {

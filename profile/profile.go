@@ -18,7 +18,9 @@ const PlanFile = "plan.llmplan"
 // Run measures what o asks for in the new artifact directory dir (NewDir): a search, a
 // sweep, or one point (repeated or not). It returns the exit status: 0 every run complete
 // and valid and every gate held, 1 a run, a point, a probe, a gate or the search failed, 2
-// bad input (an artifact directory left without a file is removed), 130 interrupted.
+// bad input, 130 interrupted. An artifact directory in which nothing was sent (bad input
+// only the compiler could see, the preflight's refusal, a server down, Ctrl-C before the
+// first request) is removed whole, plan included: the next run takes its documented name.
 func Run(dir string, o Options) int {
 	r := &runner{o: o.Sweep, opts: o, stdout: o.Stdout, stderr: o.Stderr}
 	var code int
@@ -30,8 +32,10 @@ func Run(dir string, o Options) int {
 	default:
 		code = r.point(dir, r.o.Points[0]).code
 	}
-	if code == 2 {
-		removeUnused(dir) // bad input only the compiler could see (the input file's contents)
+	if code != 0 && !r.sent {
+		if err := os.RemoveAll(dir); err == nil {
+			fmt.Fprintf(r.stderr, "profile: nothing was sent: %s removed\n", dir)
+		}
 	}
 	return code
 }
@@ -56,22 +60,6 @@ func (r *runner) say(err error) {
 	fmt.Fprintln(r.stderr, errline.Format("profile", err))
 }
 
-// removeUnused removes the artifact directory dir when it holds no file: bad input found
-// once it was made (by the compiler, in the input's contents) leaves nothing behind.
-func removeUnused(dir string) {
-	empty := true
-	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			empty = false
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	if empty {
-		_ = os.RemoveAll(dir)
-	}
-}
-
 // runOnce replays the plan at planPath into runDir and analyses it there. It returns the
 // summary (nil when the analysis failed) and the exit status: replay's when it failed,
 // else analyze's.
@@ -80,6 +68,7 @@ func (r *runner) runOnce(planPath, runDir string) (*analyze.Summary, int, int) {
 	if code == 2 {
 		return nil, code, code
 	}
+	r.sent = true
 	s, acode := r.opts.Stages.Analyze(planPath, runDir)
 	fmt.Fprintf(r.stderr, "profile: artifacts in %s (replay again: replay --plan %s --url URL --output-dir DIR)\n", runDir, planPath)
 	if code != 0 {

@@ -43,6 +43,9 @@ type runner struct {
 	o              *SweepOptions
 	stdout, stderr io.Writer
 	started        bool // a run has started: later ones wait the cooldown first
+	// sent says a replay ran (its exit status was not 2, replay's "nothing was run": bad
+	// input, the preflight's refusal): the artifact directory then holds what it sent.
+	sent bool
 }
 
 // runResult is one run of a point.

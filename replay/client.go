@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -54,22 +55,15 @@ type headConfig struct {
 // newTarget parses a base URL and renders its request heads. The head ends just before the
 // Content-Length value, which is appended per request.
 func newTarget(raw string, hc *headConfig, tcfg *tls.Config) (*target, error) {
-	u, err := url.Parse(raw)
+	base, err := endpoint.ParseBase(raw)
 	if err != nil {
-		return nil, fmt.Errorf("bad URL %q: %w", redactURL(raw), errors.Unwrap(err))
+		return nil, fmt.Errorf("url %q: %w", redactURL(raw), err)
+	}
+	u, err := url.Parse(base.Origin()) // checked by ParseBase
+	if err != nil {
+		return nil, fmt.Errorf("url %q: %w", redactURL(raw), errors.Unwrap(err))
 	}
 	t := &target{scheme: u.Scheme}
-	switch u.Scheme {
-	case "http", "https":
-	default:
-		return nil, fmt.Errorf("URL %q: scheme must be http or https", redactURL(raw))
-	}
-	if u.Host == "" {
-		return nil, fmt.Errorf("URL %q has no host", redactURL(raw))
-	}
-	if u.User != nil {
-		return nil, fmt.Errorf("URL %q: credentials in URLs are not supported (use --api-key or -H)", redactURL(raw))
-	}
 	t.host = u.Host
 	port := u.Port()
 	if port == "" {
@@ -87,16 +81,11 @@ func newTarget(raw string, hc *headConfig, tcfg *tls.Config) (*target, error) {
 		c.NextProtos = []string{"http/1.1"}
 		t.tls = c
 	}
-	base := strings.TrimSuffix(u.EscapedPath(), "/")
 	for _, p := range hc.paths {
-		if !strings.HasPrefix(p, "/") {
-			p = "/" + p
-		}
 		var b []byte
 		b = append(b, hc.method...)
 		b = append(b, ' ')
-		b = append(b, base...)
-		b = append(b, joinQuery(p, u.RawQuery)...)
+		b = append(b, base.Target(p)...)
 		b = append(b, " HTTP/1.1\r\nHost: "...)
 		b = append(b, t.host...)
 		b = append(b, "\r\n"...)
@@ -118,19 +107,6 @@ func newTarget(raw string, hc *headConfig, tcfg *tls.Config) (*target, error) {
 		t.heads = append(t.heads, b)
 	}
 	return t, nil
-}
-
-// joinQuery is the request target for plan path p under a base URL whose query is query:
-// the base's query is kept on every request (as an HTTP client given that base URL keeps it,
-// e.g. http://h/openai?api-version=2024-06-01), after any query the path carries.
-func joinQuery(p, query string) string {
-	if query == "" {
-		return p
-	}
-	if strings.Contains(p, "?") {
-		return p + "&" + query
-	}
-	return p + "?" + query
 }
 
 // mergeHeaders builds the fixed header list: the plan's headers, then the user's (-H, which

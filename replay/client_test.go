@@ -561,6 +561,9 @@ func TestTargetRequestLine(t *testing.T) {
 		{"http://h/v1?api-version=2024-06-01", "/chat/completions", "POST /v1/chat/completions?api-version=2024-06-01 HTTP/1.1"},
 		{"https://h?a=1&b=%20x", "/v1/embeddings", "POST /v1/embeddings?a=1&b=%20x HTTP/1.1"},
 		{"http://h/v1?api-version=x", "/generate?stream=1", "POST /v1/generate?stream=1&api-version=x HTTP/1.1"},
+		// An OpenAI SDK base_url: its /v1 is not doubled (endpoint.Base).
+		{"http://h:8000/v1", "/v1/chat/completions", "POST /v1/chat/completions HTTP/1.1"},
+		{"h:8000/openai/v1/", "/v1/responses", "POST /openai/v1/responses HTTP/1.1"},
 	} {
 		hc := &headConfig{method: "POST", paths: []string{c.path}}
 		tg, err := newTarget(c.base, hc, &tls.Config{})

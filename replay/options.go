@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/llmbench/llmbench/endpoint"
 )
 
 // Defaults, in one place; cmd/replay shows them as flag defaults.
@@ -190,20 +191,13 @@ func (o *Options) normalize() error {
 		return errors.New("url: no URL given")
 	}
 	for i, u := range o.URLs {
-		if !strings.Contains(u, "://") {
+		if _, err := endpoint.ParseBase(u); err != nil {
+			return fmt.Errorf("url %q: %w", redactURL(u), err)
+		}
+		if u = strings.TrimSpace(u); !strings.Contains(u, "://") {
 			u = "http://" + u // AIPerf adds http:// when missing
-			o.URLs[i] = u
 		}
-		p, err := url.Parse(u)
-		if err != nil {
-			return fmt.Errorf("url %q: %w", redactURL(u), errors.Unwrap(err))
-		}
-		if p.Scheme != "http" && p.Scheme != "https" {
-			return fmt.Errorf("url %q: scheme must be http or https", redactURL(u))
-		}
-		if p.Host == "" {
-			return fmt.Errorf("url %q: no host", redactURL(u))
-		}
+		o.URLs[i] = u
 	}
 	switch o.URLStrategy {
 	case "":

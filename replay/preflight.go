@@ -18,10 +18,13 @@ import (
 	"github.com/llmbench/llmbench/rawlog"
 )
 
-// The preflight (Options.Preflight; profile runs it by default, replay with --preflight):
-// before anything of the plan is sent, one tiny request per URL with the plan's own body
-// (its first record), its output limit set to preflightLimit tokens. It finds what would
-// make the run mean something else than it seems to:
+// The preflight (Options.Preflight; replay and profile run it unless --no-preflight): before
+// anything of the plan is sent, one tiny request per URL with the plan's own body (its first
+// record), its output limit set to preflightLimit tokens and the members bound to it lowered
+// with it (endpoint.SetLimit: min_tokens above the limit is a body vLLM refuses). A client
+// error to that shortened body is asked again with the plan's body unchanged, which alone
+// decides: the preflight never refuses a run for a body the run would not send. It finds
+// what would make the run mean something else than it seems to:
 //
 //   - a server that ignores the plan's output-limit field (llama.cpp reads max_tokens, not
 //     max_completion_tokens): every output would run to the server's own length. It then
@@ -188,25 +191,36 @@ type answer struct {
 
 // run preflights base with body (the plan's first), sent to path.
 func (p *preflighter) run(base, path string, body []byte) (*rawlog.PreflightTarget, error) {
-	u, err := url.Parse(base)
+	b, err := endpoint.ParseBase(base)
 	if err != nil {
-		return nil, fmt.Errorf("url %q: %w", redactURL(base), errors.Unwrap(err))
+		return nil, fmt.Errorf("url %q: %w", redactURL(base), err)
 	}
-	prefix := u.Scheme + "://" + u.Host + strings.TrimSuffix(u.EscapedPath(), "/")
-	target := prefix + joinQuery(path, u.RawQuery)
+	target := b.URL(path)
 	shown := p.method + " " + redactURL(target)
 	t := &rawlog.PreflightTarget{Connection: rawlog.ConnUnknown}
 	field, _, hasLimit := endpoint.LimitField(body)
 	if !hasLimit {
 		field = defaultLimitField(p.ep.Name)
 	}
+	planBody := body
 	if field != "" {
-		if b, err := endpoint.SetLimit(nil, body, field, preflightLimit); err == nil {
-			body = b
+		if short, err := endpoint.SetLimit(nil, body, field, preflightLimit); err == nil {
+			body = short
 			t.LimitField, t.LimitAsked = field, preflightLimit
 		}
 	}
 	a := p.send(target, body)
+	if t.LimitField != "" && refuses(a) {
+		// The shortened body is the preflight's, not the run's: only the plan's own body, as
+		// the run sends it, says whether the run's requests would be refused.
+		own := p.send(target, planBody)
+		if !refuses(own) && !own.transport {
+			t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s refused the plan's first request with its output limit lowered to %d (HTTP %d%s) and accepted it as the plan has it: whether the server honours %s was not checked; the run goes on",
+				shown, preflightLimit, a.status, quoteMsg(a.errText), t.LimitField))
+			t.LimitField, t.LimitAsked, hasLimit = "", 0, false
+		}
+		a = own
+	}
 	t.Status, t.Server = a.status, a.server
 	if a.errText != "" {
 		t.Error = a.errText
@@ -215,7 +229,11 @@ func (p *preflighter) run(base, path string, body []byte) (*rawlog.PreflightTarg
 	case a.transport:
 		return nil, fmt.Errorf("%w: %s: %s: the server cannot be reached, so every request of the run would fail; nothing of the plan was sent (--no-preflight runs it anyway)",
 			errPreflight, shown, a.errText)
-	case a.status/100 == 4 && a.status != http.StatusRequestTimeout && a.status != http.StatusTooManyRequests:
+	case a.status == http.StatusNotFound:
+		// A wrong path, or a model the server does not serve (vLLM's 404 model_not_found).
+		return nil, fmt.Errorf("%w: %s answered the plan's first request with HTTP 404%s: every request of the run would get the same; %s; nothing of the plan was sent (--no-preflight runs it anyway)",
+			errPreflight, shown, quoteMsg(a.errText), b.NotFoundHint(path))
+	case refuses(a):
 		return nil, fmt.Errorf("%w: %s answered the plan's first request with HTTP %d%s: every request of the run would get the same; nothing of the plan was sent (--no-preflight runs it anyway)",
 			errPreflight, shown, a.status, quoteMsg(a.errText))
 	case a.status != 0 && a.status/100 != 2:
@@ -237,8 +255,14 @@ func (p *preflighter) run(base, path string, body []byte) (*rawlog.PreflightTarg
 	if t.Connection == rawlog.ConnClosesAfterResponse {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s closes the connection after each response although it announces keep-alive: the workers open a new connection per request to it (the server's policy, never counted against the client)", shown))
 	}
-	p.identify(t, prefix, u.RawQuery)
+	p.identify(t, b)
 	return t, nil
+}
+
+// refuses says whether an answer is a client error the run's requests would get too: a 4xx
+// other than 408 and 429 (the server busy).
+func refuses(a answer) bool {
+	return a.status/100 == 4 && a.status != http.StatusRequestTimeout && a.status != http.StatusTooManyRequests
 }
 
 // judgeLimit says whether the server kept to the limit, and when it did not, tries chat's
@@ -268,8 +292,9 @@ func (p *preflighter) judgeLimit(t *rawlog.PreflightTarget, a answer, target str
 	}
 	t.AltField = alt
 	var altKept, altKnown bool
+	var b2 answer
 	if b, err := endpoint.SetLimit(nil, body, alt, preflightLimit); err == nil {
-		b2 := p.send(target, b)
+		b2 = p.send(target, b)
 		if t.Connection == rawlog.ConnUnknown {
 			t.Connection = connPolicyOf(b2, p.eof.Load())
 		}
@@ -285,6 +310,9 @@ func (p *preflighter) judgeLimit(t *rawlog.PreflightTarget, a answer, target str
 		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s ignored max_completion_tokens (%s) and honours max_tokens: compile the plan with --use-legacy-max-tokens, or every output runs to the server's own length", shown, got))
 	case altKept:
 		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s ignored max_tokens (%s) and honours max_completion_tokens: compile the plan without --use-legacy-max-tokens, or every output runs to the server's own length", shown, got))
+	case !altKnown:
+		// A refusal or no answer says nothing of whether the server reads the other field.
+		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s ignored %s (%s); %s could not be tried (HTTP %d%s): the outputs will run to the server's own lengths, not the plan's", shown, t.LimitField, got, alt, b2.status, quoteMsg(b2.errText)))
 	default:
 		t.Warnings = append(t.Warnings, fmt.Sprintf("replay: preflight: %s ignored %s (%s), and %s too: the outputs will run to the server's own lengths, not the plan's", shown, t.LimitField, got, alt))
 	}
@@ -487,13 +515,13 @@ func (p *preflighter) readBody(a *answer, body io.Reader, head []byte, rerr erro
 }
 
 // identify asks what the server says it is: GET /v1/models (owned_by), llama.cpp's
-// GET /props (build_info, total_slots) and vLLM's GET /version, under the URL's prefix.
-// Whatever is not there is left out.
-func (p *preflighter) identify(t *rawlog.PreflightTarget, prefix, query string) {
-	get := func(path string) []byte {
+// GET /props (build_info, total_slots) and vLLM's GET /version at the server's root (under
+// the base URL's path without its /v1: endpoint.Base). Whatever is not there is left out.
+func (p *preflighter) identify(t *rawlog.PreflightTarget, b endpoint.Base) {
+	get := func(target string) []byte {
 		ctx, cancel := context.WithTimeout(p.stop, preflightGetTimeout)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, prefix+joinQuery(path, query), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.Origin()+target, nil)
 		if err != nil {
 			return nil
 		}
@@ -517,13 +545,13 @@ func (p *preflighter) identify(t *rawlog.PreflightTarget, prefix, query string) 
 		}
 		return b
 	}
-	t.ModelsOwnedBy = modelsOwner(get("/v1/models"), p.model)
-	if b := get("/props"); b != nil {
-		t.LlamaCppBuild, _ = topString(b, "build_info")
-		t.LlamaCppSlots = topInt(b, "total_slots")
+	t.ModelsOwnedBy = modelsOwner(get(b.Target("/v1/models")), p.model)
+	if page := get(b.RootTarget("/props")); page != nil {
+		t.LlamaCppBuild, _ = topString(page, "build_info")
+		t.LlamaCppSlots = topInt(page, "total_slots")
 	}
-	if b := get("/version"); b != nil {
-		t.VLLMVersion, _ = topString(b, "version")
+	if page := get(b.RootTarget("/version")); page != nil {
+		t.VLLMVersion, _ = topString(page, "version")
 	}
 }
 

@@ -277,3 +277,105 @@ func TestPreflightInterrupted(t *testing.T) {
 		t.Errorf("run directory left: %v", err)
 	}
 }
+
+// The preflight never blocks a run that would succeed. A body bound to its output limit
+// (AIPerf's walkthrough: --extra-inputs min_tokens:128 ignore_eos:true) keeps min_tokens
+// within the 2 tokens it asks for, so mockllm (vLLM's rule: min_tokens <= max_tokens) answers
+// it; a server that refuses the shortened body for a reason of its own (a least max_tokens)
+// is asked again with the plan's body unchanged, and the run goes on; a server that refuses
+// the plan's own body refuses the run, and only then is "every request" said.
+func TestPreflightKeepsTheBodyValid(t *testing.T) {
+	body := `{"model":"mock-llm","messages":[{"role":"user","content":"hi"}],"stream":true,"max_completion_tokens":16,"min_tokens":16,"ignore_eos":true}`
+	t.Run("min_tokens against mockllm", func(t *testing.T) {
+		m, reqs, notices, err := runPreflighted(t, preflightPlan(t, 3, body, true), startQuirkyMock(t, mockllm.Quirks{}))
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		pt := m.Preflight.Targets[0]
+		if pt.Status != 200 || pt.LimitAsked != 2 || pt.LimitHonoured == nil || !*pt.LimitHonoured || strings.Contains(notices, "preflight") {
+			t.Errorf("preflight %+v; notices:\n%s", pt, notices)
+		}
+		if len(reqs) != 3 || m.Counts.Completed != 3 {
+			t.Errorf("counts %+v", m.Counts)
+		}
+	})
+
+	// atLeast refuses a body asking for fewer than 8 tokens; refuseAll refuses every body.
+	var mu sync.Mutex
+	var seen []string
+	server := func(refuseAll bool) string {
+		mu.Lock()
+		seen = nil
+		mu.Unlock()
+		return fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			seen = append(seen, string(b))
+			mu.Unlock()
+			var v struct {
+				MCT int `json:"max_completion_tokens"`
+			}
+			json.Unmarshal(b, &v)
+			if refuseAll || v.MCT < 8 {
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"error":{"message":"max_completion_tokens must be at least 8, got %d"}}`, v.MCT)
+				return
+			}
+			onlyMaxCompletionTokens(w, r)
+		})
+	}
+	plain := `{"model":"mock-llm","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":16}`
+	t.Run("shortened body refused, plan's accepted", func(t *testing.T) {
+		m, _, notices, err := runPreflighted(t, preflightPlan(t, 2, plain, false), server(false))
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		pt := m.Preflight.Targets[0]
+		if pt.Status != 200 || pt.LimitField != "" || pt.LimitHonoured != nil || m.Counts.Completed != 2 {
+			t.Errorf("preflight %+v, counts %+v", pt, m.Counts)
+		}
+		if !strings.Contains(notices, `refused the plan's first request with its output limit lowered to 2 (HTTP 400: "max_completion_tokens must be at least 8, got 2") and accepted it as the plan has it`) {
+			t.Errorf("notices:\n%s", notices)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) < 2 || seen[1] != plain {
+			t.Errorf("the retry did not send the plan's body unchanged: %q", seen)
+		}
+	})
+	t.Run("plan's own body refused", func(t *testing.T) {
+		_, _, _, err := runPreflighted(t, preflightPlan(t, 2, plain, false), server(true))
+		want := `answered the plan's first request with HTTP 400: "max_completion_tokens must be at least 8, got 16": every request of the run would get the same`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %v, want %q", err, want)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) != 2 || seen[1] != plain {
+			t.Errorf("the server saw %q: want the shortened body, then the plan's", seen)
+		}
+	})
+}
+
+// A base URL ending in /v1 (an OpenAI SDK's base_url) sends to /v1/chat/completions, not
+// /v1/v1/..., and the identity pages are still found at the server's root; a base URL whose
+// path the server does not serve is refused by the preflight with the path it tried and the
+// fix.
+func TestPreflightBaseURLPath(t *testing.T) {
+	url := fakeServer(t, onlyMaxCompletionTokens)
+	body := `{"model":"mock-llm","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":4}`
+	for _, base := range []string{url + "/v1", url + "/v1/", strings.TrimPrefix(url, "http://") + "/v1"} {
+		m, _, notices, err := runPreflighted(t, preflightPlan(t, 2, body, false), base)
+		if err != nil {
+			t.Fatalf("--url %s: %v", base, err)
+		}
+		if pt := m.Preflight.Targets[0]; pt.Status != 200 || pt.LlamaCppBuild != "b7588-abc" || pt.VLLMVersion != "0.11.0" || pt.ModelsOwnedBy != "llamacpp" || m.Counts.Completed != 2 {
+			t.Errorf("--url %s: preflight %+v, counts %+v; notices:\n%s", base, pt, m.Counts, notices)
+		}
+	}
+	_, _, _, err := runPreflighted(t, preflightPlan(t, 2, body, false), url+"/api")
+	want := "/api/v1/chat/completions answered the plan's first request with HTTP 404"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "the path tried was /api/v1/chat/completions: --url's path /api goes before the plan's /v1/chat/completions") {
+		t.Fatalf("error %v, want %q and the fix", err, want)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
@@ -97,13 +96,12 @@ func (r *Replay) waitForModel() error {
 		}
 	}()
 	for _, base := range o.URLs {
-		u, err := url.Parse(base)
+		b, err := endpoint.ParseBase(base)
 		if err != nil {
-			return fmt.Errorf("url %q: %w", redactURL(base), errors.Unwrap(err))
+			return fmt.Errorf("url %q: %w", redactURL(base), err)
 		}
-		prefix := u.Scheme + "://" + u.Host + strings.TrimSuffix(u.EscapedPath(), "/")
 		for _, p := range ps {
-			target := prefix + joinQuery(p.path, u.RawQuery)
+			target := b.URL(p.path)
 			last := ""
 			for {
 				res := tryProbe(ctx, client, p, target, headers)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/redact"
 )
 
@@ -81,16 +82,14 @@ func DefaultDCGMURLs(bases []string) ([]string, error) {
 	return out, nil
 }
 
+// parseBase parses a server's base URL as the requests do (endpoint.ParseBase): the metrics
+// are at its host's root, whatever its path.
 func parseBase(b string) (*url.URL, error) {
-	raw := b
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
+	base, err := endpoint.ParseBase(b)
+	if err != nil {
+		return nil, fmt.Errorf("base URL %q: %w", redact.URL(b), err)
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("base URL %q: not a URL with a host", redact.URL(b))
-	}
-	return u, nil
+	return url.Parse(base.Origin())
 }
 
 // appendNew appends s unless out holds it already.

@@ -58,7 +58,6 @@ type command struct {
 
 func newCommand() *command {
 	c := &command{fs: cli.NewFlagSet("profile"), plan: cli.NewPlan(), replay: cli.NewReplay(), analyze: cli.NewAnalyze(), sweep: cli.NewSweep()}
-	c.replay.PreflightByDefault()
 	c.sweep.Lists(c.plan.FS) // --concurrency 1,2,4 and --request-rate 5,10: AIPerf's sweep lists
 	for _, s := range []*pflag.FlagSet{c.plan.FS, c.replay.FS, c.analyze.FS, c.sweep.FS} {
 		c.fs.AddFlagSet(s) // a name two sets define (--tokenizer, --plan, ...) is added once: see share
@@ -207,14 +206,19 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	if cli.Changed(c.fs, "output-dir") {
 		base = c.replay.OutputDir()
 	}
+	_, parentErr := os.Stat(filepath.Dir(base))
 	dir, err := profile.NewDir(base)
 	if err != nil {
 		return bad(err)
 	}
 	fmt.Fprintf(stderr, "profile: artifact directory %s\n", dir)
-	return profile.Run(dir, profile.Options{Sweep: so, SharedPlan: c.replay.Plan(), MaxErrorRate: c.analyze.MaxErrorRate(),
+	code := profile.Run(dir, profile.Options{Sweep: so, SharedPlan: c.replay.Plan(), MaxErrorRate: c.analyze.MaxErrorRate(),
 		ExportPrefix: c.analyze.ExportPrefix(), Stdout: stdout, Stderr: stderr,
 		Stages: &stages{c: c, argv: argv, stdout: stdout, stderr: stderr, getenv: getenv}})
+	if os.IsNotExist(parentErr) {
+		_ = os.Remove(filepath.Dir(base)) // made for this run (artifacts/): gone with it when it is empty
+	}
+	return code
 }
 
 // stimulus is the load the plan flags give now: what names a run's directory.

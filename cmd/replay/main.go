@@ -24,7 +24,10 @@
 // The API key may also come from --api-key-file or OPENAI_API_KEY; it is never written
 // anywhere. A key given with --api-key is visible to other local users in the process list. Ctrl-C (or
 // SIGTERM) stops sending and gives in-flight requests the grace period; a second Ctrl-C
-// aborts them at once. Exit status: 0 complete, 1 failed, 2 bad input, 130 interrupted.
+// aborts them at once. Before the run, the preflight (on unless --no-preflight) sends one tiny
+// request of the plan's shape to each URL and refuses a run that could measure nothing.
+// Exit status: 0 complete, 1 failed (every request failed too), 2 bad input or the
+// preflight's refusal, 130 interrupted.
 package main
 
 import (
@@ -120,5 +123,13 @@ func parse(argv []string, stderr io.Writer, getenv func(string) string) (*replay
 	if err != nil {
 		return nil, err
 	}
-	return o, dist.Apply(o, getenv, time.Now(), stderr)
+	if err := dist.Apply(o, getenv, time.Now(), stderr); err != nil {
+		return nil, err
+	}
+	if o.ShardCount > 1 && !rf.PreflightAsked() {
+		// A shard sends nothing before the shards agree on the start (a shard alone sends
+		// nothing at all), and N shards would preflight N times: --preflight asks for it.
+		o.Preflight = false
+	}
+	return o, nil
 }

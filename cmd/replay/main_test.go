@@ -49,6 +49,8 @@ func writePlan(t *testing.T, n int, gap time.Duration) string {
 }
 
 func TestParseErrors(t *testing.T) {
+	// Should a case below start a run, its workers run main, not this test binary again.
+	t.Setenv("LLMBENCH_TEST_MAIN", "1")
 	plan := writePlan(t, 1, 0)
 	env := func(string) string { return "" }
 	for _, c := range []struct {
@@ -80,7 +82,10 @@ func TestParseErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--plan", "/nonexistent.plan", "--url", "http://127.0.0.1:1", "--output-dir", t.TempDir()}, "nonexistent.plan"},
-		{[]string{"--plan", plan, "--url", "ftp://127.0.0.1:1", "--output-dir", t.TempDir()}, "scheme must be http or https"},
+		{[]string{"--plan", plan, "--url", "ftp://127.0.0.1:1", "--output-dir", t.TempDir()}, `--url "ftp://127.0.0.1:1": scheme must be http or https`},
+		{[]string{"--plan", plan, "--url", "htp:/bad url", "--output-dir", t.TempDir()}, `--url "htp:/bad url": holds " " at byte 8: a URL has no spaces`},
+		{[]string{"--plan", plan, "--url", "http://", "--output-dir", t.TempDir()}, `--url "http://": no host`},
+		{[]string{"--plan", plan, "--url", "127.0.0.1:1/v1", "--url", "127.0.0.1:70000", "--output-dir", t.TempDir()}, `--url "127.0.0.1:70000": port "70000"`},
 		{[]string{"--plan", plan, "--url", "http://127.0.0.1:1", "--output-dir", t.TempDir(), "--connection-reuse-strategy", "sometimes"}, "connection-reuse-strategy"},
 		{[]string{"--plan", plan, "--url", "http://127.0.0.1:1", "--output-dir", t.TempDir(), "-H", "Authorization sk-leak"}, "want 'Name: value'"},
 	} {
@@ -288,7 +293,8 @@ func TestWaitAndContentTypeFlags(t *testing.T) {
 // finishes within 60 s; exited receives replay's exit.
 func startReplayUntil(t *testing.T, finished <-chan struct{}, args ...string) (*exec.Cmd, <-chan error, *lockbuf.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	// --no-preflight: the response awaited is the run's, not the preflight's (on by default).
+	cmd := exec.Command(os.Args[0], append([]string{"--no-preflight"}, args...)...)
 	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
 	stderr := &lockbuf.Buffer{}
 	cmd.Stderr = stderr

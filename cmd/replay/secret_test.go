@@ -93,7 +93,7 @@ func TestSecretsNotRecorded(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(os.Args[0], "--plan", plan, "--url", srv.URL+"/?access_token=qs-secret-2", "--output-dir", dir,
-		"--workers", "1", "--no-pin", "--no-gpu-telemetry", "--no-server-metrics", "--api-key-file", keyFile,
+		"--workers", "1", "--no-pin", "--no-gpu-telemetry", "--no-server-metrics", "--no-preflight", "--api-key-file", keyFile, // the server counts the run's requests
 		"-H", "X-Custom-Token: hdr-secret-3", "--header=x-upstream-auth:hdr-secret-4")
 	cmd.Env = append(os.Environ(), "LLMBENCH_TEST_MAIN=1")
 	var stderr bytes.Buffer

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/internal/errline"
 	"github.com/llmbench/llmbench/mmapds"
 )
@@ -174,7 +175,11 @@ func Preflight(w io.Writer, o Options, now time.Time) error {
 	line("       kubectl %sauth can-i create jobs; kubectl %sauth can-i create configmaps; kubectl %sauth can-i create services; kubectl %sauth can-i patch configmaps", n, n, n, n)
 	check("the image runs on the nodes and the server answers from inside the cluster:")
 	line("       kubectl %srun %s-preflight --rm -i --restart=Never --image=%s --command -- /bin/replay --version", n, o.RunID, o.Image)
-	line("       kubectl %srun %s-probe --rm -i --restart=Never --image=curlimages/curl -- curl -sf %s/v1/models", n, o.RunID, strings.TrimSuffix(o.URLs[0], "/"))
+	models := strings.TrimSuffix(o.URLs[0], "/") + "/v1/models"
+	if b, err := endpoint.ParseBase(o.URLs[0]); err == nil {
+		models = b.URL("/v1/models") // as replay joins it: a base ending in /v1 is not doubled
+	}
+	line("       kubectl %srun %s-probe --rm -i --restart=Never --image=curlimages/curl -- curl -sf %s", n, o.RunID, models)
 	if o.StartAt.IsZero() {
 		check("pods of the namespace may reach each other on TCP %d (no NetworkPolicy in the way of the rendezvous):", o.RendezvousPort)
 		line("       kubectl %sget networkpolicy", n)

@@ -130,6 +130,9 @@ func (c *Chat) Options(args []string, getenv func(string) string) (*chat.Options
 		key = getenv("OPENAI_API_KEY")
 	}
 	RegisterSecrets(key, *c.headers) // a refusing server's body may echo them
+	if err := CheckURL("url", *c.url); err != nil {
+		return nil, err
+	}
 	o.Single = replay.SingleOptions{URL: *c.url, Path: ep.RequestPath(true), Headers: ep.Headers, UserHeaders: *c.headers,
 		APIKey: key, TLSCAFile: *c.caFile, TLSInsecureSkipVerify: *c.insecure, Timeout: timeout,
 		MaxResponseBytes: *c.maxResponse, UserAgent: "llmbench-chat/" + version.String()}

@@ -189,6 +189,12 @@ func TestKubernetesPreflight(t *testing.T) {
 			t.Errorf("preflight output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// An OpenAI SDK base URL: the probe's /v1 is not doubled (endpoint.Base).
+	out.Reset()
+	if code := RunKubernetes([]string{"preflight", "--plan", plan, "--shards", "3", "--url", "http://vllm:8000/v1", "--image", "img", "--run-id", "r1"}, &out, &errb, kubeNow); code != 0 ||
+		!strings.Contains(out.String(), "curl -sf http://vllm:8000/v1/models\n") {
+		t.Errorf("--url http://vllm:8000/v1: exit %d, %s", code, out.String())
+	}
 	out.Reset()
 	errb.Reset()
 	if code := RunKubernetes([]string{"preflight", "--plan", plan, "--shards", "3", "--url", "http://s", "--image", "img", "--cpu", "0.5"}, &out, &errb, kubeNow); code != 2 ||

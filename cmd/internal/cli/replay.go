@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/internal/version"
 	"github.com/llmbench/llmbench/plan"
 	"github.com/llmbench/llmbench/rawlog"
@@ -52,10 +53,9 @@ type Replay struct {
 	waitInterval  *float64
 	contentType   *string
 	client        *string // --client (client.go)
-	// preflight and noPreflight are --preflight and --no-preflight; preflightOn is the
-	// default (profile's is on: PreflightByDefault).
+	// preflight and noPreflight are --preflight (the default, kept accepted) and
+	// --no-preflight.
 	preflight, noPreflight *bool
-	preflightOn            bool
 
 	// Validation holds the generator validation flags, --validate (validate.go).
 	Validation *Validate
@@ -97,24 +97,26 @@ func NewReplay() *Replay {
 	r.waitInterval = fs.Float64("wait-for-model-interval", replay.DefaultWaitForModelInterval.Seconds(), "seconds between readiness probes")
 	r.contentType = fs.String("request-content-type", "application/json", "Content-Type of the requests (the plan's bodies are JSON); -H 'Content-Type: ...' overrides it")
 	r.client = addClientFlag(fs)
-	r.preflight = fs.Bool("preflight", false, "before the run, send one tiny request of the plan's own shape to each URL: check the server honours the output limit, record what it is and how it treats connections (run.json preflight); refuse a run that could measure nothing (profile: on)")
-	r.noPreflight = fs.Bool("no-preflight", false, "skip the preflight (profile runs it by default)")
+	r.preflight = fs.Bool("preflight", false, "on by default: before the run, send one tiny request of the plan's own shape to each URL: check the server honours the output limit, record what it is and how it treats connections (run.json preflight); refuse a run that could measure nothing (server down, a request it refuses)")
+	r.noPreflight = fs.Bool("no-preflight", false, "skip the preflight: send the plan even when its first request would fail")
 	r.uiType = fs.String("ui-type", UISimple, "progress: simple (live line on a terminal, else a line every 10 s on stderr), dashboard (same as simple here) or none")
 	r.Validation = NewValidate("validate")
 	fs.AddFlagSet(r.Validation.FS)
 	return r
 }
 
-// PreflightByDefault makes the preflight run unless --no-preflight says otherwise (profile).
-func (r *Replay) PreflightByDefault() { r.preflightOn = true }
+// PreflightAsked says --preflight was given: a shard of a distributed run preflights only
+// then (cmd/replay).
+func (r *Replay) PreflightAsked() bool { return *r.preflight }
 
-// preflightOption is whether the preflight runs, from --preflight, --no-preflight and the
-// command's default.
+// preflightOption is whether the preflight runs: unless --no-preflight says otherwise, in
+// replay as in profile (a run against a server that is down, or that refuses the plan's
+// requests, would send everything to measure nothing).
 func (r *Replay) preflightOption() (bool, error) {
 	if *r.preflight && *r.noPreflight {
 		return false, errors.New("--preflight and --no-preflight are mutually exclusive")
 	}
-	return (r.preflightOn || *r.preflight) && !*r.noPreflight, nil
+	return !*r.noPreflight, nil
 }
 
 // The --ui-type values (AIPerf's): how replay shows its progress.
@@ -156,6 +158,11 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 		SessionHeader: *sessionHeader, GPUSampleInterval: *gpuInterval, TLSCAFile: *caFile,
 		TLSInsecureSkipVerify: *insecure, Spin: *spin, MaxResponseBytes: *maxResponse, CommandLine: argv, ToolVersion: version.String(),
 		Notice: lines, Client: *r.client}
+	for _, u := range *urls {
+		if err := CheckURL("url", u); err != nil {
+			return nil, err
+		}
+	}
 	if *apiKeyFile != "" {
 		if Changed(r.FS, "api-key") {
 			return nil, errors.New("--api-key and --api-key-file are mutually exclusive")
@@ -272,10 +279,18 @@ func (r *Replay) waitOptions(o *replay.Options) error {
 // complete, 1 failed (or requests failed on the client's own side), 2 bad input, 130
 // interrupted.
 func RunReplay(o *replay.Options, stderr io.Writer) int {
+	code, _ := RunReplayReport(o, stderr)
+	return code
+}
+
+// RunReplayReport is RunReplay, saying too whether its exit status 1 is for a run in which
+// every request sent failed (a whole run, whose analysis names the failures: profile
+// judges it as any other run).
+func RunReplayReport(o *replay.Options, stderr io.Writer) (code int, everyFailed bool) {
 	r, err := replay.New(*o)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return 2
+		return 2, false
 	}
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -297,7 +312,7 @@ func RunReplay(o *replay.Options, stderr io.Writer) int {
 	if m == nil {
 		// Nothing was run and no run directory left: the output directory was unusable.
 		fmt.Fprintln(stderr, err)
-		return 2
+		return 2, false
 	}
 	// The counts of run.json: a response with a status other than 2xx is failed.
 	c := m.Counts
@@ -305,17 +320,44 @@ func RunReplay(o *replay.Options, stderr io.Writer) int {
 		m.Status, c.Planned, c.Completed, c.Failed, c.Cancelled, c.Aborted, c.NotSent, c.Lost, o.OutputDir)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return 1
+		return 1, false
 	}
 	if m.Status == rawlog.StatusInterrupted {
-		return 130
+		return 130, false
+	}
+	if line := allFailed(c, o.OutputDir); line != "" {
+		fmt.Fprintln(stderr, line)
+		if cl := clientFailedLine(c); cl != "" {
+			fmt.Fprintln(stderr, cl)
+		}
+		return 1, true
 	}
 	if line := clientFailedLine(c); line != "" {
 		// Last, so that it is the line a reader sees: these failures are this machine's.
 		fmt.Fprintln(stderr, line)
-		return 1
+		return 1, false
 	}
-	return 0
+	return 0, false
+}
+
+// allFailed is the last line of a run in which no request completed and some failed: it
+// measured nothing of the server, so it is a failed run (exit 1), whatever its status says.
+// "" for any other run.
+func allFailed(c rawlog.Counts, dir string) string {
+	if c.Completed > 0 || c.Failed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("replay: FAILED: every request sent failed (%d failed, none completed, of %d planned): nothing of the server was measured; the requests' errors are in %s (analyze %s)",
+		c.Failed, c.Planned, dir, dir)
+}
+
+// CheckURL refuses a base URL no request could be sent to (endpoint.ParseBase), naming the
+// flag and the URL, redacted.
+func CheckURL(flag, u string) error {
+	if _, err := endpoint.ParseBase(u); err != nil {
+		return fmt.Errorf("--%s %q: %w", flag, redact.URL(u), err)
+	}
+	return nil
 }
 
 // clientFailedLine is replay's last line when requests failed on the client's own side ("":
