@@ -24,7 +24,7 @@ func TestFlags(t *testing.T) {
 	}{
 		{"version", []string{"--version"}, 0, "profile ", ""},
 		{"help", []string{"--help"}, 0, "--request-rate", ""},
-		{"help lists aliases", []string{"-h"}, 0, "--output-artifact-dir = --artifact-dir", ""},
+		{"help-all lists aliases", []string{"--help-all"}, 0, "--output-artifact-dir = --artifact-dir", ""},
 		{"unknown flag suggests", []string{"--model", "m", "--request-rat", "3"}, 2, "", "unknown flag: --request-rat (did you mean --request-rate?)"},
 		{"unknown flag suggests an alias", []string{"--model", "m", "--num-request", "3"}, 2, "", "(did you mean --num-requests?)"},
 		{"unknown flag far from all", []string{"--zzzzzzzzzzzz"}, 2, "", "unknown flag: --zzzzzzzzzzzz\n"},
