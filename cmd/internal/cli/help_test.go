@@ -46,7 +46,7 @@ func TestHelpGroups(t *testing.T) {
 			if f.Hidden {
 				return
 			}
-			if n := len(regexp.MustCompile(`(?m)^(  -., |      )--` + regexp.QuoteMeta(f.Name) + `(\[| |$)`).FindAllString(help, -1)); n != 1 {
+			if n := len(regexp.MustCompile(`(?m)^(  -., |      )--`+regexp.QuoteMeta(f.Name)+`(\[| |$)`).FindAllString(help, -1)); n != 1 {
 				t.Errorf("%s --help-all shows --%s %d times", cmd, f.Name, n)
 			}
 			if g := groupOf(f); g == GroupOther && f.Name != "help" && f.Name != "help-all" && f.Name != "version" {
