@@ -295,3 +295,13 @@ const minHelpWidth = 40
 
 // StdoutWidth is Width for the process's stdout and environment.
 func StdoutWidth() int { return Width(os.Getenv, int(os.Stdout.Fd())) }
+
+// ColorTerminal reports whether f is a terminal that may be shown colour: a character
+// device, $NO_COLOR unset or empty (no-color.org) and $TERM not "dumb".
+func ColorTerminal(getenv func(string) string, f *os.File) bool {
+	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
