@@ -80,7 +80,7 @@ func run(argv []string, stderr io.Writer, getenv func(string) string) int {
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2
 	}
-	return cli.RunReplay(o, stderr)
+	return validation.Exit(o, cli.RunReplay(o, stderr), stderr) // a failed --validate fails the run
 }
 
 // validation holds the generator validation flags of the last parse (one per process).
