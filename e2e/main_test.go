@@ -27,7 +27,7 @@ import (
 // readers for analyze's exports. Every test drives the binaries as a user would.
 
 // bin holds the paths of the commands TestMain built.
-var bin struct{ plan, replay, analyze, mockllm, profile string }
+var bin struct{ plan, replay, analyze, mockllm, profile, chat string }
 
 // cmdTimeout bounds every command: a hang fails the test instead of the whole package.
 const cmdTimeout = 60 * time.Second
@@ -68,7 +68,7 @@ func build(dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goBin, "build", "-o", dir+string(filepath.Separator),
-		"./cmd/plan", "./cmd/replay", "./cmd/analyze", "./cmd/mockllm", "./cmd/profile")
+		"./cmd/plan", "./cmd/replay", "./cmd/analyze", "./cmd/mockllm", "./cmd/profile", "./cmd/chat")
 	cmd.Dir = ".." // the module root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
@@ -78,6 +78,7 @@ func build(dir string) error {
 	bin.analyze = filepath.Join(dir, "analyze")
 	bin.mockllm = filepath.Join(dir, "mockllm")
 	bin.profile = filepath.Join(dir, "profile")
+	bin.chat = filepath.Join(dir, "chat")
 	return nil
 }
 
