@@ -265,7 +265,7 @@ func (c *command) check(stderr io.Writer) error {
 }
 
 // configMeta are the flags about the configuration itself, which --print-config leaves out.
-var configMeta = map[string]bool{"config": true, "print-config": true, "help": true, "version": true}
+var configMeta = map[string]bool{"config": true, "print-config": true, "help": true, "help-all": true, "version": true}
 
 // sharedWithAnalyze are plan flags analyze defines too: they stay meaningful with --plan.
 var sharedWithAnalyze = map[string]bool{"tokenizer": true, "use-server-token-count": true}

@@ -23,7 +23,7 @@ import (
 // them out of the recorded spec keeps two compiles to different paths byte-identical.
 // (--tokenizer-revision still reaches analyze: the tokenizer's name in the plan's meta is
 // "org/name@revision" when a revision other than main was asked for.)
-var notInSpec = map[string]bool{"output": true, "help": true, "version": true, "tokenizer-revision": true, "tokenizer-trust-remote-code": true, "max-plan-bytes": true}
+var notInSpec = map[string]bool{"output": true, "help": true, "help-all": true, "version": true, "tokenizer-revision": true, "tokenizer-trust-remote-code": true, "max-plan-bytes": true}
 
 // Plan is the flag set of the plan compiler (`plan [flags] -o FILE`) and the options it fills.
 type Plan struct {
