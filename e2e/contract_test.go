@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -121,5 +122,36 @@ func TestExitCodeContract(t *testing.T) {
 				t.Errorf("bad input must be one line on stderr, got:\n%s", r.stderr)
 			}
 		})
+	}
+}
+
+// TestDemoLastLine: make demo's script (scripts/demo.sh) validates the generator, needs no
+// curl, and ends with one line a newcomer reads: the measured TTFT and ITL beside the mock's
+// true 20 ms and 5 ms and what the client added; its exit status agrees with that line.
+func TestDemoLastLine(t *testing.T) {
+	script, err := filepath.Abs(filepath.Join("..", "scripts", "demo.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`(?m)^[^#]*\bcurl\b`).Match(src) { // a command, not a comment
+		t.Error("scripts/demo.sh uses curl: the README promises the demo needs nothing but the build")
+	}
+	_, port, _ := strings.Cut(freeAddr(t), ":")
+	r := command(t, "bash", script, filepath.Dir(bin.plan), filepath.Join(t.TempDir(), "demo"), port)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	last := lines[len(lines)-1]
+	re := regexp.MustCompile(`^demo: measured TTFT p50 [0-9.]+ ms and ITL p50 [0-9.]+ ms against the mock's true 20 ms and 5 ms: the client and loopback added -?[0-9.]+ ms and -?[0-9.]+ ms; (every check held|a check failed \(see above\))$`)
+	if !re.MatchString(last) {
+		t.Fatalf("last line %q\nstdout:\n%s\nstderr:\n%s", last, r.stdout, r.stderr)
+	}
+	if held := strings.HasSuffix(last, "every check held"); held != (r.code == 0) {
+		t.Errorf("exit %d, but the last line says %q", r.code, last)
+	}
+	if !strings.Contains(r.stderr, "generator validation") {
+		t.Errorf("the demo did not validate the generator:\n%s", r.stderr)
 	}
 }
