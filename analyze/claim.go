@@ -34,6 +34,8 @@ type ClaimPart struct {
 type Claim struct {
 	Generator, Shape, Thresholds ClaimPart
 	Trustworthy                  bool
+	// verdict is the run's own verdict: the schedule's console line (ClaimConsoleLines).
+	verdict Verdict
 }
 
 // ClaimOptions is the evidence the claim is judged from, beyond the summary.
@@ -56,6 +58,7 @@ type ClaimOptions struct {
 func EvaluateClaim(s *Summary, o ClaimOptions) *Claim {
 	c := &Claim{Generator: generatorPart(s, o), Shape: shapePart(o.Shape), Thresholds: thresholdsPart(o.Gates, o.Agreed)}
 	c.Trustworthy = c.Generator.Validated && c.Shape.Validated && c.Thresholds.Validated
+	c.verdict = s.Verdict
 	s.Claim = c
 	return c
 }
@@ -219,22 +222,94 @@ func (c *Claim) parts() []namedPart {
 	return []namedPart{{"generator", c.Generator}, {"shape", c.Shape}, {"thresholds", c.Thresholds}}
 }
 
-// ClaimLines are the console lines of the claim: one per part, then the conclusion.
+// ClaimLines are the console lines of the claim (ClaimConsoleLines, uncoloured).
 func ClaimLines(c *Claim) []string {
+	var out []string
+	for _, l := range ClaimConsoleLines(c) {
+		out = append(out, l.Text)
+	}
+	return out
+}
+
+// ClaimLine is a console line of the claim; Failed marks one that says a check failed (the
+// only lines a terminal shows in colour).
+type ClaimLine struct {
+	Text   string
+	Failed bool
+}
+
+// ClaimConsoleLines are the claim in a few lines: the conclusion, then one compact line per
+// part (generator, schedule, shape, thresholds). A part that was not validated is
+// information, said in words; only a part whose check failed is marked Failed and said in
+// capitals, with its whole evidence.
+func ClaimConsoleLines(c *Claim) []ClaimLine {
 	if c == nil {
 		return nil
 	}
-	out := []string{"Benchmark claim:"}
-	for _, p := range c.parts() {
-		ev := strings.TrimPrefix(p.p.Evidence, p.name+" "+p.p.Status+": ") // "thresholds not validated: ..." once
-		out = append(out, fmt.Sprintf("  %-10s %s: %s", p.name, strings.ToUpper(p.p.Status), ev))
+	type row struct {
+		name, status, text string
 	}
-	if c.Trustworthy {
-		out = append(out, "  trustworthy: yes (generator, shape and thresholds each validated)")
-	} else {
-		out = append(out, "  trustworthy: NO (trustworthy = generator ∧ shape ∧ thresholds; see above)")
+	gen := c.Generator
+	rows := []row{{"generator", gen.Status, gen.Evidence}}
+	if v := c.verdict; v.Known && !v.Kept {
+		// generatorPart fails a run that fell behind before it looks at any validation:
+		// the schedule line below says why, once.
+		rows[0].text = "this run did not keep its schedule (see schedule)"
 	}
-	return out
+	rows = append(rows, scheduleRow(c.verdict))
+	rows = append(rows, row{"shape", c.Shape.Status, c.Shape.Evidence}, row{"thresholds", c.Thresholds.Status, c.Thresholds.Evidence})
+	var failed, unvalidated []string
+	lines := []ClaimLine{{}}
+	for _, r := range rows {
+		ev := strings.TrimPrefix(r.text, r.name+" "+r.status+": ") // "thresholds not validated: ..." once
+		l := ClaimLine{}
+		switch r.status {
+		case StatusFailed:
+			failed = append(failed, r.name)
+			l = ClaimLine{Text: fmt.Sprintf("  %-11s FAILED: %s", r.name, ev), Failed: true}
+		case StatusValidated:
+			l.Text = fmt.Sprintf("  %-11s %s", r.name, clipWords(ev, claimEvidenceBytes))
+		default:
+			unvalidated = append(unvalidated, r.name)
+			l.Text = fmt.Sprintf("  %-11s %s: %s", r.name, r.status, clipWords(ev, claimEvidenceBytes))
+		}
+		lines = append(lines, l)
+	}
+	switch {
+	case len(failed) > 0:
+		lines[0] = ClaimLine{Text: "Benchmark claim: trustworthy: NO (" + strings.Join(failed, ", ") + " failed)", Failed: true}
+	case c.Trustworthy && len(unvalidated) == 0:
+		lines[0].Text = "Benchmark claim: trustworthy: yes (generator, schedule, shape and thresholds each validated)"
+	default:
+		lines[0].Text = "Benchmark claim: trustworthy: not shown (" + strings.Join(unvalidated, ", ") + " not validated; docs/metrics.md \"The benchmark claim\")"
+	}
+	return lines
+}
+
+// claimEvidenceBytes bounds the evidence of a part that did not fail on its console line
+// (the exports keep it whole).
+const claimEvidenceBytes = 110
+
+// scheduleRow is the schedule's part of the claim's console lines, from the run's verdict.
+func scheduleRow(v Verdict) (r struct{ name, status, text string }) {
+	r.name = "schedule"
+	switch {
+	case !v.Known:
+		r.status, r.text = "not judged", "no request was sent and no worker CPU was sampled"
+	case !v.Kept:
+		r.status, r.text = StatusFailed, "not kept: "+strings.Join(v.Reasons, "; ")+"; these numbers describe the client, not the server"
+	default:
+		r.status = StatusValidated
+		var facts []string
+		if v.LagKnown {
+			facts = append(facts, fmt.Sprintf("dispatch lag p99 %s ms (bound %s ms)", fmtNum(v.DispatchLagP99Ms), fmtNum(v.MaxLagMs)))
+		}
+		if v.CPUKnown {
+			facts = append(facts, fmt.Sprintf("busiest worker %s%% CPU (bound %s%%)", fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
+		}
+		r.text = strings.TrimSuffix("kept: "+strings.Join(facts, ", "), ": ")
+	}
+	return r
 }
 
 // claimBlock is the claim in the JSON export (llmbench.benchmark_claim).

@@ -206,11 +206,8 @@ func TestClaimTrustworthy(t *testing.T) {
 			if err := WriteConsole(&con, s); err != nil {
 				t.Fatal(err)
 			}
-			wantCon := "trustworthy: NO"
-			if c.want {
-				wantCon = "trustworthy: yes"
-			}
-			if !strings.Contains(con.String(), "Benchmark claim:") || !strings.Contains(con.String(), wantCon) {
+			wantCon := "Benchmark claim: trustworthy: yes"
+			if !strings.Contains(con.String(), "Benchmark claim: trustworthy: ") || strings.Contains(con.String(), wantCon) != c.want {
 				t.Errorf("console lacks the claim:\n%s", con.String())
 			}
 		})
@@ -359,5 +356,70 @@ func TestGeneratorValidationFile(t *testing.T) {
 		if _, err := ParseGeneratorValidation([]byte(c.doc), "f.json"); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "f.json") {
 			t.Errorf("%s: %v, want %q", c.doc, err, c.want)
 		}
+	}
+}
+
+// TestClaimConsoleLines: the claim in five compact lines (conclusion, generator, schedule,
+// shape, thresholds); a part that was not validated is said in words, never marked failed
+// and never coloured; a failed check is marked, its evidence whole, and red only when the
+// console asks for colour.
+func TestClaimConsoleLines(t *testing.T) {
+	failedGen := passedValidation()
+	failedGen.Passed, failedGen.Reasons = false, []string{"TTFT p99 error 9 ms > 2 ms"}
+	kept := Verdict{Known: true, Kept: true, LagKnown: true, DispatchLagP99Ms: 0.3, MaxLagMs: 1}
+	late := Verdict{Known: true, Reasons: []string{"dispatch lag p99 3 ms > 1 ms"}, LagKnown: true, DispatchLagP99Ms: 3, MaxLagMs: 1}
+	cases := []struct {
+		name    string
+		v       Verdict
+		o       ClaimOptions
+		head    string
+		failed  []string // the parts marked failed
+		present []string
+	}{
+		{"nothing validated", kept, ClaimOptions{}, "Benchmark claim: trustworthy: not shown (generator, shape, thresholds not validated", nil,
+			[]string{"  generator   not validated: no generator validation", "  schedule    kept: dispatch lag p99 0.30 ms (bound 1.00 ms)", "  thresholds  not validated: no gates"}},
+		{"generator failed", kept, ClaimOptions{Generator: failedGen, Run: thisRun}, "Benchmark claim: trustworthy: NO (generator failed)", []string{"generator"},
+			[]string{"  generator   FAILED: the generator validation  failed: TTFT p99 error 9 ms > 2 ms"}},
+		{"schedule not kept", late, ClaimOptions{Generator: passedValidation(), Run: thisRun}, "Benchmark claim: trustworthy: NO (generator, schedule failed)", []string{"generator", "schedule"},
+			[]string{"  generator   FAILED: this run did not keep its schedule (see schedule)", "  schedule    FAILED: not kept: dispatch lag p99 3 ms > 1 ms; these numbers describe the client"}},
+		{"not judged", Verdict{}, ClaimOptions{}, "Benchmark claim: trustworthy: not shown (generator, schedule, shape, thresholds not validated", nil,
+			[]string{"  schedule    not judged: no request was sent"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Summary{Verdict: c.v, Counts: Counts{Profile: 1, Valid: 1}}
+			EvaluateClaim(s, c.o)
+			lines := ClaimConsoleLines(s.Claim)
+			if len(lines) != 5 || !strings.HasPrefix(lines[0].Text, c.head) {
+				t.Fatalf("got %d lines, head %q; want 5, head %q", len(lines), lines[0].Text, c.head)
+			}
+			var failed []string
+			for _, l := range lines[1:] {
+				if l.Failed {
+					failed = append(failed, strings.Fields(l.Text)[0])
+				}
+				if l.Failed != strings.Contains(l.Text, "FAILED") {
+					t.Errorf("line %q: marked failed %v", l.Text, l.Failed)
+				}
+			}
+			if strings.Join(failed, ",") != strings.Join(c.failed, ",") || lines[0].Failed != (len(c.failed) > 0) {
+				t.Errorf("failed parts %v (head %v), want %v", failed, lines[0].Failed, c.failed)
+			}
+			text := strings.Join(ClaimLines(s.Claim), "\n")
+			for _, p := range c.present {
+				if !strings.Contains(text, p) {
+					t.Errorf("no %q in:\n%s", p, text)
+				}
+			}
+			for _, color := range []bool{false, true} {
+				var con bytes.Buffer
+				if err := WriteConsoleColor(&con, s, color); err != nil {
+					t.Fatal(err)
+				}
+				if red := strings.Count(con.String(), ansiRed); red != map[bool]int{false: 0, true: len(c.failed) + min(len(c.failed), 1)}[color] {
+					t.Errorf("color %v: %d red lines for %d failed parts:\n%s", color, red, len(c.failed), con.String())
+				}
+			}
+		})
 	}
 }

@@ -13,7 +13,11 @@ import (
 // WriteConsole writes the table AIPerf prints at the end of a run (Metric, avg, min, max,
 // p99, p90, p50, std; single values show N/A in the distribution columns), then the errors,
 // the notes and the verdict on the client's schedule.
-func WriteConsole(w io.Writer, s *Summary) error {
+func WriteConsole(w io.Writer, s *Summary) error { return WriteConsoleColor(w, s, false) }
+
+// WriteConsoleColor is WriteConsole with the claim's failed lines in red when color is set
+// (a terminal that did not ask for NO_COLOR: the caller knows).
+func WriteConsoleColor(w io.Writer, s *Summary, color bool) error {
 	title := "llmbench | LLM Metrics"
 	if s.TokenCount == "" {
 		title = "llmbench | Metrics"
@@ -21,7 +25,7 @@ func WriteConsole(w io.Writer, s *Summary) error {
 	var b strings.Builder
 	writeTable(&b, title, consoleRows(s))
 	b.WriteString("\n")
-	for _, l := range summaryLines(s) {
+	for _, l := range summaryLines(s, color) {
 		b.WriteString(l + "\n")
 	}
 	writeGroupsConsole(&b, s) // --group-by: one block per group (groups_export.go)
@@ -160,7 +164,7 @@ func hasReasoning(s *Summary) bool {
 }
 
 // summaryLines are the lines under the table: errors, notes, the verdict.
-func summaryLines(s *Summary) []string {
+func summaryLines(s *Summary, color bool) []string {
 	var out []string
 	c := s.Counts
 	c.Profile += s.excluded() // the run's: a selection keeps every failure (choose)
@@ -185,7 +189,12 @@ func summaryLines(s *Summary) []string {
 	}
 	out = append(out, shardLines(s)...)
 	out = append(out, VerdictLine(s))
-	out = append(out, ClaimLines(s.Claim)...)
+	for _, l := range ClaimConsoleLines(s.Claim) {
+		if l.Failed && color {
+			l.Text = ansiRed + l.Text + ansiReset
+		}
+		out = append(out, l.Text)
+	}
 	return out
 }
 
@@ -347,3 +356,9 @@ func fmtSigned(v float64) string {
 	}
 	return fmtNum(v)
 }
+
+// The terminal's red and back: a claim line whose check failed (WriteConsoleColor).
+const (
+	ansiRed   = "\x1b[31m"
+	ansiReset = "\x1b[0m"
+)

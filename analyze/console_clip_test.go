@@ -16,7 +16,7 @@ func TestErrorMessagesNotCutMidSentence(t *testing.T) {
 	}
 	for _, m := range own {
 		s := &Summary{Counts: Counts{Errors: 3, Profile: 3}, Errors: []ErrorCount{{Kind: "not_sent", Message: m, Count: 3}}}
-		if line := summaryLines(s)[0]; !strings.Contains(line, m) {
+		if line := summaryLines(s, false)[0]; !strings.Contains(line, m) {
 			t.Errorf("Errors line %q cuts %q", line, m)
 		}
 	}

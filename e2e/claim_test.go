@@ -75,7 +75,9 @@ func TestBenchmarkClaim(t *testing.T) {
 	run := filepath.Join(dir, "run")
 	pr := command(t, bin.profile, "--plan", plan, "--url", mock.URL, "--output-dir", run, "--no-pin", "--no-gpu-telemetry",
 		"--validate-generator", "--validate-ttft", "2ms", "--validate-itl", "1ms", "--ui-type", "none")
-	if pr.code != 0 || !strings.Contains(pr.stderr, "generator validation: replaying 40 profile requests") ||
+	// 1 only when a check failed on this loaded machine, and then said so (docs/exit-codes.md).
+	checkFailed := strings.Contains(pr.stderr, "analyze: GENERATOR FAILED") || strings.Contains(pr.stderr, "analyze: SCHEDULE NOT KEPT")
+	if (pr.code != 0 && !(pr.code == 1 && checkFailed)) || !strings.Contains(pr.stderr, "generator validation: replaying 40 profile requests") ||
 		!strings.Contains(pr.stdout, "Benchmark claim:") || !strings.Contains(pr.stdout, "  generator ") {
 		t.Fatalf("profile --validate-generator: exit %d\nstdout:\n%s\nstderr:\n%s", pr.code, pr.stdout, pr.stderr)
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/tokenizer"
@@ -17,6 +18,10 @@ import (
 type Claim struct {
 	// RequireTrustworthy makes an untrustworthy claim exit ExitGate.
 	RequireTrustworthy bool
+	// AcceptScheduleMiss keeps the exit status of a run whose client did not keep its
+	// schedule (--accept-schedule-miss): by default such a run exits ExitGate, since its
+	// numbers describe the client, not the server.
+	AcceptScheduleMiss bool
 	// GatesFile is the --gates file (an input of the analysis), Agreed what it holds.
 	GatesFile string
 	Agreed    *analyze.GatesFile
@@ -71,17 +76,41 @@ func (c *Claim) judge(s *analyze.Summary, gates []analyze.Gate, dirs []string, t
 	return nil
 }
 
-// exit turns code into ExitGate when RequireTrustworthy is set and the claim is not
-// trustworthy, saying so on stderr.
+// exit is the run's exit status once the claim is judged, from code (the gates'): ExitGate
+// when a part that was checked failed (a generator validation that failed, a shape that
+// differs from the --validate-shape reference), when RequireTrustworthy is set and the claim
+// is not trustworthy, and when the client did not keep its schedule unless
+// AcceptScheduleMiss. Each is said on stderr; the schedule's line comes last, since it says
+// what the numbers describe.
 func (c *Claim) exit(s *analyze.Summary, code int, stderr io.Writer) int {
-	if !c.RequireTrustworthy || s.Claim == nil || s.Claim.Trustworthy {
-		return code
+	if s.Claim != nil {
+		if p := s.Claim.Generator; p.Status == analyze.StatusFailed && s.Verdict.Kept {
+			// (A schedule not kept fails the generator part too: its own line below.)
+			fmt.Fprintf(stderr, "analyze: GENERATOR FAILED: %s\n", p.Evidence)
+			code = ExitGate
+		}
+		if p := s.Claim.Shape; p.Status == analyze.StatusFailed && c.ValidateShape != "" {
+			fmt.Fprintf(stderr, "analyze: SHAPE FAILED: %s\n", p.Evidence)
+			code = ExitGate
+		}
+		if c.RequireTrustworthy && !s.Claim.Trustworthy {
+			fmt.Fprintln(stderr, "analyze: --require-trustworthy: the benchmark claim is not trustworthy:")
+			for _, l := range analyze.ClaimLines(s.Claim)[1:] {
+				fmt.Fprintln(stderr, l)
+			}
+			code = ExitGate
+		}
 	}
-	fmt.Fprintln(stderr, "analyze: --require-trustworthy: the benchmark claim is not trustworthy:")
-	for _, l := range analyze.ClaimLines(s.Claim)[1:] {
-		fmt.Fprintln(stderr, l)
+	if v := s.Verdict; v.Known && !v.Kept {
+		if c.AcceptScheduleMiss {
+			fmt.Fprintln(stderr, "analyze: schedule NOT kept, accepted (--accept-schedule-miss): these numbers describe the client, not the server")
+		} else {
+			fmt.Fprintf(stderr, "analyze: SCHEDULE NOT KEPT: %s; these numbers describe the client, not the server (use more workers or a lower rate, or --accept-schedule-miss to accept them)\n",
+				strings.Join(v.Reasons, "; "))
+			code = ExitGate
+		}
 	}
-	return ExitGate
+	return code
 }
 
 func fileExists(p string) bool {

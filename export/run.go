@@ -65,6 +65,9 @@ type Options struct {
 	MaxErrorRate float64
 	// Quiet prints only gate failures and errors.
 	Quiet bool
+	// Color shows the benchmark claim's failed lines in red: stdout is a terminal and
+	// NO_COLOR is not set (the command decides, ColorTerminal).
+	Color bool
 	// Parquet also writes requests.parquet and chunks.parquet (--export parquet), with
 	// Analysis.Metrics' metrics and Analysis.GroupBy's groups.
 	Parquet bool
@@ -212,7 +215,7 @@ func Run(o Options) (*analyze.Summary, int) {
 	}
 
 	if !o.Quiet {
-		if err := analyze.WriteConsole(stdout, s); err != nil {
+		if err := analyze.WriteConsoleColor(stdout, s, o.Color); err != nil {
 			return bad("%v", err)
 		}
 		if o.TraceTiming {

@@ -10,14 +10,16 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/internal/version"
 	"github.com/llmbench/llmbench/plan/dataset"
 	"github.com/llmbench/llmbench/plan/media"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
-// ToolVersion identifies the compiler in every plan's Meta. It is a constant, not build
-// information, so the same flags give the same bytes from any build of this version.
-const ToolVersion = "llmbench-plan 0.1.0"
+// ToolVersion identifies the compiler in every plan's Meta: llmbench's semantic version
+// (version.Number, the one place it is set). A constant, not build information, so the same
+// flags give the same bytes from any build of this version.
+const ToolVersion = "llmbench-plan " + version.Number
 
 // ErrUsage is wrapped by every error about options that are invalid, conflicting or
 // impossible for the input (as opposed to I/O failures); the CLI exits 2 on them.

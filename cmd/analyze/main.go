@@ -46,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	a := cli.NewAnalyze()
 	fs := a.FS
 	ver := cli.AddVersion(fs)
+	helpAll := cli.AddHelpAll(fs)
 	checkOnly := fs.Bool("check-flags", false, "check the flags (bounds, gates, goodput, the --gates file) and exit: 0 when they are valid, 2 with one line when not; no run is read (scripts that analyse after a replay check first: deploy/slurm)")
 	fs.Usage = func() {}
 	bad := func(err error) int {
@@ -54,10 +55,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "usage: analyze [flags] RUN_DIR [RUN_DIR...]\n\n%s", fs.FlagUsages())
+			usage(stdout, fs, *helpAll)
 			return 0
 		}
 		return bad(cli.ParseError(fs, err))
+	}
+	if *helpAll {
+		usage(stdout, fs, true)
+		return 0
 	}
 	if *ver {
 		cli.PrintVersion(stdout, "analyze")
@@ -74,4 +79,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bad(errors.New("no run directory given (usage: analyze [flags] RUN_DIR [RUN_DIR...])"))
 	}
 	return a.Run(dirs, stdout, stderr)
+}
+
+func usage(w io.Writer, fs *pflag.FlagSet, all bool) {
+	cli.Usage(w, "usage: analyze [flags] RUN_DIR [RUN_DIR...]\n"+
+		"       analyze compare RUN_A RUN_B [RUN...] [flags]\n"+
+		"       analyze collect DIR > DIR.tar\n"+
+		"       analyze wait-shards --shards N DIR", fs, cli.StdoutWidth(), all)
 }

@@ -37,6 +37,13 @@ func buildRun(t *testing.T, n, errEvery int) string {
 // buildRunWith is buildRun with the plan's streaming flag as given.
 func buildRunWith(t *testing.T, n, errEvery int, streaming bool) string {
 	t.Helper()
+	return buildRunLag(t, n, errEvery, streaming, 100_000)
+}
+
+// buildRunLag is buildRunWith with every request sent lag ns after its planned instant:
+// 5 ms is a client that did not keep its schedule (the verdict's bound is 1 ms).
+func buildRunLag(t *testing.T, n, errEvery int, streaming bool, lag int64) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -67,7 +74,7 @@ func buildRunWith(t *testing.T, n, errEvery int, streaming bool) string {
 		t.Fatal(err)
 	}
 	for i := 0; i < n; i++ {
-		send := int64(i)*10*ms + 100_000
+		send := int64(i)*10*ms + lag
 		q := &rawlog.Request{Index: uint32(i), Outcome: rawlog.OutcomeCompleted, Status: 200, IntendedNs: int64(i) * 10 * ms,
 			ReadyNs: int64(i) * 10 * ms, WriteStartNs: send, WriteEndNs: send + 10_000, HeaderNs: send + 1*ms,
 			ConnectStartNs: -1, ConnectEndNs: -1}
@@ -113,6 +120,7 @@ func runCmd(args ...string) (code int, stdout, stderr string) {
 func TestExitCodes(t *testing.T) {
 	ok := buildRun(t, 20, 0)
 	failing := buildRun(t, 20, 10)
+	lagging := buildRunLag(t, 20, 0, true, 5*ms)
 	cases := []struct {
 		name   string
 		args   []string
@@ -136,6 +144,9 @@ func TestExitCodes(t *testing.T) {
 		{"missing run dir", []string{filepath.Join(t.TempDir(), "nope")}, 2, "", "run.json"},
 		{"unknown flag", []string{"--frobnicate", ok}, 2, "", "frobnicate"},
 		{"unknown tokenizer", []string{"--tokenizer", filepath.Join(t.TempDir(), "none.json"), ok}, 2, "", "--use-server-token-count"},
+		{"schedule not kept fails", []string{lagging}, 1, "Verdict: schedule NOT kept", "analyze: SCHEDULE NOT KEPT: dispatch lag p99"},
+		{"schedule not kept accepted", []string{"--accept-schedule-miss", lagging}, 0, "Verdict: schedule NOT kept", "accepted (--accept-schedule-miss)"},
+		{"accepted miss still fails its gates", []string{"--accept-schedule-miss", "--gate", "time_to_first_token.p99<1", lagging}, 1, "FAIL", ""},
 		{"server token count needs no tokenizer", []string{"--use-server-token-count", "--tokenizer", "/nonexistent", ok}, 0, "Output Sequence Length", ""},
 	}
 	for _, c := range cases {

@@ -44,7 +44,7 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err := c.FS.Parse(argv[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			usage(stdout, c.FS)
+			usage(stdout, c, getenv)
 			return 0
 		}
 		return bad(cli.ParseError(c.FS, err))
@@ -54,7 +54,7 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 		cli.PrintVersion(stdout, "chat")
 		return 0
 	case c.Help():
-		usage(stdout, c.FS)
+		usage(stdout, c, getenv)
 		return 0
 	}
 	o, err := c.Options(c.FS.Args(), getenv)
@@ -64,8 +64,8 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	return chat.Run(ctx, o, stdin, stdout, stderr)
 }
 
-func usage(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, "usage: chat --model M [--url URL] [flags]            talk to the endpoint, one message a line on stdin\n"+
-		"       chat --model M --quick [MESSAGE...] [flags]  send one message and exit\n\nflags:\n%s\naliases (AIPerf's other names):\n%s",
-		fs.FlagUsages(), cli.AliasUsage(fs))
+func usage(w io.Writer, c *cli.Chat, getenv func(string) string) {
+	cli.Usage(w, "usage: chat --model M [--url URL] [flags]   talk to it: one message a line\n"+
+		"       chat --model M --quick [MESSAGE...]   send one message and exit",
+		c.FS, cli.Width(getenv, int(os.Stdout.Fd())), c.HelpAll())
 }

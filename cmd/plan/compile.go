@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/llmbench/llmbench/cmd/internal/cli"
 )
@@ -19,8 +20,8 @@ func runCompile(args []string, getenv func(string) string, stdout, stderr io.Wri
 		return 0
 	}
 	if p.Help() {
-		fmt.Fprintf(stdout, "usage: plan [flags] -o FILE\n       plan inspect [--json] [--requests N] [--inputs-json OUT] FILE\n       plan tokenize ...\n\nflags:\n%s\naliases (AIPerf's other names):\n%s",
-			p.FS.FlagUsages(), cli.AliasUsage(p.FS))
+		cli.Usage(stdout, "usage: plan [flags] -o FILE\n       plan inspect [--json] [--requests N] [--inputs-json OUT] FILE\n       plan tokenize ...",
+			p.FS, cli.Width(getenv, int(os.Stdout.Fd())), p.HelpAll())
 		return 0
 	}
 	if p.FS.NArg() > 0 {

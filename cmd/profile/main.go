@@ -83,6 +83,15 @@ func newCommand() *command {
 		}
 	}
 	c.fs.CountP("verbose", "v", "accepted: more detail is in the run directory (raw logs, run.json); the output is the same")
+	// The help (cli.Usage): AIPerf's flags that change nothing here in their own group, and
+	// --output (refused: the plan goes into the artifact directory) not at all.
+	c.fs.VisitAll(func(f *pflag.Flag) {
+		if strings.HasPrefix(f.Usage, "accepted: ") {
+			cli.SetGroup(c.fs, cli.GroupAIPerf, f.Name)
+		}
+	})
+	cli.SetGroup(c.fs, cli.GroupOmit, "output")
+	c.fs.Lookup("model").Usage = "model name put in every request body (required unless --plan gives the plan); a comma list a,b gives each dataset turn one"
 	for _, n := range multimodal {
 		c.fs.String(n, "", "not supported yet")
 		c.fs.Lookup(n).Hidden = true
@@ -126,7 +135,7 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	}
 	if err := c.fs.Parse(argv[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			c.usage(stdout)
+			c.usage(stdout, getenv)
 			return 0
 		}
 		return bad(cli.ParseError(c.fs, err))
@@ -146,7 +155,7 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 		cli.PrintVersion(stdout, "profile")
 		return 0
 	case c.plan.Help():
-		c.usage(stdout)
+		c.usage(stdout, getenv)
 		return 0
 	case c.fs.NArg() > 0:
 		return bad(fmt.Errorf("unexpected argument %q (flags only; see profile --help)", c.fs.Arg(0)))
@@ -260,13 +269,13 @@ func (c *command) check(stderr io.Writer) error {
 }
 
 // configMeta are the flags about the configuration itself, which --print-config leaves out.
-var configMeta = map[string]bool{"config": true, "print-config": true, "help": true, "version": true}
+var configMeta = map[string]bool{"config": true, "print-config": true, "help": true, "help-all": true, "version": true}
 
 // sharedWithAnalyze are plan flags analyze defines too: they stay meaningful with --plan.
 var sharedWithAnalyze = map[string]bool{"tokenizer": true, "use-server-token-count": true}
 
-func (c *command) usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: profile --model M [flags]        plan -> replay -> analyze (AIPerf's aiperf profile)\n"+
-		"       profile --plan FILE [flags]      replay and analyse a shared plan\n\nflags:\n%s\naliases (AIPerf's other names):\n%s",
-		c.fs.FlagUsages(), cli.AliasUsage(c.fs))
+func (c *command) usage(w io.Writer, getenv func(string) string) {
+	cli.Usage(w, "usage: profile --model M [flags]     plan, replay and analyze (AIPerf's profile)\n"+
+		"       profile --plan FILE [flags]   replay and analyze a shared plan",
+		c.fs, cli.Width(getenv, int(os.Stdout.Fd())), c.plan.HelpAll())
 }

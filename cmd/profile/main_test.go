@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // TestFlags covers the command lines that end before any request is sent.
@@ -24,7 +27,7 @@ func TestFlags(t *testing.T) {
 	}{
 		{"version", []string{"--version"}, 0, "profile ", ""},
 		{"help", []string{"--help"}, 0, "--request-rate", ""},
-		{"help lists aliases", []string{"-h"}, 0, "--output-artifact-dir = --artifact-dir", ""},
+		{"help-all lists aliases", []string{"--help-all"}, 0, "--output-artifact-dir = --artifact-dir", ""},
 		{"unknown flag suggests", []string{"--model", "m", "--request-rat", "3"}, 2, "", "unknown flag: --request-rat (did you mean --request-rate?)"},
 		{"unknown flag suggests an alias", []string{"--model", "m", "--num-request", "3"}, 2, "", "(did you mean --num-requests?)"},
 		{"unknown flag far from all", []string{"--zzzzzzzzzzzz"}, 2, "", "unknown flag: --zzzzzzzzzzzz\n"},
@@ -90,5 +93,54 @@ func TestNotedFlagsSayWhat(t *testing.T) {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
 		}
+	}
+}
+
+// TestHelpFirstScreen: profile --help shows the essentials in its first screen (24 lines),
+// none of AIPerf's compatibility-only flags there, every line within the terminal's width
+// (COLUMNS) but for a single unbreakable word, every visible flag somewhere, and no --output
+// (which profile refuses).
+func TestHelpFirstScreen(t *testing.T) {
+	for _, width := range []int{80, 120} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			env := func(k string) string {
+				if k == "COLUMNS" {
+					return strconv.Itoa(width)
+				}
+				return ""
+			}
+			if code := run([]string{"profile", "--help"}, &out, &errb, env); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			lines := strings.Split(out.String(), "\n")
+			screen := strings.Join(lines[:min(24, len(lines))], "\n")
+			for _, f := range []string{"--model", "--url", "--endpoint-type", "--streaming", "--concurrency", "--request-rate", "--request-count"} {
+				if !strings.Contains(screen, f+" ") && !strings.Contains(screen, f+"[") {
+					t.Errorf("%s is not in the first screen:\n%s", f, screen)
+				}
+			}
+			c := newCommand()
+			c.fs.VisitAll(func(f *pflag.Flag) {
+				switch {
+				case strings.HasPrefix(f.Usage, "accepted: ") && strings.Contains(screen, "--"+f.Name):
+					t.Errorf("compatibility-only --%s in the first screen", f.Name)
+				case f.Name == "output":
+					if strings.Contains(out.String(), "--output ") || strings.Contains(out.String(), "-o, ") {
+						t.Errorf("profile refuses --output, but its help shows it")
+					}
+				case !f.Hidden && !strings.Contains(out.String(), "--"+f.Name):
+					t.Errorf("--%s is missing from the help", f.Name)
+				}
+			})
+			for _, l := range lines {
+				if len([]rune(l)) > width && len(strings.Fields(l)) > 1 {
+					t.Errorf("line wider than %d columns: %q", width, l)
+				}
+			}
+			if strings.Contains(out.String(), "(required)") {
+				t.Errorf("profile's help calls a flag required, yet profile needs none but --model or --plan")
+			}
+		})
 	}
 }

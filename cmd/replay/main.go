@@ -83,7 +83,7 @@ func run(argv []string, stderr io.Writer, getenv func(string) string) int {
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2
 	}
-	return cli.RunReplay(o, stderr)
+	return validation.Exit(o, cli.RunReplay(o, stderr), stderr) // a failed --validate fails the run
 }
 
 // validation holds the generator validation flags of the last parse (one per process).
@@ -97,11 +97,18 @@ func parse(argv []string, stderr io.Writer, getenv func(string) string) (*replay
 	ver := cli.AddVersion(fs)
 	dist := cli.AddDistributed(fs)
 	validation = rf.Validation // --validate (cli/validate.go)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: replay --plan FILE --url URL --output-dir DIR [flags]\n\n%s", fs.FlagUsages())
+	helpAll := cli.AddHelpAll(fs)
+	usage := func() {
+		cli.Usage(stderr, "usage: replay --plan FILE --url URL --output-dir DIR [flags]\n"+
+			"       replay kubernetes ... | replay copy-plan ...", fs, cli.Width(getenv, int(os.Stdout.Fd())), *helpAll)
 	}
+	fs.Usage = usage
 	if err := fs.Parse(argv[1:]); err != nil {
 		return nil, cli.ParseError(fs, err)
+	}
+	if *helpAll {
+		usage()
+		return nil, pflag.ErrHelp
 	}
 	if *ver {
 		cli.PrintVersion(os.Stdout, "replay")

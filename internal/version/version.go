@@ -1,5 +1,5 @@
 // Package version says which build of llmbench is running: one string for every command's
-// --version, run.json and the exports.
+// --version, plan inspect, run.json and the exports.
 package version
 
 import (
@@ -7,22 +7,24 @@ import (
 	"sync"
 )
 
-// String returns the build's version: the module version when built from a tagged module
-// (go install ...@v1.2.3), else the VCS revision's first 12 hex digits with "-dirty" when the
-// tree had local changes, else "devel".
+// Number is llmbench's semantic version, the one place it is set: every command's --version,
+// the plan compiler's tool field (plan.ToolVersion), run.json and the exports begin with it.
+// A constant, so a plan's bytes depend on the version and never on the build.
+const Number = "0.1.0"
+
+// String returns the build's version: Number, with the VCS commit beside it as semantic
+// versioning's build metadata when the build knows it ("0.1.0+c38cabb01234", "-dirty"
+// added when the tree had local changes), else Number alone.
 var String = sync.OnceValue(func() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "devel"
+		return Number
 	}
 	return fromBuildInfo(bi)
 })
 
 // fromBuildInfo is String over given build information.
 func fromBuildInfo(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
 	var rev string
 	dirty := false
 	for _, s := range bi.Settings {
@@ -34,7 +36,7 @@ func fromBuildInfo(bi *debug.BuildInfo) string {
 		}
 	}
 	if rev == "" {
-		return "devel"
+		return Number
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
@@ -42,5 +44,5 @@ func fromBuildInfo(bi *debug.BuildInfo) string {
 	if dirty {
 		rev += "-dirty"
 	}
-	return rev
+	return Number + "+" + rev
 }

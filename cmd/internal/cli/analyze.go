@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -256,8 +257,9 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		Parquet:   ck.parquet,
 		OutputDir: c.outputDir, ExportPrefix: c.exportPrefix, Level: c.exportLevel,
 		Gates: ck.gates, MaxErrorRate: c.maxErrorRate, Quiet: c.quiet, TraceTiming: c.traceTiming,
+		Color:  ColorTerminal(os.Getenv, os.Stdout),
 		NoHTML: a.html.off, HTML: a.html.path,
-		Claim: export.Claim{RequireTrustworthy: a.claim.requireTrustworthy, GatesFile: a.claim.gatesFile, Agreed: a.claim.agreed,
+		Claim: export.Claim{RequireTrustworthy: a.claim.requireTrustworthy, AcceptScheduleMiss: a.claim.acceptScheduleMiss, GatesFile: a.claim.gatesFile, Agreed: a.claim.agreed,
 			ValidateShape: a.claim.validateShape, GeneratorFile: a.claim.generatorFile},
 		LoadTokenizer: openTokenizer, Stdout: stdout, Stderr: stderr,
 	})

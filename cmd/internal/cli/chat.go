@@ -43,6 +43,7 @@ type Chat struct {
 	insecure     *bool
 	maxResponse  *int64
 	help         *bool
+	helpAll      *bool
 	version      *bool
 }
 
@@ -70,12 +71,16 @@ func NewChat() *Chat {
 	c.insecure = fs.Bool("tls-insecure-skip-verify", false, "accept any server certificate")
 	c.maxResponse = fs.Int64("max-response-bytes", replay.DefaultMaxResponseBytes, "most bytes of one reply stored")
 	c.help = fs.BoolP("help", "h", false, "print this help")
+	c.helpAll = AddHelpAll(fs)
 	c.version = AddVersion(fs)
 	return c
 }
 
 // Help tells whether -h was given.
-func (c *Chat) Help() bool { return *c.help }
+func (c *Chat) Help() bool { return *c.help || *c.helpAll }
+
+// HelpAll tells whether --help-all was given.
+func (c *Chat) HelpAll() bool { return *c.helpAll }
 
 // Version tells whether --version was given.
 func (c *Chat) Version() bool { return *c.version }

@@ -13,6 +13,7 @@ import (
 // claim"): the evidence for its three parts and whether an untrustworthy claim fails.
 type claimFlags struct {
 	requireTrustworthy bool
+	acceptScheduleMiss bool
 	gatesFile          string
 	validateShape      string
 	generatorFile      string
@@ -23,6 +24,7 @@ type claimFlags struct {
 func addClaimFlags(fs *pflag.FlagSet) *claimFlags {
 	c := &claimFlags{}
 	fs.BoolVar(&c.requireTrustworthy, "require-trustworthy", false, "exit 1 when the benchmark claim is not trustworthy (generator, shape and thresholds each validated)")
+	fs.BoolVar(&c.acceptScheduleMiss, "accept-schedule-miss", false, "exit 0 (gates permitting) even when the client did not keep its schedule; by default such a run exits 1, as its numbers describe the client, not the server")
 	fs.StringVar(&c.gatesFile, "gates", "", "YAML file of agreed gates (version: 1; gates: each with gate, owner and reason): adds them and marks them agreed")
 	fs.StringVar(&c.validateShape, "validate-shape", "", "compare the run's ISL, OSL, inter-arrival and prefix reuse with REFERENCE: a dataset file in any --custom-dataset-type (TYPE:PATH to force one), a plan file or another run directory")
 	fs.StringVar(&c.generatorFile, "generator-validation", "", "generator validation file to reuse (default: RUN_DIR/"+analyze.GeneratorValidationName+" when there is one); it counts only for the same plan, machine and workers")

@@ -7,7 +7,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -79,22 +78,6 @@ func NewFlagSet(name string) *pflag.FlagSet {
 		return pflag.NormalizedName(n)
 	})
 	return fs
-}
-
-// AliasUsage lists the aliases of the flags fs defines, one "  --alias = --flag" a line.
-func AliasUsage(fs *pflag.FlagSet) string {
-	keys := make([]string, 0, len(Aliases))
-	for k, v := range Aliases {
-		if fs.Lookup(v) != nil {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "  --%s = --%s\n", k, Aliases[k])
-	}
-	return b.String()
 }
 
 // Changed reports whether the flag name was set on the command line. Unlike

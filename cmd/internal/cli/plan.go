@@ -23,7 +23,7 @@ import (
 // them out of the recorded spec keeps two compiles to different paths byte-identical.
 // (--tokenizer-revision still reaches analyze: the tokenizer's name in the plan's meta is
 // "org/name@revision" when a revision other than main was asked for.)
-var notInSpec = map[string]bool{"output": true, "help": true, "version": true, "tokenizer-revision": true, "tokenizer-trust-remote-code": true, "max-plan-bytes": true}
+var notInSpec = map[string]bool{"output": true, "help": true, "help-all": true, "version": true, "tokenizer-revision": true, "tokenizer-trust-remote-code": true, "max-plan-bytes": true}
 
 // Plan is the flag set of the plan compiler (`plan [flags] -o FILE`) and the options it fills.
 type Plan struct {
@@ -52,6 +52,7 @@ type planFlags struct {
 	startOffset       int64
 	endOffset         int64
 	help              bool
+	helpAll           *bool
 }
 
 // NewPlan defines the plan flags, with AIPerf's names and defaults, on a new set.
@@ -60,14 +61,15 @@ func NewPlan() *Plan {
 	fs, o, cf := p.FS, &p.O, &p.cf
 	d := plan.DefaultOptions()
 
-	fs.StringVarP(&o.Output, "output", "o", "", "plan file to write (required)")
+	fs.StringVarP(&o.Output, "output", "o", "", "plan file to write (required by plan)")
 	fs.BoolVarP(&cf.help, "help", "h", false, "print this help")
+	cf.helpAll = AddHelpAll(fs)
 	fs.Int64Var(&o.MaxPlanBytes, "max-plan-bytes", plan.DefaultMaxPlanBytes, "refuse, before compiling, a plan whose estimated file or compiler memory is larger than this many bytes (docs/plan-format.md \"Bounds\")")
 
 	// Endpoint
 	fs.StringVarP(&o.Model, "model", "m", "", "model name put in every request body (required); a comma list a,b gives each dataset turn one")
 	fs.StringVar(&o.ModelSelectionStrategy, "model-selection-strategy", d.ModelSelectionStrategy, "which model of a --model list a dataset turn gets: round_robin|random")
-	fs.StringVar(&o.EndpointType, "endpoint-type", d.EndpointType, "API type: "+strings.Join(endpoint.Names(), "|"))
+	fs.StringVar(&o.EndpointType, "endpoint-type", d.EndpointType, "API type: "+strings.Join(endpoint.Names(), ", "))
 	fs.StringVar(&o.CustomEndpoint, "custom-endpoint", "", "URL path overriding the endpoint type's default")
 	fs.BoolVar(&o.Streaming, "streaming", false, "ask for streamed (SSE) responses")
 	fs.BoolVar(&o.UseLegacyMaxTokens, "use-legacy-max-tokens", false, "send max_tokens instead of max_completion_tokens")
@@ -81,7 +83,7 @@ func NewPlan() *Plan {
 
 	// Input
 	fs.StringVar(&cf.inputFile, "input-file", "", "dataset or trace file (folder for random_pool/raw_payload)")
-	fs.StringVar(&cf.datasetType, "custom-dataset-type", "", "input format: "+strings.Join(dataset.FileTypes(), "|")+` ("" detects it)`)
+	fs.StringVar(&cf.datasetType, "custom-dataset-type", "", "input format: "+strings.Join(dataset.FileTypes(), ", ")+` ("" detects it)`)
 	fs.StringVar(&cf.publicDataset, "public-dataset", "", "a public dataset by name (needs network: not supported, use --input-file)")
 	fs.IntVar(&cf.blockSize, "isl-block-size", 0, "tokens per hash_id block of traces (0: the format's default, 512 or 16)")
 	fs.IntVar(&cf.maxLineBytes, "max-line-bytes", dataset.DefaultMaxLineBytes, "refuse an input line longer than this many bytes (line-based formats; docs/datasets.md \"Line limit\")")
@@ -173,7 +175,10 @@ func NewPlan() *Plan {
 }
 
 // Help reports whether --help was given.
-func (p *Plan) Help() bool { return p.cf.help }
+func (p *Plan) Help() bool { return p.cf.help || *p.cf.helpAll }
+
+// HelpAll tells whether --help-all was given: the help with every compatibility flag described.
+func (p *Plan) HelpAll() bool { return *p.cf.helpAll }
 
 // Seed is the --random-seed in effect.
 func (p *Plan) Seed() uint64 { return p.cf.seed }

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/replay"
 	"github.com/llmbench/llmbench/tokenizer"
 	"github.com/llmbench/llmbench/validate"
@@ -69,4 +71,25 @@ func (v *Validate) RunIfEnabled(o *replay.Options, stderr io.Writer) error {
 	}
 	return validate.Before(validate.Options{TTFT: v.ttft, ITL: v.itl, Requests: v.requests, Duration: v.duration,
 		Tokenizers: tokenizer.EnvLoadOptions(os.Getenv)}, o, stderr)
+}
+
+// Exit is replay's exit status once the run is over, from code (the run's): a generator
+// validation that was asked for and failed fails the run (1), said in one line, since the
+// run's numbers may describe the client. profile leaves this to analyze, which judges the
+// same file in the benchmark claim.
+func (v *Validate) Exit(o *replay.Options, code int, stderr io.Writer) int {
+	if !v.enabled || code != 0 {
+		return code
+	}
+	path := filepath.Join(o.OutputDir, analyze.GeneratorValidationName)
+	g, err := analyze.ReadGeneratorValidation(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "replay: the generator validation left no readable %s: %v\n", path, err)
+		return 1
+	}
+	if !g.Passed {
+		fmt.Fprintf(stderr, "replay: the run is complete, but the generator validation failed (%s): its numbers may describe the client, not the server\n", path)
+		return 1
+	}
+	return code
 }
