@@ -67,7 +67,7 @@ var flagGroups = func() map[string]string {
 		request-timeout-seconds connection-reuse-strategy session-header tls-ca-cert tls-insecure-skip-verify
 		max-response-bytes wait-for-model-timeout wait-for-model-mode wait-for-model-interval
 		request-content-type preflight no-preflight system-prompt no-history quick`)
-	add(GroupInput, `tokenizer tokenizer-revision tokenizer-trust-remote-code input-file custom-dataset-type
+	add(GroupInput, `tokenizer tokenizer-revision tokenizer-trust-remote-code input-file custom-dataset-type max-line-bytes
 		public-dataset isl-block-size dataset-sampling-strategy random-seed synthesis-speedup-ratio
 		trace-idle-gap-cap-seconds trajectory-start-min-ratio trajectory-start-max-ratio cache-bust
 		synthesis-prompt-len-multiplier synthesis-prefix-len-multiplier synthesis-prefix-root-multiplier
