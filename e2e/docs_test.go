@@ -33,7 +33,8 @@ import (
 //
 // How it is run. Each file's commands run in document order in one fresh folder (later ones
 // use what earlier ones wrote: qwen.plan, runs/qwen), with bin/ linking the commands built
-// for this package, by bash -o pipefail with stdin empty, HF_HUB_OFFLINE=1 (nothing is
+// for this package, by bash -o pipefail with stdin empty, LLMBENCH_ACCEPT_SCHEDULE_MISS=1
+// (TestMain: a loaded machine missing a schedule is said, not failed), HF_HUB_OFFLINE=1 (nothing is
 // downloaded) and no OPENAI_API_KEY; make runs in the module root, with DEMO_PORT and DEMO_DIR
 // (the Makefile's variables) set to a free port and a folder of the test's, in parallel with
 // the page's other commands (it builds and serves on its own). The only change to a command

@@ -50,7 +50,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	args := []string{"--model", "mock", "--tokenizer", "builtin", "--endpoint-type", "chat", "--streaming",
 		"--isl", "32", "--osl", "8", "--concurrency", "2", "--request-count", "12", "--random-seed", "1",
 		"--no-pin", "--ui-type", "none", "--artifact-dir", art, "--server-metrics-interval", "50ms",
-		"--url", srv.URL + "/?api-key=urlK3YS3CRET#access_token=fragT0KS3CRET",
+		"--url", srv.URL + "/?api-key=urlK3YS3CRET",
 		"--server-metrics-url", strings.TrimPrefix(srv.URL, "http://") + "/metrics?token=tok3nS3CRET&api_key=ap1keyS3CRET&sig=sasS1GS3CRET&X-Amz-Signature=amzS1GS3CRET",
 		"--server-metrics-url", deadURL + "/metrics?X-Amz-Credential=amzCR3DS3CRET&X-Amz-Security-Token=amzT0KS3CRET&token=deadT0KS3CRET",
 		"--server-metrics-url", jsonPage.URL + "/metrics?sig=jsonS1GS3CRET",
@@ -83,6 +83,8 @@ func TestSecretsNeverWritten(t *testing.T) {
 		{"--server-metrics-url", "user:tok3nS3CRET@" + strings.TrimPrefix(srv.URL, "http://") + "/metrics"},
 		{"--gpu-telemetry=http://user:ap1keyS3CRET@" + strings.TrimPrefix(dcgm.URL, "http://") + "/metrics"},
 		{"--server-metrics-url", "ftp://h/metrics?token=deadT0KS3CRET"},
+		// A fragment is never sent to a server: such a --url is refused, its secret not shown.
+		{"--url", srv.URL + "/?api-key=urlK3YS3CRET#access_token=fragT0KS3CRET"},
 	} {
 		planPath := filepath.Join(runDir, "plan.llmplan")
 		b := command(t, bin.replay, append([]string{"--plan", planPath, "--url", srv.URL, "--output-dir", filepath.Join(work, "refused"), "--no-pin"}, bad...)...)

@@ -83,7 +83,7 @@ func TestUnexpectedShapes(t *testing.T) {
 			args := append([]string{"--model", "mock", "--endpoint-type", c.typ, "--custom-endpoint", c.path, "--isl", "16",
 				"--osl", "4", "--request-count", strconv.Itoa(n), "--concurrency", strconv.Itoa(n)}, c.args...)
 			planPath := compile(t, dir, args...)
-			runDir := replayPlan(t, dir, planPath, []string{c.url})
+			runDir := replayBadServer(t, filepath.Join(dir, "run"), planPath, []string{c.url})
 			out := filepath.Join(dir, "client")
 			if code := analyzeRun(t, runDir, out); code != 1 {
 				t.Errorf("analyze exit %d, want 1 (the error-rate gate fails)", code)

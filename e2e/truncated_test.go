@@ -200,7 +200,7 @@ func TestTruncatedResponses(t *testing.T) {
 				planPath := compile(t, dir, args...)
 				for _, client := range []string{"loop", "net"} {
 					name := framing + "/" + client
-					runDir := replayInto(t, filepath.Join(dir, "run-"+client), planPath, []string{srv.URL()},
+					runDir := replayBadServer(t, filepath.Join(dir, "run-"+client), planPath, []string{srv.URL()},
 						"--workers", "2", "--client", client)
 					out := filepath.Join(dir, "out-"+client)
 					if code := analyzeRun(t, runDir, out); code != 1 {

@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == replay.WorkerArg {
 		os.Exit(replay.WorkerMain(os.Stdin, os.Stdout))
 	}
+	// These tests judge the workflow, not whether this (often loaded) machine kept a schedule:
+	// a schedule miss is accepted, and still said (docs/exit-codes.md).
+	os.Setenv("LLMBENCH_ACCEPT_SCHEDULE_MISS", "1")
 	os.Exit(m.Run())
 }
 
