@@ -29,6 +29,9 @@ func TestProfileModelNotServed(t *testing.T) {
 	if want := "The model `Qwen/Qwen3-8B` does not exist."; !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "404") {
 		t.Errorf("profile's error does not name the model with the server's 404 (%q):\n%s", want, r.stderr)
 	}
+	if !strings.Contains(r.stderr, "check --model") {
+		t.Errorf("profile's error does not point at --model:\n%s", r.stderr)
+	}
 	if n := mock.requestsTotal(t); n > 1 {
 		t.Errorf("the server got %d requests for a model it does not serve; want the preflight's one at most", n)
 	}

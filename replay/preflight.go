@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -231,8 +232,12 @@ func (p *preflighter) run(base, path string, body []byte) (*rawlog.PreflightTarg
 			errPreflight, shown, a.errText)
 	case a.status == http.StatusNotFound:
 		// A wrong path, or a model the server does not serve (vLLM's 404 model_not_found).
+		hint := b.NotFoundHint(path)
+		if modelNotServed(a.errText) {
+			hint = fmt.Sprintf("the server does not serve the plan's model: check --model (GET %s lists the models it serves)", b.URL("/v1/models"))
+		}
 		return nil, fmt.Errorf("%w: %s answered the plan's first request with HTTP 404%s: every request of the run would get the same; %s; nothing of the plan was sent (--no-preflight runs it anyway)",
-			errPreflight, shown, quoteMsg(a.errText), b.NotFoundHint(path))
+			errPreflight, shown, quoteMsg(a.errText), hint)
 	case refuses(a):
 		return nil, fmt.Errorf("%w: %s answered the plan's first request with HTTP %d%s: every request of the run would get the same; nothing of the plan was sent (--no-preflight runs it anyway)",
 			errPreflight, shown, a.status, quoteMsg(a.errText))
@@ -645,3 +650,11 @@ func topInt(b []byte, name string) int {
 		s.Skip()
 	}
 }
+
+// modelNotServedRE matches a 404's message that blames the model, not the path: vLLM's and
+// SGLang's "The model `X` does not exist.", OpenAI's model_not_found.
+var modelNotServedRE = regexp.MustCompile(`(?i)\bmodel\b.*\b(does not exist|not found)\b|model_not_found`)
+
+// modelNotServed reports whether a 404's message says that the server does not serve the
+// model asked for.
+func modelNotServed(msg string) bool { return modelNotServedRE.MatchString(msg) }
