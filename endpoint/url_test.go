@@ -80,3 +80,31 @@ func TestNotFoundHint(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseBase: any --url either is refused with an error or gives a base whose request
+// target for an OpenAI path starts with one "/", never doubles /v1, and keeps the query.
+func FuzzParseBase(f *testing.F) {
+	for _, s := range []string{"localhost:8000", "http://h:8000/v1", "https://h/openai/v1/?api-version=1", "htp:/bad url",
+		"http://", "http://:8000", "http://u:p@h", "h:70000", "http://h/v1#x", "[::1]:8000/v1/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		b, err := ParseBase(raw)
+		if err != nil {
+			return
+		}
+		target := b.Target("/v1/chat/completions")
+		if !strings.HasPrefix(target, "/") {
+			t.Fatalf("%q: target %q", raw, target)
+		}
+		if strings.Contains(target, "/v1/v1/") && !strings.Contains(b.Root, "/v1") {
+			t.Fatalf("%q: target %q doubles /v1", raw, target)
+		}
+		if b.Query != "" && !strings.HasSuffix(target, b.Query) {
+			t.Fatalf("%q: target %q lost the query %q", raw, target, b.Query)
+		}
+		if b.Host == "" {
+			t.Fatalf("%q: accepted with no host", raw)
+		}
+	})
+}
