@@ -38,6 +38,7 @@ func FuzzRequest(f *testing.F) {
 	o.ToolCallRate = 0.5
 	o.EmbeddingDim = 8
 	o.NaturalTokens = 4
+	o.Strict = true // vLLM's request validation (vllm.go) reads the same outside bytes
 	s, err := New(o)
 	if err != nil {
 		f.Fatal(err)
