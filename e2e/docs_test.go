@@ -304,15 +304,27 @@ func runDocCommand(t *testing.T, c docCommand, dir, root, addr string) {
 }
 
 // busyMachine reports whether a command's output says that its only failure was the client's
-// timing on a loaded machine: the schedule not kept, or the generator validation failed, and
-// nothing else that exits 1 (a gate, a damaged log, failed requests).
+// timing on a loaded machine: the schedule not kept (a run's, or a repeat's or sweep point's
+// run judged invalid for it alone), or the generator validation failed, and nothing else that
+// exits 1 (a gate, a damaged log, failed requests, impossible token counts).
 func busyMachine(out string) bool {
 	if strings.Contains(out, "panic: ") || strings.Contains(out, ": FAIL") || strings.Contains(out, "DAMAGED") ||
-		strings.Contains(out, "every request sent failed") || strings.Contains(out, "INVALID") {
+		strings.Contains(out, "every request sent failed") || strings.Contains(out, "INVALID TOKEN COUNTS") {
 		return false
 	}
-	return strings.Contains(out, "SCHEDULE NOT KEPT") || strings.Contains(out, "GENERATOR FAILED") || strings.Contains(out, "generator validation failed") ||
-		regexp.MustCompile(`the generator validation \S* ?failed`).MatchString(out)
+	said := false
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "INVALID RUN") {
+			continue
+		}
+		_, why, _ := strings.Cut(line, ": the client did not keep its schedule: ")
+		if why == "" || strings.Contains(why, "failed") || strings.Contains(why, "exited") || strings.Contains(why, "interrupted") {
+			return false // another problem, or one beside the schedule
+		}
+		said = true
+	}
+	return said || strings.Contains(out, "SCHEDULE NOT KEPT") || strings.Contains(out, "GENERATOR FAILED") ||
+		strings.Contains(out, "generator validation failed") || regexp.MustCompile(`the generator validation \S* ?failed`).MatchString(out)
 }
 
 // freePort returns a loopback port free a moment ago (for make demo's fixed-port variable).
@@ -418,6 +430,28 @@ func TestDocCommandsParse(t *testing.T) {
 		want[i].file = "page.md"
 		if got[i] != want[i] {
 			t.Errorf("command %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestBusyMachine: only a failure said to be the loaded machine's counts as one.
+func TestBusyMachine(t *testing.T) {
+	for _, c := range []struct {
+		out  string
+		want bool
+	}{
+		{"analyze: SCHEDULE NOT KEPT: dispatch lag p99 3 ms > 1.00 ms; these numbers describe the client", true},
+		{"analyze: GENERATOR FAILED: the client's share of TTFT p99 19 ms > 10 ms", true},
+		{"profile: INVALID RUN run_0004: the client did not keep its schedule: dispatch lag p99 16.71 ms > 1.00 ms\nprofile: 4 of 5 runs valid", true},
+		{"profile: INVALID RUN run_0002: 17 of 20 profile requests failed (85.00%), above --max-error-rate 0", false},
+		{"profile: INVALID RUN run_0002: the client did not keep its schedule: lag; 3 of 20 profile requests failed", false},
+		{"Gate error rate <= 0: FAIL (7 of 40)\nanalyze: SCHEDULE NOT KEPT: lag", false},
+		{"analyze: INVALID TOKEN COUNTS: …\nanalyze: SCHEDULE NOT KEPT: lag", false},
+		{"replay: FAILED: every request sent failed (10 failed)", false},
+		{"Gate error rate <= 0: PASS", false},
+	} {
+		if got := busyMachine(c.out); got != c.want {
+			t.Errorf("busyMachine(%q) = %v, want %v", c.out, got, c.want)
 		}
 	}
 }

@@ -62,7 +62,7 @@ func scrapeRun(t *testing.T, url string, cfg Config, stopAfter time.Duration) sc
 		if stopAfter == 0 {
 			select { // a scraper that never writes one fails the test instead of hanging it
 			case <-buf.scrape:
-			case <-time.After(30 * time.Second):
+			case <-time.After(2 * time.Minute): // -race on a saturated machine parses slowly
 			}
 		}
 		time.Sleep(stopAfter)
