@@ -242,12 +242,12 @@ func TestDistributedShards(t *testing.T) {
 	// sleep in a test wakes early under stress-ng while a coordinator asleep until --start-at
 	// waits out a CPU hog's time slice (3-5 ms here), which the calibrations catch.
 	noise := max(noiseBefore, timerNoise(), calibWorst)
-	bound := 2*time.Millisecond + 2*noise
+	bound := 2*time.Millisecond + 3*noise
 	t.Logf("start skews %v ns; wake-up noise %v (calibrations %v); bound %v; merged dispatch lag avg %v ms", skews, noise, calibWorst, bound, s.must(t, "dispatch_lag").Avg)
 	// 2 ms on an idle machine; under load the timers themselves are late by more, and the
 	// bound moves with them.
 	if maxSkew >= int64(bound) {
-		t.Errorf("largest start skew %v, want < %v (2 ms + twice the wake-up noise %v)", time.Duration(maxSkew), bound, noise)
+		t.Errorf("largest start skew %v, want < %v (2 ms + three times the wake-up noise %v)", time.Duration(maxSkew), bound, noise)
 	}
 
 	// Two of the three shards: analysed, the missing one named, exit 1.
