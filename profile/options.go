@@ -104,6 +104,10 @@ type Options struct {
 	// MaxErrorRate is the largest fraction of failed profile requests a run may have and
 	// still count (analyze's --max-error-rate; for a search, ErrorBound's).
 	MaxErrorRate float64
+	// AcceptScheduleMiss is analyze's --accept-schedule-miss: a run whose client did not
+	// keep its schedule still counts, said on stderr, as analyze's exit status already
+	// accepts it; by default such a run is invalid (never best, never in an aggregate).
+	AcceptScheduleMiss bool
 	// ExportPrefix is --profile-export-prefix: the runs' exports, and the aggregates beside
 	// them, are named after it.
 	ExportPrefix string

@@ -69,7 +69,7 @@ var kinds = map[string]sweep.Kind{analyze.ProblemIncomplete: sweep.Failed, analy
 
 // checkRun judges run: replay's and the analysis's exit status, then what analyze.Health
 // finds in its summary at --max-error-rate (a crash, a worker that did not finish, failed
-// requests above the bound, a schedule not kept).
+// requests above the bound, a schedule not kept unless --accept-schedule-miss).
 func (r *runner) checkRun(run *runResult) {
 	c := sweep.Run{Label: run.label}
 	add := func(k sweep.Kind, text string) { c.Problems = append(c.Problems, sweep.Problem{Kind: k, Text: text}) }
@@ -83,6 +83,10 @@ func (r *runner) checkRun(run *runResult) {
 	}
 	if run.s != nil {
 		for _, p := range analyze.Health(run.s, r.opts.MaxErrorRate) {
+			if p.Kind == analyze.ProblemSchedule && r.opts.AcceptScheduleMiss {
+				fmt.Fprintf(r.stderr, "profile: %s: %s; counted all the same (--accept-schedule-miss)\n", run.label, p.Text)
+				continue
+			}
 			add(kinds[p.Kind], p.Text)
 		}
 	}

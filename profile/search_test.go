@@ -162,3 +162,36 @@ func TestJudgeGoodput(t *testing.T) {
 		t.Errorf("found %v: %s", res.Found, line)
 	}
 }
+
+// TestAcceptScheduleMiss: analyze's --accept-schedule-miss reaches the run's validity: a
+// run whose client did not keep its schedule is invalid by default and counts, said on
+// stderr, when the miss is accepted; failed requests above the bound still make it invalid.
+func TestAcceptScheduleMiss(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		accept       bool
+		errors       int64
+		valid, notes bool
+	}{
+		{"by default", false, 0, false, false},
+		{"accepted", true, 0, true, true},
+		{"accepted, errors above the bound", true, 3, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stderr strings.Builder
+			o := &SweepOptions{Level: 0.95}
+			r := &runner{o: o, opts: Options{Sweep: o, AcceptScheduleMiss: c.accept}, stderr: &stderr}
+			rr := runResult{label: "run_0001", s: summaryWith(t, 20, c.errors, 10, false)}
+			r.checkRun(&rr)
+			if rr.valid() != c.valid {
+				t.Errorf("valid = %v, want %v (%s)", rr.valid(), c.valid, rr.check.Reason())
+			}
+			if rr.check.Has(sweep.Schedule) == c.accept {
+				t.Errorf("schedule problem counted = %v with accept %v", rr.check.Has(sweep.Schedule), c.accept)
+			}
+			if got := strings.Contains(stderr.String(), "counted all the same (--accept-schedule-miss)"); got != c.notes {
+				t.Errorf("stderr %q: says the miss was accepted = %v, want %v", stderr.String(), got, c.notes)
+			}
+		})
+	}
+}

@@ -222,7 +222,7 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	}
 	fmt.Fprintf(stderr, "profile: artifact directory %s\n", dir)
 	code := profile.Run(dir, profile.Options{Sweep: so, SharedPlan: c.replay.Plan(), MaxErrorRate: c.analyze.MaxErrorRate(),
-		ExportPrefix: c.analyze.ExportPrefix(), Stdout: stdout, Stderr: stderr,
+		AcceptScheduleMiss: c.analyze.AcceptScheduleMiss(), ExportPrefix: c.analyze.ExportPrefix(), Stdout: stdout, Stderr: stderr,
 		Stages: &stages{c: c, argv: argv, stdout: stdout, stderr: stderr, getenv: getenv}})
 	if os.IsNotExist(parentErr) {
 		_ = os.Remove(filepath.Dir(base)) // made for this run (artifacts/): gone with it when it is empty

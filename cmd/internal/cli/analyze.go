@@ -277,3 +277,6 @@ func (a *Analyze) ExportPrefix() string { return a.c.exportPrefix }
 // MaxErrorRate is --max-error-rate: the largest fraction of failed profile requests a run
 // may have and still pass (analyze's gate) or count (a sweep point, a repeat, a probe).
 func (a *Analyze) MaxErrorRate() float64 { return a.c.maxErrorRate }
+
+// AcceptScheduleMiss is --accept-schedule-miss (or its default from the environment).
+func (a *Analyze) AcceptScheduleMiss() bool { return a.claim.acceptScheduleMiss }
