@@ -2,10 +2,11 @@ package analyze
 
 import (
 	"fmt"
-	"github.com/llmbench/llmbench/internal/pyjson"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/internal/pyjson"
 )
 
 // Claim statuses: each part of the benchmark claim is validated, not validated (no

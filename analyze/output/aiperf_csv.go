@@ -2,11 +2,12 @@ package output
 
 import (
 	"encoding/csv"
-	"github.com/llmbench/llmbench/analyze"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/analyze"
 )
 
 // csvStatKeys are AIPerf's CSV columns after "Metric" (its STAT_KEYS).
@@ -14,6 +15,10 @@ var csvStatKeys = [...]string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p2
 
 // csvNumber formats like AIPerf's CSV exporter: two decimals.
 func csvNumber(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// csvNumber4 keeps four decimals: ratios such as the KV-cache usage or a prefix-cache hit
+// rate need more than two.
+func csvNumber4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 
 // csvValue formats a single value: whole-number metrics (counts, token totals, timestamps)
 // as integers, the way AIPerf's exporter writes its int values, the others with two decimals.

@@ -2,12 +2,13 @@ package output
 
 import (
 	"fmt"
-	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/internal/pyjson"
 	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/pyjson"
 )
 
 // SchemaVersion is the profile_export_aiperf.json schema version this package writes

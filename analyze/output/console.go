@@ -3,10 +3,11 @@ package output
 import (
 	"cmp"
 	"fmt"
-	"github.com/llmbench/llmbench/analyze"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/llmbench/llmbench/analyze"
 )
 
 // WriteConsole writes the table AIPerf prints at the end of a run (Metric, avg, min, max,

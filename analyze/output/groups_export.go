@@ -3,11 +3,12 @@ package output
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/internal/pyjson"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/pyjson"
 )
 
 // How the selection (--where), the groups (--group-by) and the user metrics' definitions

@@ -3,10 +3,11 @@ package output
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/internal/pyjson"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/pyjson"
 )
 
 // The server-metrics parts of the exports: llmbench.server_metrics in
@@ -101,9 +102,6 @@ func writeServerMetricsCSV(cw *csv.Writer, s *analyze.Summary) {
 		cw.Write([]string{"difference (client - server)", csvNumber(c.ClientAvg - c.ServerAvg), csvNumber(c.ClientP50 - c.ServerP50), csvNumber(c.ClientP99 - c.ServerP99)})
 	}
 }
-
-// csvNumber4 keeps four decimals: ratios such as the KV-cache usage need more than two.
-func csvNumber4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 
 // writeSliceServerCSV appends a slice's server metrics in the time-slice CSV's tidy layout
 // (Timeslice,Metric,Unit,Stat,Value).

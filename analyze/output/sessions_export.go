@@ -3,10 +3,11 @@ package output
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/internal/pyjson"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/pyjson"
 )
 
 // SessionLines are the console lines of the session metrics (none for plans without a
@@ -123,9 +124,9 @@ func writeSessionsCSV(cw *csv.Writer, ss *analyze.SessionSummary) {
 	if r := ss.Reuse; r != nil {
 		cw.Write([]string{"expected_reused_tokens", strconv.FormatInt(r.ExpectedTokens, 10)})
 		cw.Write([]string{"prompt_tokens", strconv.FormatInt(r.PromptTokens, 10)})
-		cw.Write([]string{"expected_hit_rate", strconv.FormatFloat(r.ExpectedRatio, 'f', 4, 64)})
+		cw.Write([]string{"expected_hit_rate", csvNumber4(r.ExpectedRatio)})
 		if r.ServerKnown {
-			cw.Write([]string{"server_hit_rate", strconv.FormatFloat(r.ServerRatio, 'f', 4, 64)})
+			cw.Write([]string{"server_hit_rate", csvNumber4(r.ServerRatio)})
 		}
 	}
 }

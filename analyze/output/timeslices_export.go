@@ -2,12 +2,13 @@ package output
 
 import (
 	"fmt"
-	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/internal/pyjson"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/pyjson"
 )
 
 // Time-slice exports (--slice-duration): AIPerf's profile_export_aiperf_timeslices.json and
