@@ -11,5 +11,7 @@
 //
 // It imports analyze (the Summary and the metric registry) and internal/pyjson (Python-style
 // JSON); the lines that judge a run (the verdict, the claim, the shards) it takes from analyze
-// as they are. Nothing in analyze, or below it, may import output.
+// as they are. It reads a Summary, never the logs, a plan or flags: it may not import rawlog,
+// mmapds, replay or cmd, nor the workflows above it (export, profile, report), which call
+// it. Nothing in analyze, or below it, may import output.
 package output
