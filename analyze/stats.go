@@ -401,3 +401,29 @@ func rankValue(h *hdrhistogram.PackedHistogram, r int64) float64 {
 // PercentileSorted is numpy.percentile(x, p) with the default "linear" method over x sorted
 // ascending: the definition every distribution here reports, for other packages' curves.
 func PercentileSorted(x []float64, p float64) float64 { return percentileSorted(x, p) }
+
+// Stat returns the statistic named stat (avg, min, max, std, sum, count or a percentile of
+// PercentileNames), NaN for a name it does not know: gates and the CSV export read
+// statistics by name.
+func (s *Stats) Stat(stat string) float64 {
+	switch stat {
+	case "avg":
+		return s.Avg
+	case "min":
+		return s.Min
+	case "max":
+		return s.Max
+	case "std":
+		return s.Std
+	case "sum":
+		return s.Sum
+	case "count":
+		return float64(s.Count)
+	}
+	for i, n := range PercentileNames {
+		if n == stat {
+			return s.P[i]
+		}
+	}
+	return math.NaN()
+}
