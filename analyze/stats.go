@@ -311,16 +311,8 @@ func (d *dist) withInfinities(s *Stats, div float64) {
 		}
 		return math.Min(math.Max(d.histAt(k), d.min), d.max)
 	}
-	total := s.Count
 	for i, p := range Percentiles {
-		vi := float64(total-1) * (p / 100)
-		lo := math.Floor(vi)
-		k := int64(lo)
-		if k >= total-1 {
-			s.P[i] = at(total-1) / div
-			continue
-		}
-		s.P[i] = stats.Lerp(at(k), at(k+1), vi-lo) / div
+		s.P[i] = stats.PercentileRanked(s.Count, p, at) / div
 	}
 }
 

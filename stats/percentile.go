@@ -6,20 +6,23 @@ import "math"
 // ascending, including numpy's lerp, which computes from the upper neighbour when the
 // fraction is at least 0.5: the definition every distribution here reports.
 func PercentileSorted(x []float64, p float64) float64 {
-	n := len(x)
-	if n == 1 {
-		return x[0]
-	}
+	return PercentileRanked(int64(len(x)), p, func(k int64) float64 { return x[k] })
+}
+
+// PercentileRanked is PercentileSorted over n ≥ 1 ordered values read by rank: at(k) is the
+// k-th smallest (0-based). A distribution that does not hold its values as one sorted slice
+// (infinities counted apart, a histogram) reports the same percentile through it.
+func PercentileRanked(n int64, p float64, at func(k int64) float64) float64 {
 	vi := float64(n-1) * (p / 100)
 	lo := math.Floor(vi)
-	i := int(lo)
-	if i >= n-1 {
-		return x[n-1]
+	k := int64(lo)
+	if k >= n-1 {
+		return at(n - 1)
 	}
-	if i < 0 {
-		return x[0]
+	if k < 0 {
+		return at(0)
 	}
-	return Lerp(x[i], x[i+1], vi-lo)
+	return Lerp(at(k), at(k+1), vi-lo)
 }
 
 // Lerp is numpy's lerp, made total: between neighbours whose difference overflows it
