@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/export"
+	"github.com/llmbench/llmbench/stats"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -101,7 +102,7 @@ type pointResult struct {
 // metricAgg is one <tag>_<stat> over the runs.
 type metricAgg struct {
 	unit string
-	c    sweep.Confidence
+	c    stats.Confidence
 }
 
 // value is the mean of key over the runs, NaN when absent.
@@ -188,7 +189,7 @@ func (r *runner) point(dir string, p Point) *pointResult {
 // convergence says, after run i, whether the repeats may stop: "" to go on.
 func (r *runner) convergence(pr *pointResult, i int) string {
 	cv := r.o.Convergence
-	if cv == nil || i < sweep.MinRunsForConvergence(r.o.Runs) || i >= r.o.Runs {
+	if cv == nil || i < stats.MinRunsForConvergence(r.o.Runs) || i >= r.o.Runs {
 		return ""
 	}
 	var vals []float64
@@ -200,8 +201,8 @@ func (r *runner) convergence(pr *pointResult, i int) string {
 			vals = append(vals, m.v)
 		}
 	}
-	c := sweep.Summarize(vals, r.o.Level)
-	ok, v, err := sweep.Converged(c, cv.Mode, cv.Threshold)
+	c := stats.Summarize(vals, r.o.Level)
+	ok, v, err := stats.Converged(c, cv.Mode, cv.Threshold)
 	if err != nil || !ok {
 		return ""
 	}
@@ -229,7 +230,7 @@ func (p *pointResult) finish(level float64) {
 		}
 		per = append(per, m)
 	}
-	agg := sweep.Aggregate(per, level)
+	agg := stats.Aggregate(per, level)
 	p.metrics = make(map[string]metricAgg, len(agg))
 	for k, c := range agg {
 		p.metrics[k] = metricAgg{unit: units[k], c: c}
@@ -301,7 +302,8 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // pooled reads the per-request values of every successful run (its profile_export.jsonl:
 // analyze's per-request metrics, failed requests left out) and computes the statistics of
-// all of them together, percentiles by analyze's definition. note says what was missing.
+// all of them together, percentiles by stats.PercentileSorted (analyze's definition). note
+// says what was missing.
 func (r *runner) pooled(p *pointResult) (map[string]pooledMetric, string) {
 	all := map[string][]float64{}
 	units := map[string]string{}
@@ -320,23 +322,16 @@ func (r *runner) pooled(p *pointResult) (map[string]pooledMetric, string) {
 		for _, k := range sortedKeys(vals) {
 			v := vals[k]
 			all[k] = append(all[k], v...)
-			per[k] = append(per[k], perRun{run.label, jnum(mean(v)), len(v)})
+			per[k] = append(per[k], perRun{run.label, jnum(stats.Mean(v)), len(v)})
 		}
 	}
 	out := map[string]pooledMetric{}
 	for k, v := range all {
 		slices.Sort(v)
 		n := len(v)
-		m := mean(v)
-		var ss float64
-		for _, x := range v {
-			ss += (x - m) * (x - m)
-		}
-		std := 0.0
-		if n > 1 {
-			std = math.Sqrt(ss / float64(n-1))
-		}
-		pc := func(q float64) jnum { return jnum(analyze.PercentileSorted(v, q)) }
+		m := stats.Mean(v)
+		std := stats.SampleStd(v, m)
+		pc := func(q float64) jnum { return jnum(stats.PercentileSorted(v, q)) }
 		out[k] = pooledMetric{Combined: pooledStats{jnum(m), jnum(std), pc(50), pc(90), pc(95), pc(99), n}, PerRun: per[k], Unit: units[k]}
 	}
 	note := ""
@@ -344,14 +339,6 @@ func (r *runner) pooled(p *pointResult) (map[string]pooledMetric, string) {
 		note = "left out (no per-request records; --export-level records writes them): " + strings.Join(missing, "; ")
 	}
 	return out, note
-}
-
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
 
 // record is what the pooled analysis reads of one profile_export.jsonl line.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/profile"
+	"github.com/llmbench/llmbench/stats"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -42,7 +43,7 @@ func NewSweep() *Sweep {
 	fs.Float64Var(&s.pointCooldown, "parameter-sweep-cooldown-seconds", -1, "seconds to wait between sweep points or search probes (default: --profile-run-cooldown-seconds)")
 	fs.StringVar(&s.convMetric, "convergence-metric", "", "stop repeating early once this metric's runs agree (e.g. time_to_first_token); needs --num-profile-runs > 1")
 	fs.StringVar(&s.convStat, "convergence-stat", "avg", "statistic of --convergence-metric compared across runs (avg, p50, p99, ...)")
-	fs.StringVar(&s.convMode, "convergence-mode", sweep.ModeCIWidth, "ci_width (relative width of the t interval) or cv (coefficient of variation)")
+	fs.StringVar(&s.convMode, "convergence-mode", stats.ModeCIWidth, "ci_width (relative width of the t interval) or cv (coefficient of variation)")
 	fs.Float64Var(&s.convThreshold, "convergence-threshold", 0, "converged at or below this (default 0.10 for ci_width, 0.05 for cv); checked after min(3, N) runs")
 	fs.StringVar(&s.search, "search", "", "find the most load that meets the SLAs: "+profile.SearchMaxConcurrency+", "+profile.SearchMaxRate+" or "+profile.SearchMaxGoodput+" (the concurrency of the highest --goodput)")
 	fs.Float64Var(&s.searchMin, "search-min", 1, "smallest concurrency or request rate the search probes")
@@ -210,11 +211,11 @@ func (s *Sweep) convergence(o *profile.SweepOptions) error {
 		return fmt.Errorf("--convergence-metric %s --convergence-stat %s: %s", s.convMetric, s.convStat, gateReason(err))
 	}
 	c := &profile.Convergence{Gate: g, Mode: s.convMode, Threshold: s.convThreshold}
-	if c.Mode != sweep.ModeCIWidth && c.Mode != sweep.ModeCV {
-		return fmt.Errorf("--convergence-mode %q: want %s or %s (AIPerf's distribution mode is not supported)", c.Mode, sweep.ModeCIWidth, sweep.ModeCV)
+	if c.Mode != stats.ModeCIWidth && c.Mode != stats.ModeCV {
+		return fmt.Errorf("--convergence-mode %q: want %s or %s (AIPerf's distribution mode is not supported)", c.Mode, stats.ModeCIWidth, stats.ModeCV)
 	}
 	if !Changed(s.FS, "convergence-threshold") {
-		c.Threshold = sweep.DefaultThreshold(c.Mode)
+		c.Threshold = stats.DefaultThreshold(c.Mode)
 	} else if !(c.Threshold > 0) || math.IsInf(c.Threshold, 0) {
 		return fmt.Errorf("--convergence-threshold %v: must be positive", c.Threshold)
 	}
