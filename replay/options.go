@@ -167,11 +167,11 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Notice receives one-line notices (no GPU telemetry, worker count lowered); nil discards.
 	Notice io.Writer
-	// Claimed, when not nil, is called with the run directory once Run has claimed it (its
+	// DirLocked, when not nil, is called with the run directory once Run has locked it (its
 	// run.json created), before any worker starts: what belongs with the run but is not
 	// replay's (the generator validation file) is written there, never into a directory
 	// another run holds. An error is a notice; the run goes on.
-	Claimed func(dir string) error
+	DirLocked func(dir string) error
 	// Observer, when not nil, watches the run from this process (observer.go): the live
 	// OpenTelemetry export. It never touches the workers.
 	Observer Observer
