@@ -138,15 +138,15 @@ func (r *Replay) setup() error {
 	if err != nil {
 		return err
 	}
-	shardC, err := r.setupShard(info)
+	share, err := r.setupShard(info)
 	if err != nil {
 		return err
 	}
 	r.info = info
-	if err := r.setupWorkers(shardC); err != nil {
+	if err := r.setupWorkers(share); err != nil {
 		return err
 	}
-	if err := r.setupSources(shardC, hostports); err != nil { // connbudget.go
+	if err := r.setupSources(share.Concurrency, hostports); err != nil { // connbudget.go
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {

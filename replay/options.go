@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
 // Defaults, in one place; cmd/replay shows them as flag defaults.
@@ -209,7 +210,7 @@ func (o *Options) normalize() error {
 	if o.OutputDir == "" {
 		return errors.New("output-dir: no run directory given")
 	}
-	if err := checkShard(o.ShardIndex, o.ShardCount); err != nil {
+	if err := schedule.ShardError(o.ShardIndex, o.ShardCount); err != nil {
 		return err
 	}
 	if err := o.checkRendezvous(); err != nil {
