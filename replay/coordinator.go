@@ -60,7 +60,7 @@ type Replay struct {
 	sm serverMetricsState // server_metrics.jsonl and DCGM scrapes (servermetrics.go)
 
 	// preflight is what the preflight found (nil when none ran); serverCloses the URLs whose
-	// server it saw close every connection after its response (preflight.go).
+	// server it saw close every connection after its response (replay/probe).
 	preflight    *rawlog.Preflight
 	serverCloses []int
 }

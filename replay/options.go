@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/replay/probe"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
 
@@ -116,13 +117,13 @@ type Options struct {
 	// WaitForModelInterval) until the model answers 2xx, for at most this long; nothing of
 	// the plan is sent before. If it never answers, Run fails with nothing left behind.
 	WaitForModel time.Duration
-	// WaitForModelMode is the probe: WaitModels (default), WaitInference or WaitBoth.
+	// WaitForModelMode is the probe: probe.WaitModels (default), probe.WaitInference or probe.WaitBoth.
 	WaitForModelMode string
-	// WaitForModelInterval is the pause between probes; 0 means DefaultWaitForModelInterval.
+	// WaitForModelInterval is the pause between probes; 0 means probe.DefaultWaitForModelInterval.
 	WaitForModelInterval time.Duration
 
 	// Preflight, when set, sends one tiny request of the plan's own shape to every URL before
-	// the run (preflight.go): it checks that the server honours the plan's output-limit
+	// the run (replay/probe): it checks that the server honours the plan's output-limit
 	// field, records what the server says it is and how it treats connections (run.json
 	// preflight, and the workers' connection policy), and refuses a run it shows could
 	// measure nothing (unreachable, a client error, not the API's answer). Nothing of it is in
@@ -268,13 +269,13 @@ func (o *Options) normalize() error {
 	}
 	switch o.WaitForModelMode {
 	case "":
-		o.WaitForModelMode = WaitModels
-	case WaitModels, WaitInference, WaitBoth:
+		o.WaitForModelMode = probe.WaitModels
+	case probe.WaitModels, probe.WaitInference, probe.WaitBoth:
 	default:
-		return fmt.Errorf("wait-for-model-mode %q: want %s, %s or %s", o.WaitForModelMode, WaitModels, WaitInference, WaitBoth)
+		return fmt.Errorf("wait-for-model-mode %q: want %s, %s or %s", o.WaitForModelMode, probe.WaitModels, probe.WaitInference, probe.WaitBoth)
 	}
 	if o.WaitForModelInterval == 0 {
-		o.WaitForModelInterval = DefaultWaitForModelInterval
+		o.WaitForModelInterval = probe.DefaultWaitForModelInterval
 	}
 	if o.WaitForModel < 0 || o.WaitForModelInterval < 0 {
 		return fmt.Errorf("wait-for-model: timeout %v and interval %v must not be negative", o.WaitForModel, o.WaitForModelInterval)
