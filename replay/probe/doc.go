@@ -8,6 +8,6 @@
 //
 // replay calls them with what they need resolved (merged headers, TLS configuration, the
 // plan's first request) and a stop channel for Ctrl-C. It imports endpoint, mmapds (the
-// plan's meta), rawlog (the preflight's run.json section), redact and internal/errline:
-// never replay, a transport, or anything above them.
+// plan's meta), rawlog (the preflight's run.json section), redact, internal/errline and
+// internal/jsonwire: never replay, a transport, or anything above them.
 package probe
