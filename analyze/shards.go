@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,45 +57,20 @@ type ShardSummary struct {
 	run     int
 }
 
-// checkShards checks the runs' shard identities: none has one (one run, or several runs of
-// one plan analysed together as before), or all do, with one count and run id and each index
-// once. The report names the missing shards; nil when the runs are not shards.
+// checkShards checks the runs' shard identities (rundir.CheckShards) and reports on the
+// shards: which are missing, their largest start skew and spread; nil when the runs are not
+// shards.
 func checkShards(runs []rundir.Run) (*ShardReport, error) {
-	var first *rundir.Run
-	for i := range runs {
-		r := &runs[i]
-		if (r.Manifest.Shard != nil) != (runs[0].Manifest.Shard != nil) {
-			with, without := runs[0].Dir, r.Dir
-			if r.Manifest.Shard != nil {
-				with, without = r.Dir, runs[0].Dir
-			}
-			return nil, inputErr("%s is a shard of a distributed run and %s is not: analyse a distributed run's shards on their own", with, without)
-		}
-		if r.Manifest.Shard != nil && first == nil {
-			first = r
-		}
+	if err := rundir.CheckShards(runs); err != nil || len(runs) == 0 || runs[0].Manifest.Shard == nil {
+		return nil, err
 	}
-	if first == nil {
-		return nil, nil
-	}
-	rep := &ShardReport{Count: first.Manifest.Shard.Count, RunID: first.Manifest.Shard.RunID, MaxStartSkewShard: -1}
-	byIndex := map[int]string{}
-	lo, hi := first.Manifest.StartUnixNs, first.Manifest.StartUnixNs
+	first := runs[0].Manifest
+	rep := &ShardReport{Count: first.Shard.Count, RunID: first.Shard.RunID, MaxStartSkewShard: -1}
+	present := map[int]bool{}
+	lo, hi := first.StartUnixNs, first.StartUnixNs
 	for i, r := range runs {
 		sh := r.Manifest.Shard
-		where := filepath.Join(r.Dir, rawlog.ManifestName)
-		switch {
-		case sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count:
-			return nil, inputErr("%s: shard %d of %d is not a shard identity", where, sh.Index, sh.Count)
-		case sh.Count != rep.Count:
-			return nil, inputErr("%s: shard %d of %d, but %s is a shard of %d: not one distributed run", where, sh.Index, sh.Count, first.Dir, rep.Count)
-		case sh.RunID != rep.RunID:
-			return nil, inputErr("%s: run id %q, but %s has %q: not one distributed run", where, sh.RunID, first.Dir, rep.RunID)
-		}
-		if d, dup := byIndex[sh.Index]; dup {
-			return nil, inputErr("%s: shard %d is also %s: each shard must be given once", where, sh.Index, d)
-		}
-		byIndex[sh.Index] = r.Dir
+		present[sh.Index] = true
 		rep.Shards = append(rep.Shards, ShardSummary{Index: sh.Index, Dir: r.Dir, Host: r.Manifest.Host, Planned: r.Manifest.Counts.Planned,
 			Status: r.Manifest.Status, Error: r.Manifest.Error, StartSkewNs: sh.StartSkewNs, Clock: r.Manifest.Clock, run: i})
 		if sk := abs64(sh.StartSkewNs); sh.StartAtUnixNs != 0 && (rep.MaxStartSkewShard < 0 || sk > rep.MaxStartSkewNs) {
@@ -106,7 +80,7 @@ func checkShards(runs []rundir.Run) (*ShardReport, error) {
 	}
 	rep.StartSpreadNs = hi - lo
 	for i := 0; i < rep.Count; i++ {
-		if _, ok := byIndex[i]; !ok {
+		if !present[i] {
 			rep.Missing = append(rep.Missing, i)
 		}
 	}

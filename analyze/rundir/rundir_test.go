@@ -64,3 +64,37 @@ func TestNoShardRan(t *testing.T) {
 		t.Errorf("a directory of logs: %v %v", got, err)
 	}
 }
+
+func shardRun(dir string, index, count int, id string) Run {
+	m := &rawlog.Manifest{Host: "h" + dir}
+	if count > 0 {
+		m.Shard = &rawlog.ShardInfo{Index: index, Count: count, RunID: id}
+	}
+	return Run{Dir: dir, Manifest: m}
+}
+
+// The runs given together are one run, runs of one plan, or the shards of one distributed
+// run, each index once; a missing shard is no error here.
+func TestCheckShards(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		runs []Run
+		err  string
+	}{
+		{"not shards", []Run{shardRun("a", 0, 0, ""), shardRun("b", 0, 0, "")}, ""},
+		{"missing", []Run{shardRun("a", 0, 3, "r"), shardRun("c", 2, 3, "r")}, ""},
+		{"twice", []Run{shardRun("a", 1, 2, "r"), shardRun("b", 1, 2, "r")}, "shard 1 is also a"},
+		{"other count", []Run{shardRun("a", 0, 2, "r"), shardRun("b", 1, 3, "r")}, "not one distributed run"},
+		{"other run id", []Run{shardRun("a", 0, 2, "r"), shardRun("b", 1, 2, "s")}, `run id "s"`},
+		{"mixed", []Run{shardRun("a", 0, 0, ""), shardRun("b", 1, 2, "r")}, "b is a shard of a distributed run and a is not"},
+		{"bad identity", []Run{shardRun("a", 2, 2, "r")}, "is not a shard identity"},
+	} {
+		err := CheckShards(tc.runs)
+		if tc.err == "" && err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, ErrInput)) {
+			t.Errorf("%s: error %v, want bad input with %q", tc.name, err, tc.err)
+		}
+	}
+}
