@@ -39,7 +39,7 @@ func (a *analysis) account(s *Summary, parts []*logAnalysis, mg *merged) ([]unse
 	inFlight := map[uint32]struct{}{}
 	for i, p := range parts {
 		// A log holding all its planned requests holds none of the unseen ones.
-		if job := in.jobs[i]; !job.telemetry && !job.recovery && p.seen < int64(job.planned) {
+		if job := in.jobs[i]; !job.Telemetry && !job.Recovery && p.seen < int64(job.Planned) {
 			wholeLogs = wholeLogs && tellsSent(i)
 		}
 		for i := range p.inFlight {
@@ -105,10 +105,10 @@ func (a *analysis) account(s *Summary, parts []*logAnalysis, mg *merged) ([]unse
 	} else {
 		seenProfile := all.valid + all.errors + all.notDue
 		for i, job := range in.jobs {
-			if job.telemetry || int64(job.planned) <= perJob[i] {
+			if job.Telemetry || int64(job.Planned) <= perJob[i] {
 				continue
 			}
-			missing := int64(job.planned) - perJob[i]
+			missing := int64(job.Planned) - perJob[i]
 			if p := parts[i]; tellsSent(i) {
 				never := max(missing-int64(len(p.inFlight)), 0)
 				neverSentN += never

@@ -28,7 +28,7 @@ type ServerConnections struct {
 func (a *analysis) serverConnections(c *collector) ServerConnections {
 	sc := ServerConnections{Reconnects: c.reconnects, ServerClosed: c.serverClosed, Sent: c.sent}
 	for _, r := range a.in.runs {
-		if p := r.m.Preflight; p != nil {
+		if p := r.Manifest.Preflight; p != nil {
 			for _, t := range p.Targets {
 				if t.Connection == rawlog.ConnClosesAfterResponse {
 					sc.AfterEachResponse = true

@@ -5,6 +5,11 @@
 // AIPerf-compatible profile_export_aiperf.json and .csv, time slices) are written from its
 // Summary by analyze/output, which imports analyze; analyze never imports it.
 //
+// The run directories are opened by analyze/rundir (the runs given, their run.json, the
+// plan they were made from, the logs to read), which analyze imports and which imports no
+// part of analyze; the logs themselves are read here (read.go), each record computed as it
+// is read, so that no run's records have to be held at once.
+//
 // Computing metrics after the run keeps them off the hot path and lets old logs be re-read
 // under new definitions. Every SSE event is timed by the socket read that completed it, so
 // events that arrived together are counted (events_per_read) rather than reported as 0 ms

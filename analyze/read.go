@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/llmbench/llmbench/analyze/rundir"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 )
@@ -82,7 +83,7 @@ func Analyze(opts Options, records io.Writer) (*Summary, error) {
 	}
 	logs := 0
 	for _, j := range in.jobs {
-		if !j.telemetry {
+		if !j.Telemetry {
 			logs++
 		}
 	}
@@ -143,7 +144,7 @@ func (a *analysis) readAll(wantRecords bool) ([]*logAnalysis, error) {
 			}
 			parts[i] = p
 			var w io.Writer
-			if wantRecords && !jobs[i].telemetry {
+			if wantRecords && !jobs[i].Telemetry {
 				f, err := os.CreateTemp(a.opts.TempDir, "analyze-*.jsonl")
 				if err != nil {
 					errs[i] = fmt.Errorf("analyze: %w", err)
@@ -165,18 +166,18 @@ func (a *analysis) readAll(wantRecords bool) ([]*logAnalysis, error) {
 }
 
 // readLog reads log number part into p, writing request records to w when not nil.
-func (a *analysis) readLog(part int, job logJob, p *logAnalysis, w io.Writer) error {
+func (a *analysis) readLog(part int, job rundir.Log, p *logAnalysis, w io.Writer) error {
 	// A worker killed before it wrote its header leaves no log or an empty one: its planned
 	// requests are lost, which the counts report, rather than the analysis failing.
-	if st, err := os.Stat(job.path); (err != nil && errors.Is(err, fs.ErrNotExist)) || (err == nil && st.Size() == 0) {
+	if st, err := os.Stat(job.Path); (err != nil && errors.Is(err, fs.ErrNotExist)) || (err == nil && st.Size() == 0) {
 		p.missing = true
 		return nil
 	}
-	r, err := rawlog.Open(job.path)
+	r, err := rawlog.Open(job.Path)
 	if err != nil {
 		// Damage confined to one log costs its requests (lost), not the whole analysis.
 		if errors.Is(err, rawlog.ErrFormat) {
-			p.damaged = fmt.Sprintf("%v: its header is unreadable, so %s", err, job.lostWhat())
+			p.damaged = fmt.Sprintf("%v: its header is unreadable, so %s", err, job.LostWhat())
 			return nil
 		}
 		return wrapInput(err)
@@ -184,17 +185,17 @@ func (a *analysis) readLog(part int, job logJob, p *logAnalysis, w io.Writer) er
 	defer r.Close()
 	if h := r.Header(); h.PlanHash != a.in.plan.HashHex() {
 		got, want := rawlog.HashPrefixes(h.PlanHash, a.in.plan.HashHex())
-		return inputErr("%s: log was written for plan %q, not %s", job.path, got, want)
+		return inputErr("%s: log was written for plan %q, not %s", job.Path, got, want)
 	}
 	var bw *bufio.Writer
 	if w != nil {
 		bw = bufio.NewWriterSize(w, 256<<10)
 	}
-	wall := a.in.runs[job.run].m.StartUnixNs
+	wall := a.in.runs[job.Run].Manifest.StartUnixNs
 	proc := newProcessor(requestConfig{ep: a.in.ep, tokens: a.in.ep.ProducesTokens, tok: a.in.tok,
 		server: a.opts.UseServerTokenCount, slos: a.opts.Goodput, reg: a.reg, media: a.in.plan.Meta().MediaOf,
-		run: job.run, worker: job.worker, wall: wall})
-	ro := a.recordOpts(job.run)
+		run: job.Run, worker: job.Worker, wall: wall})
+	ro := a.recordOpts(job.Run)
 	var line []byte
 	rows := a.rowWriter(part)
 	for {
@@ -213,14 +214,14 @@ func (a *analysis) readLog(part int, job logJob, p *logAnalysis, w io.Writer) er
 		case rawlog.KindRequest:
 			q := r.Request()
 			if int(q.Index) >= a.in.plan.Len() {
-				return inputErr("%s: request %d is not in the plan (%d records): wrong --plan?", job.path, q.Index, a.in.plan.Len())
+				return inputErr("%s: request %d is not in the plan (%d records): wrong --plan?", job.Path, q.Index, a.in.plan.Len())
 			}
 			rec, body, err := a.in.plan.Record(int(q.Index))
 			if err != nil {
 				return wrapInput(err)
 			}
 			if a.seen.mark(q.Index) {
-				return inputErr("%s: request %d appears twice in the logs (the same run given twice, or overlapping shards?)", job.path, q.Index)
+				return inputErr("%s: request %d appears twice in the logs (the same run given twice, or overlapping shards?)", job.Path, q.Index)
 			}
 			p.seen++
 			delete(p.inFlight, q.Index)
@@ -327,7 +328,7 @@ func floorDiv(a, b int64) int64 {
 
 // recordOpts are the per-request record options for run number run.
 func (a *analysis) recordOpts(run int) recordOpts {
-	o := recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].m), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData,
+	o := recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].Manifest), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData,
 		grouped: a.opts.GroupBy != nil}
 	if a.in.plan.HasGraph() {
 		o.graph = a.in.plan

@@ -63,11 +63,11 @@ func (a *analysis) serverMetrics(s *Summary, parts []*logAnalysis) {
 	nan := map[string]int{} // NaN samples left out, by stable name
 	hosts := map[string]bool{}
 	for _, r := range a.in.runs {
-		hosts[r.m.Host] = true
+		hosts[r.Manifest.Host] = true
 	}
 	multiHost := len(hosts) > 1
 	for ri, r := range a.in.runs {
-		path := filepath.Join(r.dir, servermetrics.FileName)
+		path := filepath.Join(r.Dir, servermetrics.FileName)
 		f, err := servermetrics.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -82,7 +82,7 @@ func (a *analysis) serverMetrics(s *Summary, parts []*logAnalysis) {
 		for _, n := range f.Notes {
 			s.Notes = append(s.Notes, "server metrics: "+n.Message)
 		}
-		sources = append(sources, serverSources(f, ri, r.m.Host, multiHost, nan)...)
+		sources = append(sources, serverSources(f, ri, r.Manifest.Host, multiHost, nan)...)
 	}
 	sources = append(sources, gpuSources(a, parts, multiHost)...)
 	s.Notes = append(s.Notes, nanNotes(nan)...)
@@ -275,10 +275,10 @@ func gpuSources(a *analysis, parts []*logAnalysis, multiHost bool) []*sourceSeri
 	byKey := map[key]*sourceSeries{}
 	var out []*sourceSeries
 	for i, job := range a.in.jobs {
-		if !job.telemetry || parts[i] == nil {
+		if !job.Telemetry || parts[i] == nil {
 			continue
 		}
-		m := a.in.runs[job.run].m
+		m := a.in.runs[job.Run].Manifest
 		source := "nvml"
 		if m.Options["gpu_telemetry_source"] == "dcgm" {
 			source = "dcgm"
@@ -289,7 +289,7 @@ func gpuSources(a *analysis, parts []*logAnalysis, multiHost bool) []*sourceSeri
 				if v < 0 {
 					continue
 				}
-				k := key{job.run, g.GPU, g.UUID, fi}
+				k := key{job.Run, g.GPU, g.UUID, fi}
 				t := byKey[k]
 				if t == nil {
 					labels := fmt.Sprintf("gpu=%d uuid=%s", g.GPU, g.UUID)
@@ -297,7 +297,7 @@ func gpuSources(a *analysis, parts []*logAnalysis, multiHost bool) []*sourceSeri
 						labels += " host=" + m.Host
 					}
 					t = &sourceSeries{name: f.name, unit: f.unit, kind: servermetrics.KindGauge, source: source, scale: f.scale,
-						origin: gpuOrigin(m.Host, g.GPU, g.UUID), labels: labels, run: job.run}
+						origin: gpuOrigin(m.Host, g.GPU, g.UUID), labels: labels, run: job.Run}
 					byKey[k] = t
 					out = append(out, t)
 				}

@@ -1,16 +1,13 @@
 package analyze
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/llmbench/llmbench/analyze/rundir"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -60,123 +57,30 @@ type ShardSummary struct {
 	run     int
 }
 
-// expandRunDirs replaces a directory that holds no run.json but subdirectories that do (a
-// distributed run's <run-id>/shard-<I>/ layout) by those subdirectories, in name order.
-func expandRunDirs(dirs []string) ([]string, error) {
-	var out []string
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, rawlog.ManifestName)); err == nil {
-			out = append(out, d)
-			continue
-		}
-		entries, err := os.ReadDir(d)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, inputErr("%s does not exist: no run and no shard ran into it (a replay, or every shard of a distributed run, that refuses to start writes nothing: see its stderr)", d)
-		}
-		if err != nil {
-			out = append(out, d) // readManifest says what is wrong with it
-			continue
-		}
-		var sub, empty []string
-		logs := false
-		for _, e := range entries {
-			switch {
-			case e.IsDir() && fileExists(filepath.Join(d, e.Name(), rawlog.ManifestName)):
-				sub = append(sub, filepath.Join(d, e.Name()))
-			case e.IsDir():
-				empty = append(empty, e.Name())
-			case strings.HasSuffix(e.Name(), ".rawlog"):
-				logs = true // a run without its run.json: readManifest says so
-			}
-		}
-		if len(sub) == 0 && !logs {
-			return nil, noRunErr(d, empty)
-		}
-		if len(sub) == 0 {
-			out = append(out, d)
-			continue
-		}
-		sort.Slice(sub, func(i, j int) bool { return shardDirLess(sub[i], sub[j]) })
-		out = append(out, sub...)
+// checkShards checks the runs' shard identities (rundir.CheckShards) and reports on the
+// shards: which are missing, their largest start skew and spread; nil when the runs are not
+// shards.
+func checkShards(runs []rundir.Run) (*ShardReport, error) {
+	if err := rundir.CheckShards(runs); err != nil || len(runs) == 0 || runs[0].Manifest.Shard == nil {
+		return nil, err
 	}
-	return out, nil
-}
-
-// noRunErr is the error about a directory that holds no run: no run.json, no log, and no
-// subdirectory with a run.json. subdirs are its subdirectories (a distributed run's
-// shard-<I>, each empty when its shard refused to start).
-func noRunErr(d string, subdirs []string) error {
-	sort.Slice(subdirs, func(i, j int) bool { return shardDirLess(subdirs[i], subdirs[j]) })
-	if len(subdirs) > 0 {
-		if len(subdirs) > 4 {
-			subdirs = append(subdirs[:4:4], "...")
-		}
-		return inputErr("%s: no shard ran: neither it nor its subdirectories (%s) hold a %s, so no replay (no shard of a distributed run) wrote a run there; "+
-			"a replay that refuses to start (a --start-at already past, a plan hash that differs...) writes nothing: see its stderr", d, strings.Join(subdirs, ", "), rawlog.ManifestName)
-	}
-	return inputErr("%s: no run and no shard ran into it: it holds no %s, no log and no run directory (a replay, or every shard of a distributed run, that refuses to start writes nothing: see its stderr)",
-		d, rawlog.ManifestName)
-}
-
-// shardDirLess orders shard-2 before shard-10.
-func shardDirLess(a, b string) bool {
-	na, ea := strconv.Atoi(strings.TrimPrefix(filepath.Base(a), "shard-"))
-	nb, eb := strconv.Atoi(strings.TrimPrefix(filepath.Base(b), "shard-"))
-	if ea == nil && eb == nil && na != nb {
-		return na < nb
-	}
-	return a < b
-}
-
-// checkShards checks the runs' shard identities: none has one (one run, or several runs of
-// one plan analysed together as before), or all do, with one count and run id and each index
-// once. The report names the missing shards; nil when the runs are not shards.
-func checkShards(runs []run) (*ShardReport, error) {
-	var first *run
-	for i := range runs {
-		r := &runs[i]
-		if (r.m.Shard != nil) != (runs[0].m.Shard != nil) {
-			with, without := runs[0].dir, r.dir
-			if r.m.Shard != nil {
-				with, without = r.dir, runs[0].dir
-			}
-			return nil, inputErr("%s is a shard of a distributed run and %s is not: analyse a distributed run's shards on their own", with, without)
-		}
-		if r.m.Shard != nil && first == nil {
-			first = r
-		}
-	}
-	if first == nil {
-		return nil, nil
-	}
-	rep := &ShardReport{Count: first.m.Shard.Count, RunID: first.m.Shard.RunID, MaxStartSkewShard: -1}
-	byIndex := map[int]string{}
-	lo, hi := first.m.StartUnixNs, first.m.StartUnixNs
+	first := runs[0].Manifest
+	rep := &ShardReport{Count: first.Shard.Count, RunID: first.Shard.RunID, MaxStartSkewShard: -1}
+	present := map[int]bool{}
+	lo, hi := first.StartUnixNs, first.StartUnixNs
 	for i, r := range runs {
-		sh := r.m.Shard
-		where := filepath.Join(r.dir, rawlog.ManifestName)
-		switch {
-		case sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count:
-			return nil, inputErr("%s: shard %d of %d is not a shard identity", where, sh.Index, sh.Count)
-		case sh.Count != rep.Count:
-			return nil, inputErr("%s: shard %d of %d, but %s is a shard of %d: not one distributed run", where, sh.Index, sh.Count, first.dir, rep.Count)
-		case sh.RunID != rep.RunID:
-			return nil, inputErr("%s: run id %q, but %s has %q: not one distributed run", where, sh.RunID, first.dir, rep.RunID)
-		}
-		if d, dup := byIndex[sh.Index]; dup {
-			return nil, inputErr("%s: shard %d is also %s: each shard must be given once", where, sh.Index, d)
-		}
-		byIndex[sh.Index] = r.dir
-		rep.Shards = append(rep.Shards, ShardSummary{Index: sh.Index, Dir: r.dir, Host: r.m.Host, Planned: r.m.Counts.Planned,
-			Status: r.m.Status, Error: r.m.Error, StartSkewNs: sh.StartSkewNs, Clock: r.m.Clock, run: i})
+		sh := r.Manifest.Shard
+		present[sh.Index] = true
+		rep.Shards = append(rep.Shards, ShardSummary{Index: sh.Index, Dir: r.Dir, Host: r.Manifest.Host, Planned: r.Manifest.Counts.Planned,
+			Status: r.Manifest.Status, Error: r.Manifest.Error, StartSkewNs: sh.StartSkewNs, Clock: r.Manifest.Clock, run: i})
 		if sk := abs64(sh.StartSkewNs); sh.StartAtUnixNs != 0 && (rep.MaxStartSkewShard < 0 || sk > rep.MaxStartSkewNs) {
 			rep.MaxStartSkewNs, rep.MaxStartSkewShard = sk, sh.Index
 		}
-		lo, hi = min(lo, r.m.StartUnixNs), max(hi, r.m.StartUnixNs)
+		lo, hi = min(lo, r.Manifest.StartUnixNs), max(hi, r.Manifest.StartUnixNs)
 	}
 	rep.StartSpreadNs = hi - lo
 	for i := 0; i < rep.Count; i++ {
-		if _, ok := byIndex[i]; !ok {
+		if !present[i] {
 			rep.Missing = append(rep.Missing, i)
 		}
 	}

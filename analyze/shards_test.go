@@ -2,20 +2,19 @@ package analyze
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/llmbench/llmbench/analyze/rundir"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
-func shardRun(dir string, index, count int, id string, skew int64, clock *rawlog.ClockState) run {
+func shardRun(dir string, index, count int, id string, skew int64, clock *rawlog.ClockState) rundir.Run {
 	m := &rawlog.Manifest{Host: "h" + dir, StartUnixNs: 1000, Clock: clock}
 	if count > 0 {
 		m.Shard = &rawlog.ShardInfo{Index: index, Count: count, RunID: id, StartAtUnixNs: 1000, StartSkewNs: skew}
 	}
-	return run{dir: dir, m: m}
+	return rundir.Run{Dir: dir, Manifest: m}
 }
 
 // The shards given together must be one distributed run, each index once; missing ones are
@@ -24,23 +23,23 @@ func TestCheckShards(t *testing.T) {
 	synced := &rawlog.ClockState{Source: "adjtimex", Synchronised: true, EstErrorNs: 100e3}
 	for _, tc := range []struct {
 		name    string
-		runs    []run
+		runs    []rundir.Run
 		err     string
 		missing []int
 		skew    int64
 		skewAt  int
 		unsync  int
 	}{
-		{name: "not shards", runs: []run{shardRun("a", 0, 0, "", 0, nil), shardRun("b", 0, 0, "", 0, nil)}},
-		{name: "whole", runs: []run{shardRun("a", 0, 2, "r", 300, synced), shardRun("b", 1, 2, "r", -900, synced)}, skew: 900, skewAt: 1},
-		{name: "missing", runs: []run{shardRun("a", 0, 3, "r", 5, synced), shardRun("c", 2, 3, "r", 7, synced)}, missing: []int{1}, skew: 7, skewAt: 2},
-		{name: "unsynchronised", runs: []run{shardRun("a", 0, 2, "r", 0, &rawlog.ClockState{Synchronised: false}), shardRun("b", 1, 2, "r", 0, nil)}, unsync: 2},
-		{name: "clock error over budget", runs: []run{shardRun("a", 0, 1, "r", 0, &rawlog.ClockState{Synchronised: true, EstErrorNs: 5e6})}, unsync: 1},
-		{name: "twice", runs: []run{shardRun("a", 1, 2, "r", 0, nil), shardRun("b", 1, 2, "r", 0, nil)}, err: "shard 1 is also a"},
-		{name: "other count", runs: []run{shardRun("a", 0, 2, "r", 0, nil), shardRun("b", 1, 3, "r", 0, nil)}, err: "not one distributed run"},
-		{name: "other run id", runs: []run{shardRun("a", 0, 2, "r", 0, nil), shardRun("b", 1, 2, "s", 0, nil)}, err: `run id "s"`},
-		{name: "mixed", runs: []run{shardRun("a", 0, 0, "", 0, nil), shardRun("b", 1, 2, "r", 0, nil)}, err: "b is a shard of a distributed run and a is not"},
-		{name: "bad identity", runs: []run{shardRun("a", 2, 2, "r", 0, nil)}, err: "is not a shard identity"},
+		{name: "not shards", runs: []rundir.Run{shardRun("a", 0, 0, "", 0, nil), shardRun("b", 0, 0, "", 0, nil)}},
+		{name: "whole", runs: []rundir.Run{shardRun("a", 0, 2, "r", 300, synced), shardRun("b", 1, 2, "r", -900, synced)}, skew: 900, skewAt: 1},
+		{name: "missing", runs: []rundir.Run{shardRun("a", 0, 3, "r", 5, synced), shardRun("c", 2, 3, "r", 7, synced)}, missing: []int{1}, skew: 7, skewAt: 2},
+		{name: "unsynchronised", runs: []rundir.Run{shardRun("a", 0, 2, "r", 0, &rawlog.ClockState{Synchronised: false}), shardRun("b", 1, 2, "r", 0, nil)}, unsync: 2},
+		{name: "clock error over budget", runs: []rundir.Run{shardRun("a", 0, 1, "r", 0, &rawlog.ClockState{Synchronised: true, EstErrorNs: 5e6})}, unsync: 1},
+		{name: "twice", runs: []rundir.Run{shardRun("a", 1, 2, "r", 0, nil), shardRun("b", 1, 2, "r", 0, nil)}, err: "shard 1 is also a"},
+		{name: "other count", runs: []rundir.Run{shardRun("a", 0, 2, "r", 0, nil), shardRun("b", 1, 3, "r", 0, nil)}, err: "not one distributed run"},
+		{name: "other run id", runs: []rundir.Run{shardRun("a", 0, 2, "r", 0, nil), shardRun("b", 1, 2, "s", 0, nil)}, err: `run id "s"`},
+		{name: "mixed", runs: []rundir.Run{shardRun("a", 0, 0, "", 0, nil), shardRun("b", 1, 2, "r", 0, nil)}, err: "b is a shard of a distributed run and a is not"},
+		{name: "bad identity", runs: []rundir.Run{shardRun("a", 2, 2, "r", 0, nil)}, err: "is not a shard identity"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := checkShards(tc.runs)
@@ -53,7 +52,7 @@ func TestCheckShards(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.runs[0].m.Shard == nil {
+			if tc.runs[0].Manifest.Shard == nil {
 				if rep != nil {
 					t.Fatalf("report %+v for runs that are not shards", rep)
 				}
@@ -84,44 +83,18 @@ func TestCheckShards(t *testing.T) {
 	}
 }
 
-// A parent folder holding shard-<I>/ run directories stands for them, in index order.
-func TestExpandRunDirs(t *testing.T) {
-	root := t.TempDir()
-	for _, s := range []string{"shard-10", "shard-2", "shard-0", "notes"} {
-		os.MkdirAll(filepath.Join(root, s), 0o755)
-		if s != "notes" {
-			os.WriteFile(filepath.Join(root, s, rawlog.ManifestName), []byte("{}"), 0o644)
-		}
-	}
-	got, err := expandRunDirs([]string{root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, g := range got {
-		names = append(names, filepath.Base(g))
-	}
-	if strings.Join(names, " ") != "shard-0 shard-2 shard-10" {
-		t.Fatalf("expanded to %v", names)
-	}
-	one := filepath.Join(root, "shard-2")
-	if got, _ := expandRunDirs([]string{one}); len(got) != 1 || got[0] != one {
-		t.Fatalf("a run directory itself expanded to %v", got)
-	}
-}
-
 // TestShardLinesSayHowShardsEnded: a shard that crashed, was interrupted or failed never
 // reads "schedule kept": its line says how it ended, the Shards line counts it, and the
 // combined verdict says the run did not complete. A complete shard keeps its verdict.
 func TestShardLinesSayHowShardsEnded(t *testing.T) {
 	kept := Verdict{Known: true, Kept: true, LagKnown: true, DispatchLagP99Ms: 0.2, MaxLagMs: 1}
 	synced := &rawlog.ClockState{Source: "adjtimex", Synchronised: true}
-	var runs []run
+	var runs []rundir.Run
 	for i, st := range []string{rawlog.StatusComplete, rawlog.StatusRunning, rawlog.StatusInterrupted, rawlog.StatusFailed} {
 		r := shardRun("runs/r1/shard-"+string(rune('0'+i)), i, 4, "r1", 0, synced)
-		r.m.Status = st
+		r.Manifest.Status = st
 		if st == rawlog.StatusFailed {
-			r.m.Error = "worker 0 (pid 7, CPU 1) killed by signal killed: 3 of its 10 planned requests lost in flight"
+			r.Manifest.Error = "worker 0 (pid 7, CPU 1) killed by signal killed: 3 of its 10 planned requests lost in flight"
 		}
 		runs = append(runs, r)
 	}
@@ -134,8 +107,8 @@ func TestShardLinesSayHowShardsEnded(t *testing.T) {
 	}
 	s := &Summary{Verdict: kept, Counts: Counts{Valid: 10}, RunStatus: rawlog.StatusComplete, Shards: rep}
 	for _, r := range runs {
-		s.RunDirs = append(s.RunDirs, r.dir)
-		s.runStatus = append(s.runStatus, r.m.Status)
+		s.RunDirs = append(s.RunDirs, r.Dir)
+		s.runStatus = append(s.runStatus, r.Manifest.Status)
 	}
 	lines := ShardLines(s)
 	if len(lines) != 5 {
@@ -165,34 +138,5 @@ func TestShardLinesSayHowShardsEnded(t *testing.T) {
 	done := &Summary{Verdict: kept, Counts: Counts{Valid: 10}, RunStatus: rawlog.StatusComplete}
 	if v := VerdictLine(done); strings.Contains(v, "But") {
 		t.Errorf("complete run's verdict %q", v)
-	}
-}
-
-// TestNoShardRan: a directory where nothing ran (every shard refused a past --start-at, so
-// none wrote anything) is bad input saying so, not "open .../run.json: no such file"; one
-// holding logs without run.json is left to the manifest's reader.
-func TestNoShardRan(t *testing.T) {
-	root := t.TempDir()
-	shards := filepath.Join(root, "r1")
-	for _, s := range []string{"shard-1", "shard-0"} {
-		os.MkdirAll(filepath.Join(shards, s), 0o755)
-	}
-	empty := filepath.Join(root, "empty")
-	os.MkdirAll(empty, 0o755)
-	for _, c := range []struct{ dir, want string }{
-		{shards, "no shard ran: neither it nor its subdirectories (shard-0, shard-1) hold a run.json"},
-		{empty, "no run and no shard ran into it"},
-		{filepath.Join(root, "absent"), "does not exist: no run and no shard ran into it"},
-	} {
-		_, err := expandRunDirs([]string{c.dir})
-		if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "no such file") {
-			t.Errorf("%s: %v; want bad input with %q", c.dir, err, c.want)
-		}
-	}
-	logs := filepath.Join(root, "logs")
-	os.MkdirAll(logs, 0o755)
-	os.WriteFile(filepath.Join(logs, "worker-000.rawlog"), nil, 0o644)
-	if got, err := expandRunDirs([]string{logs}); err != nil || len(got) != 1 {
-		t.Errorf("a directory of logs: %v %v", got, err)
 	}
 }

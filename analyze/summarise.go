@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze/rundir"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/redact"
@@ -71,7 +72,7 @@ func (a *analysis) newSummary() *Summary {
 	if !in.ep.ProducesTokens {
 		s.TokenCount = ""
 	}
-	first := in.runs[0].m
+	first := in.runs[0].Manifest
 	// Redacted again: a run.json from an older replay may hold secrets its rules missed.
 	s.ToolVersion, s.URLs, s.RunStartUnixNs, s.RunStatus = first.ToolVersion, redact.URLs(first.URLs), first.StartUnixNs, first.Status
 	s.CommandLine = strings.Join(redact.Args(first.CommandLine), " ")
@@ -81,12 +82,12 @@ func (a *analysis) newSummary() *Summary {
 	}
 	for i, r := range in.runs {
 		if i > 0 {
-			s.runStarts = append(s.runStarts, r.m.StartUnixNs)
+			s.runStarts = append(s.runStarts, r.Manifest.StartUnixNs)
 		}
-		s.hosts = append(s.hosts, r.m.Host)
-		s.runStatus = append(s.runStatus, r.m.Status)
-		s.RunDirs = append(s.RunDirs, r.dir)
-		if r.m.Status == rawlog.StatusInterrupted {
+		s.hosts = append(s.hosts, r.Manifest.Host)
+		s.runStatus = append(s.runStatus, r.Manifest.Status)
+		s.RunDirs = append(s.RunDirs, r.Dir)
+		if r.Manifest.Status == rawlog.StatusInterrupted {
 			s.WasCancelled = true
 		}
 	}
@@ -119,7 +120,7 @@ func (a *analysis) mergeLogs(s *Summary, parts []*logAnalysis) (*merged, error) 
 		m.lags = shardLag{}
 	}
 	for i, p := range parts {
-		m.lags.add(in.jobs[i].run, p.all, a.opts.ExactLimit)
+		m.lags.add(in.jobs[i].Run, p.all, a.opts.ExactLimit)
 		m.all.merge(p.all)
 		for _, k := range sortedKeys(p.slices) {
 			c := m.slices[k]
@@ -142,13 +143,13 @@ func (a *analysis) mergeLogs(s *Summary, parts []*logAnalysis) (*merged, error) 
 		m.perJob[i] = p.seen
 		job := in.jobs[i]
 		if p.torn > 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s: a torn final record (%d bytes) was skipped: the worker did not shut down cleanly", job.path, p.torn))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: a torn final record (%d bytes) was skipped: the worker did not shut down cleanly", job.Path, p.torn))
 		}
 		if p.missing {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s is missing or empty: its %d planned requests are lost", job.path, job.planned))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s is missing or empty: its %d planned requests are lost", job.Path, job.Planned))
 		}
 		if p.damaged != "" {
-			s.Damaged = append(s.Damaged, job.path)
+			s.Damaged = append(s.Damaged, job.Path)
 			s.Notes = append(s.Notes, "DAMAGED LOG "+p.damaged)
 		}
 	}
@@ -156,18 +157,18 @@ func (a *analysis) mergeLogs(s *Summary, parts []*logAnalysis) (*merged, error) 
 }
 
 // runNotes say which runs crashed or did not complete, from their run.json status.
-func runNotes(s *Summary, runs []run) {
+func runNotes(s *Summary, runs []rundir.Run) {
 	for _, r := range runs {
-		if r.m.Status == rawlog.StatusRunning {
+		if r.Manifest.Status == rawlog.StatusRunning {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: the run crashed: its status is still %q, so replay's coordinator was killed or died before the run ended; "+
 				"requests are counted from the worker logs (no record and no Sent record: not sent; a Sent record only: lost in flight)",
-				filepath.Join(r.dir, rawlog.ManifestName), r.m.Status))
+				filepath.Join(r.Dir, rawlog.ManifestName), r.Manifest.Status))
 			continue
 		}
-		if r.m.Status != rawlog.StatusComplete {
-			msg := fmt.Sprintf("%s: the run's status is %q", filepath.Join(r.dir, rawlog.ManifestName), r.m.Status)
-			if r.m.Error != "" {
-				msg += ": " + r.m.Error
+		if r.Manifest.Status != rawlog.StatusComplete {
+			msg := fmt.Sprintf("%s: the run's status is %q", filepath.Join(r.Dir, rawlog.ManifestName), r.Manifest.Status)
+			if r.Manifest.Error != "" {
+				msg += ": " + r.Manifest.Error
 			}
 			s.Notes = append(s.Notes, msg)
 		}
@@ -243,7 +244,7 @@ func (a *analysis) unseenRows(part int, unseen []unseenRequest) error {
 	for _, u := range unseen {
 		rec, _, _ := a.in.plan.Record(u.idx)
 		uc.load(&rec, u.err)
-		uc.p.m.StartUnixNs = a.in.runs[0].m.StartUnixNs
+		uc.p.m.StartUnixNs = a.in.runs[0].Manifest.StartUnixNs
 		if err := w.write(uc.p, nil, choice{keep: true, group: u.group, grouped: u.grouped}); err != nil {
 			return err
 		}
@@ -271,7 +272,7 @@ func (a *analysis) writeRecords(parts []*logAnalysis, unseen []unseenRequest, w 
 		rec, _, _ := a.in.plan.Record(u.idx)
 		m := requestMetrics{Index: uint32(u.idx), Phase: rec.Phase, Session: rec.Session, Turn: rec.Turn, Worker: -1,
 			IntendedNs: rec.SendOffsetNs, ReadyNs: -1, SendNs: -1, HeaderNs: -1, EndNs: -1,
-			FirstContentNs: -1, LastContentNs: -1, StartUnixNs: a.in.runs[0].m.StartUnixNs,
+			FirstContentNs: -1, LastContentNs: -1, StartUnixNs: a.in.runs[0].Manifest.StartUnixNs,
 			Err: u.err, Values: values, Has: has, Group: u.group, Grouped: u.grouped}
 		line = appendRecord(line[:0], &m, nil, a.recordOpts(0))
 		if _, err := w.Write(line); err != nil {

@@ -19,7 +19,7 @@ const energyGraceNs = 666_000_000
 
 // runWindow converts the summary's wall-clock window to run r's monotonic clock.
 func (a *analysis) runWindow(r int, s *Summary) (lo, hi int64) {
-	start := a.in.runs[r].m.StartUnixNs
+	start := a.in.runs[r].Manifest.StartUnixNs
 	return s.StartUnixNs - start, s.EndUnixNs - start
 }
 
@@ -28,17 +28,17 @@ func (a *analysis) runWindow(r int, s *Summary) (lo, hi int64) {
 func (a *analysis) workerHealth(parts []*logAnalysis, s *Summary, notes []string) ([]WorkerSummary, []string) {
 	var out []WorkerSummary
 	for i, job := range a.in.jobs {
-		if job.telemetry || job.recovery {
+		if job.Telemetry || job.Recovery {
 			continue
 		}
 		p := parts[i]
-		w := WorkerSummary{Run: job.run, Worker: job.worker, CPU: -1, Requests: p.seen, CPUPct: -1, Status: p.status, Torn: p.torn}
-		for _, wi := range a.in.runs[job.run].m.Workers {
-			if wi.ID == job.worker {
+		w := WorkerSummary{Run: job.Run, Worker: job.Worker, CPU: -1, Requests: p.seen, CPUPct: -1, Status: p.status, Torn: p.torn}
+		for _, wi := range a.in.runs[job.Run].Manifest.Workers {
+			if wi.ID == job.Worker {
 				w.CPU = wi.CPU
 			}
 		}
-		lo, hi := a.runWindow(job.run, s)
+		lo, hi := a.runWindow(job.Run, s)
 		if first, last, ok := bracket(p.cpu, lo, hi); ok {
 			cpu := (last.UserNs + last.SysNs) - (first.UserNs + first.SysNs)
 			w.CPUPct = float64(cpu) / float64(last.TimeNs-first.TimeNs) * 100
@@ -48,7 +48,7 @@ func (a *analysis) workerHealth(parts []*logAnalysis, s *Summary, notes []string
 			w.Status = "missing"
 		case p.status == "":
 			w.Status = "no footer"
-			notes = append(notes, fmt.Sprintf("%s has no footer: worker %d did not shut down cleanly", job.path, job.worker))
+			notes = append(notes, fmt.Sprintf("%s has no footer: worker %d did not shut down cleanly", job.Path, job.Worker))
 		}
 		out = append(out, w)
 	}
@@ -96,10 +96,10 @@ func usableCPU(samples []rawlog.CPUSample) []rawlog.CPUSample {
 func (a *analysis) cpuDist(parts []*logAnalysis, s *Summary) *dist {
 	d := newDist(a.opts.ExactLimit, catalog[MWorkerCPUUtilization].hdrScale)
 	for i, job := range a.in.jobs {
-		if job.telemetry {
+		if job.Telemetry {
 			continue
 		}
-		lo, hi := a.runWindow(job.run, s)
+		lo, hi := a.runWindow(job.Run, s)
 		c := usableCPU(parts[i].cpu)
 		for k := 1; k < len(c); k++ {
 			dt := c[k].TimeNs - c[k-1].TimeNs
@@ -152,11 +152,11 @@ func gpuSummaries(parts []*logAnalysis, in *input, startWall, endWall int64) []G
 		if p == nil {
 			continue
 		}
-		r := in.jobs[i].run
-		start := in.runs[r].m.StartUnixNs
+		r := in.jobs[i].Run
+		start := in.runs[r].Manifest.StartUnixNs
 		lo, hi := startWall-start, endWall-start
 		for _, g := range p.gpu {
-			origin := gpuOrigin(in.runs[r].m.Host, g.GPU, g.UUID)
+			origin := gpuOrigin(in.runs[r].Manifest.Host, g.GPU, g.UUID)
 			x := byOrigin[origin]
 			if x == nil {
 				k := gpuKey{run: r, gpu: g.GPU, uuid: g.UUID}
@@ -209,7 +209,7 @@ func gpuSummaries(parts []*logAnalysis, in *input, startWall, endWall int64) []G
 	var out []GPUSummary
 	for _, k := range keys {
 		x := byKey[k]
-		g := GPUSummary{Run: k.run, GPU: k.gpu, UUID: k.uuid, Name: gpuName(in.runs[k.run].m, k.gpu, k.uuid), Samples: x.n,
+		g := GPUSummary{Run: k.run, GPU: k.gpu, UUID: k.uuid, Name: gpuName(in.runs[k.run].Manifest, k.gpu, k.uuid), Samples: x.n,
 			Power: x.power.stats(1), Util: x.util.stats(1), MemUtil: x.memUtil.stats(1),
 			MemUsedGB: x.mem.stats(1), SMClock: x.clock.stats(1), Temp: x.temp.stats(1)}
 		if x.haveE && x.lastEWall > x.firstEWall {

@@ -72,7 +72,7 @@ type verdictInputs struct {
 func (a *analysis) verdictFacts(c *collector, meta *mmapds.Meta) verdictInputs {
 	var in verdictInputs
 	for _, r := range a.in.runs {
-		for _, w := range r.m.Workers {
+		for _, w := range r.Manifest.Workers {
 			cal := w.Calibration
 			if cal == nil {
 				continue
