@@ -120,7 +120,7 @@ type processor struct {
 	sc    endpoint.SSEScanner
 	d     endpoint.Delta
 	rawEP *endpoint.Endpoint // parses error events of any API
-	memo  shapeMemo
+	memo  eventTemplate
 	// noMemo parses every event in full (tests compare both paths).
 	noMemo bool
 	// times are the content events' arrivals; spans, index for index, the read that
@@ -389,7 +389,7 @@ func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
 		return
 	}
 	if text, ok := p.memo.match(ev.Name, ev.Data); ok && !p.noMemo {
-		// Same shape as an event already parsed: only the text differs.
+		// Same layout as an event already parsed (eventtemplate.go): only the text differs.
 		c0, r0 := len(p.d.Content), len(p.d.Reasoning)
 		p.memo.apply(&p.d, text)
 		if !p.memo.reasoning && p.ttfoNs < 0 {

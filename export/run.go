@@ -200,7 +200,7 @@ func Run(o Options) (*analyze.Summary, int) {
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
 	}
 	last = s
-	if err := o.Claim.judge(s, gates, dirs, opts.TokenizerSpec, o.LoadTokenizer); err != nil { // the benchmark claim (claim.go)
+	if err := o.Claim.judge(s, gates, dirs, opts.TokenizerSpec, o.LoadTokenizer); err != nil { // the benchmark claim (benchclaim.go)
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
 	}
 	exports := []export{{fileJSON, analyze.WriteAIPerfJSON}, {fileCSV, analyze.WriteAIPerfCSV}}
@@ -288,7 +288,7 @@ func Run(o Options) (*analyze.Summary, int) {
 		fmt.Fprintf(stderr, "analyze: INVALID TOKEN COUNTS: %s\n", u)
 		code = ExitGate
 	}
-	return last, o.Claim.exit(s, code, stderr) // --require-trustworthy (claim.go)
+	return last, o.Claim.exit(s, code, stderr) // --require-trustworthy (benchclaim.go)
 }
 
 // incomplete is why s is not a whole run (analyze.Health's incomplete problems, those of

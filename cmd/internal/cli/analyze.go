@@ -85,7 +85,7 @@ type Analyze struct {
 	// FS holds the flags; compose it into a larger set with AddFlagSet.
 	FS *pflag.FlagSet
 	c  config
-	// claim holds the benchmark claim's flags (claim.go).
+	// claim holds the benchmark claim's flags (benchclaim.go).
 	claim *claimFlags
 	// last is the summary of the last Run that analysed its runs (Last).
 	last *analyze.Summary
@@ -117,7 +117,7 @@ func NewAnalyze() *Analyze {
 	fs.BoolVar(&c.traceTiming, "show-trace-timing", false, "also print the HTTP trace timing table (k6's http_req_* metrics: connecting, sending, waiting, receiving, duration) after the metrics")
 	fs.BoolVar(&c.httpTrace, "export-http-trace", false, "add each request's trace_data to the JSONL: send, headers, first and last read and connect times (wall-clock ns), every read as [ns, bytes], AIPerf's durations")
 	fs.BoolVar(&c.perChunk, "export-per-chunk-data", false, "add each request's response chunks (every read as [ns, bytes]) to the JSONL as trace_data; inter_chunk_latency lists are always there")
-	a.claim = addClaimFlags(fs) // the benchmark claim's flags (claim.go)
+	a.claim = addClaimFlags(fs) // the benchmark claim's flags (benchclaim.go)
 	a.html = addHTMLFlags(fs)   // report.html (report.go)
 	a.user = addUserMetricFlags(fs)
 	a.sel = addSelectionFlags(fs)
@@ -206,12 +206,12 @@ func (a *Analyze) check() (*checked, error) {
 		}
 		out.gates = append(out.gates, gate)
 	}
-	gates, err := a.claim.gates(reg, out.gates) // --gates FILE (claim.go)
+	gates, err := a.claim.gates(reg, out.gates) // --gates FILE (benchclaim.go)
 	if err != nil {
 		return nil, err
 	}
 	out.gates = gates
-	if err := a.claim.check(); err != nil { // the claim's files (claim.go)
+	if err := a.claim.check(); err != nil { // the claim's files (benchclaim.go)
 		return nil, err
 	}
 	return out, nil
