@@ -218,14 +218,24 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	if m.Valid && p.cfg.slos != nil {
 		m.Good = true
 		for _, s := range p.cfg.slos {
-			v, ok := p.value(s.Metric.ID)
-			if !ok || !s.met(v) {
+			if !p.meets(s) {
 				m.Good = false
 				break
 			}
 		}
 	}
 	return m
+}
+
+// meets reports whether the current request meets SLO s: its compiled condition, or its
+// metric's value against the threshold.
+func (p *processor) meets(s SLO) bool {
+	if s.Met != nil {
+		met, ok := s.Met(p.view())
+		return ok && met
+	}
+	v, ok := p.value(s.Metric.ID)
+	return ok && s.met(v)
 }
 
 // settle establishes the facts of a valid request that its metrics are computed from: where

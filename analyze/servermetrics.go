@@ -1,11 +1,8 @@
 package analyze
 
 import (
-	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/llmbench/llmbench/servermetrics"
 )
 
 // Server and GPU metrics on the benchmark's clock (docs/metrics.md "Server metrics"): the
@@ -114,36 +111,8 @@ func (s *Summary) CompareTTFT() (TTFTComparison, bool) {
 		ClientAvg: r.Stats.Avg, ClientP50: r.Stats.P[4], ClientP99: r.Stats.P[8], Source: sm.Source}, true
 }
 
-// evalServerGate checks a gate on a server or GPU metric; one whose metric the run lacks is
-// not evaluable (and fails), saying why.
-func evalServerGate(s *Summary, g Gate) GateResult {
-	r := GateResult{Gate: g}
-	m := s.ServerMetric(g.Metric.Tag)
-	if !m.Present {
-		r.Missing = true
-		switch {
-		case strings.HasPrefix(g.Metric.Tag, "gpu."):
-			r.Why = fmt.Sprintf("the run has no %s values (no GPU telemetry: NVML found no GPU here, and no --gpu-telemetry DCGM exporter answered)", g.Metric.Tag)
-		case !hasServerSeries(s):
-			r.Why = fmt.Sprintf("the run has no %s values (no server metrics were scraped: see %s and --server-metrics-url)", g.Metric.Tag, servermetrics.FileName)
-		default:
-			r.Why = fmt.Sprintf("the run has no %s values (the scraped endpoints expose none of its families)", g.Metric.Tag)
-		}
-		return r
-	}
-	v, ok := m.stat(g.Stat)
-	if !ok {
-		r.Missing = true
-		r.Why = fmt.Sprintf("%s is a %s here (%s); its statistics are %s", m.Name, m.Kind, m.Source, strings.Join(serverStats[m.Kind], ", "))
-		return r
-	}
-	r.Actual = v
-	r.OK = g.holds(v)
-	return r
-}
-
-// hasServerSeries reports whether any server.* series was scraped.
-func hasServerSeries(s *Summary) bool {
+// HasServerSeries reports whether any server.* series was scraped.
+func (s *Summary) HasServerSeries() bool {
 	for _, x := range s.ServerSeries {
 		if strings.HasPrefix(x.Name, "server.") {
 			return true

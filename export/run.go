@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/internal/errline"
 	"github.com/llmbench/llmbench/rawlog"
@@ -60,7 +61,7 @@ type Options struct {
 	// Level is the export level: LevelSummary, LevelRecords or LevelRaw.
 	Level string
 	// Gates are the release gates: --gate's, then the gates file's.
-	Gates []analyze.Gate
+	Gates []judge.Gate
 	// MaxErrorRate is the largest fraction of failed profile requests that passes.
 	MaxErrorRate float64
 	// Quiet prints only gate failures and errors.
@@ -246,7 +247,7 @@ func Run(o Options) (*analyze.Summary, int) {
 	er := analyze.CheckErrorRate(s, o.MaxErrorRate)
 	report(er.OK, fmt.Sprintf("Gate error rate <= %s: %s (%d of %d profile requests failed, %s%s)",
 		strconv.FormatFloat(o.MaxErrorRate, 'g', -1, 64), passFail(er.OK), er.Errors, er.Total, pct(er.Rate), sel))
-	for _, r := range analyze.EvaluateGates(s, gates) {
+	for _, r := range judge.EvaluateGates(s, gates) {
 		if r.Missing && r.Why != "" {
 			report(false, fmt.Sprintf("Gate %s: FAIL (not evaluable: %s%s)", r.Gate, r.Why, sel))
 			continue
@@ -318,7 +319,7 @@ func incomplete(s *analyze.Summary, maxErrorRate float64) string {
 // CheckStreaming refuses the goodput SLOs and gates on metrics a run without streamed
 // responses has no values for (time_to_first_token, inter_token_latency, ...), naming the
 // flag: streaming is the plan's --streaming.
-func CheckStreaming(goodput []analyze.SLO, gates []analyze.Gate) error {
+func CheckStreaming(goodput []analyze.SLO, gates []judge.Gate) error {
 	for _, s := range goodput {
 		if s.Metric.NeedsStream() {
 			return fmt.Errorf("--goodput %s: the plan does not stream, so the run has no %s values (plan with --streaming)", s, s.Metric.Tag)

@@ -19,6 +19,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/internal/suggest"
@@ -113,8 +114,12 @@ func compile(e *cel.Env, what, src string, want ...*cel.Type) (*compiled, error)
 
 // eval evaluates the expression for one request; nil when it gives no value (an error: an
 // index out of range, a missing key, a variable the request has none of; or null).
-func (c *compiled) eval(v *analyze.RequestView) ref.Val {
-	out, _, err := c.prg.Eval(activation{v})
+func (c *compiled) eval(v *analyze.RequestView) ref.Val { return c.evalIn(activation{v}) }
+
+// evalIn evaluates the expression with the names of act (a request's, a summary's); nil
+// when it gives no value.
+func (c *compiled) evalIn(act interpreter.Activation) ref.Val {
+	out, _, err := c.prg.Eval(act)
 	if err != nil || out == nil {
 		return nil
 	}

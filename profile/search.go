@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -173,7 +174,7 @@ func (r *runner) judge(pr *pointResult) (sweep.Outcome, float64, string, []slaRe
 	for _, g := range r.o.SLAs {
 		ok, sum, n := true, 0.0, 0
 		for _, run := range pr.runs {
-			res := analyze.EvaluateGates(run.s, []analyze.Gate{g.Gate})[0]
+			res := judge.EvaluateGates(run.s, []judge.Gate{g.Gate})[0]
 			ok = ok && res.OK && !res.Missing
 			if !res.Missing {
 				sum += res.Actual

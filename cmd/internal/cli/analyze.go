@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/plan"
@@ -128,7 +129,7 @@ func NewAnalyze() *Analyze {
 // checked are the analyze flags once checked: what the gates and SLOs parse to.
 type checked struct {
 	goodput []analyze.SLO
-	gates   []analyze.Gate // --gate, then the --gates file's
+	gates   []judge.Gate // --gate, then the --gates file's
 	// reg holds the user metrics (nil: none); where and groupBy are --where and --group-by.
 	reg     *analyze.Registry
 	where   *analyze.Selection
@@ -193,14 +194,14 @@ func (a *Analyze) check() (*checked, error) {
 		return nil, err
 	}
 	if Changed(a.FS, "goodput") {
-		slos, err := reg.ParseGoodput(c.goodput)
+		slos, err := judge.ParseGoodputOf(reg, c.goodput)
 		if err != nil {
 			return nil, err
 		}
 		out.goodput = slos
 	}
 	for _, g := range c.gates {
-		gate, err := reg.ParseGate(g)
+		gate, err := judge.ParseGateOf(reg, g)
 		if err != nil {
 			return nil, err
 		}
