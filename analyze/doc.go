@@ -15,8 +15,9 @@
 // Every metric is one entry of a Registry (registry.go): the built-in ones, each with its
 // per-request or per-run formula (builtin.go), and those a user registers at run time, which
 // every output, gate, goodput objective and comparison then takes like a built-in one. The
-// small syntaxes that name metrics (--gate, --goodput, gates files, server gates) share one
-// parser over the registry (expr.go).
+// judgements users write over the results (gates, goodput objectives, the gates file, the
+// claim's thresholds) are package analyze/judge's, compiled through metricexpr; analyze
+// imports neither.
 //
 // The flow is vegeta's: Analyze reduces the logs to one Summary, and each output is a
 // function over it (WriteConsole, WriteAIPerfJSON, WriteAIPerfCSV, WriteTimeslicesJSON,

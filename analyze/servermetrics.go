@@ -10,8 +10,8 @@ import (
 // the GPU fields of the telemetry log (NVML or DCGM). Gauges get statistics over the
 // profile window's points, counters a rate over it, histograms quantile estimates from
 // their bucket increases over it; the same per time slice. What the shards of a distributed
-// run read from one server or GPU counts once. This file holds the results and the gates on
-// them (their names are parsed with the other metrics' in expr.go); servermetrics_sources.go
+// run read from one server or GPU counts once. This file holds the results (the gates on
+// them are analyze/judge's, their names in namespace.go); servermetrics_sources.go
 // reads the series, servermetrics_window.go computes the statistics.
 
 // ServerMetricSeries is one server (or GPU) metric as scraped during the run: one point per

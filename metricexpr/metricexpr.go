@@ -5,6 +5,11 @@
 // analyze.Selection and an analyze.Grouping. Every expression is parsed and type-checked
 // once, before any log is read; a bad one is an error naming the metric (or flag) and the
 // column. Evaluation reads the request through analyze.RequestView in place.
+//
+// It is the one expression layer: the gates and goodput objectives of package analyze/judge
+// are translated into its expressions too (judged.go), a gate over a run's summary, an
+// objective over one request. metricexpr imports analyze and cel-go; it must not import
+// analyze/judge or anything above it.
 package metricexpr
 
 import (
