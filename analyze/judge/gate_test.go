@@ -161,3 +161,27 @@ func TestServerGates(t *testing.T) {
 		}
 	}
 }
+
+// TestGateOnUserMetric: a gate on a user metric parses against the registry it was
+// registered on and is evaluated on the summary's statistics of it, like a built-in's.
+func TestGateOnUserMetric(t *testing.T) {
+	r := analyze.NewRegistry()
+	d, err := r.Register(analyze.UserMetric{Name: "even_ttft_x2", Unit: "ms", Eval: func(*analyze.RequestView) (float64, bool) { return 0, false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &analyze.Summary{Results: []analyze.Result{{MetricDef: d, Stats: &analyze.Stats{Count: 14, Min: 40, Max: 41.2, Avg: 40.6}}}}
+	for gate, pass := range map[string]bool{"even_ttft_x2.max<100": true, "even_ttft_x2.min>100": false, "even_ttft_x2.count==14": true,
+		"even_ttft_x2.avg>=40.6": true} {
+		g, err := ParseGateOf(r, gate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := EvaluateGates(s, []Gate{g})[0]; got.Missing || got.OK != pass {
+			t.Errorf("gate %s: %+v; want ok %v", gate, got, pass)
+		}
+	}
+	if g, _ := ParseGateOf(r, "even_ttft_x2.p99.9<5"); g.Source() != `even_ttft_x2["p99.9"] < 5.0` {
+		t.Errorf("gate runs as %q", g.Source())
+	}
+}
