@@ -191,6 +191,10 @@ type MetricDef struct {
 	// ttft_ms for time_to_first_token) and the Parquet column of that name; "" for none.
 	// The tag is a name there too: Var is the alias users write.
 	Var string
+	// Latency, for the latencies a release gate holds (TTFT, ITL, request latency, ...), is
+	// the name people say it by ("TTFT"); "" for other metrics. The benchmark claim wants a
+	// gate on one paired with a capacity gate (analyze/judge).
+	Latency string
 	// Alias, for MVLLMInterTokenLatency and MGenAIPerfTimeToFirstToken, is the metric whose
 	// values this one reports; -1 for every other metric.
 	Alias MetricID

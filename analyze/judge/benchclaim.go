@@ -33,13 +33,6 @@ func EvaluateClaim(s *analyze.Summary, o ClaimOptions) *analyze.Claim {
 		thresholdsPart(o.Gates, o.Agreed))
 }
 
-// latencyTags are the metrics whose gates need capacity context.
-var latencyTags = map[string]string{
-	"time_to_first_token": "TTFT", "time_to_second_token": "TTST", "time_to_first_output_token": "TTFO",
-	"inter_token_latency": "ITL", "inter_chunk_latency": "inter-chunk", "request_latency": "request latency",
-	"vllm_inter_token_latency": "ITL",
-}
-
 // contextWords name the capacity metrics (server.* and gpu.* gates of the server metrics,
 // and the GPU telemetry metrics) that give a latency gate its context.
 var contextWords = []string{"kv_cache", "queue", "waiting", "utilization", "power", "memory"}
@@ -73,7 +66,7 @@ func thresholdsPart(gates []Gate, agreed *GatesFile) analyze.ClaimPart {
 	context, agreedN := 0, 0
 	var unagreed []string
 	for _, g := range gates {
-		if name, ok := latencyTags[g.Metric.Tag]; ok && !slices.Contains(latency, name) {
+		if name := g.Metric.Latency; name != "" && !slices.Contains(latency, name) {
 			latency = append(latency, name)
 		}
 		if isContextGate(g.Expr) {
