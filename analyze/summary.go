@@ -173,3 +173,13 @@ func (s *Summary) result(id MetricID) *Result {
 	}
 	return nil
 }
+
+// RunStatuses are the runs' run.json statuses: the first run's as RunStatus says it, then
+// the other shards' (judge.Health names each one that did not complete).
+func (s *Summary) RunStatuses() []string {
+	statuses := []string{s.RunStatus}
+	if len(s.runStatus) > 1 {
+		statuses = append(statuses, s.runStatus[1:]...)
+	}
+	return statuses
+}

@@ -276,7 +276,7 @@ func Run(o Options) (*analyze.Summary, int) {
 		code = ExitGate
 	}
 	// A run that did not complete whole (crashed, interrupted, a worker that did not finish,
-	// nothing measured: analyze.Health) fails whatever its gates say, even when the error
+	// nothing measured: judge.Health) fails whatever its gates say, even when the error
 	// bound allows every request to fail: its numbers cover only part of the plan. Damaged
 	// logs and missing shards have their own lines above.
 	if why := incomplete(s, o.MaxErrorRate); why != "" {
@@ -292,7 +292,7 @@ func Run(o Options) (*analyze.Summary, int) {
 	return last, o.Claim.exit(s, code, stderr) // --require-trustworthy (benchclaim.go)
 }
 
-// incomplete is why s is not a whole run (analyze.Health's incomplete problems, those of
+// incomplete is why s is not a whole run (judge.Health's incomplete problems, those of
 // damaged logs and missing shards left to their own lines), "" when it is. A run.json
 // rebuilt from the logs (status unknown) is judged by the logs: each worker's footer says
 // whether it finished.
@@ -308,8 +308,8 @@ func incomplete(s *analyze.Summary, maxErrorRate float64) string {
 		whole.Shards = &sh
 	}
 	var why []string
-	for _, p := range analyze.Health(&whole, maxErrorRate) {
-		if p.Kind == analyze.ProblemIncomplete {
+	for _, p := range judge.Health(&whole, maxErrorRate) {
+		if p.Kind == judge.ProblemIncomplete {
 			why = append(why, p.Text)
 		}
 	}

@@ -184,7 +184,7 @@ func TestCompare(t *testing.T) {
 // TestRunIncompleteFails: a run that did not complete whole (run.json says it failed, was
 // interrupted or is still running, a worker did not finish) fails the analysis even when
 // every request it logged succeeded and every gate holds, and one line on stderr says why:
-// its numbers cover only part of what was planned (analyze.Health, the rule the multi-run
+// its numbers cover only part of what was planned (judge.Health, the rule the multi-run
 // verdicts use). A whole run still passes.
 func TestRunIncompleteFails(t *testing.T) {
 	for _, c := range []struct {

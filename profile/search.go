@@ -195,7 +195,7 @@ func (r *runner) judge(pr *pointResult) (sweep.Outcome, float64, string, []slaRe
 		}
 	}
 	// The error bound holds in every search: failed requests never pass a probe. Precheck
-	// has judged it (analyze.Health at this bound); the row records it in the history.
+	// has judged it (judge.Health at this bound); the row records it in the history.
 	bound := r.opts.MaxErrorRate
 	ok, sum := true, 0.0
 	for _, run := range pr.runs {

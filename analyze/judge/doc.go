@@ -1,7 +1,9 @@
 // Package judge holds analyze's judgements that are written by users and checked after a
 // run is analysed: release gates (--gate, the server and GPU gates, SLA criteria), goodput
-// objectives (--goodput), the agreed gates file (--gates) and the benchmark claim's verdict
-// over its three parts (its thresholds part judged here, where the gates are).
+// objectives (--goodput), the agreed gates file (--gates), a run's health (Health: the one
+// rule profile's sweeps, repeats and searches and analyze compare judge a run by) and the
+// benchmark claim's verdict over its three parts (its thresholds part judged here, where the
+// gates are).
 //
 // Their syntaxes are sugar over the one expression layer, package metricexpr (CEL), which
 // also compiles user metrics, --where and --group-by: sugar.go reads a gate or an objective

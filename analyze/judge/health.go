@@ -1,10 +1,11 @@
-package analyze
+package judge
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -19,7 +20,7 @@ const (
 	// describe the client.
 	ProblemSchedule = "schedule"
 	// ProblemUsage: the token counts, and so the token throughputs, rest on server counts
-	// that are negative or beyond what the responses' text could encode (usage.go).
+	// that are negative or beyond what the responses' text could encode (analyze/usage.go).
 	ProblemUsage = "usage"
 )
 
@@ -35,18 +36,15 @@ type Problem struct {
 
 // Health lists what is wrong with the analysed run s, incomplete first, then errors, then
 // the schedule; none when the run completed, every worker, shard and log is whole, at most
-// maxErrorRate of its profile requests failed (CheckErrorRate, the --max-error-rate gate) and
+// maxErrorRate of its profile requests failed (analyze.CheckErrorRate, the --max-error-rate gate) and
 // the client kept its schedule. It is the one rule the multi-run verdicts (profile's sweeps,
 // repeats and searches, analyze compare) judge a run by.
-func Health(s *Summary, maxErrorRate float64) []Problem {
+func Health(s *analyze.Summary, maxErrorRate float64) []Problem {
 	var out []Problem
 	incomplete := func(format string, args ...any) {
 		out = append(out, Problem{Kind: ProblemIncomplete, Text: fmt.Sprintf(format, args...)})
 	}
-	statuses := []string{s.RunStatus} // the first run's, as the summary says it
-	if len(s.runStatus) > 1 {
-		statuses = append(statuses, s.runStatus[1:]...) // the other shards'
-	}
+	statuses := s.RunStatuses()
 	for i, status := range statuses {
 		run := "the run"
 		if len(statuses) > 1 && i < len(s.RunDirs) {
@@ -99,7 +97,7 @@ func Health(s *Summary, maxErrorRate float64) []Problem {
 	if s.Counts.Profile == 0 {
 		incomplete("no profile request was measured")
 	}
-	if e := CheckErrorRate(s, maxErrorRate); !e.OK {
+	if e := analyze.CheckErrorRate(s, maxErrorRate); !e.OK {
 		most := ""
 		if len(s.Errors) > 0 {
 			top := s.Errors[0]
@@ -131,24 +129,4 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-// ErrorRateResult is the outcome of the --max-error-rate check.
-type ErrorRateResult struct {
-	Errors, Total int64
-	Rate, Max     float64
-	OK            bool
-}
-
-// CheckErrorRate compares the run's error rate (failed profile requests, including lost and
-// never-sent ones, over all planned profile requests; cancellations the plan asked for are
-// not failures) with max. It is the whole run's, whatever --where selected: a selection
-// leaves out successful requests only (choose), and they are counted back here.
-func CheckErrorRate(s *Summary, max float64) ErrorRateResult {
-	r := ErrorRateResult{Errors: s.Counts.GateErrors, Total: s.Counts.Profile + s.excluded(), Max: max}
-	if r.Total > 0 {
-		r.Rate = float64(r.Errors) / float64(r.Total)
-	}
-	r.OK = r.Rate <= max
-	return r
 }
