@@ -1,8 +1,7 @@
 // Package analyze computes every metric of a benchmark offline, from the raw event logs and
 // run.json that replay wrote and the plan file they replayed (see docs/run-format.md and
 // docs/plan-format.md), and writes the results: a console table, AIPerf-compatible
-// profile_export_aiperf.json and .csv, a per-request profile_export.jsonl, time slices, and
-// release gates for CI.
+// profile_export_aiperf.json and .csv, a per-request profile_export.jsonl and time slices.
 //
 // Computing metrics after the run keeps them off the hot path and lets old logs be re-read
 // under new definitions. Every SSE event is timed by the socket read that completed it, so
@@ -15,9 +14,10 @@
 // Every metric is one entry of a Registry (registry.go): the built-in ones, each with its
 // per-request or per-run formula (builtin.go), and those a user registers at run time, which
 // every output, gate, goodput objective and comparison then takes like a built-in one. The
-// judgements users write over the results (gates, goodput objectives, the gates file, the
-// claim's thresholds) are package analyze/judge's, compiled through metricexpr; analyze
-// imports neither.
+// judgements over the results (release gates, goodput objectives, the gates file, a run's
+// health, the claim's thresholds) are package analyze/judge's, compiled through metricexpr:
+// both import analyze, and analyze imports neither. The schedule verdict stays here: it is
+// computed with the summary and every output reads it.
 //
 // The flow is vegeta's: Analyze reduces the logs to one Summary, and each output is a
 // function over it (WriteConsole, WriteAIPerfJSON, WriteAIPerfCSV, WriteTimeslicesJSON,
