@@ -60,6 +60,18 @@ func one(id MetricID, kind Kind, tag, header, unit string, o Origin, order int, 
 	return entry{def: d, perRun: f}
 }
 
+// named gives a record metric its short name in expressions (MetricDef.Var).
+func (e entry) named(v string) entry {
+	e.def.Var = v
+	return e
+}
+
+// latency marks a latency metric with the name people say it by (MetricDef.Latency).
+func (e entry) latency(name string) entry {
+	e.def.Latency = name
+	return e
+}
+
 func (d *MetricDef) setFlags(fl flags) {
 	d.Console, d.LargerIsBetter, d.Int = fl&fConsole != 0, fl&fLarger != 0, fl&fInt != 0
 	d.stream, d.failed = fl&fStream != 0, fl&fFailed != 0
@@ -79,20 +91,20 @@ func builtinEntries() []entry {
 	a, o := OriginAIPerf, OriginOurs
 	return []entry{
 		// Latencies (AIPerf §5.1, §5.2).
-		rec(MTimeToFirstToken, "time_to_first_token", "Time to First Token", unitMs, a, sNs, 100, c|st, ttft),
-		rec(MTimeToSecondToken, "time_to_second_token", "Time to Second Token", unitMs, a, sNs, 200, c|st, ttst),
-		rec(MTimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", unitMs, a, sNs, 250, c|st, ttfo),
-		rec(MRequestLatency, "request_latency", "Request Latency", unitMs, a, sNs, 300, c, requestLatency),
-		rec(MInterTokenLatency, "inter_token_latency", "Inter Token Latency", unitMs, a, sNs, 400, c|st, itl),
-		rec(MInterChunkLatency, "inter_chunk_latency", "Inter Chunk Latency", unitMs, a, sNs, 450, st|fPooled, nil), // the processor's gaps
+		rec(MTimeToFirstToken, "time_to_first_token", "Time to First Token", unitMs, a, sNs, 100, c|st, ttft).named("ttft_ms").latency("TTFT"),
+		rec(MTimeToSecondToken, "time_to_second_token", "Time to Second Token", unitMs, a, sNs, 200, c|st, ttst).latency("TTST"),
+		rec(MTimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", unitMs, a, sNs, 250, c|st, ttfo).latency("TTFO"),
+		rec(MRequestLatency, "request_latency", "Request Latency", unitMs, a, sNs, 300, c, requestLatency).named("latency_ms").latency("request latency"),
+		rec(MInterTokenLatency, "inter_token_latency", "Inter Token Latency", unitMs, a, sNs, 400, c|st, itl).latency("ITL"),
+		rec(MInterChunkLatency, "inter_chunk_latency", "Inter Chunk Latency", unitMs, a, sNs, 450, st|fPooled, nil).latency("inter-chunk"), // the processor's gaps
 		rec(MOutputTokenThroughputPerUser, "output_token_throughput_per_user", "Output Token Throughput Per User", unitTPSUser, a, sFrac, 500, c|l|st, tpsUser),
 		rec(ME2EOutputTokenThroughput, "e2e_output_token_throughput", "E2E Output Token Throughput", unitTPSUser, a, sFrac, 510, l, e2eThroughput),
 		rec(MPrefillThroughputPerUser, "prefill_throughput_per_user", "Prefill Throughput Per User", unitTPSUser, a, sFrac, 520, l|st, prefill),
 		// Token counts (AIPerf §5.3, §5.4).
-		rec(MOutputSequenceLength, "output_sequence_length", "Output Sequence Length", unitTokens, a, sWhole, 600, c|l|i, osl),
+		rec(MOutputSequenceLength, "output_sequence_length", "Output Sequence Length", unitTokens, a, sWhole, 600, c|l|i, osl).named("osl"),
 		rec(MInputSequenceLength, "input_sequence_length", "Input Sequence Length", unitTokens, a, sWhole, 700, c|l|i, isl),
 		rec(MOutputTokenCount, "output_token_count", "Output Token Count", unitTokens, a, sWhole, 610, l|i, outputTokens),
-		rec(MReasoningTokenCount, "reasoning_token_count", "Reasoning Token Count", unitTokens, a, sWhole, 620, l|i, reasoningTokens),
+		rec(MReasoningTokenCount, "reasoning_token_count", "Reasoning Token Count", unitTokens, a, sWhole, 620, l|i, reasoningTokens).named("reasoning_tokens"),
 		rec(MUsagePromptTokens, "usage_prompt_tokens", "Usage Prompt Tokens", unitTokens, a, sWhole, 1400, l|i, usagePrompt),
 		rec(MUsageCompletionTokens, "usage_completion_tokens", "Usage Completion Tokens", unitTokens, a, sWhole, 1410, l|i, usageCompletion),
 		rec(MUsageTotalTokens, "usage_total_tokens", "Usage Total Tokens", unitTokens, a, sWhole, 1420, l|i, usageTotal),
@@ -116,7 +128,7 @@ func builtinEntries() []entry {
 		rec(MHTTPReqConnectionReused, "http_req_connection_reused", "HTTP Request Connection Reused", unitCount, a, sWhole, 1580, i, httpReused),
 		rec(MHTTPReqReconnects, "http_req_reconnects", "HTTP Request Reconnects", unitCount, o, sWhole, 1585, i|fa, httpReconnects),
 		// Schedule fidelity and client health (ours): kept for failed requests too.
-		rec(MScheduleLag, "schedule_lag", "Schedule Lag", unitMs, o, sNs, 1000, c|fa, scheduleLag),
+		rec(MScheduleLag, "schedule_lag", "Schedule Lag", unitMs, o, sNs, 1000, c|fa, scheduleLag).named("lag_ms"),
 		rec(MDispatchLag, "dispatch_lag", "Dispatch Lag", unitMs, o, sNs, 1010, c|fa, dispatchLag),
 		rec(MSlotWait, "slot_wait", "Slot Wait", unitMs, o, sNs, 1020, c|fa, slotWait),
 		rec(MCorrectedTimeToFirstToken, "corrected_time_to_first_token", "Corrected Time to First Token", unitMs, o, sNs, 1030, c|st|fa, correctedTTFT),
@@ -140,7 +152,7 @@ func builtinEntries() []entry {
 		rec(MUsageCompletionAudioTokens, "usage_completion_audio_tokens", "Usage Completion Audio Tokens", unitTokens, a, sWhole, 1444, l|i, usageCompletionAudio),
 
 		// Aliases: another record metric's values under a peer's name.
-		alias(MVLLMInterTokenLatency, MInterChunkLatency, "vllm_inter_token_latency", "vLLM Inter Token Latency", OriginVLLM, 1190),
+		alias(MVLLMInterTokenLatency, MInterChunkLatency, "vllm_inter_token_latency", "vLLM Inter Token Latency", OriginVLLM, 1190).latency("ITL"),
 		alias(MGenAIPerfTimeToFirstToken, MTimeToFirstOutputToken, "genai_perf_time_to_first_token", "GenAI-Perf Time to First Token", OriginGenAIPerf, 1240),
 
 		// Single values (AIPerf §5.2, §5.3, §5.5, §5.7 and ours).

@@ -189,6 +189,14 @@ type MetricDef struct {
 	// single-value counts, token totals and timestamps (written as integers in the CSV, as
 	// AIPerf writes its integer metrics).
 	Int bool
+	// Var is the metric's short name in expressions (--metric, --where, --group-by; e.g.
+	// ttft_ms for time_to_first_token) and the Parquet column of that name; "" for none.
+	// The tag is a name there too: Var is the alias users write.
+	Var string
+	// Latency, for the latencies a release gate holds (TTFT, ITL, request latency, ...), is
+	// the name people say it by ("TTFT"); "" for other metrics. The benchmark claim wants a
+	// gate on one paired with a capacity gate (analyze/judge).
+	Latency string
 	// Alias, for MVLLMInterTokenLatency and MGenAIPerfTimeToFirstToken, is the metric whose
 	// values this one reports; -1 for every other metric.
 	Alias MetricID

@@ -1,7 +1,7 @@
 // Package analyze computes every metric of a benchmark offline, from the raw event logs and
 // run.json that replay wrote and the plan file they replayed (see docs/run-format.md and
 // docs/plan-format.md), streams the per-request profile_export.jsonl while reading them, and
-// judges the run (verdict, claim, release gates for CI). The other outputs (console table,
+// says whether the client kept its schedule (the verdict). The other outputs (console table,
 // AIPerf-compatible profile_export_aiperf.json and .csv, time slices) are written from its
 // Summary by analyze/output, which imports analyze; analyze never imports it.
 //
@@ -21,8 +21,10 @@
 // Every metric is one entry of a Registry (registry.go): the built-in ones, each with its
 // per-request or per-run formula (builtin.go), and those a user registers at run time, which
 // every output, gate, goodput objective and comparison then takes like a built-in one. The
-// small syntaxes that name metrics (--gate, --goodput, gates files, server gates) share one
-// parser over the registry (expr.go).
+// judgements over the results (release gates, goodput objectives, the gates file, a run's
+// health, the claim's thresholds) are package analyze/judge's, compiled through metricexpr:
+// both import analyze, and analyze imports neither. The schedule verdict stays here: it is
+// computed with the summary and every output reads it.
 //
 // The flow is vegeta's: Analyze reduces the logs to one Summary, and each output is a
 // function over it (analyze/output's WriteConsole, WriteAIPerfJSON, WriteAIPerfCSV,

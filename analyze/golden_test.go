@@ -78,7 +78,7 @@ var goldenCases = []struct {
 			rate: 50, errEvery: 13, packEvery: 5, cancelEvery: 17, cpuPct: 35, gpus: 2, streaming: true, lag: 300 * us,
 			sessionHeader: "X-Correlation-ID"},
 		opts: func() Options {
-			slos, _ := ParseGoodput("time_to_first_token:20.4 inter_token_latency:5.05")
+			slos := objectives(nil, "time_to_first_token:20.4 inter_token_latency:5.05")
 			return Options{Goodput: slos, SliceDuration: 250 * time.Millisecond}
 		},
 	},

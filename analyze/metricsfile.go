@@ -60,9 +60,9 @@ func ParseMetricsFile(data []byte, path string) ([]MetricSpec, error) {
 	var f metricsFile
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		msg := err.Error()
-		if m := unknownField.FindStringSubmatch(msg); m != nil {
+		if m := UnknownField.FindStringSubmatch(msg); m != nil {
 			return nil, fmt.Errorf("--metrics-file %s line %d: unknown field %q (want version, metrics; each metric: name, expression, unit, description, larger_is_better, failed_requests)",
-				path, keyLine(data, m[1], 0), m[1])
+				path, KeyLine(data, m[1], 0), m[1])
 		}
 		msg = strings.TrimPrefix(strings.TrimPrefix(msg, "error converting YAML to JSON: "), "yaml: ")
 		msg = strings.Join(strings.Fields(msg), " ") // the YAML decoder's list of errors, one line
@@ -70,18 +70,18 @@ func ParseMetricsFile(data []byte, path string) ([]MetricSpec, error) {
 	}
 	switch {
 	case f.Version == 0:
-		return nil, fmt.Errorf("--metrics-file %s line %d: no version: want version: %d", path, max(keyLine(data, "version", 0), 1), MetricsFileVersion)
+		return nil, fmt.Errorf("--metrics-file %s line %d: no version: want version: %d", path, max(KeyLine(data, "version", 0), 1), MetricsFileVersion)
 	case f.Version != MetricsFileVersion:
-		return nil, fmt.Errorf("--metrics-file %s line %d: version %d is not supported (this build reads version %d)", path, keyLine(data, "version", 0), f.Version, MetricsFileVersion)
+		return nil, fmt.Errorf("--metrics-file %s line %d: version %d is not supported (this build reads version %d)", path, KeyLine(data, "version", 0), f.Version, MetricsFileVersion)
 	case len(f.Metrics) == 0:
 		return nil, fmt.Errorf("--metrics-file %s: no metrics", path)
 	}
 	after := 0
 	for i := range f.Metrics {
 		m := &f.Metrics[i]
-		line := keyLine(data, "name", after)
+		line := KeyLine(data, "name", after)
 		if line == 0 {
-			line = keyLine(data, "expression", after)
+			line = KeyLine(data, "expression", after)
 		}
 		after = line
 		m.From = fmt.Sprintf("--metrics-file %s line %d", path, line)

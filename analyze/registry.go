@@ -377,15 +377,3 @@ func userNotes(r *Registry, c *collector) []string {
 	}
 	return out
 }
-
-// tags lists the registry's tags, in id order.
-func (r *Registry) tags(keep func(*MetricDef) bool) []string {
-	r = r.or()
-	out := make([]string, 0, len(r.defs))
-	for i := range r.defs {
-		if keep == nil || keep(&r.defs[i]) {
-			out = append(out, r.defs[i].Tag)
-		}
-	}
-	return out
-}

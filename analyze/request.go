@@ -120,7 +120,7 @@ type processor struct {
 	sc    endpoint.SSEScanner
 	d     endpoint.Delta
 	rawEP *endpoint.Endpoint // parses error events of any API
-	memo  shapeMemo
+	memo  eventTemplate
 	// noMemo parses every event in full (tests compare both paths).
 	noMemo bool
 	// times are the content events' arrivals; spans, index for index, the read that
@@ -218,14 +218,24 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	if m.Valid && p.cfg.slos != nil {
 		m.Good = true
 		for _, s := range p.cfg.slos {
-			v, ok := p.value(s.Metric.ID)
-			if !ok || !s.met(v) {
+			if !p.meets(s) {
 				m.Good = false
 				break
 			}
 		}
 	}
 	return m
+}
+
+// meets reports whether the current request meets SLO s: its compiled condition, or its
+// metric's value against the threshold.
+func (p *processor) meets(s SLO) bool {
+	if s.Met != nil {
+		met, ok := s.Met(p.view())
+		return ok && met
+	}
+	v, ok := p.value(s.Metric.ID)
+	return ok && s.met(v)
 }
 
 // settle establishes the facts of a valid request that its metrics are computed from: where
@@ -389,7 +399,7 @@ func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
 		return
 	}
 	if text, ok := p.memo.match(ev.Name, ev.Data); ok && !p.noMemo {
-		// Same shape as an event already parsed: only the text differs.
+		// Same layout as an event already parsed (eventtemplate.go): only the text differs.
 		c0, r0 := len(p.d.Content), len(p.d.Reasoning)
 		p.memo.apply(&p.d, text)
 		if !p.memo.reasoning && p.ttfoNs < 0 {

@@ -316,7 +316,7 @@ var fuzzAPIs = []string{"chat", "completions", "responses", "anthropic_messages"
 
 // FuzzRequestMetrics feeds arbitrary bodies, cut into arbitrary reads, through the
 // per-request computation as any of fuzzAPIs: it must never panic, and what it reports must
-// be consistent. Reading events through the shape memo (which outlives a request, as in
+// be consistent. Reading events through the event template (which outlives a request, as in
 // analysis) must give exactly what parsing every event gives, and the verdict must not depend
 // on how the reads split the body.
 func FuzzRequestMetrics(f *testing.F) {
@@ -361,7 +361,7 @@ func FuzzRequestMetrics(f *testing.F) {
 		q.EndNs = at + 1
 		rec := mmapds.Record{Phase: mmapds.PhaseProfile, ISL: 10, OSL: 4}
 		m := p.compute(q, &rec, len(body))
-		// Reading events through the shape memo must give what parsing every event gives.
+		// Reading events through the event template must give what parsing every event gives.
 		ref := slow.compute(q, &rec, len(body))
 		if m.Valid != ref.Valid || !slices.Equal(m.Values, ref.Values) || !slices.Equal(m.Has, ref.Has) || !slices.Equal(m.ICL, ref.ICL) ||
 			!slices.Equal(m.EPR, ref.EPR) || m.ContentEvents != ref.ContentEvents || !reflect.DeepEqual(m.Err, ref.Err) {
@@ -415,8 +415,8 @@ func sameDelta(a, b *endpoint.Delta) bool {
 		a.Done == b.Done && a.Items == b.Items && a.ErrorMsg == b.ErrorMsg && a.EndMarker == b.EndMarker
 }
 
-// The shape memo is never learned from a text that is not the content literal.
-func TestShapeMemoSoundness(t *testing.T) {
+// The event template is never learned from a text that is not the content literal.
+func TestEventTemplateSoundness(t *testing.T) {
 	const send = 1000 * ms
 	bodies := [][]string{
 		// The content is escaped; an unrelated field holds the same text plainly.

@@ -1,11 +1,8 @@
 package analyze
 
 import (
-	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/llmbench/llmbench/servermetrics"
 )
 
 // Server and GPU metrics on the benchmark's clock (docs/metrics.md "Server metrics"): the
@@ -13,8 +10,8 @@ import (
 // the GPU fields of the telemetry log (NVML or DCGM). Gauges get statistics over the
 // profile window's points, counters a rate over it, histograms quantile estimates from
 // their bucket increases over it; the same per time slice. What the shards of a distributed
-// run read from one server or GPU counts once. This file holds the results and the gates on
-// them (their names are parsed with the other metrics' in expr.go); servermetrics_sources.go
+// run read from one server or GPU counts once. This file holds the results (the gates on
+// them are analyze/judge's, their names in namespace.go); servermetrics_sources.go
 // reads the series, servermetrics_window.go computes the statistics.
 
 // ServerMetricSeries is one server (or GPU) metric as scraped during the run: one point per
@@ -117,36 +114,8 @@ func (s *Summary) CompareTTFT() (TTFTComparison, bool) {
 		ClientAvg: r.Stats.Avg, ClientP50: r.Stats.P[4], ClientP99: r.Stats.P[8], Source: sm.Source}, true
 }
 
-// evalServerGate checks a gate on a server or GPU metric; one whose metric the run lacks is
-// not evaluable (and fails), saying why.
-func evalServerGate(s *Summary, g Gate) GateResult {
-	r := GateResult{Gate: g}
-	m := s.ServerMetric(g.Metric.Tag)
-	if !m.Present {
-		r.Missing = true
-		switch {
-		case strings.HasPrefix(g.Metric.Tag, "gpu."):
-			r.Why = fmt.Sprintf("the run has no %s values (no GPU telemetry: NVML found no GPU here, and no --gpu-telemetry DCGM exporter answered)", g.Metric.Tag)
-		case !hasServerSeries(s):
-			r.Why = fmt.Sprintf("the run has no %s values (no server metrics were scraped: see %s and --server-metrics-url)", g.Metric.Tag, servermetrics.FileName)
-		default:
-			r.Why = fmt.Sprintf("the run has no %s values (the scraped endpoints expose none of its families)", g.Metric.Tag)
-		}
-		return r
-	}
-	v, ok := m.Stat(g.Stat)
-	if !ok {
-		r.Missing = true
-		r.Why = fmt.Sprintf("%s is a %s here (%s); its statistics are %s", m.Name, m.Kind, m.Source, strings.Join(serverStats[m.Kind], ", "))
-		return r
-	}
-	r.Actual = v
-	r.OK = g.holds(v)
-	return r
-}
-
-// hasServerSeries reports whether any server.* series was scraped.
-func hasServerSeries(s *Summary) bool {
+// HasServerSeries reports whether any server.* series was scraped.
+func (s *Summary) HasServerSeries() bool {
 	for _, x := range s.ServerSeries {
 		if strings.HasPrefix(x.Name, "server.") {
 			return true

@@ -101,7 +101,7 @@ func TestValidateShapeRun(t *testing.T) {
 			if r.Requests != 40 || r.Reference != "" || (r.Fidelity.Skipped == "") != c.fidelity || r.Fidelity.Failed() {
 				t.Fatalf("no reference: %+v", r)
 			}
-			if p := EvaluateClaim(s, ClaimOptions{Shape: r}).Shape; p.Status != StatusNotValidated {
+			if p := ShapeClaim(r); p.Status != StatusNotValidated {
 				t.Errorf("no reference: %s", p.Status)
 			}
 			r, err = ValidateShape(s, ShapeOptions{Reference: s.PlanPath, LoadTokenizer: noTok})
@@ -113,7 +113,7 @@ func TestValidateShapeRun(t *testing.T) {
 				t.Fatalf("own plan: %+v", r)
 			}
 			want := StatusValidated
-			if p := EvaluateClaim(s, ClaimOptions{Shape: r}).Shape; p.Status != want {
+			if p := ShapeClaim(r); p.Status != want {
 				t.Errorf("own plan: %s: %s", p.Status, p.Evidence)
 			}
 			if _, err := ValidateShape(s, ShapeOptions{Reference: filepath.Join(run, "nope.jsonl"), LoadTokenizer: noTok}); err == nil ||

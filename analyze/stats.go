@@ -345,29 +345,3 @@ func rankValue(h *hdrhistogram.PackedHistogram, r int64) float64 {
 	// ValueAtPercentile rounds percentile/100*total+0.5 down to a rank; aim a quarter below r.
 	return float64(h.ValueAtPercentile((float64(r) - 0.25) / float64(total) * 100))
 }
-
-// Stat returns the statistic named stat (avg, min, max, std, sum, count or a percentile of
-// PercentileNames), NaN for a name it does not know: gates and the CSV export read
-// statistics by name.
-func (s *Stats) Stat(stat string) float64 {
-	switch stat {
-	case "avg":
-		return s.Avg
-	case "min":
-		return s.Min
-	case "max":
-		return s.Max
-	case "std":
-		return s.Std
-	case "sum":
-		return s.Sum
-	case "count":
-		return float64(s.Count)
-	}
-	for i, n := range PercentileNames {
-		if n == stat {
-			return s.P[i]
-		}
-	}
-	return math.NaN()
-}

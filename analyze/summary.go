@@ -142,7 +142,7 @@ type Summary struct {
 	// Damaged lists the logs that could not be read whole (an unreadable header, a corrupt
 	// record before the end): the results leave out what they held. Notes say more.
 	Damaged []string
-	// Claim is the benchmark claim (analyze/claim.go), set by EvaluateClaim; nil before.
+	// Claim is the benchmark claim (analyze/benchclaim.go), set by EvaluateClaim; nil before.
 	Claim *Claim
 	// Shards describes the shards of a distributed run (analyze/shards.go); nil otherwise.
 	Shards *ShardReport
@@ -216,3 +216,13 @@ func (s *Summary) Host(run int) string { return s.hosts[run] }
 
 // PlanPathGiven is the plan's path as run.json (or --plan) gave it; PlanPath is where it was read.
 func (s *Summary) PlanPathGiven() string { return s.planPathShown }
+
+// RunStatuses are the runs' run.json statuses: the first run's as RunStatus says it, then
+// the other shards' (judge.Health names each one that did not complete).
+func (s *Summary) RunStatuses() []string {
+	statuses := []string{s.RunStatus}
+	if len(s.runStatus) > 1 {
+		statuses = append(statuses, s.runStatus[1:]...)
+	}
+	return statuses
+}

@@ -355,7 +355,7 @@ func TestExportHTTPTrace(t *testing.T) {
 }
 
 // A cut stream is judged by its bytes alone: not by the request's place among its worker's
-// requests (the shape memo outlives a request), nor by how the reads split it. For each
+// requests (the event template outlives a request), nor by how the reads split it. For each
 // protocol with an end marker, streams of content events only (every one of them the shape
 // the memo learns) are analysed through one processor, whole then cut, in both orders and cut
 // into reads of every size: every cut one is truncated_stream with all its content events,
@@ -419,17 +419,17 @@ func TestTruncatedStreamIndependentOfHistory(t *testing.T) {
 	}
 }
 
-// The shape memo stands in for ParseEvent, so it must reproduce every field of the Delta
-// that parsing sets. A new field of endpoint.Delta fails this test until shapeMemo's apply
+// The event template stands in for ParseEvent, so it must reproduce every field of the Delta
+// that parsing sets. A new field of endpoint.Delta fails this test until eventTemplate's apply
 // and parsesAsApplied account for it.
-func TestShapeMemoComparesEveryDeltaField(t *testing.T) {
+func TestEventTemplateComparesEveryDeltaField(t *testing.T) {
 	var names []string
 	for f := range reflect.TypeFor[endpoint.Delta]().Fields() {
 		names = append(names, f.Name)
 	}
 	want := []string{"Content", "Reasoning", "Usage", "Done", "Items", "ErrorMsg", "EndMarker"}
 	if !slices.Equal(names, want) {
-		t.Fatalf("endpoint.Delta has fields %v; shapeMemo (memo.go) handles %v: update apply and parsesAsApplied", names, want)
+		t.Fatalf("endpoint.Delta has fields %v; eventTemplate (eventtemplate.go) handles %v: update apply and parsesAsApplied", names, want)
 	}
 }
 

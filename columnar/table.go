@@ -203,20 +203,14 @@ func requestColumns(grouped bool) []column {
 // request has no value).
 func requestTable(reg *analyze.Registry, grouped bool) *table {
 	cols := requestColumns(grouped)
-	byTag := map[string]int{}
 	for k, d := range reg.RowMetrics() {
-		byTag[d.Tag] = k
-		cols = append(cols, optDouble(d.Tag, func(r *analyze.RequestRow, _ int) (float64, bool) { return r.Values[k], r.Has[k] }))
-	}
-	// The scalar variables of expressions (docs/metrics.md "User metrics") under their own
-	// names, so a query uses the names a --metric does.
-	for _, v := range []struct{ name, tag string }{{"ttft_ms", "time_to_first_token"}, {"latency_ms", "request_latency"},
-		{"osl", "output_sequence_length"}, {"reasoning_tokens", "reasoning_token_count"}, {"lag_ms", "schedule_lag"}} {
-		k, ok := byTag[v.tag]
-		if !ok {
-			continue
+		val := func(r *analyze.RequestRow, _ int) (float64, bool) { return r.Values[k], r.Has[k] }
+		cols = append(cols, optDouble(d.Tag, val))
+		// A metric's short name in expressions (analyze.MetricDef.Var, docs/metrics.md "User
+		// metrics") is a column too, so a query uses the names a --metric does.
+		if d.Var != "" {
+			cols = append(cols, optDouble(d.Var, val))
 		}
-		cols = append(cols, optDouble(v.name, func(r *analyze.RequestRow, _ int) (float64, bool) { return r.Values[k], r.Has[k] }))
 	}
 	cols = append(cols,
 		optDouble("isl", func(r *analyze.RequestRow, _ int) (float64, bool) { return r.InputTokens, true }),

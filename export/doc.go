@@ -2,7 +2,7 @@
 // directories (package analyze), refuses any output that would replace one of the
 // analysis's inputs (guard.go), writes the AIPerf exports (JSON, CSV, per-request JSONL,
 // time slices) and report.html (page.go) atomically, judges the benchmark claim
-// (claim.go), prints the console table and the gates, and returns the exit status they
+// (benchclaim.go), prints the console table and the gates, and returns the exit status they
 // give. Compare is `analyze compare`'s: each run analysed, compared with the baseline
 // (package report), compare.json and compare.html written, regressions said.
 //

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/internal/errline"
@@ -61,7 +62,7 @@ type Options struct {
 	// Level is the export level: LevelSummary, LevelRecords or LevelRaw.
 	Level string
 	// Gates are the release gates: --gate's, then the gates file's.
-	Gates []analyze.Gate
+	Gates []judge.Gate
 	// MaxErrorRate is the largest fraction of failed profile requests that passes.
 	MaxErrorRate float64
 	// Quiet prints only gate failures and errors.
@@ -201,7 +202,7 @@ func Run(o Options) (*analyze.Summary, int) {
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
 	}
 	last = s
-	if err := o.Claim.judge(s, gates, dirs, opts.TokenizerSpec, o.LoadTokenizer); err != nil { // the benchmark claim (claim.go)
+	if err := o.Claim.judge(s, gates, dirs, opts.TokenizerSpec, o.LoadTokenizer); err != nil { // the benchmark claim (benchclaim.go)
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
 	}
 	exports := []export{{fileJSON, output.WriteAIPerfJSON}, {fileCSV, output.WriteAIPerfCSV}}
@@ -247,7 +248,7 @@ func Run(o Options) (*analyze.Summary, int) {
 	er := analyze.CheckErrorRate(s, o.MaxErrorRate)
 	report(er.OK, fmt.Sprintf("Gate error rate <= %s: %s (%d of %d profile requests failed, %s%s)",
 		strconv.FormatFloat(o.MaxErrorRate, 'g', -1, 64), passFail(er.OK), er.Errors, er.Total, pct(er.Rate), sel))
-	for _, r := range analyze.EvaluateGates(s, gates) {
+	for _, r := range judge.EvaluateGates(s, gates) {
 		if r.Missing && r.Why != "" {
 			report(false, fmt.Sprintf("Gate %s: FAIL (not evaluable: %s%s)", r.Gate, r.Why, sel))
 			continue
@@ -276,7 +277,7 @@ func Run(o Options) (*analyze.Summary, int) {
 		code = ExitGate
 	}
 	// A run that did not complete whole (crashed, interrupted, a worker that did not finish,
-	// nothing measured: analyze.Health) fails whatever its gates say, even when the error
+	// nothing measured: judge.Health) fails whatever its gates say, even when the error
 	// bound allows every request to fail: its numbers cover only part of the plan. Damaged
 	// logs and missing shards have their own lines above.
 	if why := incomplete(s, o.MaxErrorRate); why != "" {
@@ -289,10 +290,10 @@ func Run(o Options) (*analyze.Summary, int) {
 		fmt.Fprintf(stderr, "analyze: INVALID TOKEN COUNTS: %s\n", u)
 		code = ExitGate
 	}
-	return last, o.Claim.exit(s, code, stderr) // --require-trustworthy (claim.go)
+	return last, o.Claim.exit(s, code, stderr) // --require-trustworthy (benchclaim.go)
 }
 
-// incomplete is why s is not a whole run (analyze.Health's incomplete problems, those of
+// incomplete is why s is not a whole run (judge.Health's incomplete problems, those of
 // damaged logs and missing shards left to their own lines), "" when it is. A run.json
 // rebuilt from the logs (status unknown) is judged by the logs: each worker's footer says
 // whether it finished.
@@ -308,8 +309,8 @@ func incomplete(s *analyze.Summary, maxErrorRate float64) string {
 		whole.Shards = &sh
 	}
 	var why []string
-	for _, p := range analyze.Health(&whole, maxErrorRate) {
-		if p.Kind == analyze.ProblemIncomplete {
+	for _, p := range judge.Health(&whole, maxErrorRate) {
+		if p.Kind == judge.ProblemIncomplete {
 			why = append(why, p.Text)
 		}
 	}
@@ -319,7 +320,7 @@ func incomplete(s *analyze.Summary, maxErrorRate float64) string {
 // CheckStreaming refuses the goodput SLOs and gates on metrics a run without streamed
 // responses has no values for (time_to_first_token, inter_token_latency, ...), naming the
 // flag: streaming is the plan's --streaming.
-func CheckStreaming(goodput []analyze.SLO, gates []analyze.Gate) error {
+func CheckStreaming(goodput []analyze.SLO, gates []judge.Gate) error {
 	for _, s := range goodput {
 		if s.Metric.NeedsStream() {
 			return fmt.Errorf("--goodput %s: the plan does not stream, so the run has no %s values (plan with --streaming)", s, s.Metric.Tag)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/report"
 	"github.com/llmbench/llmbench/tokenizer"
 )
@@ -62,23 +63,23 @@ func options(dir string, stdout, stderr *bytes.Buffer) Options {
 // prints nothing but the failure, on stderr.
 func TestRunExitStatus(t *testing.T) {
 	dir := copyFixture(t, t.TempDir(), "rate-a", "rate.llmplan")
-	pass, err := analyze.ParseGate("request_latency.p99<100000")
+	pass, err := judge.ParseGate("request_latency.p99<100000")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fail, err := analyze.ParseGate("request_latency.p99<0.001")
+	fail, err := judge.ParseGate("request_latency.p99<0.001")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		name  string
-		gates []analyze.Gate
+		gates []judge.Gate
 		quiet bool
 		code  int
 	}{
-		{"gates hold", []analyze.Gate{pass}, false, ExitOK},
-		{"a gate fails", []analyze.Gate{pass, fail}, false, ExitGate},
-		{"quiet", []analyze.Gate{fail}, true, ExitGate},
+		{"gates hold", []judge.Gate{pass}, false, ExitOK},
+		{"a gate fails", []judge.Gate{pass, fail}, false, ExitGate},
+		{"quiet", []judge.Gate{fail}, true, ExitGate},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -183,7 +184,7 @@ func TestCompare(t *testing.T) {
 // TestRunIncompleteFails: a run that did not complete whole (run.json says it failed, was
 // interrupted or is still running, a worker did not finish) fails the analysis even when
 // every request it logged succeeded and every gate holds, and one line on stderr says why:
-// its numbers cover only part of what was planned (analyze.Health, the rule the multi-run
+// its numbers cover only part of what was planned (judge.Health, the rule the multi-run
 // verdicts use). A whole run still passes.
 func TestRunIncompleteFails(t *testing.T) {
 	for _, c := range []struct {

@@ -5,6 +5,11 @@
 // analyze.Selection and an analyze.Grouping. Every expression is parsed and type-checked
 // once, before any log is read; a bad one is an error naming the metric (or flag) and the
 // column. Evaluation reads the request through analyze.RequestView in place.
+//
+// It is the one expression layer: the gates and goodput objectives of package analyze/judge
+// are translated into its expressions too (judged.go), a gate over a run's summary, an
+// objective over one request. metricexpr imports analyze and cel-go; it must not import
+// analyze/judge or anything above it.
 package metricexpr
 
 import (
@@ -19,6 +24,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/internal/suggest"
@@ -113,8 +119,12 @@ func compile(e *cel.Env, what, src string, want ...*cel.Type) (*compiled, error)
 
 // eval evaluates the expression for one request; nil when it gives no value (an error: an
 // index out of range, a missing key, a variable the request has none of; or null).
-func (c *compiled) eval(v *analyze.RequestView) ref.Val {
-	out, _, err := c.prg.Eval(activation{v})
+func (c *compiled) eval(v *analyze.RequestView) ref.Val { return c.evalIn(activation{v}) }
+
+// evalIn evaluates the expression with the names of act (a request's, a summary's); nil
+// when it gives no value.
+func (c *compiled) evalIn(act interpreter.Activation) ref.Val {
+	out, _, err := c.prg.Eval(act)
 	if err != nil || out == nil {
 		return nil
 	}

@@ -21,14 +21,16 @@ type Variable struct {
 // ms converts nanoseconds to a CEL double of milliseconds.
 func ms(ns int64) types.Double { return types.Double(float64(ns) / 1e6) }
 
-// metric is a variable holding a per-request metric's value, as a double. Counts of tokens
-// are doubles too (holding whole numbers): "osl / 2" is then a true division and "osl - 1"
-// mixes with the latencies as a person means it (docs/metrics.md "User metrics").
-func metric(id analyze.MetricID) func(v *analyze.RequestView) (any, bool) {
-	return func(v *analyze.RequestView) (any, bool) {
-		x, ok := v.Value(id)
-		return types.Double(x), ok
-	}
+// metric is the variable of a per-request metric under its short name (analyze.MetricDef.Var,
+// e.g. ttft_ms), holding its value as a double. Counts of tokens are doubles too (holding
+// whole numbers): "osl / 2" is then a true division and "osl - 1" mixes with the latencies as
+// a person means it (docs/metrics.md "User metrics").
+func metric(id analyze.MetricID, unit, meaning string) Variable {
+	return Variable{Name: analyze.Metrics()[id].Var, Type: "double", Unit: unit, Meaning: meaning, typ: cel.DoubleType,
+		get: func(v *analyze.RequestView) (any, bool) {
+			x, ok := v.Value(id)
+			return types.Double(x), ok
+		}}
 }
 
 // phases are the phase names as CEL strings, made once.
@@ -38,16 +40,12 @@ var phases = map[mmapds.Phase]types.String{mmapds.PhaseProfile: types.String(mma
 // Variables are the variables every expression may use, besides the per-request metrics by
 // tag.
 var Variables = []Variable{
-	{Name: "ttft_ms", Type: "double", Unit: "ms", Meaning: "time_to_first_token: first content event − write start (valid streamed responses)",
-		typ: cel.DoubleType, get: metric(analyze.MTimeToFirstToken)},
-	{Name: "latency_ms", Type: "double", Unit: "ms", Meaning: "request_latency: last content event − write start (valid requests)",
-		typ: cel.DoubleType, get: metric(analyze.MRequestLatency)},
+	metric(analyze.MTimeToFirstToken, "ms", "time_to_first_token: first content event − write start (valid streamed responses)"),
+	metric(analyze.MRequestLatency, "ms", "request_latency: last content event − write start (valid requests)"),
 	{Name: "isl", Type: "double", Unit: "tokens", Meaning: "input length: input_sequence_length, or the plan's ISL for a request without one (failed requests have one too)",
 		typ: cel.DoubleType, get: func(v *analyze.RequestView) (any, bool) { return types.Double(v.InputTokens()), true }},
-	{Name: "osl", Type: "double", Unit: "tokens", Meaning: "output_sequence_length: output tokens, reasoning included (valid requests)",
-		typ: cel.DoubleType, get: metric(analyze.MOutputSequenceLength)},
-	{Name: "reasoning_tokens", Type: "double", Unit: "tokens", Meaning: "reasoning_token_count (valid requests)",
-		typ: cel.DoubleType, get: metric(analyze.MReasoningTokenCount)},
+	metric(analyze.MOutputSequenceLength, "tokens", "output_sequence_length: output tokens, reasoning included (valid requests)"),
+	metric(analyze.MReasoningTokenCount, "tokens", "reasoning_token_count (valid requests)"),
 	{Name: "chunks_ms", Type: "list(double)", Unit: "ms", Meaning: "each content event's arrival since the write start, in order; chunks_ms[0] == ttft_ms (empty: no content event)",
 		typ: cel.ListType(cel.DoubleType), get: func(v *analyze.RequestView) (any, bool) { return list[chunks]{v}, true }},
 	{Name: "gaps_ms", Type: "list(double)", Unit: "ms", Meaning: "the gaps between consecutive content events (inter_chunk_latency) of a valid streamed response; 0 for events one read completed",
@@ -75,8 +73,7 @@ var Variables = []Variable{
 			t := v.IntendedNs()
 			return ms(t), t >= 0
 		}},
-	{Name: "lag_ms", Type: "double", Unit: "ms", Meaning: "schedule_lag: write start − planned send instant (open-loop requests that were sent)",
-		typ: cel.DoubleType, get: metric(analyze.MScheduleLag)},
+	metric(analyze.MScheduleLag, "ms", "schedule_lag: write start − planned send instant (open-loop requests that were sent)"),
 	{Name: "usage", Type: "map(string, double)", Unit: "tokens", Meaning: "the server's usage block of a valid response: the fields it sent of prompt_tokens, completion_tokens, total_tokens, reasoning_tokens, cached_prompt_tokens (empty when none)",
 		typ: cel.MapType(cel.StringType, cel.DoubleType), get: func(v *analyze.RequestView) (any, bool) { return usage{v}, true }},
 }

@@ -3,7 +3,7 @@
 // — it places the plan (compiled, or the shared --plan copied), runs it once or
 // --num-profile-runs times (replay, then analyze; a cooldown between; early stop on
 // convergence), judges every run (a crash, an interrupted run, failed requests beyond the
-// bound, a client that did not keep its schedule: analyze.Health), and writes AIPerf's
+// bound, a client that did not keep its schedule: judge.Health), and writes AIPerf's
 // multi-run files: the confidence aggregate and pooled percentiles of repeats
 // (aggregate_export.go), the sweep aggregate with its best points, Pareto set and sweep page
 // (sweep_export.go), and the search history (search_export.go); repeat.go, sweep.go and

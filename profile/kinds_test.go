@@ -3,13 +3,13 @@ package profile
 import (
 	"testing"
 
-	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 )
 
-// TestEveryProblemKindMapped: each kind of analyze.Health's problems is a sweep kind; an
+// TestEveryProblemKindMapped: each kind of judge.Health's problems is a sweep kind; an
 // unmapped one (usage, #38 item 4) was the zero Kind, which no verdict names.
 func TestEveryProblemKindMapped(t *testing.T) {
-	for _, k := range []string{analyze.ProblemIncomplete, analyze.ProblemErrors, analyze.ProblemSchedule, analyze.ProblemUsage} {
+	for _, k := range []string{judge.ProblemIncomplete, judge.ProblemErrors, judge.ProblemSchedule, judge.ProblemUsage} {
 		if kinds[k] == 0 {
 			t.Errorf("problem kind %q maps to no sweep kind", k)
 		}

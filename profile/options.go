@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -62,12 +63,12 @@ type SweepOptions struct {
 // SLAGate is one SLA and the gate that checks it on a run.
 type SLAGate struct {
 	SLA  sweep.SLA
-	Gate analyze.Gate
+	Gate judge.Gate
 }
 
 // Convergence is the early-stop criterion of the repeats.
 type Convergence struct {
-	Gate      analyze.Gate // metric.stat of the criterion (the operator is unused)
+	Gate      judge.Gate // metric.stat of the criterion (the operator is unused)
 	Mode      string
 	Threshold float64
 }

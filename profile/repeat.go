@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/stats"
 	"github.com/llmbench/llmbench/sweep"
@@ -52,10 +53,10 @@ func (r runResult) valid() bool { return r.check.Valid() }
 
 // kinds maps analyze's problem kinds onto the sweep package's.
 // Impossible server token counts make the run's token numbers invalid: a failed run.
-var kinds = map[string]sweep.Kind{analyze.ProblemIncomplete: sweep.Failed, analyze.ProblemErrors: sweep.Errors, analyze.ProblemSchedule: sweep.Schedule,
-	analyze.ProblemUsage: sweep.Failed}
+var kinds = map[string]sweep.Kind{judge.ProblemIncomplete: sweep.Failed, judge.ProblemErrors: sweep.Errors, judge.ProblemSchedule: sweep.Schedule,
+	judge.ProblemUsage: sweep.Failed}
 
-// checkRun judges run: replay's and the analysis's exit status, then what analyze.Health
+// checkRun judges run: replay's and the analysis's exit status, then what judge.Health
 // finds in its summary at --max-error-rate (a crash, a worker that did not finish, failed
 // requests above the bound, a schedule not kept unless --accept-schedule-miss).
 func (r *runner) checkRun(run *runResult) {
@@ -70,8 +71,8 @@ func (r *runner) checkRun(run *runResult) {
 		add(sweep.Failed, fmt.Sprintf("the analysis failed (exit %d)", run.code))
 	}
 	if run.s != nil {
-		for _, p := range analyze.Health(run.s, r.opts.MaxErrorRate) {
-			if p.Kind == analyze.ProblemSchedule && r.opts.AcceptScheduleMiss {
+		for _, p := range judge.Health(run.s, r.opts.MaxErrorRate) {
+			if p.Kind == judge.ProblemSchedule && r.opts.AcceptScheduleMiss {
 				fmt.Fprintf(r.stderr, "profile: %s: %s; counted all the same (--accept-schedule-miss)\n", run.label, p.Text)
 				continue
 			}

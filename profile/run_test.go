@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/sweep"
@@ -253,7 +254,7 @@ func TestRunSweep(t *testing.T) {
 // 45 ms the search's boundary is 4, written to search_history.json and said on stdout.
 func TestRunSearch(t *testing.T) {
 	sla, _ := sweep.ParseSLA("time_to_first_token:p95:le:45")
-	g, err := analyze.ParseGate(sla.String())
+	g, err := judge.ParseGate(sla.String())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -147,7 +148,7 @@ func (r *runner) judge(pr *pointResult) (sweep.Outcome, float64, string, []slaRe
 	for _, g := range r.o.SLAs {
 		ok, sum, n := true, 0.0, 0
 		for _, run := range pr.runs {
-			res := analyze.EvaluateGates(run.s, []analyze.Gate{g.Gate})[0]
+			res := judge.EvaluateGates(run.s, []judge.Gate{g.Gate})[0]
 			ok = ok && res.OK && !res.Missing
 			if !res.Missing {
 				sum += res.Actual
@@ -168,7 +169,7 @@ func (r *runner) judge(pr *pointResult) (sweep.Outcome, float64, string, []slaRe
 		}
 	}
 	// The error bound holds in every search: failed requests never pass a probe. Precheck
-	// has judged it (analyze.Health at this bound); the row records it in the history.
+	// has judged it (judge.Health at this bound); the row records it in the history.
 	bound := r.opts.MaxErrorRate
 	ok, sum := true, 0.0
 	for _, run := range pr.runs {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/stats"
 	"github.com/llmbench/llmbench/sweep"
 )
@@ -35,7 +36,7 @@ func summaryWith(t *testing.T, ttft95 float64, errors, requests int64, kept bool
 // whose run failed, stops the search instead of counting as a failure.
 func TestJudge(t *testing.T) {
 	ttft, _ := sweep.ParseSLA("time_to_first_token:p95:le:25")
-	g, err := analyze.ParseGate(ttft.String())
+	g, err := judge.ParseGate(ttft.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestJudge(t *testing.T) {
 // TestConvergence: the repeats stop once the metric's successful runs agree, after min(3, N)
 // runs; a failed run (no summary) is left out, not a crash.
 func TestConvergence(t *testing.T) {
-	g, err := analyze.ParseGate("time_to_first_token.p95>=0")
+	g, err := judge.ParseGate("time_to_first_token.p95>=0")
 	if err != nil {
 		t.Fatal(err)
 	}

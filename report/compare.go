@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/internal/numfmt"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/stats"
@@ -27,7 +28,7 @@ type Run struct {
 	// statistics (a sweep page needs only the summaries).
 	Records *Records
 	// Problems say what makes the run not a whole, successful measurement beyond its
-	// client's schedule (analyze.Health: a crash, failed requests above the bound), one
+	// client's schedule (judge.Health: a crash, failed requests above the bound), one
 	// clause each. Compare fills them; a sweep page takes them from its caller. A run with
 	// problems is shown, flagged, and is never on a sweep's Pareto set.
 	Problems []string
@@ -81,7 +82,7 @@ type CompareOptions struct {
 	FailOn []Threshold
 	// MaxErrorRate is the largest fraction of failed profile requests a run may have and
 	// still count (analyze's --max-error-rate; 0: any failure): a run beyond it, or one that
-	// did not complete whole, is a regression of kind "failed_run" (analyze.Health).
+	// did not complete whole, is a regression of kind "failed_run" (judge.Health).
 	MaxErrorRate float64
 	// MaxCompletedDropPct is how many percent fewer completed requests than the baseline a
 	// run of the same plan may have (0: DefaultMaxCompletedDropPct); more is a regression of
@@ -386,12 +387,12 @@ func runRows(runs []Run) []RunRow {
 	return rows
 }
 
-// problems are what analyze.Health finds wrong with s at the error bound, the client's
+// problems are what judge.Health finds wrong with s at the error bound, the client's
 // schedule left out (a saturated client is its own warning).
 func problems(s *analyze.Summary, maxErrorRate float64) []string {
 	var out []string
-	for _, p := range analyze.Health(s, maxErrorRate) {
-		if p.Kind != analyze.ProblemSchedule {
+	for _, p := range judge.Health(s, maxErrorRate) {
+		if p.Kind != judge.ProblemSchedule {
 			out = append(out, p.Text)
 		}
 	}

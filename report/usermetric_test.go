@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/tokenizer"
 )
@@ -28,7 +29,7 @@ func TestUserMetricEverywhere(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	slos, err := reg.ParseGoodput(name + ":45") // 2 × 20 ms meets it, 2 × 25 ms does not
+	slos, err := judge.ParseGoodputOf(reg, name+":45") // 2 × 20 ms meets it, 2 × 25 ms does not
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +125,11 @@ func TestUserMetricEverywhere(t *testing.T) {
 	}
 
 	// A gate and goodput.
-	g, err := reg.ParseGate(name + ".p99<1000")
+	g, err := judge.ParseGateOf(reg, name+".p99<1000")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := analyze.EvaluateGates(a.Summary, []analyze.Gate{g})[0]; !r.OK || r.Actual != res.Stats.P[8] {
+	if r := judge.EvaluateGates(a.Summary, []judge.Gate{g})[0]; !r.OK || r.Actual != res.Stats.P[8] {
 		t.Errorf("gate %+v; want PASS at p99 %v", r, res.Stats.P[8])
 	}
 	for _, r := range []Run{a, b} {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/plan"
@@ -85,7 +86,7 @@ type Analyze struct {
 	// FS holds the flags; compose it into a larger set with AddFlagSet.
 	FS *pflag.FlagSet
 	c  config
-	// claim holds the benchmark claim's flags (claim.go).
+	// claim holds the benchmark claim's flags (benchclaim.go).
 	claim *claimFlags
 	// last is the summary of the last Run that analysed its runs (Last).
 	last *analyze.Summary
@@ -117,7 +118,7 @@ func NewAnalyze() *Analyze {
 	fs.BoolVar(&c.traceTiming, "show-trace-timing", false, "also print the HTTP trace timing table (k6's http_req_* metrics: connecting, sending, waiting, receiving, duration) after the metrics")
 	fs.BoolVar(&c.httpTrace, "export-http-trace", false, "add each request's trace_data to the JSONL: send, headers, first and last read and connect times (wall-clock ns), every read as [ns, bytes], AIPerf's durations")
 	fs.BoolVar(&c.perChunk, "export-per-chunk-data", false, "add each request's response chunks (every read as [ns, bytes]) to the JSONL as trace_data; inter_chunk_latency lists are always there")
-	a.claim = addClaimFlags(fs) // the benchmark claim's flags (claim.go)
+	a.claim = addClaimFlags(fs) // the benchmark claim's flags (benchclaim.go)
 	a.html = addHTMLFlags(fs)   // report.html (report.go)
 	a.user = addUserMetricFlags(fs)
 	a.sel = addSelectionFlags(fs)
@@ -128,7 +129,7 @@ func NewAnalyze() *Analyze {
 // checked are the analyze flags once checked: what the gates and SLOs parse to.
 type checked struct {
 	goodput []analyze.SLO
-	gates   []analyze.Gate // --gate, then the --gates file's
+	gates   []judge.Gate // --gate, then the --gates file's
 	// reg holds the user metrics (nil: none); where and groupBy are --where and --group-by.
 	reg     *analyze.Registry
 	where   *analyze.Selection
@@ -193,25 +194,25 @@ func (a *Analyze) check() (*checked, error) {
 		return nil, err
 	}
 	if Changed(a.FS, "goodput") {
-		slos, err := reg.ParseGoodput(c.goodput)
+		slos, err := judge.ParseGoodputOf(reg, c.goodput)
 		if err != nil {
 			return nil, err
 		}
 		out.goodput = slos
 	}
 	for _, g := range c.gates {
-		gate, err := reg.ParseGate(g)
+		gate, err := judge.ParseGateOf(reg, g)
 		if err != nil {
 			return nil, err
 		}
 		out.gates = append(out.gates, gate)
 	}
-	gates, err := a.claim.gates(reg, out.gates) // --gates FILE (claim.go)
+	gates, err := a.claim.gates(reg, out.gates) // --gates FILE (benchclaim.go)
 	if err != nil {
 		return nil, err
 	}
 	out.gates = gates
-	if err := a.claim.check(); err != nil { // the claim's files (claim.go)
+	if err := a.claim.check(); err != nil { // the claim's files (benchclaim.go)
 		return nil, err
 	}
 	return out, nil

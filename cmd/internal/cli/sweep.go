@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/profile"
 	"github.com/llmbench/llmbench/stats"
 	"github.com/llmbench/llmbench/sweep"
@@ -206,7 +206,7 @@ func (s *Sweep) convergence(o *profile.SweepOptions) error {
 	if s.runs < 2 {
 		return fmt.Errorf("--convergence-metric %s needs --num-profile-runs of 2 or more (it stops repeats early)", s.convMetric)
 	}
-	g, err := analyze.ParseGate(s.convMetric + "." + s.convStat + ">=0")
+	g, err := judge.ParseGate(s.convMetric + "." + s.convStat + ">=0")
 	if err != nil {
 		return fmt.Errorf("--convergence-metric %s --convergence-stat %s: %s", s.convMetric, s.convStat, gateReason(err))
 	}
@@ -290,7 +290,7 @@ func (s *Sweep) searchOptions(o *profile.SweepOptions, planMode, goodput bool, s
 		from = append(from, "--search-sla "+v)
 	}
 	for i, sla := range slas {
-		g, err := analyze.ParseGate(sla.String())
+		g, err := judge.ParseGate(sla.String())
 		if err != nil {
 			return fmt.Errorf("%s: %s", from[i], gateReason(err))
 		}

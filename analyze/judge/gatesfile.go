@@ -1,13 +1,13 @@
-package analyze
+package judge
 
 import (
-	"bytes"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmbench/llmbench/analyze"
 )
 
 // GatesFileVersion is the version of the --gates file format (docs/metrics.md "Agreed gates").
@@ -38,24 +38,20 @@ type GatesFile struct {
 	Path string `json:"-"`
 }
 
-// unknownField finds the field name in encoding/json's "unknown field" error.
-var unknownField = regexp.MustCompile(`unknown field "([^"]*)"`)
-
-// ParseGatesFile parses a --gates file against the built-in metrics
-// (Registry.ParseGatesFile).
+// ParseGatesFile parses a --gates file against the built-in metrics (ParseGatesFileOf).
 func ParseGatesFile(data []byte, path string) (*GatesFile, error) {
-	return builtins.ParseGatesFile(data, path)
+	return ParseGatesFileOf(nil, data, path)
 }
 
 // ParseGatesFile parses a --gates file strictly: unknown fields, a missing owner or reason, a
-// bad gate expression (Registry.ParseGate) or another version are refused, naming the file
-// and the line.
-func (r *Registry) ParseGatesFile(data []byte, path string) (*GatesFile, error) {
+// bad gate expression (ParseGateOf, on reg's metrics; nil: the built-ins) or another version
+// are refused, naming the file and the line.
+func ParseGatesFileOf(reg *analyze.Registry, data []byte, path string) (*GatesFile, error) {
 	var f GatesFile
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		msg := err.Error()
-		if m := unknownField.FindStringSubmatch(msg); m != nil {
-			return nil, fmt.Errorf("--gates %s line %d: unknown field %q (want version, gates; each gate: gate, owner, reason)", path, keyLine(data, m[1], 0), m[1])
+		if m := analyze.UnknownField.FindStringSubmatch(msg); m != nil {
+			return nil, fmt.Errorf("--gates %s line %d: unknown field %q (want version, gates; each gate: gate, owner, reason)", path, analyze.KeyLine(data, m[1], 0), m[1])
 		}
 		// The YAML parser's errors carry their own "line N".
 		msg = strings.TrimPrefix(strings.TrimPrefix(msg, "error converting YAML to JSON: "), "yaml: ")
@@ -64,9 +60,9 @@ func (r *Registry) ParseGatesFile(data []byte, path string) (*GatesFile, error) 
 	f.Path = path
 	if f.Version != GatesFileVersion {
 		if f.Version == 0 {
-			return nil, fmt.Errorf("--gates %s line %d: no version: want version: %d", path, max(keyLine(data, "version", 0), 1), GatesFileVersion)
+			return nil, fmt.Errorf("--gates %s line %d: no version: want version: %d", path, max(analyze.KeyLine(data, "version", 0), 1), GatesFileVersion)
 		}
-		return nil, fmt.Errorf("--gates %s line %d: version %d is not supported (this build reads version %d)", path, keyLine(data, "version", 0), f.Version, GatesFileVersion)
+		return nil, fmt.Errorf("--gates %s line %d: version %d is not supported (this build reads version %d)", path, analyze.KeyLine(data, "version", 0), f.Version, GatesFileVersion)
 	}
 	if len(f.Gates) == 0 {
 		return nil, fmt.Errorf("--gates %s: no gates", path)
@@ -74,13 +70,13 @@ func (r *Registry) ParseGatesFile(data []byte, path string) (*GatesFile, error) 
 	after := 0
 	for i := range f.Gates {
 		g := &f.Gates[i]
-		g.Line = keyLine(data, "gate", after)
+		g.Line = analyze.KeyLine(data, "gate", after)
 		after = g.Line
 		where := fmt.Sprintf("--gates %s line %d", path, g.Line)
 		if strings.TrimSpace(g.Gate) == "" {
 			return nil, fmt.Errorf("%s: gate %d has no gate expression", where, i+1)
 		}
-		p, err := r.ParseGate(g.Gate)
+		p, err := ParseGateOf(reg, g.Gate)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -93,23 +89,6 @@ func (r *Registry) ParseGatesFile(data []byte, path string) (*GatesFile, error) 
 		}
 	}
 	return &f, nil
-}
-
-// keyLine is the 1-based line of the first "key:" (possibly after "- ") after line after,
-// or 0 when there is none.
-func keyLine(data []byte, key string, after int) int {
-	for i, l := range bytes.Split(data, []byte("\n")) {
-		if i+1 <= after {
-			continue
-		}
-		t := strings.TrimLeft(string(l), " \t")
-		t = strings.TrimLeft(strings.TrimPrefix(t, "-"), " \t")
-		t = strings.Trim(strings.SplitN(t, ":", 2)[0], `"'`)
-		if t == key && strings.Contains(string(l), ":") {
-			return i + 1
-		}
-	}
-	return 0
 }
 
 // Agreed returns the agreed entry for gate expression expr.

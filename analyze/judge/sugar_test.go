@@ -1,17 +1,19 @@
-package analyze
+package judge
 
 import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/llmbench/llmbench/analyze"
 )
 
 // testRegistry is the built-ins plus one user metric, "first_gap_ms".
-func testRegistry(t *testing.T) *Registry {
+func testRegistry(t *testing.T) *analyze.Registry {
 	t.Helper()
-	r := NewRegistry()
-	if _, err := r.Register(UserMetric{Name: "first_gap_ms", Unit: "ms", Description: "the first inter-chunk gap",
-		Eval: func(v *RequestView) (float64, bool) {
+	r := analyze.NewRegistry()
+	if _, err := r.Register(analyze.UserMetric{Name: "first_gap_ms", Unit: "ms", Description: "the first inter-chunk gap",
+		Eval: func(v *analyze.RequestView) (float64, bool) {
 			if g := v.GapsNs(); len(g) > 0 {
 				return float64(g[0]) / 1e6, true
 			}
@@ -79,13 +81,13 @@ func TestResolve(t *testing.T) {
 		kind  string // server kind, "" for a registry metric
 		stats int    // how many statistics (0: a single value)
 	}{
-		{"time_to_first_token", all, true, "", len(statNames)},
+		{"time_to_first_token", all, true, "", len(analyze.StatNames)},
 		{"request_count", all, true, "", 0},
-		{"first_gap_ms", all, true, "", len(statNames)}, // a user metric resolves like a built-in
-		{"first_gap_ms", scopePerRequest, true, "", len(statNames)},
+		{"first_gap_ms", all, true, "", len(analyze.StatNames)}, // a user metric resolves like a built-in
+		{"first_gap_ms", scopePerRequest, true, "", len(analyze.StatNames)},
 		{"inter_chunk_latency", scopePerRequest, false, "", 0}, // several values per request
 		{"vllm_inter_token_latency", scopePerRequest, false, "", 0},
-		{"genai_perf_time_to_first_token", scopePerRequest, true, "", len(statNames)},
+		{"genai_perf_time_to_first_token", scopePerRequest, true, "", len(analyze.StatNames)},
 		{"request_count", scopePerRequest, false, "", 0},
 		{"server.kv_cache_usage", all, true, "gauge", 5},
 		{"server.generation_tokens", all, true, "counter", 1},
@@ -98,15 +100,15 @@ func TestResolve(t *testing.T) {
 		{"", all, false, "", 0},
 	}
 	for _, c := range cases {
-		tg, ok := r.resolve(c.name, c.sc)
+		tg, ok := resolve(r, c.name, c.sc)
 		if ok != c.found || (ok && (tg.kind != c.kind || len(tg.stats()) != c.stats)) {
 			t.Errorf("resolve(%q, %d) = %+v %v; want found %v kind %q with %d statistics", c.name, c.sc, tg, ok, c.found, c.kind, c.stats)
 		}
 	}
-	if n := r.names(scopePerRequest); !contains(n, "first_gap_ms") || contains(n, "inter_chunk_latency") || contains(n, "server.kv_cache_usage") {
+	if n := names(r, scopePerRequest); !contains(n, "first_gap_ms") || contains(n, "inter_chunk_latency") || contains(n, "server.kv_cache_usage") {
 		t.Errorf("per-request names %v", n)
 	}
-	if n := r.names(scopeMetrics | scopeServer); !contains(n, "first_gap_ms") || !contains(n, "server.kv_cache_usage") || !contains(n, "gpu.power") {
+	if n := names(r, scopeMetrics|scopeServer); !contains(n, "first_gap_ms") || !contains(n, "server.kv_cache_usage") || !contains(n, "gpu.power") {
 		t.Errorf("gate names %v", n)
 	}
 }
@@ -121,9 +123,9 @@ func contains(list []string, s string) bool {
 }
 
 func TestStatistic(t *testing.T) {
-	dist, _ := builtins.resolve("time_to_first_token", scopeMetrics)
-	gauge, _ := builtins.resolve("server.kv_cache_usage", scopeServer)
-	counter, _ := builtins.resolve("server.generation_tokens", scopeServer)
+	dist, _ := resolve(nil, "time_to_first_token", scopeMetrics)
+	gauge, _ := resolve(nil, "server.kv_cache_usage", scopeServer)
+	counter, _ := resolve(nil, "server.generation_tokens", scopeServer)
 	cases := []struct {
 		t        target
 		in, want string
@@ -193,7 +195,7 @@ func TestParseWithUserMetric(t *testing.T) {
 		{in: "server.kv_cache_usage.p99<0.9", tag: "server.kv_cache_usage", stat: "p99"},
 	}
 	for _, c := range gates {
-		g, err := r.ParseGate(c.in)
+		g, err := ParseGateOf(r, c.in)
 		switch {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("ParseGate(%q) error %v; want %q", c.in, err, c.err)
@@ -206,14 +208,14 @@ func TestParseWithUserMetric(t *testing.T) {
 	if _, err := ParseGate("first_gap_ms.p99<5"); err == nil || !strings.Contains(err.Error(), "unknown metric") {
 		t.Errorf("the built-ins alone know no user metric: %v", err)
 	}
-	slos, err := r.ParseGoodput("first_gap_ms:5 time_to_first_token:400")
-	if err != nil || len(slos) != 2 || slos[0].Metric.Tag != "first_gap_ms" || !r.has(slos[0].Metric) {
+	slos, err := ParseGoodputOf(r, "first_gap_ms:5 time_to_first_token:400")
+	if err != nil || len(slos) != 2 || slos[0].Metric.Tag != "first_gap_ms" || !has(r, slos[0].Metric) {
 		t.Fatalf("ParseGoodput: %+v %v", slos, err)
 	}
-	if _, err := r.ParseGoodput("first_gap_m:5"); err == nil || !strings.Contains(err.Error(), "did you mean first_gap_ms?") || !strings.Contains(err.Error(), "first_gap_ms") {
+	if _, err := ParseGoodputOf(r, "first_gap_m:5"); err == nil || !strings.Contains(err.Error(), "did you mean first_gap_ms?") || !strings.Contains(err.Error(), "first_gap_ms") {
 		t.Errorf("goodput typo: %v", err)
 	}
-	f, err := r.ParseGatesFile([]byte("version: 1\ngates:\n  - gate: first_gap_ms.p50<5\n    owner: me\n    reason: why\n"), "g.yaml")
+	f, err := ParseGatesFileOf(r, []byte("version: 1\ngates:\n  - gate: first_gap_ms.p50<5\n    owner: me\n    reason: why\n"), "g.yaml")
 	if err != nil || f.Gates[0].Parsed.Metric.Tag != "first_gap_ms" {
 		t.Errorf("gates file: %+v %v", f, err)
 	}
@@ -239,6 +241,12 @@ func TestParseServerGateStatistics(t *testing.T) {
 	}
 }
 
+// has reports whether d is r's metric of its id (not one of another registry).
+func has(r *analyze.Registry, d analyze.MetricDef) bool {
+	x, ok := r.Lookup(d.Tag)
+	return ok && x.ID == d.ID
+}
+
 // FuzzParseExpressions: any text given to --gate or --goodput parses, against a registry with
 // a user metric, to what the grammar allows, or to an error naming the flag; never a panic.
 func FuzzParseExpressions(f *testing.F) {
@@ -246,28 +254,28 @@ func FuzzParseExpressions(f *testing.F) {
 		"gpu.power<4", "request_count==3", "time_to_first_token:400 first_gap_ms=5", "a<b<c", "server.", ".<", ":", "\x00<1"} {
 		f.Add(s)
 	}
-	r := NewRegistry()
-	if _, err := r.Register(UserMetric{Name: "first_gap_ms", Eval: func(*RequestView) (float64, bool) { return 0, false }}); err != nil {
+	r := analyze.NewRegistry()
+	if _, err := r.Register(analyze.UserMetric{Name: "first_gap_ms", Eval: func(*analyze.RequestView) (float64, bool) { return 0, false }}); err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if g, err := r.ParseGate(s); err != nil {
+		if g, err := ParseGateOf(r, s); err != nil {
 			if !strings.HasPrefix(err.Error(), "--gate ") {
 				t.Fatalf("gate error does not name the flag: %v", err)
 			}
 		} else {
-			tg, ok := r.resolve(g.Metric.Tag, scopeMetrics|scopeServer)
+			tg, ok := resolve(r, g.Metric.Tag, scopeMetrics|scopeServer)
 			if st, has := tg.statistic(g.Stat); !ok || (tg.stats() != nil && (!has || st != g.Stat)) || math.IsNaN(g.Value) || math.IsInf(g.Value, 0) {
 				t.Fatalf("accepted %q as %+v", s, g)
 			}
 		}
-		if slos, err := r.ParseGoodput(s); err != nil {
+		if slos, err := ParseGoodputOf(r, s); err != nil {
 			if !strings.HasPrefix(err.Error(), "--goodput") {
 				t.Fatalf("goodput error does not name the flag: %v", err)
 			}
 		} else {
 			for _, o := range slos {
-				if !o.Metric.oneValue() || !(o.Threshold > 0) || math.IsInf(o.Threshold, 0) || !r.has(o.Metric) {
+				if !o.Metric.OneValue() || !(o.Threshold > 0) || math.IsInf(o.Threshold, 0) || !has(r, o.Metric) {
 					t.Fatalf("accepted %q as %+v", s, o)
 				}
 			}

@@ -1,10 +1,11 @@
-package analyze
+package judge
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -19,7 +20,7 @@ const (
 	// describe the client.
 	ProblemSchedule = "schedule"
 	// ProblemUsage: the token counts, and so the token throughputs, rest on server counts
-	// that are negative or beyond what the responses' text could encode (usage.go).
+	// that are negative or beyond what the responses' text could encode (analyze/usage.go).
 	ProblemUsage = "usage"
 )
 
@@ -35,18 +36,15 @@ type Problem struct {
 
 // Health lists what is wrong with the analysed run s, incomplete first, then errors, then
 // the schedule; none when the run completed, every worker, shard and log is whole, at most
-// maxErrorRate of its profile requests failed (CheckErrorRate, the --max-error-rate gate) and
+// maxErrorRate of its profile requests failed (analyze.CheckErrorRate, the --max-error-rate gate) and
 // the client kept its schedule. It is the one rule the multi-run verdicts (profile's sweeps,
 // repeats and searches, analyze compare) judge a run by.
-func Health(s *Summary, maxErrorRate float64) []Problem {
+func Health(s *analyze.Summary, maxErrorRate float64) []Problem {
 	var out []Problem
 	incomplete := func(format string, args ...any) {
 		out = append(out, Problem{Kind: ProblemIncomplete, Text: fmt.Sprintf(format, args...)})
 	}
-	statuses := []string{s.RunStatus} // the first run's, as the summary says it
-	if len(s.runStatus) > 1 {
-		statuses = append(statuses, s.runStatus[1:]...) // the other shards'
-	}
+	statuses := s.RunStatuses()
 	for i, status := range statuses {
 		run := "the run"
 		if len(statuses) > 1 && i < len(s.RunDirs) {
@@ -99,7 +97,7 @@ func Health(s *Summary, maxErrorRate float64) []Problem {
 	if s.Counts.Profile == 0 {
 		incomplete("no profile request was measured")
 	}
-	if e := CheckErrorRate(s, maxErrorRate); !e.OK {
+	if e := analyze.CheckErrorRate(s, maxErrorRate); !e.OK {
 		most := ""
 		if len(s.Errors) > 0 {
 			top := s.Errors[0]

@@ -1,4 +1,4 @@
-package analyze
+package judge
 
 import (
 	"math"
@@ -6,17 +6,20 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/internal/suggest"
-	"github.com/llmbench/llmbench/servermetrics"
 )
 
-// The one expression layer under the small syntaxes that name metrics: --gate (and the
-// gates of a --gates file, and SLA searches, which are written as gates), --goodput, and the
-// server and GPU gates. Each is a thin grammar over the same pieces: a name resolved against
-// the registry (its metric tags, server.<name> and gpu.<field>), NAME.STAT references with
-// the statistics the named metric has, comparisons, finite numbers, and "did you mean"
-// hints from internal/suggest. User metrics (Registry.Register) are names like any other,
-// so every syntax takes them as soon as they are registered.
+// The small syntaxes that name metrics — --gate (and the gates of a --gates file, and SLA
+// searches, which are written as gates), --goodput, and the server and GPU gates — are
+// sugar over the one expression layer, package metricexpr (CEL), where user metrics,
+// --where and --group-by are compiled too: each is read here, checked with errors in its own
+// words, and translated into an expression of that layer (gateSource, objectiveSource),
+// which is what runs. The pieces are shared: a name resolved against the registry (its
+// metric tags, server.<name> and gpu.<field>), NAME.STAT references with the statistics the
+// named metric has, comparisons, finite numbers, and "did you mean" hints from
+// internal/suggest. User metrics (Registry.Register) are names like any other, so every
+// syntax takes them as soon as they are registered.
 
 // scope says which names an expression may use.
 type scope uint8
@@ -30,15 +33,9 @@ const (
 	scopePerRequest
 )
 
-// Name prefixes of the server and GPU metrics.
-const (
-	prefixServer = "server."
-	prefixGPU    = "gpu."
-)
-
 // target is what a name resolves to: a registry metric, or a server or GPU metric.
 type target struct {
-	def MetricDef
+	def analyze.MetricDef
 	// kind is a server or GPU metric's kind (gauge, counter, histogram, ratio); "" for a
 	// registry metric. def is then a stand-in: Tag the name, Unit its unit.
 	kind string
@@ -50,9 +47,9 @@ func (t target) server() bool { return t.kind != "" }
 func (t target) stats() []string {
 	switch {
 	case t.server():
-		return serverStats[t.kind]
-	case t.def.Kind == Record:
-		return statNames
+		return analyze.ServerStats(t.kind)
+	case t.def.Kind == analyze.Record:
+		return analyze.StatNames
 	}
 	return nil
 }
@@ -71,43 +68,38 @@ func (t target) statistic(stat string) (string, bool) {
 	return stat, slices.Contains(t.stats(), stat)
 }
 
-// isServerName reports whether name is in the server or GPU namespace.
-func isServerName(name string) bool {
-	return strings.HasPrefix(name, prefixServer) || strings.HasPrefix(name, prefixGPU)
-}
-
-// resolve finds name in scope sc.
-func (r *Registry) resolve(name string, sc scope) (target, bool) {
-	if isServerName(name) {
+// resolve finds name in scope sc of reg.
+func resolve(reg *analyze.Registry, name string, sc scope) (target, bool) {
+	if analyze.IsServerName(name) {
 		if sc&scopeServer == 0 {
 			return target{}, false
 		}
-		unit, kind, ok := serverMetricInfo(name)
+		unit, kind, ok := analyze.ServerMetricInfo(name)
 		if !ok {
 			return target{}, false
 		}
-		return target{def: MetricDef{Tag: name, Header: name, Unit: unit, Kind: Derived, Alias: -1}, kind: kind}, true
+		return target{def: analyze.MetricDef{Tag: name, Header: name, Unit: unit, Kind: analyze.Derived, Alias: -1}, kind: kind}, true
 	}
-	d, ok := r.Lookup(name)
+	d, ok := reg.Lookup(name)
 	switch {
 	case !ok:
-	case sc&scopeMetrics != 0, sc&scopePerRequest != 0 && d.oneValue():
+	case sc&scopeMetrics != 0, sc&scopePerRequest != 0 && d.OneValue():
 		return target{def: d}, true
 	}
 	return target{}, false
 }
 
-// names lists every name of scope sc: metric tags in id order, then the server and GPU names.
-func (r *Registry) names(sc scope) []string {
+// names lists every name of scope sc of reg: metric tags in id order, then the server and
+// GPU names.
+func names(reg *analyze.Registry, sc scope) []string {
 	var out []string
-	switch {
-	case sc&scopeMetrics != 0:
-		out = r.tags(nil)
-	case sc&scopePerRequest != 0:
-		out = r.tags(func(d *MetricDef) bool { return d.oneValue() })
+	for _, d := range reg.Metrics() {
+		if sc&scopeMetrics != 0 || sc&scopePerRequest != 0 && d.OneValue() {
+			out = append(out, d.Tag)
+		}
 	}
 	if sc&scopeServer != 0 {
-		out = append(append(out, serverGateNames()...), gpuGateNames()...)
+		out = append(append(out, analyze.ServerNames()...), analyze.GPUNames()...)
 	}
 	return out
 }
@@ -130,7 +122,7 @@ type ref struct {
 // prefix); the statistic is the rest, dots included (p99.9).
 func splitRef(s string) ref {
 	skip := 0
-	for _, p := range []string{prefixServer, prefixGPU} {
+	for _, p := range []string{analyze.PrefixServer, analyze.PrefixGPU} {
 		if strings.HasPrefix(s, p) {
 			skip = len(p)
 		}
@@ -161,21 +153,30 @@ func splitComparison(s string) (lhs, op, rhs string, ok bool) {
 	return strings.TrimSpace(s[:at]), op, strings.TrimSpace(s[at+len(op):]), true
 }
 
-// compare applies op to a and b.
-func compare(a float64, op string, b float64) bool {
-	switch op {
-	case "<":
-		return a < b
-	case "<=":
-		return a <= b
-	case ">":
-		return a > b
-	case ">=":
-		return a >= b
-	case "==":
-		return a == b
+// valueSource is the value of t's statistic stat (its canonical name) as an expression of
+// metricexpr's summary environment: NAME["STAT"] for a distribution, NAME for a single value,
+// server["NAME"]["STAT"] and gpu["FIELD"]["STAT"] for the server and GPU metrics.
+func valueSource(t target, stat string) string {
+	switch {
+	case t.server():
+		v, prefix := "server", analyze.PrefixServer
+		if strings.HasPrefix(t.def.Tag, analyze.PrefixGPU) {
+			v, prefix = "gpu", analyze.PrefixGPU
+		}
+		return v + "[" + strconv.Quote(strings.TrimPrefix(t.def.Tag, prefix)) + "][" + strconv.Quote(stat) + "]"
+	case t.stats() == nil:
+		return t.def.Tag
 	}
-	return false
+	return t.def.Tag + "[" + strconv.Quote(stat) + "]"
+}
+
+// literal is v as a CEL double literal (v finite).
+func literal(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
 }
 
 // parseFinite parses a finite number (NaN and infinities are not).
@@ -197,41 +198,4 @@ func cutPair(s string) (name, value string, ok bool) {
 		name, value, ok = strings.Cut(s, "=")
 	}
 	return name, value, ok && name != "" && value != ""
-}
-
-// serverMetricInfo returns the unit and kind of a server.* or gpu.* name.
-func serverMetricInfo(name string) (unit, kind string, ok bool) {
-	if stable, found := strings.CutPrefix(name, prefixServer); found {
-		if stable == "prefix_cache_hit_rate" {
-			return "ratio", "ratio", true // a gauge (SGLang) or a ratio of counters (vLLM): avg either way
-		}
-		for _, m := range servermetrics.Mappings {
-			if m.Stable == stable {
-				return m.Unit, m.Kind, true
-			}
-		}
-		return "", "", false
-	}
-	for _, f := range gpuFields {
-		if f.name == name {
-			return f.unit, servermetrics.KindGauge, true
-		}
-	}
-	return "", "", false
-}
-
-func serverGateNames() []string {
-	var out []string
-	for _, n := range servermetrics.StableNames() {
-		out = append(out, prefixServer+n)
-	}
-	return out
-}
-
-func gpuGateNames() []string {
-	var out []string
-	for _, f := range gpuFields {
-		out = append(out, f.name)
-	}
-	return out
 }

@@ -11,16 +11,6 @@ import (
 	"github.com/llmbench/llmbench/stats"
 )
 
-func mustGate(t *testing.T, expr string) Gate {
-	t.Helper()
-	g, err := ParseGate(expr)
-	if err != nil {
-		// server.* and gpu.* gates come with the server metrics: stand one in by its expression.
-		return Gate{Expr: expr, Metric: MetricDef{Tag: strings.SplitN(expr, ".", 2)[0]}}
-	}
-	return g
-}
-
 func passedValidation() *GeneratorValidation {
 	return &GeneratorValidation{FormatVersion: GeneratorValidationVersion, PlanHash: "ab", Machine: Machine{Host: "h", CPUModel: "c"},
 		Workers: 2, WorkerCPUs: []int{0, 1}, Passed: true, Figures: map[string]float64{FigTTFTP99Error: 1.5}}
@@ -63,7 +53,7 @@ func TestClaimGenerator(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := &Summary{Verdict: c.verdict}
-			p := EvaluateClaim(s, ClaimOptions{Generator: c.g, GeneratorFile: "gv.json", Run: thisRun}).Generator
+			p := GeneratorClaim(s, c.g, "gv.json", thisRun)
 			if p.Status != c.status || p.Validated != (c.status == StatusValidated) || !strings.Contains(p.Evidence, c.want) {
 				t.Errorf("got %s (validated %v): %s; want %s containing %q", p.Status, p.Validated, p.Evidence, c.status, c.want)
 			}
@@ -102,47 +92,7 @@ func TestClaimShape(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := EvaluateClaim(&Summary{}, ClaimOptions{Shape: c.r}).Shape
-			if p.Status != c.status || !strings.Contains(p.Evidence, c.want) {
-				t.Errorf("got %s: %s; want %s containing %q", p.Status, p.Evidence, c.status, c.want)
-			}
-		})
-	}
-}
-
-// TestClaimThresholds covers each branch of the claim's thresholds part.
-func TestClaimThresholds(t *testing.T) {
-	agreed := func(exprs ...string) *GatesFile {
-		f := &GatesFile{Version: 1, Path: "gates.yaml"}
-		for _, e := range exprs {
-			f.Gates = append(f.Gates, AgreedGate{Gate: e, Owner: "o", Reason: "r"})
-		}
-		return f
-	}
-	ttft, kv, gpu := "time_to_first_token.p99<400", "server.kv_cache_usage.max<0.9", "gpu.utilization.avg>50"
-	rate := "request_throughput>1"
-	cases := []struct {
-		name   string
-		gates  []string
-		file   *GatesFile
-		status string
-		want   string
-	}{
-		{"no gates", nil, nil, StatusNotValidated, "thresholds not validated: no gates"},
-		{"latency without context", []string{ttft}, agreed(ttft), StatusNotValidated, "thresholds not validated: TTFT gate has no KV-cache/GPU context"},
-		{"latency with KV context, unagreed", []string{ttft, kv}, nil, StatusNotValidated, "the gates are not agreed"},
-		{"one gate not in the file", []string{ttft, kv}, agreed(ttft), StatusNotValidated, kv + " is not in gates.yaml"},
-		{"agreed with KV context", []string{ttft, kv}, agreed(ttft, kv), StatusValidated, "2 gates agreed in gates.yaml, latency gates paired with 1 capacity gates"},
-		{"agreed with GPU context", []string{ttft, gpu}, agreed(gpu, ttft), StatusValidated, "2 gates agreed"},
-		{"agreed, no latency gate", []string{rate}, agreed(rate), StatusValidated, "1 gates agreed"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var gates []Gate
-			for _, e := range c.gates {
-				gates = append(gates, mustGate(t, e))
-			}
-			p := EvaluateClaim(&Summary{}, ClaimOptions{Gates: gates, Agreed: c.file}).Thresholds
+			p := ShapeClaim(c.r)
 			if p.Status != c.status || !strings.Contains(p.Evidence, c.want) {
 				t.Errorf("got %s: %s; want %s containing %q", p.Status, p.Evidence, c.status, c.want)
 			}
@@ -152,25 +102,31 @@ func TestClaimThresholds(t *testing.T) {
 
 // TestClaimTrustworthy: trustworthy = generator ∧ shape ∧ thresholds, in every export.
 func TestClaimTrustworthy(t *testing.T) {
-	ttft, kv := "time_to_first_token.p99<400", "server.kv_cache_usage.max<0.9"
-	file := &GatesFile{Version: 1, Path: "g.yaml", Gates: []AgreedGate{{Gate: ttft, Owner: "o", Reason: "r"}, {Gate: kv, Owner: "o", Reason: "r"}}}
 	shape := &ShapeReport{Reference: "ref", Fidelity: ShapeCompare{Name: "plan_inter_arrival", Skipped: "closed loop"}, Reuse: -1, RefReuse: -1}
-	all := ClaimOptions{Generator: passedValidation(), Run: thisRun, Shape: shape, Gates: []Gate{mustGate(t, ttft), mustGate(t, kv)}, Agreed: file}
+	// The thresholds part is analyze/judge's (TestClaimThresholds there judges the gates).
+	agreed := NewClaimPart(StatusValidated, "2 gates agreed in g.yaml", nil)
+	unagreed := NewClaimPart(StatusNotValidated, "thresholds not validated: the gates are not agreed", nil)
+	type parts struct {
+		g     *GeneratorValidation
+		shape *ShapeReport
+		th    ClaimPart
+	}
+	all := parts{passedValidation(), shape, agreed}
 	for _, c := range []struct {
 		name string
-		drop func(o *ClaimOptions)
+		drop func(o *parts)
 		want bool
 	}{
-		{"all three", func(*ClaimOptions) {}, true},
-		{"no generator", func(o *ClaimOptions) { o.Generator = nil }, false},
-		{"no shape", func(o *ClaimOptions) { o.Shape = nil }, false},
-		{"no agreed gates", func(o *ClaimOptions) { o.Agreed = nil }, false},
+		{"all three", func(*parts) {}, true},
+		{"no generator", func(o *parts) { o.g = nil }, false},
+		{"no shape", func(o *parts) { o.shape = nil }, false},
+		{"no agreed gates", func(o *parts) { o.th = unagreed }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := all
 			c.drop(&o)
 			s := &Summary{Verdict: Verdict{Known: true, Kept: true}, Counts: Counts{Profile: 1, Valid: 1}}
-			if got := EvaluateClaim(s, o).Trustworthy; got != c.want {
+			if got := NewClaim(s, GeneratorClaim(s, o.g, "", thisRun), ShapeClaim(o.shape), o.th).Trustworthy; got != c.want {
 				t.Fatalf("trustworthy %v, want %v: %+v", got, c.want, s.Claim)
 			}
 			var js, csv, con bytes.Buffer
@@ -373,24 +329,26 @@ func TestClaimConsoleLines(t *testing.T) {
 	cases := []struct {
 		name    string
 		v       Verdict
-		o       ClaimOptions
+		g       *GeneratorValidation
 		head    string
 		failed  []string // the parts marked failed
 		present []string
 	}{
-		{"nothing validated", kept, ClaimOptions{}, "Benchmark claim: trustworthy: not shown (generator, shape, thresholds not validated", nil,
+		{"nothing validated", kept, nil, "Benchmark claim: trustworthy: not shown (generator, shape, thresholds not validated", nil,
 			[]string{"  generator   not validated: no generator validation", "  schedule    kept: dispatch lag p99 0.30 ms (bound 1.00 ms)", "  thresholds  not validated: no gates"}},
-		{"generator failed", kept, ClaimOptions{Generator: failedGen, Run: thisRun}, "Benchmark claim: trustworthy: NO (generator failed)", []string{"generator"},
+		{"generator failed", kept, failedGen, "Benchmark claim: trustworthy: NO (generator failed)", []string{"generator"},
 			[]string{"  generator   FAILED: the generator validation  failed: TTFT p99 error 9 ms > 2 ms"}},
-		{"schedule not kept", late, ClaimOptions{Generator: passedValidation(), Run: thisRun}, "Benchmark claim: trustworthy: NO (generator, schedule failed)", []string{"generator", "schedule"},
+		{"schedule not kept", late, passedValidation(), "Benchmark claim: trustworthy: NO (generator, schedule failed)", []string{"generator", "schedule"},
 			[]string{"  generator   FAILED: this run did not keep its schedule (see schedule)", "  schedule    FAILED: not kept: dispatch lag p99 3 ms > 1 ms; these numbers describe the client"}},
-		{"not judged", Verdict{}, ClaimOptions{}, "Benchmark claim: trustworthy: not shown (generator, schedule, shape, thresholds not validated", nil,
+		{"not judged", Verdict{}, nil, "Benchmark claim: trustworthy: not shown (generator, schedule, shape, thresholds not validated", nil,
 			[]string{"  schedule    not judged: no request was sent"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := &Summary{Verdict: c.v, Counts: Counts{Profile: 1, Valid: 1}}
-			EvaluateClaim(s, c.o)
+			// No gates: the thresholds part as analyze/judge says it (TestClaimThresholds there).
+			noGates := NewClaimPart(StatusNotValidated, "thresholds not validated: no gates (--gate, --gates FILE)", nil)
+			NewClaim(s, GeneratorClaim(s, c.g, "", thisRun), ShapeClaim(nil), noGates)
 			lines := ClaimConsoleLines(s.Claim)
 			if len(lines) != 5 || !strings.HasPrefix(lines[0].Text, c.head) {
 				t.Fatalf("got %d lines, head %q; want 5, head %q", len(lines), lines[0].Text, c.head)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 )
 
 // claimFlags are analyze's flags of the benchmark claim (docs/metrics.md "The benchmark
@@ -17,7 +18,7 @@ type claimFlags struct {
 	gatesFile          string
 	validateShape      string
 	generatorFile      string
-	agreed             *analyze.GatesFile
+	agreed             *judge.GatesFile
 }
 
 // AcceptScheduleMissEnv names the environment variable that, set to 1, makes
@@ -37,7 +38,7 @@ func addClaimFlags(fs *pflag.FlagSet) *claimFlags {
 }
 
 // gates reads --gates and returns the gates with the file's appended.
-func (c *claimFlags) gates(reg *analyze.Registry, gates []analyze.Gate) ([]analyze.Gate, error) {
+func (c *claimFlags) gates(reg *analyze.Registry, gates []judge.Gate) ([]judge.Gate, error) {
 	if c.gatesFile == "" {
 		return gates, nil
 	}
@@ -45,7 +46,7 @@ func (c *claimFlags) gates(reg *analyze.Registry, gates []analyze.Gate) ([]analy
 	if err != nil {
 		return nil, fmt.Errorf("--gates: %w", err)
 	}
-	f, err := reg.ParseGatesFile(b, c.gatesFile)
+	f, err := judge.ParseGatesFileOf(reg, b, c.gatesFile)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (c *claimFlags) gates(reg *analyze.Registry, gates []analyze.Gate) ([]analy
 	return gates, nil
 }
 
-func findGate(gates []analyze.Gate, g analyze.Gate) (int, bool) {
+func findGate(gates []judge.Gate, g judge.Gate) (int, bool) {
 	for i, x := range gates {
 		if x.Metric.Tag == g.Metric.Tag && x.Stat == g.Stat && x.Op == g.Op && x.Value == g.Value {
 			return i, true

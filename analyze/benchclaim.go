@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -40,29 +39,21 @@ type Claim struct {
 	verdict Verdict
 }
 
-// ClaimOptions is the evidence the claim is judged from, beyond the summary.
-type ClaimOptions struct {
-	// Generator is the generator validation for this run, nil when there is none;
-	// GeneratorFile names where it came from. Run is the run's identity it must match.
-	Generator     *GeneratorValidation
-	GeneratorFile string
-	Run           RunIdentity
-	// Shape is the workload shape report (ValidateShape); nil when it was not computed.
-	Shape *ShapeReport
-	// Gates are every gate the run is held to (--gate and the --gates file's); Agreed is
-	// the --gates file, nil without one.
-	Gates  []Gate
-	Agreed *GatesFile
-}
-
-// EvaluateClaim judges the benchmark claim of s (docs/metrics.md "The benchmark claim"),
-// sets s.Claim and returns it.
-func EvaluateClaim(s *Summary, o ClaimOptions) *Claim {
-	c := &Claim{Generator: generatorPart(s, o), Shape: shapePart(o.Shape), Thresholds: thresholdsPart(o.Gates, o.Agreed)}
+// NewClaim is the benchmark claim of s from its three parts, each judged beside its evidence
+// (GeneratorClaim, ShapeClaim, and analyze/judge's thresholds, where the gates are): it sets
+// s.Claim and returns it. Trustworthy = Generator ∧ Shape ∧ Thresholds.
+func NewClaim(s *Summary, generator, shape, thresholds ClaimPart) *Claim {
+	c := &Claim{Generator: generator, Shape: shape, Thresholds: thresholds}
 	c.Trustworthy = c.Generator.Validated && c.Shape.Validated && c.Thresholds.Validated
 	c.verdict = s.Verdict
 	s.Claim = c
 	return c
+}
+
+// NewClaimPart is a claim part of status (StatusValidated, StatusNotValidated,
+// StatusFailed) with its evidence and figures (none: an empty map).
+func NewClaimPart(status, evidence string, figures map[string]float64) ClaimPart {
+	return part(status, evidence, figures)
 }
 
 func part(status, evidence string, figures map[string]float64) ClaimPart {
@@ -72,9 +63,10 @@ func part(status, evidence string, figures map[string]float64) ClaimPart {
 	return ClaimPart{Validated: status == StatusValidated, Status: status, Evidence: evidence, Figures: figures}
 }
 
-// generatorPart: the run's own verdict (Summary.Verdict) must hold, and a generator
-// validation made for this plan, machine and workers must have passed.
-func generatorPart(s *Summary, o ClaimOptions) ClaimPart {
+// GeneratorClaim is the claim's generator part: the run's own verdict (Summary.Verdict) must
+// hold, and g, a generator validation (read from file) made for this plan, machine and
+// workers (run), must have passed. g is nil when there is none.
+func GeneratorClaim(s *Summary, g *GeneratorValidation, file string, run RunIdentity) ClaimPart {
 	figs := map[string]float64{}
 	v := s.Verdict
 	if v.LagKnown {
@@ -83,7 +75,6 @@ func generatorPart(s *Summary, o ClaimOptions) ClaimPart {
 	if v.CPUKnown {
 		figs["run_busiest_worker_cpu_pct"] = round4(v.BusiestWorkerPct)
 	}
-	g := o.Generator
 	if g != nil {
 		for k, x := range g.Figures {
 			figs[k] = x
@@ -95,15 +86,15 @@ func generatorPart(s *Summary, o ClaimOptions) ClaimPart {
 	if g == nil {
 		return part(StatusNotValidated, "no generator validation: run profile --validate-generator (or replay --validate), or give --generator-validation FILE", figs)
 	}
-	if why := g.Mismatch(o.Run); why != "" {
-		return part(StatusNotValidated, fmt.Sprintf("the generator validation %s does not stand for this run: %s", o.GeneratorFile, why), figs)
+	if why := g.Mismatch(run); why != "" {
+		return part(StatusNotValidated, fmt.Sprintf("the generator validation %s does not stand for this run: %s", file, why), figs)
 	}
 	shared := ""
 	if g.SharedCPUs {
 		shared = "; no CPU was free of workers, so it measured client and mock server together"
 	}
 	if !g.Passed {
-		return part(StatusFailed, fmt.Sprintf("the generator validation %s failed: %s%s", o.GeneratorFile, strings.Join(g.Reasons, "; "), shared), figs)
+		return part(StatusFailed, fmt.Sprintf("the generator validation %s failed: %s%s", file, strings.Join(g.Reasons, "; "), shared), figs)
 	}
 	if !v.Known {
 		return part(StatusNotValidated, "the generator validation passed, but this run's own schedule could not be judged (no request sent, no CPU sampled)", figs)
@@ -123,9 +114,10 @@ func generatorPart(s *Summary, o ClaimOptions) ClaimPart {
 		fmtNum(g.Mock.TTFTMs), fmtNum(g.Mock.ITLMs), g.Machine.Host, g.Workers, errs, shared), figs)
 }
 
-// shapePart: a reference must have been given and every comparison (and the plan's own
-// arrival fidelity) must pass.
-func shapePart(r *ShapeReport) ClaimPart {
+// ShapeClaim is the claim's shape part: a reference must have been given and every
+// comparison of r, the workload shape report (nil: not computed), and the plan's own arrival
+// fidelity must pass.
+func ShapeClaim(r *ShapeReport) ClaimPart {
 	if r == nil {
 		return part(StatusNotValidated, "the workload shape was not compared with a reference: give --validate-shape REFERENCE (a trace, a production sample or another run)", nil)
 	}
@@ -137,80 +129,6 @@ func shapePart(r *ShapeReport) ClaimPart {
 		return part(StatusNotValidated, "no reference given (--validate-shape REFERENCE): "+r.describe(), figs)
 	}
 	return part(StatusValidated, "matches "+r.Reference+": "+r.describe(), figs)
-}
-
-// latencyTags are the metrics whose gates need capacity context.
-var latencyTags = map[string]string{
-	"time_to_first_token": "TTFT", "time_to_second_token": "TTST", "time_to_first_output_token": "TTFO",
-	"inter_token_latency": "ITL", "inter_chunk_latency": "inter-chunk", "request_latency": "request latency",
-	"vllm_inter_token_latency": "ITL",
-}
-
-// contextWords name the capacity metrics (server.* and gpu.* gates of the server metrics,
-// and the GPU telemetry metrics) that give a latency gate its context.
-var contextWords = []string{"kv_cache", "queue", "waiting", "utilization", "power", "memory"}
-
-// isContextGate reports whether expr gates a capacity metric: KV-cache usage, GPU
-// utilisation, power or memory, queue depth.
-func isContextGate(expr string) bool {
-	lhs := strings.TrimSpace(expr)
-	if i := strings.IndexAny(lhs, "<>="); i >= 0 {
-		lhs = lhs[:i]
-	}
-	if !strings.HasPrefix(lhs, "server.") && !strings.HasPrefix(lhs, "gpu.") && !strings.Contains(lhs, "gpu") {
-		return false
-	}
-	for _, w := range contextWords {
-		if strings.Contains(lhs, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// thresholdsPart: there are gates, every latency gate is paired with a capacity gate, and
-// every gate is agreed in the --gates file (owner and reason).
-func thresholdsPart(gates []Gate, agreed *GatesFile) ClaimPart {
-	figs := map[string]float64{"gates": float64(len(gates))}
-	if len(gates) == 0 {
-		return part(StatusNotValidated, "thresholds not validated: no gates (--gate, --gates FILE)", figs)
-	}
-	var latency []string
-	context, agreedN := 0, 0
-	var unagreed []string
-	for _, g := range gates {
-		if name, ok := latencyTags[g.Metric.Tag]; ok && !slices.Contains(latency, name) {
-			latency = append(latency, name)
-		}
-		if isContextGate(g.Expr) {
-			context++
-		}
-		if _, ok := agreed.Agreed(g.Expr); ok {
-			agreedN++
-		} else {
-			unagreed = append(unagreed, g.Expr)
-		}
-	}
-	figs["latency_gates"], figs["context_gates"], figs["agreed_gates"] = float64(len(latency)), float64(context), float64(agreedN)
-	var why []string
-	if len(latency) > 0 && context == 0 {
-		why = append(why, strings.Join(latency, "/")+" gate has no KV-cache/GPU context")
-	}
-	if len(unagreed) > 0 {
-		if agreed == nil {
-			why = append(why, "the gates are not agreed: give --gates FILE with an owner and a reason for each")
-		} else {
-			why = append(why, fmt.Sprintf("%s is not in %s: no owner or reason agreed", strings.Join(unagreed, ", "), agreed.Path))
-		}
-	}
-	if len(why) > 0 {
-		return part(StatusNotValidated, "thresholds not validated: "+strings.Join(why, "; "), figs)
-	}
-	ev := fmt.Sprintf("%d gates agreed in %s", len(gates), agreed.Path)
-	if len(latency) > 0 {
-		ev += fmt.Sprintf(", latency gates paired with %d capacity gates", context)
-	}
-	return part(StatusValidated, ev, figs)
 }
 
 // namedPart is a claim part with its name in the exports.

@@ -1,8 +1,10 @@
-package analyze
+package judge
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/llmbench/llmbench/analyze"
 )
 
 func TestParseGate(t *testing.T) {
@@ -54,10 +56,10 @@ func TestParseGate(t *testing.T) {
 }
 
 func TestEvaluateGates(t *testing.T) {
-	ttft, _ := LookupMetric("time_to_first_token")
-	rt, _ := LookupMetric("request_throughput")
-	s := &Summary{Results: []Result{
-		{MetricDef: ttft, Stats: &Stats{Count: 3, Avg: 20, Max: 30, P: [10]float64{8: 25, 9: 29}}},
+	ttft, _ := analyze.LookupMetric("time_to_first_token")
+	rt, _ := analyze.LookupMetric("request_throughput")
+	s := &analyze.Summary{Results: []analyze.Result{
+		{MetricDef: ttft, Stats: &analyze.Stats{Count: 3, Avg: 20, Max: 30, P: [10]float64{8: 25, 9: 29}}},
 		{MetricDef: rt, Value: 12.5},
 	}}
 	cases := []struct {
@@ -96,7 +98,9 @@ func TestParseGoodput(t *testing.T) {
 		slos[2].Metric.Tag != "output_token_throughput_per_user" || !slos[2].Metric.LargerIsBetter {
 		t.Fatalf("%+v", slos)
 	}
-	if !slos[0].met(399) || slos[0].met(401) || !slos[2].met(51) || slos[2].met(49) {
+	// The directions, as the objectives run (analyze's TestSLODirections checks them on values).
+	if slos[0].Met == nil || slos[2].Met == nil || objectiveSource(slos[0].Metric, slos[0].Threshold) != "time_to_first_token <= 400.0" ||
+		objectiveSource(slos[2].Metric, slos[2].Threshold) != "output_token_throughput_per_user >= 50.0" {
 		t.Fatal("SLO directions wrong")
 	}
 	for in, want := range map[string]string{
@@ -119,22 +123,65 @@ func TestParseGoodput(t *testing.T) {
 	}
 }
 
-// Goodput counts the requests meeting every SLO over the benchmark duration.
-func TestGoodputCounts(t *testing.T) {
-	sc := scenario{n: 30, workers: 1, ttft: 20 * ms, itl: 5 * ms, tokens: 6, concurrency: 3, streaming: true}
-	// TTFT jitter is (i*31%7)*0.1 ms: 20.0 … 20.6 ms. Requests with TTFT ≤ 20.3 ms are good.
-	slos, _ := ParseGoodput("time_to_first_token:20.3")
-	s, _ := analyseDir(t, Options{Goodput: slos}, sc.build(t, t.TempDir()))
-	want := 0
-	for i := 0; i < 30; i++ {
-		if i*31%7 <= 3 {
-			want++
+func TestServerGates(t *testing.T) {
+	s := &analyze.Summary{ServerMetrics: []analyze.ServerMetric{
+		{Name: "server.kv_cache_usage", Kind: "gauge", Max: 0.95, Avg: 0.5, Present: true},
+		{Name: "server.preemptions", Kind: "counter", Rate: 2, Present: true},
+		{Name: "gpu.utilization", Kind: "gauge", Avg: 0.85, Present: true},
+	}, ServerSeries: []analyze.ServerMetricSeries{{Name: "server.kv_cache_usage"}}}
+	for _, c := range []struct {
+		expr    string
+		ok      bool
+		missing string
+	}{
+		{"server.kv_cache_usage.max<0.9", false, ""},
+		{"server.kv_cache_usage.avg<0.9", true, ""},
+		{"gpu.utilization.avg>0.8", true, ""},
+		{"server.preemptions.rate<=1", false, ""},
+		{"server.requests_waiting.max<4", false, "the scraped endpoints expose none of its families"},
+		{"gpu.power.max<700", false, "no GPU telemetry"},
+	} {
+		g, err := ParseGate(c.expr)
+		if err != nil {
+			t.Fatalf("%s: %v", c.expr, err)
+		}
+		r := EvaluateGates(s, []Gate{g})[0]
+		if r.OK != c.ok || r.Missing != (c.missing != "") || !strings.Contains(r.Why, c.missing) {
+			t.Errorf("%s: %+v", c.expr, r)
 		}
 	}
-	good, _ := s.Result("good_request_count")
-	gp, _ := s.Result("goodput")
-	dur, _ := s.Result("benchmark_duration")
-	if int(good.Value) != want || gp.Value != float64(want)/dur.Value {
-		t.Fatalf("good %v goodput %v (duration %v); want %d", good.Value, gp.Value, dur.Value, want)
+	for _, c := range []struct{ expr, want string }{
+		{"server.kv_cache.max<1", `unknown server metric "server.kv_cache"`},
+		{"server.preemptions.max<1", "server.preemptions is a counter; its statistics are rate"},
+		{"server.server_ttft.max<1", "server.server_ttft is a histogram; its statistics are avg, p50, p99"},
+		{"gpu.utilisation.avg>1", `unknown server metric "gpu.utilisation"`},
+	} {
+		if _, err := ParseGate(c.expr); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.expr, err, c.want)
+		}
+	}
+}
+
+// TestGateOnUserMetric: a gate on a user metric parses against the registry it was
+// registered on and is evaluated on the summary's statistics of it, like a built-in's.
+func TestGateOnUserMetric(t *testing.T) {
+	r := analyze.NewRegistry()
+	d, err := r.Register(analyze.UserMetric{Name: "even_ttft_x2", Unit: "ms", Eval: func(*analyze.RequestView) (float64, bool) { return 0, false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &analyze.Summary{Results: []analyze.Result{{MetricDef: d, Stats: &analyze.Stats{Count: 14, Min: 40, Max: 41.2, Avg: 40.6}}}}
+	for gate, pass := range map[string]bool{"even_ttft_x2.max<100": true, "even_ttft_x2.min>100": false, "even_ttft_x2.count==14": true,
+		"even_ttft_x2.avg>=40.6": true} {
+		g, err := ParseGateOf(r, gate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := EvaluateGates(s, []Gate{g})[0]; got.Missing || got.OK != pass {
+			t.Errorf("gate %s: %+v; want ok %v", gate, got, pass)
+		}
+	}
+	if g, _ := ParseGateOf(r, "even_ttft_x2.p99.9<5"); g.Source() != `even_ttft_x2["p99.9"] < 5.0` {
+		t.Errorf("gate runs as %q", g.Source())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -24,7 +25,7 @@ type Claim struct {
 	AcceptScheduleMiss bool
 	// GatesFile is the --gates file (an input of the analysis), Agreed what it holds.
 	GatesFile string
-	Agreed    *analyze.GatesFile
+	Agreed    *judge.GatesFile
 	// ValidateShape is the --validate-shape reference ("" none).
 	ValidateShape string
 	// GeneratorFile is the generator validation file to reuse; "" takes RUN_DIR's.
@@ -34,8 +35,8 @@ type Claim struct {
 // judge evaluates the claim of s (analysed from dirs) and sets s.Claim. tokSpec is
 // --tokenizer, load how a tokenizer is loaded. Errors are bad input: an unreadable
 // validation file or reference.
-func (c *Claim) judge(s *analyze.Summary, gates []analyze.Gate, dirs []string, tokSpec string, load func(string) (*tokenizer.Tokenizer, error)) error {
-	o := analyze.ClaimOptions{Gates: gates, Agreed: c.Agreed}
+func (c *Claim) judge(s *analyze.Summary, gates []judge.Gate, dirs []string, tokSpec string, load func(string) (*tokenizer.Tokenizer, error)) error {
+	o := judge.ClaimOptions{Gates: gates, Agreed: c.Agreed}
 	if id, err := analyze.RunIdentityOf(dirs[0]); err == nil {
 		o.Run = id
 	} else {
@@ -72,7 +73,7 @@ func (c *Claim) judge(s *analyze.Summary, gates []analyze.Gate, dirs []string, t
 	} else if c.ValidateShape != "" {
 		return fmt.Errorf("--validate-shape: the run has no valid profile requests to take the shape of")
 	}
-	analyze.EvaluateClaim(s, o)
+	judge.EvaluateClaim(s, o)
 	return nil
 }
 

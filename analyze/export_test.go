@@ -1,16 +1,27 @@
 package analyze
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/llmbench/llmbench/rawlog"
 )
 
-// TestHealth: a run is whole and successful only when it completed, every worker finished,
-// its failed requests are within the bound and its client kept the schedule; each way to
-// fall short is one problem of its kind, said in one clause.
-func TestHealth(t *testing.T) {
+// Hooks for the external tests (package analyze_test) that judge analysed runs with
+// analyze/judge: judge imports analyze, so analyze's own tests cannot import it, and its
+// tests cannot reach the synthetic runs built here.
+
+// HealthCase is one of TestHealth's runs (judgement_test.go), built and analysed: the bound
+// it is judged at, its problems' kinds in order and a substring of their texts.
+type HealthCase struct {
+	Name    string
+	Summary *Summary
+	Max     float64
+	Kinds   string
+	Text    string
+}
+
+// HealthCases builds and analyses TestHealth's runs.
+func HealthCases(t *testing.T) []HealthCase {
 	base := scenario{n: 16, workers: 2, ttft: 20 * ms, itl: 5 * ms, tokens: 4, concurrency: 4, streaming: true, cpuPct: 10}
 	manifest := func(edit func(*rawlog.Manifest)) func(*testing.T, string) {
 		return func(t *testing.T, dir string) {
@@ -44,46 +55,21 @@ func TestHealth(t *testing.T) {
 		{"a worker died", base, func(t *testing.T, dir string) { killWorker(t, dir, 1, 2, 1) }, 1, "incomplete,incomplete", "1 worker did not finish cleanly: worker 1 (no footer)"},
 		{"schedule not kept", func() scenario { s := base; s.lag = 50 * ms; return s }(), nil, 0, "schedule", "the client did not keep its schedule: "},
 	}
+	var out []HealthCase
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := c.sc.build(t, t.TempDir())
-			if c.edit != nil {
-				c.edit(t, dir)
-			}
-			s, _ := analyseDir(t, Options{}, dir)
-			var kinds, texts []string
-			for _, p := range Health(s, c.max) {
-				kinds = append(kinds, p.Kind)
-				texts = append(texts, p.Text)
-				if p.Text == "" || strings.Contains(p.Text, "\n") {
-					t.Errorf("problem %+v: want one clause", p)
-				}
-			}
-			if strings.Join(kinds, ",") != c.kinds || !strings.Contains(strings.Join(texts, "; "), c.text) {
-				t.Errorf("Health = %q %q; want kinds %q, text ~ %q", kinds, texts, c.kinds, c.text)
-			}
-		})
+		dir := c.sc.build(t, t.TempDir())
+		if c.edit != nil {
+			c.edit(t, dir)
+		}
+		s, _ := analyseDir(t, Options{}, dir)
+		out = append(out, HealthCase{Name: c.name, Summary: s, Max: c.max, Kinds: c.kinds, Text: c.text})
 	}
+	return out
 }
 
-// TestHealthShards: a shard that crashed or was interrupted fails the whole run, named,
-// even when the first shard completed.
-func TestHealthShards(t *testing.T) {
-	s := &Summary{RunStatus: rawlog.StatusComplete, runStatus: []string{rawlog.StatusComplete, rawlog.StatusRunning, rawlog.StatusInterrupted},
-		RunDirs: []string{"run/shard-0", "run/shard-1", "run/shard-2"}, Counts: Counts{Profile: 10, Valid: 10},
-		Shards: &ShardReport{Count: 4, Missing: []int{3}}}
-	var texts []string
-	for _, p := range Health(s, 0) {
-		texts = append(texts, p.Text)
-	}
-	want := []string{`shard run/shard-1 crashed (run.json status is still "running"`, `shard run/shard-2 was interrupted`, "1 of 4 shards missing (index 3)"}
-	got := strings.Join(texts, "\n")
-	for _, w := range want {
-		if !strings.Contains(got, w) {
-			t.Errorf("Health lacks %q:\n%s", w, got)
-		}
-	}
-	if len(texts) != 3 {
-		t.Errorf("%d problems, want 3:\n%s", len(texts), got)
-	}
+// WithRunStatuses sets the runs' run.json statuses of a summary made by hand, the first
+// run's first, as the analysis of several shards does.
+func WithRunStatuses(s *Summary, statuses []string) *Summary {
+	s.runStatus = statuses
+	return s
 }
