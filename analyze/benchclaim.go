@@ -99,19 +99,19 @@ func GeneratorClaim(s *Summary, g *GeneratorValidation, file string, run RunIden
 	if !v.Known {
 		return part(StatusNotValidated, "the generator validation passed, but this run's own schedule could not be judged (no request sent, no CPU sampled)", figs)
 	}
-	errs := fmt.Sprintf("errors within tolerance (TTFT p99 %s ms, inter-chunk p99 %s ms)", fmtNum(g.Figures[FigTTFTP99Error]), fmtNum(g.Figures[FigICLP99Error]))
+	errs := fmt.Sprintf("errors within tolerance (TTFT p99 %s ms, inter-chunk p99 %s ms)", FormatNumber(g.Figures[FigTTFTP99Error]), FormatNumber(g.Figures[FigICLP99Error]))
 	if t99, ok := g.Figures[FigClientTTFTP99]; ok {
 		recv := ""
 		if r99, ok := g.Figures[FigReceiveP99]; ok {
-			recv = ", receive delay p99 " + fmtNum(r99) + " ms"
+			recv = ", receive delay p99 " + FormatNumber(r99) + " ms"
 		}
 		if e99, ok := g.Figures[FigTTFTP99Error]; ok {
-			recv += "; measured − configured, with the mock server's lateness, TTFT p99 " + fmtNum(e99) + " ms"
+			recv += "; measured − configured, with the mock server's lateness, TTFT p99 " + FormatNumber(e99) + " ms"
 		}
-		errs = fmt.Sprintf("the client's own share within tolerance (TTFT p99 %s ms%s)", fmtNum(t99), recv)
+		errs = fmt.Sprintf("the client's own share within tolerance (TTFT p99 %s ms%s)", FormatNumber(t99), recv)
 	}
 	return part(StatusValidated, fmt.Sprintf("validated against a mock server (TTFT %s ms, ITL %s ms) on %s with %d workers: %s, and this run kept its schedule%s",
-		fmtNum(g.Mock.TTFTMs), fmtNum(g.Mock.ITLMs), g.Machine.Host, g.Workers, errs, shared), figs)
+		FormatNumber(g.Mock.TTFTMs), FormatNumber(g.Mock.ITLMs), g.Machine.Host, g.Workers, errs, shared), figs)
 }
 
 // ShapeClaim is the claim's shape part: a reference must have been given and every
@@ -188,10 +188,10 @@ func ClaimConsoleLines(c *Claim) []ClaimLine {
 			failed = append(failed, r.name)
 			l = ClaimLine{Text: fmt.Sprintf("  %-11s FAILED: %s", r.name, ev), Failed: true}
 		case StatusValidated:
-			l.Text = fmt.Sprintf("  %-11s %s", r.name, clipWords(ev, claimEvidenceBytes))
+			l.Text = fmt.Sprintf("  %-11s %s", r.name, ClipWords(ev, claimEvidenceBytes))
 		default:
 			unvalidated = append(unvalidated, r.name)
-			l.Text = fmt.Sprintf("  %-11s %s: %s", r.name, r.status, clipWords(ev, claimEvidenceBytes))
+			l.Text = fmt.Sprintf("  %-11s %s: %s", r.name, r.status, ClipWords(ev, claimEvidenceBytes))
 		}
 		lines = append(lines, l)
 	}
@@ -222,10 +222,10 @@ func scheduleRow(v Verdict) (r struct{ name, status, text string }) {
 		r.status = StatusValidated
 		var facts []string
 		if v.LagKnown {
-			facts = append(facts, fmt.Sprintf("dispatch lag p99 %s ms (bound %s ms)", fmtNum(v.DispatchLagP99Ms), fmtNum(v.MaxLagMs)))
+			facts = append(facts, fmt.Sprintf("dispatch lag p99 %s ms (bound %s ms)", FormatNumber(v.DispatchLagP99Ms), FormatNumber(v.MaxLagMs)))
 		}
 		if v.CPUKnown {
-			facts = append(facts, fmt.Sprintf("busiest worker %s%% CPU (bound %s%%)", fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
+			facts = append(facts, fmt.Sprintf("busiest worker %s%% CPU (bound %s%%)", FormatNumber(v.BusiestWorkerPct), FormatNumber(v.MaxCPUPct)))
 		}
 		r.text = strings.TrimSuffix("kept: "+strings.Join(facts, ", "), ": ")
 	}

@@ -152,7 +152,7 @@ func (s *ClientShare) usable(valid int64) (bool, string) {
 	case float64(s.Matched) < 0.9*float64(valid):
 		return false, fmt.Sprintf("only %d of %d requests matched the mock server's log", s.Matched, valid)
 	case s.MinDelay < -0.5:
-		return false, fmt.Sprintf("the client read an event %s ms before the mock server wrote it: the processes' clocks disagree", fmtNum(-s.MinDelay))
+		return false, fmt.Sprintf("the client read an event %s ms before the mock server wrote it: the processes' clocks disagree", FormatNumber(-s.MinDelay))
 	}
 	return true, ""
 }

@@ -148,10 +148,10 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 	}
 	judge := func(list *[]string, e50, e99, tol50, tol99 float64, what string) {
 		if math.Abs(e50) > tol50 {
-			*list = append(*list, fmt.Sprintf("%s %s ms exceeds ±%s ms", fmt.Sprintf(what, "p50"), fmtNum(e50), fmtNum(tol50)))
+			*list = append(*list, fmt.Sprintf("%s %s ms exceeds ±%s ms", fmt.Sprintf(what, "p50"), FormatNumber(e50), FormatNumber(tol50)))
 		}
 		if math.Abs(e99) > tol99 {
-			*list = append(*list, fmt.Sprintf("%s %s ms exceeds ±%s ms", fmt.Sprintf(what, "p99"), fmtNum(e99), fmtNum(tol99)))
+			*list = append(*list, fmt.Sprintf("%s %s ms exceeds ±%s ms", fmt.Sprintf(what, "p99"), FormatNumber(e99), FormatNumber(tol99)))
 		}
 	}
 	var overall []string // measured − configured beyond tolerance
@@ -185,7 +185,7 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 		figures[FigMockReadP50], figures[FigMockReadP99] = round4(d50), round4(d99)
 		if len(overall) > 0 {
 			notes = append(notes, fmt.Sprintf("measured − configured: %s; the client's own share stayed within tolerance (TTFT p99 %s ms), so the rest is the mock server's: it read requests p99 %s ms after the client wrote them and wrote their first event p99 %s ms after that (%s ms configured)",
-				strings.Join(overall, "; "), fmtNum(t99), fmtNum(d99), fmtNum(m99), fmtNum(mock.TTFTMs)))
+				strings.Join(overall, "; "), FormatNumber(t99), FormatNumber(d99), FormatNumber(m99), FormatNumber(mock.TTFTMs)))
 		}
 	} else {
 		reasons = append(reasons, overall...)
@@ -196,7 +196,7 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 	if r := s.ResultOf(MDispatchLag); r != nil && r.Stats != nil {
 		figures[FigScheduleLag] = round4(r.Stats.P[8])
 		if r.Stats.P[8] > tol.ScheduleLagP99Ms {
-			reasons = append(reasons, fmt.Sprintf("schedule lag p99 %s ms exceeds %s ms", fmtNum(r.Stats.P[8]), fmtNum(tol.ScheduleLagP99Ms)))
+			reasons = append(reasons, fmt.Sprintf("schedule lag p99 %s ms exceeds %s ms", FormatNumber(r.Stats.P[8]), FormatNumber(tol.ScheduleLagP99Ms)))
 		}
 	}
 	if _, busiest, sharedBy, known := busiestCPU(s.Workers); known {
@@ -206,7 +206,7 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 			if sharedBy > 1 {
 				who = fmt.Sprintf("%d workers sharing a CPU", sharedBy)
 			}
-			reasons = append(reasons, fmt.Sprintf("%s used %s%% of a core (bound %s%%)", who, fmtNum(busiest), fmtNum(tol.WorkerCPUPct)))
+			reasons = append(reasons, fmt.Sprintf("%s used %s%% of a core (bound %s%%)", who, FormatNumber(busiest), FormatNumber(tol.WorkerCPUPct)))
 		}
 	}
 	return figures, len(reasons) == 0, reasons, notes

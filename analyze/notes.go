@@ -12,7 +12,7 @@ func notes(s *Summary, c *collector, limitField string) []string {
 	var out []string
 	if c.sameRead > 0 {
 		out = append(out, fmt.Sprintf("%d of %d inter-chunk gaps (%s%%) are 0 ms because several events arrived in one socket read; they are not real inter-token latencies (see events_per_read; inter_chunk_latency and vllm_inter_token_latency include them)",
-			c.sameRead, c.gaps, fmtNum(float64(c.sameRead)/float64(c.gaps)*100)))
+			c.sameRead, c.gaps, FormatNumber(float64(c.sameRead)/float64(c.gaps)*100)))
 	}
 	if n := limitIgnored(s, c, limitField); n != "" {
 		out = append(out, n)
@@ -53,7 +53,7 @@ func limitIgnored(s *Summary, c *collector, field string) string {
 		failed = fmt.Sprintf("; %d of them failed once past it (see Errors: a server ignoring the limit runs out of context)", c.oslOverFailed)
 	}
 	what := fmt.Sprintf("%d of %d requests (%s%%) produced more output tokens than requested (osl_mismatch_count%s), and the bodies set %s: the server ignores that field",
-		c.oslOver, c.oslAsked, fmtNum(float64(c.oslOver)/float64(c.oslAsked)*100), failed, field)
+		c.oslOver, c.oslAsked, FormatNumber(float64(c.oslOver)/float64(c.oslAsked)*100), failed, field)
 	switch {
 	case s.Endpoint == "chat" && field == "max_completion_tokens":
 		return what + " (llama.cpp's server reads only max_tokens): compile the plan with --use-legacy-max-tokens, which sends max_tokens instead"

@@ -400,7 +400,7 @@ func nonFiniteNotes(ms []ServerMetric) []string {
 			if v, _ := m.Stat(st); math.IsNaN(v) {
 				bad = append(bad, st+" NaN")
 			} else if math.IsInf(v, 0) {
-				bad = append(bad, st+" "+fmtNum(v))
+				bad = append(bad, st+" "+FormatNumber(v))
 			}
 		}
 		if len(bad) > 0 {

@@ -380,7 +380,7 @@ func (a *analysis) repeatNote(s *Summary) {
 		return
 	}
 	if r, src, ok := serverHitRate(s); ok {
-		note += fmt.Sprintf("; the server's prefix cache hit %s%% (%s)", fmtNum(r*100), src)
+		note += fmt.Sprintf("; the server's prefix cache hit %s%% (%s)", FormatNumber(r*100), src)
 	} else {
 		note += "; the server's metrics have no prefix-cache hit counters"
 	}

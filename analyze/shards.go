@@ -105,7 +105,7 @@ func (rep *ShardReport) notes() []string {
 		out = append(out, "clock: "+u+": timelines of the shards align only as well as their clocks")
 	}
 	if rep.StartSpreadNs > 0 {
-		out = append(out, fmt.Sprintf("the shards started at different instants, %s ms apart: give every shard the same --start-at", fmtNum(float64(rep.StartSpreadNs)/1e6)))
+		out = append(out, fmt.Sprintf("the shards started at different instants, %s ms apart: give every shard the same --start-at", FormatNumber(float64(rep.StartSpreadNs)/1e6)))
 	}
 	return out
 }
@@ -129,7 +129,7 @@ func (rep *ShardReport) judgeClocks(o *Options) {
 			rep.Unsynchronised = append(rep.Unsynchronised, fmt.Sprintf("shard %d (%s) ran on an unsynchronised clock (adjtimex status %#x)", s.Index, s.Host, c.Status))
 		case float64(c.EstErrorNs)/1e6 > budget:
 			rep.Unsynchronised = append(rep.Unsynchronised, fmt.Sprintf("shard %d (%s) clock's estimated error %s ms exceeds the smallest latency budget %s ms",
-				s.Index, s.Host, fmtNum(float64(c.EstErrorNs)/1e6), fmtNum(budget)))
+				s.Index, s.Host, FormatNumber(float64(c.EstErrorNs)/1e6), FormatNumber(budget)))
 		}
 	}
 }
@@ -192,7 +192,7 @@ func ShardLines(s *Summary) []string {
 				v += ": " + why
 			}
 			if sh.Verdict.LagKnown {
-				v += fmt.Sprintf("; dispatch lag p99 %s ms over what it sent", fmtNum(sh.Verdict.DispatchLagP99Ms))
+				v += fmt.Sprintf("; dispatch lag p99 %s ms over what it sent", FormatNumber(sh.Verdict.DispatchLagP99Ms))
 			}
 			ended = append(ended, fmt.Sprintf("shard %d %s", sh.Index, how))
 		case !sh.Verdict.Known:
@@ -200,17 +200,17 @@ func ShardLines(s *Summary) []string {
 		case !sh.Verdict.Kept:
 			v = "schedule NOT kept: " + strings.Join(sh.Verdict.Reasons, "; ")
 		case sh.Verdict.LagKnown:
-			v += fmt.Sprintf(" (dispatch lag p99 %s ms)", fmtNum(sh.Verdict.DispatchLagP99Ms))
+			v += fmt.Sprintf(" (dispatch lag p99 %s ms)", FormatNumber(sh.Verdict.DispatchLagP99Ms))
 		}
 		clock := "clock unknown"
 		if c := sh.Clock; c != nil {
-			clock = fmt.Sprintf("clock synchronised, est. error %s ms", fmtNum(float64(c.EstErrorNs)/1e6))
+			clock = fmt.Sprintf("clock synchronised, est. error %s ms", FormatNumber(float64(c.EstErrorNs)/1e6))
 			if !c.Synchronised {
 				clock = "clock NOT synchronised"
 			}
 		}
 		out = append(out, fmt.Sprintf("Shard %d of %d (%s, %s): %d planned, start skew %s ms, %s; %s",
-			sh.Index, rep.Count, sh.Host, sh.Dir, sh.Planned, fmtNum(float64(sh.StartSkewNs)/1e6), clock, v))
+			sh.Index, rep.Count, sh.Host, sh.Dir, sh.Planned, FormatNumber(float64(sh.StartSkewNs)/1e6), clock, v))
 	}
 	line := fmt.Sprintf("Shards: %d of %d present", len(rep.Shards), rep.Count)
 	if len(rep.Missing) > 0 {
@@ -220,10 +220,10 @@ func ShardLines(s *Summary) []string {
 		line += fmt.Sprintf(", %d of them did not complete (%s)", len(ended), strings.Join(ended, ", "))
 	}
 	if rep.MaxStartSkewShard >= 0 {
-		line += fmt.Sprintf("; largest start skew %s ms (shard %d)", fmtNum(float64(rep.MaxStartSkewNs)/1e6), rep.MaxStartSkewShard)
+		line += fmt.Sprintf("; largest start skew %s ms (shard %d)", FormatNumber(float64(rep.MaxStartSkewNs)/1e6), rep.MaxStartSkewShard)
 	}
 	if len(rep.Unsynchronised) > 0 {
-		line += fmt.Sprintf("; %d shard clock(s) not trusted to %s ms", len(rep.Unsynchronised), fmtNum(rep.ClockBudgetMs))
+		line += fmt.Sprintf("; %d shard clock(s) not trusted to %s ms", len(rep.Unsynchronised), FormatNumber(rep.ClockBudgetMs))
 	}
 	return append(out, line+"; combined verdict below")
 }

@@ -115,18 +115,18 @@ func verdict(s *Summary, o *Options, in verdictInputs) Verdict {
 		v.DispatchLagP99Ms = r.Stats.P[8]
 		if v.DispatchLagP99Ms > v.MaxLagMs {
 			if why := lagShapes(&v); why != "" {
-				v.Reasons = append(v.Reasons, fmt.Sprintf("dispatch lag p99 %s ms > %s ms, %s", fmtNum(v.DispatchLagP99Ms), fmtNum(v.MaxLagMs), why))
+				v.Reasons = append(v.Reasons, fmt.Sprintf("dispatch lag p99 %s ms > %s ms, %s", FormatNumber(v.DispatchLagP99Ms), FormatNumber(v.MaxLagMs), why))
 			} else {
 				v.Jitter = true
 			}
 		}
 	}
 	if v.CPUKnown && v.BusiestWorkerPct >= v.MaxCPUPct {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("%s at %s%% CPU ≥ %s%%", busiestWords(&v), fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%s at %s%% CPU ≥ %s%%", busiestWords(&v), FormatNumber(v.BusiestWorkerPct), FormatNumber(v.MaxCPUPct)))
 	}
 	if v.CPUKnown && v.SameReadPct > sameReadBound*100 && v.BusiestWorkerPct >= sameReadCPUBound {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("%s%% of inter-chunk gaps are same-read while %s was at %s%% CPU (≥ %s%%): the client read late",
-			fmtNum(v.SameReadPct), busiestWords(&v), fmtNum(v.BusiestWorkerPct), fmtNum(sameReadCPUBound)))
+			FormatNumber(v.SameReadPct), busiestWords(&v), FormatNumber(v.BusiestWorkerPct), FormatNumber(sameReadCPUBound)))
 	}
 	v.Known = v.LagKnown || v.CPUKnown
 	v.Kept = v.Known && len(v.Reasons) == 0
@@ -140,12 +140,12 @@ func lagShapes(v *Verdict) string {
 	switch {
 	case v.MeanGapMs > 0 && lag > lagOfGapBound*v.MeanGapMs:
 		return fmt.Sprintf("%s%% of the plan's mean gap %s ms (bound %s%%): the arrivals were not the plan's",
-			fmtNum(lag/v.MeanGapMs*100), fmtNum(v.MeanGapMs), fmtNum(lagOfGapBound*100))
+			FormatNumber(lag/v.MeanGapMs*100), FormatNumber(v.MeanGapMs), FormatNumber(lagOfGapBound*100))
 	case v.LatencyP50Ms > 0 && lag > lagOfTTFTBound*v.LatencyP50Ms:
-		return fmt.Sprintf("%s%% of %s p50 %s ms (bound %s%%)", fmtNum(lag/v.LatencyP50Ms*100), v.LatencyName,
-			fmtNum(v.LatencyP50Ms), fmtNum(lagOfTTFTBound*100))
+		return fmt.Sprintf("%s%% of %s p50 %s ms (bound %s%%)", FormatNumber(lag/v.LatencyP50Ms*100), v.LatencyName,
+			FormatNumber(v.LatencyP50Ms), FormatNumber(lagOfTTFTBound*100))
 	case v.ITLP50Ms > 0 && lag > lagOfITLBound*v.ITLP50Ms:
-		return fmt.Sprintf("%s%% of ITL p50 %s ms (bound %s%%)", fmtNum(lag/v.ITLP50Ms*100), fmtNum(v.ITLP50Ms), fmtNum(lagOfITLBound*100))
+		return fmt.Sprintf("%s%% of ITL p50 %s ms (bound %s%%)", FormatNumber(lag/v.ITLP50Ms*100), FormatNumber(v.ITLP50Ms), FormatNumber(lagOfITLBound*100))
 	case v.MeanGapMs == 0 && v.LatencyP50Ms == 0:
 		return "and there is no gap or latency to hold it against"
 	}
@@ -158,17 +158,17 @@ func floorFact(v *Verdict) string {
 		return ""
 	}
 	return fmt.Sprintf("machine floor: timer wake-up p50 %s ms p99 %s ms, loopback round trip %s µs, syscall %s µs",
-		fmtNum(v.FloorTimerLagP50Ms), fmtNum(v.FloorTimerLagP99Ms), fmtNum(v.FloorLoopbackRTTUs), fmtNum(v.FloorSyscallUs))
+		FormatNumber(v.FloorTimerLagP50Ms), FormatNumber(v.FloorTimerLagP99Ms), FormatNumber(v.FloorLoopbackRTTUs), FormatNumber(v.FloorSyscallUs))
 }
 
 // jitterFact explains a kept run whose lag was over the fixed bound.
 func jitterFact(v *Verdict) string {
-	s := fmt.Sprintf("the lag over %s ms only jittered the arrivals", fmtNum(v.MaxLagMs))
+	s := fmt.Sprintf("the lag over %s ms only jittered the arrivals", FormatNumber(v.MaxLagMs))
 	if v.MeanGapMs > 0 {
-		s += fmt.Sprintf(" (%s%% of the plan's mean gap %s ms)", fmtNum(v.DispatchLagP99Ms/v.MeanGapMs*100), fmtNum(v.MeanGapMs))
+		s += fmt.Sprintf(" (%s%% of the plan's mean gap %s ms)", FormatNumber(v.DispatchLagP99Ms/v.MeanGapMs*100), FormatNumber(v.MeanGapMs))
 	}
 	if v.LatencyP50Ms > 0 {
-		s += fmt.Sprintf(", it is %s%% of %s p50 %s ms", fmtNum(v.DispatchLagP99Ms/v.LatencyP50Ms*100), v.LatencyName, fmtNum(v.LatencyP50Ms))
+		s += fmt.Sprintf(", it is %s%% of %s p50 %s ms", FormatNumber(v.DispatchLagP99Ms/v.LatencyP50Ms*100), v.LatencyName, FormatNumber(v.LatencyP50Ms))
 	}
 	if v.FloorKnown && v.DispatchLagP99Ms <= 2*v.FloorTimerLagP99Ms {
 		s += ", and within twice this machine's timer wake-up p99"

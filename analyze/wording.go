@@ -47,9 +47,6 @@ func FormatNumber(v float64) string {
 	return b.String()
 }
 
-// fmtNum is FormatNumber under the short name analyze's messages use.
-func fmtNum(v float64) string { return FormatNumber(v) }
-
 // ClipWords returns s whole when it has at most n bytes, else cut at its last sentence or
 // clause end (". ", "; ", ", ") in the second half of the first n bytes, or else at its last
 // space, or else (one long word) at n bytes on a character boundary; a cut text ends in "…".
@@ -73,18 +70,15 @@ func ClipWords(s string, n int) string {
 	return head + "…"
 }
 
-// clipWords is ClipWords under the name analyze's messages use.
-func clipWords(s string, n int) string { return ClipWords(s, n) }
-
 // VerdictLine is the one-line judgement of whether the client kept its schedule.
 func VerdictLine(s *Summary) string {
 	v := s.Verdict
 	var facts []string
 	if v.LagKnown {
-		facts = append(facts, fmt.Sprintf("dispatch lag p99 %s ms (bound %s ms)", fmtNum(v.DispatchLagP99Ms), fmtNum(v.MaxLagMs)))
+		facts = append(facts, fmt.Sprintf("dispatch lag p99 %s ms (bound %s ms)", FormatNumber(v.DispatchLagP99Ms), FormatNumber(v.MaxLagMs)))
 	}
 	if v.CPUKnown {
-		facts = append(facts, fmt.Sprintf("busiest %s at %s%% CPU (bound %s%%)", busiestWords(&v), fmtNum(v.BusiestWorkerPct), fmtNum(v.MaxCPUPct)))
+		facts = append(facts, fmt.Sprintf("busiest %s at %s%% CPU (bound %s%%)", busiestWords(&v), FormatNumber(v.BusiestWorkerPct), FormatNumber(v.MaxCPUPct)))
 	}
 	if f := floorFact(&v); f != "" {
 		facts = append(facts, f)
