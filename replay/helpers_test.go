@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/internal/testserver"
 )
 
 // TestMain lets the test binary double as the worker binary: the coordinator tests start
@@ -299,4 +300,4 @@ func percentile(v []int64, p float64) int64 {
 }
 
 // countSSEData counts "data: {" events in a body.
-func countSSEData(b []byte) int { return strings.Count(string(b), "data: {") }
+func countSSEData(b []byte) int { return testserver.CountSSEData(b) }

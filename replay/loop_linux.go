@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/http1"
 	"github.com/llmbench/llmbench/replay/schedule"
 	"golang.org/x/sys/unix"
 )
@@ -26,7 +27,7 @@ import (
 // that ended to the scheduler and sends what it then has due, with one clock read for the
 // pass; each socket is read until the kernel has no more (a short read says so without the
 // extra EAGAIN read), each read stamped with one clock read, straight into the request's
-// own buffer, and parsed by the same respParser the net client uses (loopconn_linux.go).
+// own buffer, and parsed by the same http1.Parser the net client uses (loopconn_linux.go).
 // The system calls on the loop's own descriptors are made raw (rawsys_linux.go). Nothing
 // here switches goroutines or allocates per read: the Go scheduler only runs the log
 // writer, the command reader and the progress ticker, while the loop is parked. Request
@@ -45,12 +46,12 @@ const (
 
 // loopConn is one connection in the loop's epoll set.
 type loopConn struct {
-	conn      // target, used, broken (nc is nil)
-	fd        int
-	slot      int32        // index in evloop.conns: the epoll event's data
-	req       *loopRequest // request using it; nil while idle
-	pendingIn bool         // a readable edge came while nobody was reading
-	fin       bool         // the server's FIN was reported (EPOLLRDHUP or EPOLLHUP)
+	http1.Conn // target, used, broken
+	fd         int
+	slot       int32        // index in evloop.conns: the epoll event's data
+	req        *loopRequest // request using it; nil while idle
+	pendingIn  bool         // a readable edge came while nobody was reading
+	fin        bool         // the server's FIN was reported (EPOLLRDHUP or EPOLLHUP)
 }
 
 // loopRequest is one request on the loop, from its release by the scheduler to its record:
@@ -72,8 +73,8 @@ type loopRequest struct {
 	cancelAt  int64
 	timerAt   int64 // when its deadline fires (heap key)
 	hidx      int   // index in the deadline heap, -1 when not in it
-	eb        exchangeBuffers
-	rp        respParser
+	eb        http1.Buffers
+	rp        http1.Parser
 	q         rawlog.Request
 	spliced   []byte
 	iov       [3]unix.Iovec
@@ -144,10 +145,10 @@ func newEvloop(w *worker) (*evloop, error) {
 	l := &evloop{w: w, s: w.sched, armedAt: armUnknown, parked: true, picker: NewLocalAddrPicker(w.cfg.LocalAddrs, w.cfg.ID),
 		units: make([]*loopUnit, w.g.Units()), lv: w.lr.fresh()}
 	for _, t := range w.targets {
-		if t.tls != nil {
+		if t.TLS != nil {
 			return nil, errTLSNet
 		}
-		ap, err := resolveTarget(t.addr)
+		ap, err := resolveTarget(t.Addr)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +161,7 @@ func newEvloop(w *worker) (*evloop, error) {
 			l.family = append(l.family, unix.AF_INET6)
 		}
 		if l.picker.Len() > 0 && l.picker.addrs[0].Is4() != a.Is4() {
-			return nil, fmt.Errorf("local-addr %s and target %s are of different IP families", l.picker.addrs[0], t.addr)
+			return nil, fmt.Errorf("local-addr %s and target %s are of different IP families", l.picker.addrs[0], t.Addr)
 		}
 	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -318,7 +319,7 @@ func (l *evloop) flags() {
 			case lsConnect:
 				l.dialFailed(r, errAbortedDial)
 			case lsWrite, lsRead:
-				l.exchangeEnd(r, exDeadline, os.ErrDeadlineExceeded)
+				l.exchangeEnd(r, http1.Deadline, os.ErrDeadlineExceeded)
 			}
 		}
 	}
@@ -402,8 +403,7 @@ func (l *evloop) start(rel schedule.Release, now int64) {
 		r, l.free = l.free[n-1], l.free[:n-1]
 	} else {
 		r = &loopRequest{hidx: -1}
-		r.eb.rbuf = make([]byte, readBufSize)
-		r.eb.maxBody = int(l.w.cfg.MaxResponseBytes)
+		r.eb.Init(l.w.cfg.MaxResponseBytes)
 		l.all = append(l.all, r)
 	}
 	if rel.Entry {
@@ -458,13 +458,13 @@ func (l *evloop) startTurn(r *loopRequest, now int64) {
 	q.ReadyNs = r.rel.Ready
 	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
 	q.ConnectStartNs, q.ConnectEndNs = -1, -1
-	resetReconnect(q)
-	resetResponse(q)
+	http1.ResetReconnect(q)
+	http1.ResetResponse(q)
 	q.Err = ""
 	q.URLIndex = r.url
 	r.cancelNs, r.cancelAt = rec.CancelAfterNs, maxInt64
 	r.deadline = now + int64(w.timeout)
-	r.head, r.body, r.session = w.targets[r.url].heads[rec.PathID], body, rec.Session
+	r.head, r.body, r.session = w.targets[r.url].Heads[rec.PathID], body, rec.Session
 	r.marked, r.attempt, r.prefilled = false, 0, false
 	if r.rel.Prefill {
 		r.ft.reset(w.ep)
@@ -513,8 +513,8 @@ func (l *evloop) fireTimers(now int64) {
 			// As a dial past its deadline fails: "connect: i/o timeout".
 			l.dialFailed(r, os.ErrDeadlineExceeded)
 		case lsWrite, lsRead:
-			r.c.broken = true
-			l.exchangeEnd(r, exDeadline, os.ErrDeadlineExceeded)
+			r.c.Broken = true
+			l.exchangeEnd(r, http1.Deadline, os.ErrDeadlineExceeded)
 		}
 	}
 }

@@ -2,7 +2,9 @@
 
 package replay
 
-import "errors"
+import (
+	"errors"
+)
 
 // evloop is the event-loop client, which needs Linux (epoll, timerfd).
 type evloop struct{}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/http1"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,7 +22,7 @@ func (l *evloop) connect(r *loopRequest) {
 	w := l.w
 	var c *loopConn
 	switch reuse := w.reuse; {
-	case reuse != ReuseNever && w.conns.closesAfterResponse(r.url):
+	case reuse != ReuseNever && w.conns.ClosesAfterResponse(r.url):
 		r.q.ServerClosed = true
 		l.dropIdle(r)
 	case reuse == ReusePooled:
@@ -81,7 +82,7 @@ func (l *evloop) dial(url int) (*loopConn, error) {
 		return nil, err
 	}
 	c := &loopConn{fd: fd}
-	c.target = url
+	c.Target = url
 	if n := len(l.freeSlot); n > 0 {
 		c.slot, l.freeSlot = l.freeSlot[n-1], l.freeSlot[:n-1]
 		l.conns[c.slot] = c
@@ -109,7 +110,7 @@ func (l *evloop) dialFailed(r *loopRequest, err error) {
 		l.notSent(r, "not sent: "+*w.abortWhy.Load())
 		return
 	}
-	l.finish(r, nil, exNetError, err, "connect: ")
+	l.finish(r, nil, http1.NetError, err, "connect: ")
 }
 
 // onEvent handles one epoll event of connection c.
@@ -125,7 +126,7 @@ func (l *evloop) onEvent(c *loopConn, events uint32) {
 		if c.fin {
 			// The server closed it while idle: a close soon after its only response
 			// teaches the URL's policy (the connection itself goes at its next use).
-			l.w.conns.serverClosed(&c.conn, l.w.nowNs())
+			l.w.conns.ServerClosed(&c.Conn, l.w.nowNs())
 		}
 		return
 	}
@@ -148,7 +149,7 @@ func (l *evloop) onEvent(c *loopConn, events uint32) {
 		if c.fin {
 			// Closed before a byte of the request went out: writing it now would only
 			// draw the server's reset.
-			l.dialFailed(r, &closedFirst{after: r.q.ConnectEndNs - r.q.ConnectStartNs, late: l.lateNs})
+			l.dialFailed(r, &http1.ClosedFirst{After: r.q.ConnectEndNs - r.q.ConnectStartNs, Late: l.lateNs})
 			return
 		}
 		l.send(r)
@@ -176,8 +177,8 @@ func (l *evloop) send(r *loopRequest) {
 			return
 		}
 	}
-	r.q.ConnReused = r.c.used
-	r.eb.renderSuffix(r.body, w.cfg.SessionHeader, r.session)
+	r.q.ConnReused = r.c.Used
+	r.eb.RenderSuffix(r.body, w.cfg.SessionHeader, r.session)
 	r.woff = 0
 	r.state = lsWrite
 	l.setTimer(r, r.deadline)
@@ -187,7 +188,7 @@ func (l *evloop) send(r *loopRequest) {
 
 // write writes what is left of r's request; EPOLLOUT resumes it.
 func (l *evloop) write(r *loopRequest) {
-	parts := [3][]byte{r.head, r.eb.suffix, r.body}
+	parts := [3][]byte{r.head, r.eb.Suffix(), r.body}
 	for {
 		niov, off := 0, r.woff
 		for _, p := range parts {
@@ -214,7 +215,7 @@ func (l *evloop) write(r *loopRequest) {
 				continue
 			}
 			r.q.WriteEndNs = l.w.nowNs()
-			res, err := classifyNetErr(&r.c.conn, e, false)
+			res, err := http1.ClassifyNetErr(&r.c.Conn, e, false)
 			l.exchangeEnd(r, res, err)
 			return
 		}
@@ -226,7 +227,7 @@ func (l *evloop) write(r *loopRequest) {
 		r.cancelAt = r.q.WriteEndNs + r.cancelNs
 	}
 	l.setTimer(r, min(r.deadline, r.cancelAt))
-	r.rp.reset(&r.eb)
+	r.rp.Reset(&r.eb)
 	r.state = lsRead
 	if r.c.pendingIn {
 		r.c.pendingIn = false
@@ -240,11 +241,11 @@ func (l *evloop) read(r *loopRequest) {
 	w := l.w
 	c := r.c
 	for {
-		space := r.rp.space(&r.eb, &r.q)
+		space := r.rp.Space(&r.eb, &r.q)
 		n, err := rawRead(c.fd, space)
 		if n > 0 {
 			t := w.nowNs()
-			end, res, perr := r.rp.onRead(&c.conn, &r.eb, n, t, &r.q)
+			end, res, perr := r.rp.OnRead(&c.Conn, &r.eb, n, t, &r.q)
 			if r.rel.Prefill && !r.prefilled && len(r.q.Body) > 0 && r.ft.feed(r.q.Body) {
 				// The first token: the request leaves prefill, its slot frees for the next
 				// dispatch.
@@ -268,7 +269,7 @@ func (l *evloop) read(r *loopRequest) {
 		case err == unix.EINTR:
 			continue
 		}
-		res, perr := r.rp.onEnd(&c.conn, err)
+		res, perr := r.rp.OnEnd(&c.Conn, err)
 		l.exchangeEnd(r, res, perr)
 		return
 	}
@@ -276,24 +277,24 @@ func (l *evloop) read(r *loopRequest) {
 
 // exchangeEnd takes how r's exchange on r.c ended: a stale reused connection is retried once
 // on a fresh one, as the runner does; anything else finishes the request.
-func (l *evloop) exchangeEnd(r *loopRequest, res exchangeResult, err error) {
+func (l *evloop) exchangeEnd(r *loopRequest, res http1.Result, err error) {
 	w := l.w
-	if res == exStaleConn && r.attempt == 0 {
+	if res == http1.StaleConn && r.attempt == 0 {
 		r.attempt++
 		c := r.c
-		markReconnect(&r.q)
-		w.conns.serverClosed(&c.conn, w.nowNs())
+		http1.MarkReconnect(&r.q)
+		w.conns.ServerClosed(&c.Conn, w.nowNs())
 		l.closeConn(c)
 		r.c = nil
 		q := &r.q
 		q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
-		resetResponse(q)
+		http1.ResetResponse(q)
 		r.cancelAt = maxInt64
 		if w.reuse == ReusePooled {
 			l.closeIdle()
 		}
 		if w.aborting.Load() {
-			l.finish(r, nil, exNetError, err, "")
+			l.finish(r, nil, http1.NetError, err, "")
 			return
 		}
 		l.connect(r)
@@ -304,30 +305,30 @@ func (l *evloop) exchangeEnd(r *loopRequest, res exchangeResult, err error) {
 
 // finish decides r's outcome, disposes of c and logs the request, then hands its end to the
 // scheduler.
-func (l *evloop) finish(r *loopRequest, c *loopConn, res exchangeResult, err error, prefix string) {
+func (l *evloop) finish(r *loopRequest, c *loopConn, res http1.Result, err error, prefix string) {
 	w := l.w
 	q := &r.q
 	q.EndNs = w.nowNs()
 	l.stopTimer(r)
 	w.settle(q, res, err, prefix, r.cancelAt, &r.eb)
 	if c != nil {
-		c.reused(q.EndNs)
+		c.Reused(q.EndNs)
 		c.req = nil
-		if res == exOK && c.fin && !c.broken {
+		if res == http1.OK && c.fin && !c.Broken {
 			// The server closed it with the response, the FIN with the last bytes, though
 			// the response said the connection would stay open.
-			c.broken = true
-			w.conns.serverClosed(&c.conn, q.EndNs)
+			c.Broken = true
+			w.conns.ServerClosed(&c.Conn, q.EndNs)
 		}
 		switch {
-		case res != exOK || !w.conns.keep(&c.conn, w.reuse):
+		case res != http1.OK || !w.conns.Keep(&c.Conn, w.reuse):
 			l.closeConn(c)
 		case w.reuse == ReuseSticky && r.unit.sticky == nil:
 			r.unit.sticky = c
 		case w.reuse == ReuseSticky:
 			l.closeConn(c) // another request of the unit gave its connection back first
 		default:
-			l.idle[c.target] = append(l.idle[c.target], c)
+			l.idle[c.Target] = append(l.idle[c.Target], c)
 		}
 	}
 	r.c = nil

@@ -17,6 +17,7 @@ import (
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/http1"
 )
 
 // The preflight (Options.Preflight; replay and profile run it unless --no-preflight): before
@@ -88,11 +89,11 @@ func (r *Replay) runPreflight() (*rawlog.Preflight, []int, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("preflight: %w", err)
 	}
-	headers, err := mergeHeaders(m.Headers, o.Headers, o.APIKey)
+	headers, err := http1.MergeHeaders(m.Headers, o.Headers, o.APIKey)
 	if err != nil {
 		return nil, nil, err
 	}
-	tcfg, err := loadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
+	tcfg, err := http1.LoadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -393,7 +394,7 @@ func (p *preflighter) send(target string, body []byte) answer {
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is named by the caller, redacted
 		}
-		a.errText = errText(err) // redacted; a net.OpError without its addresses
+		a.errText = http1.ErrText(err) // redacted; a net.OpError without its addresses
 		if errors.Is(err, context.DeadlineExceeded) {
 			a.errText = fmt.Sprintf("no answer within %v", p.timeout)
 		} else {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/http1"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
 
@@ -24,7 +25,7 @@ import (
 // the responses live history splices into its later turns.
 type netUnit struct {
 	mu     sync.Mutex // a graph's branches may run in several runners at once
-	sticky *conn
+	sticky *http1.NetConn
 	hist   history
 }
 
@@ -96,12 +97,12 @@ func (d *dispatcher) run() {
 // schedEvents is what a pass over the scheduler asks of the worker, done after the lock.
 type schedEvents struct {
 	duration, abort bool
-	drop            *conn // a sticky connection whose unit is over
+	drop            *http1.NetConn // a sticky connection whose unit is over
 }
 
 func (ev schedEvents) act(w *worker) {
 	if ev.drop != nil {
-		ev.drop.nc.Close()
+		ev.drop.NC.Close()
 	}
 	if ev.duration {
 		w.durationElapsed()
@@ -143,7 +144,7 @@ func (d *dispatcher) stopped() bool {
 		for u, nu := range d.units {
 			if nu != nil && d.s.UnitOver(int32(u)) {
 				if c := d.dropUnit(int32(u)); c != nil {
-					c.nc.Close()
+					c.NC.Close()
 				}
 			}
 		}
@@ -167,7 +168,7 @@ func (d *dispatcher) unitOf(rel schedule.Release) *netUnit {
 }
 
 // dropUnit forgets unit u's state and returns its sticky connection, for the caller to close.
-func (d *dispatcher) dropUnit(u int32) *conn {
+func (d *dispatcher) dropUnit(u int32) *http1.NetConn {
 	nu := d.units[u]
 	d.units[u] = nil
 	c := nu.sticky
@@ -191,7 +192,7 @@ func (d *dispatcher) hand(wk netWork) {
 // runner sends next, if anything.
 func (d *dispatcher) ended(wk netWork, endNs int64, ok bool) (netWork, bool) {
 	d.mu.Lock()
-	var drop *conn
+	var drop *http1.NetConn
 	if d.s.Ended(wk.rel.Node, endNs, ok) {
 		drop = d.dropUnit(wk.rel.Unit)
 	}
@@ -228,9 +229,9 @@ type runner struct {
 	w *worker
 
 	mu     sync.Mutex // guards active against abort
-	active *conn
+	active *http1.NetConn
 
-	eb exchangeBuffers
+	eb http1.Buffers
 	q  rawlog.Request
 
 	// Per request, read by afterWrite.
@@ -254,8 +255,7 @@ type runner struct {
 
 func newRunner(w *worker) *runner {
 	r := &runner{w: w, lv: w.lr.fresh()}
-	r.eb.rbuf = make([]byte, readBufSize)
-	r.eb.maxBody = int(w.cfg.MaxResponseBytes)
+	r.eb.Init(w.cfg.MaxResponseBytes)
 	r.resetResponse()
 	r.after = r.afterWrite
 	r.onBodyFn = r.onBody
@@ -320,10 +320,10 @@ func (r *runner) send(wk netWork) (end int64, ok bool) {
 	r.node = rel.Node
 	if rel.Prefill {
 		r.ft.reset(w.ep)
-		r.eb.onBody = r.onBodyFn
+		r.eb.OnBody = r.onBodyFn
 	}
 	r.do(&rec, body, rel.Ready, w.urlOfUnit(rel.Unit))
-	r.eb.onBody = nil
+	r.eb.OnBody = nil
 	if r.lv.enabled() && len(w.g.Children(rel.Node)) > 0 {
 		nu.mu.Lock()
 		nu.hist.add(&r.lv, rec.Index, r.q.Body)
@@ -347,10 +347,10 @@ func (r *runner) fault(v any) {
 	c := r.active
 	r.mu.Unlock()
 	if c != nil {
-		c.nc.Close()
+		c.NC.Close()
 	}
 	if r.inRequest {
-		r.finish(nil, exNetError, err, "")
+		r.finish(nil, http1.NetError, err, "")
 	}
 	r.w.fail(err)
 }
@@ -370,7 +370,7 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 	q.ReadyNs = ready
 	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
 	q.ConnectStartNs, q.ConnectEndNs = -1, -1
-	resetReconnect(q)
+	http1.ResetReconnect(q)
 	r.resetResponse()
 	q.Err = ""
 	q.URLIndex = url
@@ -379,7 +379,7 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 	r.cancelAt = maxInt64
 	r.deadline = time.Now().Add(w.timeout)
 	t := w.targets[url]
-	head := t.heads[rec.PathID]
+	head := t.Heads[rec.PathID]
 
 	w.sent.Add(1)
 	marked := false
@@ -387,7 +387,7 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 		c := r.getConn(url)
 		if c == nil {
 			q.ConnectStartNs = w.nowNs()
-			nc, err := dial(w.ctx, &w.dialer, t, url, r.deadline)
+			nc, err := http1.Dial(w.ctx, &w.dialer, t, url, r.deadline)
 			q.ConnectEndNs = w.nowNs()
 			if err != nil && !marked && w.aborting.Load() {
 				// The abort cut the dial: nothing reached the server.
@@ -395,7 +395,7 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 				return
 			}
 			if err != nil {
-				r.finish(nil, exNetError, err, "connect: ")
+				r.finish(nil, http1.NetError, err, "connect: ")
 				return
 			}
 			c = nc
@@ -408,27 +408,27 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 			if err := w.logSent(q.Index); err != nil {
 				// Without its Sent record the request must not reach the server: a crash
 				// would count it never sent. It is not sent, and the run fails.
-				c.nc.Close()
+				c.NC.Close()
 				r.notSent(url, "not sent: "+err.Error())
 				return
 			}
 		}
-		q.ConnReused = c.used
+		q.ConnReused = c.Used
 		r.setActive(c)
-		res, err := exchange(c, head, body, w.cfg.SessionHeader, rec.Session, &r.eb, q, w.nowFn, r.after)
-		if res == exStaleConn && attempt == 0 {
+		res, err := http1.Exchange(c, head, body, w.cfg.SessionHeader, rec.Session, &r.eb, q, w.nowFn, r.after)
+		if res == http1.StaleConn && attempt == 0 {
 			// The server closed an idle keep-alive connection as we reused it; nothing of
 			// the request reached it, so send it again on a new connection.
-			markReconnect(q)
-			w.conns.serverClosed(c, w.nowNs())
+			http1.MarkReconnect(q)
+			w.conns.ServerClosed(&c.Conn, w.nowNs())
 			r.setActive(nil)
-			c.nc.Close()
+			c.NC.Close()
 			q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
 			r.resetResponse()
 			r.cancelAt = maxInt64
 			c = nil
 			if !r.prepareRetry() {
-				r.finish(nil, exNetError, err, "")
+				r.finish(nil, http1.NetError, err, "")
 				return
 			}
 			continue
@@ -461,8 +461,8 @@ func (r *runner) prepareRetry() bool {
 
 // getConn returns a connection to reuse, or nil to dial: always nil for a URL whose server
 // closes after each response (connpolicy.go), and the request says why.
-func (r *runner) getConn(url int) *conn {
-	if r.w.reuse != ReuseNever && r.w.conns.closesAfterResponse(url) {
+func (r *runner) getConn(url int) *http1.NetConn {
+	if r.w.reuse != ReuseNever && r.w.conns.ClosesAfterResponse(url) {
 		r.q.ServerClosed = true
 		r.w.pool.drop(url) // dead, or about to be
 		if r.w.reuse == ReuseSticky {
@@ -471,7 +471,7 @@ func (r *runner) getConn(url int) *conn {
 			r.unit.sticky = nil
 			r.unit.mu.Unlock()
 			if c != nil {
-				c.nc.Close()
+				c.NC.Close()
 			}
 		}
 		return nil
@@ -485,9 +485,9 @@ func (r *runner) getConn(url int) *conn {
 		c := r.unit.sticky
 		r.unit.sticky = nil
 		r.unit.mu.Unlock()
-		if c != nil && c.unsolicited() {
-			c.nc.Close() // see pool.get
-			r.w.conns.serverClosed(c, r.w.nowNs())
+		if c != nil && c.Unsolicited() {
+			c.NC.Close() // see pool.get
+			r.w.conns.ServerClosed(&c.Conn, r.w.nowNs())
 			r.q.ServerClosed = true
 			c = nil
 		}
@@ -498,13 +498,13 @@ func (r *runner) getConn(url int) *conn {
 
 // setActive registers c as the runner's in-flight connection (so abort can cut it) and
 // gives it the request's deadline.
-func (r *runner) setActive(c *conn) {
+func (r *runner) setActive(c *http1.NetConn) {
 	r.mu.Lock()
 	r.active = c
 	if c != nil {
-		c.nc.SetDeadline(r.deadline)
+		c.NC.SetDeadline(r.deadline)
 		if r.w.aborting.Load() {
-			c.nc.SetDeadline(aLongTimeAgo)
+			c.NC.SetDeadline(aLongTimeAgo)
 		}
 	}
 	r.mu.Unlock()
@@ -520,14 +520,14 @@ func (r *runner) afterWrite(writeEnd int64) {
 	if at.Before(r.deadline) {
 		r.mu.Lock()
 		if r.active != nil && !r.w.aborting.Load() {
-			r.active.nc.SetReadDeadline(at)
+			r.active.NC.SetReadDeadline(at)
 		}
 		r.mu.Unlock()
 	}
 }
 
 // finish decides the outcome, disposes of the connection and logs the request.
-func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
+func (r *runner) finish(c *http1.NetConn, res http1.Result, err error, prefix string) {
 	w := r.w
 	q := &r.q
 	q.EndNs = w.nowNs()
@@ -535,10 +535,10 @@ func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
 	r.setActive(nil)
 	w.settle(q, res, err, prefix, r.cancelAt, &r.eb)
 	if c != nil {
-		c.reused(q.EndNs)
+		c.Reused(q.EndNs)
 		switch {
-		case res != exOK || !w.conns.keep(c, w.reuse):
-			c.nc.Close()
+		case res != http1.OK || !w.conns.Keep(&c.Conn, w.reuse):
+			c.NC.Close()
 		case w.reuse == ReuseSticky:
 			r.unit.mu.Lock()
 			if r.unit.sticky == nil {
@@ -546,7 +546,7 @@ func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
 			}
 			r.unit.mu.Unlock()
 			if c != nil {
-				c.nc.Close() // another request of the unit gave its connection back first
+				c.NC.Close() // another request of the unit gave its connection back first
 			}
 		default:
 			w.pool.put(c)
@@ -555,24 +555,5 @@ func (r *runner) finish(c *conn, res exchangeResult, err error, prefix string) {
 	w.logDone(q)
 }
 
-// retainBody and retainReads bound the response buffers a runner keeps between requests: one
-// huge response must not pin its memory for the rest of the run.
-const (
-	retainBody  = 1 << 20
-	retainReads = 1 << 16
-)
-
-// resetResponse empties the response fields of the runner's record (see resetResponse).
-func (r *runner) resetResponse() { resetResponse(&r.q) }
-
-// resetResponse empties q's response fields, keeping their buffers unless there are none yet
-// or a large response grew them past what is worth keeping.
-func resetResponse(q *rawlog.Request) {
-	q.ReadNs, q.ReadEnd, q.Body = q.ReadNs[:0], q.ReadEnd[:0], q.Body[:0]
-	if cap(q.Body) == 0 || cap(q.Body) > retainBody {
-		q.Body = make([]byte, 0, 16<<10)
-	}
-	if cap(q.ReadNs) == 0 || cap(q.ReadNs) > retainReads || cap(q.ReadEnd) > retainReads {
-		q.ReadNs, q.ReadEnd = make([]int64, 0, 256), make([]uint32, 0, 256)
-	}
-}
+// resetResponse empties the response fields of the runner's record (http1.ResetResponse).
+func (r *runner) resetResponse() { http1.ResetResponse(&r.q) }

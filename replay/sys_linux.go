@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -162,12 +161,4 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
-}
-
-// peekPending reports whether socket fd has bytes to read, or the peer's close, without
-// reading them (recv MSG_PEEK|MSG_DONTWAIT into buf); an error other than "nothing yet"
-// counts as pending too (the connection is broken).
-func peekPending(fd uintptr, buf *[1]byte) bool {
-	_, _, e := unix.Syscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&buf[0])), 1, unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
-	return e != unix.EAGAIN && e != unix.EWOULDBLOCK && e != unix.EINTR
 }

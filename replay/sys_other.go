@@ -58,6 +58,3 @@ func kernelRelease() string { return runtime.GOOS }
 
 // peakRSS is this process's peak resident set size: unknown here.
 func peakRSS() int64 { return 0 }
-
-// peekPending reports whether socket fd has bytes to read: not looked at here.
-func peekPending(uintptr, *[1]byte) bool { return false }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/replay/http1"
 )
 
 // Readiness probes (AIPerf's --wait-for-model-mode): what Run asks every URL before the
@@ -74,11 +75,11 @@ func (r *Replay) waitForModel() error {
 	if err != nil {
 		return err
 	}
-	headers, err := mergeHeaders(r.plan.Meta().Headers, o.Headers, o.APIKey)
+	headers, err := http1.MergeHeaders(r.plan.Meta().Headers, o.Headers, o.APIKey)
 	if err != nil {
 		return err
 	}
-	tcfg, err := loadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
+	tcfg, err := http1.LoadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
 	if err != nil {
 		return err
 	}

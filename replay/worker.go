@@ -18,6 +18,7 @@ import (
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/redact"
+	"github.com/llmbench/llmbench/replay/http1"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
 
@@ -97,9 +98,9 @@ type worker struct {
 	plan    *mmapds.Plan
 	meta    *mmapds.Meta
 	g       *schedule.Graph
-	targets []*target
+	targets []*http1.Target
 	pool    pool
-	conns   connPolicy // what each URL's server does with connections (connpolicy.go)
+	conns   http1.ConnPolicy // what each URL's server does with connections (connpolicy.go)
 	dialer  net.Dialer
 	reuse   string
 	timeout time.Duration
@@ -216,7 +217,7 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if w.g, err = load(p, info.ord, cfg.Workers, cfg.ID); err != nil {
 		return fail(err)
 	}
-	tcfg, err := loadTLSConfig(cfg.TLSCAFile, cfg.TLSInsecure)
+	tcfg, err := http1.LoadTLSConfig(cfg.TLSCAFile, cfg.TLSInsecure)
 	if err != nil {
 		return fail(err)
 	}
@@ -224,18 +225,18 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if method == "" {
 		method = "POST"
 	}
-	hc := &headConfig{method: method, paths: w.meta.Paths, headers: cfg.Headers,
-		closeConn: w.reuse == ReuseNever, userAgent: cfg.UserAgent, sessionHeader: cfg.SessionHeader}
+	hc := &http1.HeadConfig{Method: method, Paths: w.meta.Paths, Headers: cfg.Headers,
+		CloseConn: w.reuse == ReuseNever, UserAgent: cfg.UserAgent}
 	for _, u := range cfg.URLs {
-		t, err := newTarget(u, hc, tcfg)
+		t, err := http1.NewTarget(u, hc, tcfg)
 		if err != nil {
 			return fail(err)
 		}
 		w.targets = append(w.targets, t)
 	}
-	w.pool.idle = make([][]*conn, len(w.targets))
-	w.conns.init(len(w.targets), cfg.ServerCloses)
-	w.pool.closed = func(c *conn) { w.conns.serverClosed(c, w.nowNs()) }
+	w.pool.idle = make([][]*http1.NetConn, len(w.targets))
+	w.conns.Init(len(w.targets), cfg.ServerCloses)
+	w.pool.closed = func(c *http1.NetConn) { w.conns.ServerClosed(&c.Conn, w.nowNs()) }
 	shardC, err := shardConcurrency(w.meta.Concurrency, cfg.ShardIndex, cfg.ShardCount)
 	if err != nil {
 		return fail(err)
@@ -575,15 +576,15 @@ func (w *worker) mask(q *rawlog.Request) {
 // settle sets q's outcome and Err from how its exchange ended (res, err; prefix names the
 // step that failed), whichever client ran it: an abort, the plan's cancel-after (cancelAt,
 // maxInt64 when none was armed) and the request timeout tell a deadline apart. q.EndNs is set.
-func (w *worker) settle(q *rawlog.Request, res exchangeResult, err error, prefix string, cancelAt int64, eb *exchangeBuffers) {
+func (w *worker) settle(q *rawlog.Request, res http1.Result, err error, prefix string, cancelAt int64, eb *http1.Buffers) {
 	if errors.Is(err, syscall.EFAULT) {
 		// writev from the plan's mapping faulted in the kernel: the plan file was truncated.
 		w.fail(fmt.Errorf("plan %s: %w: writing request %d's body from it failed: %v", w.cfg.Plan, mmapds.ErrChanged, q.Index, err))
 	}
 	switch res {
-	case exOK:
+	case http1.OK:
 		q.Outcome = rawlog.OutcomeCompleted
-	case exDeadline:
+	case http1.Deadline:
 		switch {
 		case w.aborting.Load():
 			q.Outcome = rawlog.OutcomeAborted
@@ -601,7 +602,7 @@ func (w *worker) settle(q *rawlog.Request, res exchangeResult, err error, prefix
 			q.Err = *w.abortWhy.Load()
 		} else {
 			q.Outcome = rawlog.OutcomeFailed
-			q.Err = failText(res, err, prefix, len(q.Body), eb)
+			q.Err = http1.FailText(res, err, prefix, len(q.Body), eb)
 		}
 	}
 }
@@ -687,7 +688,7 @@ func (w *worker) abort(why string) {
 		for _, r := range rs {
 			r.mu.Lock()
 			if r.active != nil {
-				r.active.nc.SetDeadline(aLongTimeAgo)
+				r.active.NC.SetDeadline(aLongTimeAgo)
 			}
 			r.mu.Unlock()
 		}
