@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/replay/driver"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
 
@@ -95,30 +95,6 @@ func TestParseCPUList(t *testing.T) {
 	}
 }
 
-func TestJSONEscapeAndSplice(t *testing.T) {
-	got := jsonwire.AppendStringBody(nil, []byte("a\"b\\c\nd\x01\xffé\u2028\b\f"))
-	if want := `a\"b\\c\nd\u0001\ufffdé\u2028\b\f`; string(got) != want {
-		t.Fatalf("escape: %s want %s", got, want)
-	}
-	l := live{marker: []byte("@@")}
-	hist := [][]byte{[]byte("one"), []byte("two"), []byte("thr\"ee")}
-	for _, c := range []struct {
-		body      string
-		firstTurn uint32
-		want      string
-	}{
-		{`{"a":"@@"}`, 0, `{"a":"one"}`},
-		{`["@@","@@","@@"]`, 0, `["one","two","thr\"ee"]`},
-		{`["@@","@@","@@","@@"]`, 1, `["","one","two","thr\"ee"]`},
-		{`no marker`, 0, `no marker`},
-		{`@@@@@@@@`, 0, `onetwothr\"ee`},
-	} {
-		if got := l.splice(nil, []byte(c.body), hist, c.firstTurn); string(got) != c.want {
-			t.Errorf("%s: got %s want %s", c.body, got, c.want)
-		}
-	}
-}
-
 // Sessions are numbered in order of first appearance and dealt to workers and URLs whole;
 // a worker's part chains each session's turns into one unit.
 func TestWorkerPartAssignment(t *testing.T) {
@@ -163,7 +139,7 @@ func TestWorkerPartAssignment(t *testing.T) {
 		t.Fatalf("chain: parents %v %v, children of the last %v", g.Parents(1), g.Parents(3), g.Children(3))
 	}
 	for u := int32(0); u < int32(g.Units()); u++ {
-		if k := g.Unit(u).Session; schedule.WorkerOf(k, 2) != 0 || urlOf(k, 3) != int(k)%3 {
+		if k := g.Unit(u).Session; schedule.WorkerOf(k, 2) != 0 || driver.URLOf(k, 3) != int(k)%3 {
 			t.Fatalf("unit %d (ordinal %d) on the wrong worker or URL", u, k)
 		}
 	}

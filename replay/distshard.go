@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/driver"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
 
@@ -247,12 +248,12 @@ func (r *Replay) awaitStart(start time.Time) {
 		}
 	}
 	var stop atomic.Bool
-	sl, err := newSleeper(&stop)
+	sl, err := driver.NewSleeper(&stop)
 	if err != nil {
 		return
 	}
-	defer sl.close()
-	sl.sleep(time.Until(start))
+	defer sl.Close()
+	sl.Sleep(time.Until(start))
 	skew := time.Since(start)
 	m.Shard.StartSkewNs = int64(skew)
 	if err := r.writeManifest(); err != nil {

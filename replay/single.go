@@ -106,7 +106,7 @@ func (s *Single) Do(ctx context.Context, body []byte, onRead func(body []byte)) 
 		c := s.c
 		q.ConnReused = c.Used
 		c.NC.SetDeadline(deadline)
-		stop := context.AfterFunc(ctx, func() { c.NC.SetDeadline(aLongTimeAgo) })
+		stop := context.AfterFunc(ctx, func() { c.NC.SetDeadline(http1.LongAgo) })
 		res, err := s.exchange(c, body, onRead)
 		stop()
 		if res == http1.StaleConn && attempt == 0 && ctx.Err() == nil {
@@ -127,7 +127,7 @@ func (s *Single) Do(ctx context.Context, body []byte, onRead func(body []byte)) 
 	}
 }
 
-// exchange is the workers' exchange (client.go) with onRead after every read.
+// exchange is the workers' exchange (http1.Exchange) with onRead after every read.
 func (s *Single) exchange(c *http1.NetConn, body []byte, onRead func([]byte)) (http1.Result, error) {
 	q := &s.q
 	eb := &s.eb

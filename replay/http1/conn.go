@@ -80,3 +80,7 @@ func Dial(ctx context.Context, d *net.Dialer, t *Target, idx int, deadline time.
 	c.NC = nc
 	return c, nil
 }
+
+// LongAgo is a deadline in the past: set on a connection, it cuts its blocked read or
+// write now (an abort).
+var LongAgo = time.Unix(1, 0)

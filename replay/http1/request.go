@@ -1,11 +1,13 @@
 package http1
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"sort"
@@ -203,4 +205,29 @@ func LoadTLSConfig(caFile string, insecure bool) (*tls.Config, error) {
 		c.RootCAs = pool
 	}
 	return c, nil
+}
+
+// ResolveAddr resolves a target's host:port to the address both clients connect to: the
+// first IPv4 answer when there is one, as the net dialer tries IPv4 first.
+func ResolveAddr(hostport string) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("target %s: %w", hostport, err)
+	}
+	ap, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
+	if err != nil || len(ap) == 0 {
+		return netip.AddrPort{}, fmt.Errorf("resolve %s: %v", host, err)
+	}
+	pn, err := net.LookupPort("tcp", port)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("target %s: %w", hostport, err)
+	}
+	a := ap[0].Unmap()
+	for _, x := range ap {
+		if x.Unmap().Is4() {
+			a = x.Unmap()
+			break
+		}
+	}
+	return netip.AddrPortFrom(a, uint16(pn)), nil
 }

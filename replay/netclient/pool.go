@@ -1,4 +1,4 @@
-package replay
+package netclient
 
 import (
 	"sync"
@@ -12,7 +12,7 @@ type pool struct {
 	mu   sync.Mutex
 	idle [][]*http1.NetConn
 	// closed, when set, is told of each idle connection get found closed (or sent to)
-	// by the server: what teaches a URL's connection policy (connpolicy.go).
+	// by the server: what teaches a URL's connection policy (http1.ConnPolicy).
 	closed func(*http1.NetConn)
 }
 
