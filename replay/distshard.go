@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/calibrate"
 	"github.com/llmbench/llmbench/replay/driver"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
@@ -163,7 +164,7 @@ func (r *Replay) shardManifest(m *rawlog.Manifest) {
 			m.Shard.StartAtUnixNs = o.StartAt.UnixNano()
 		}
 	}
-	m.Clock = readClock()
+	m.Clock = calibrate.Clock()
 }
 
 // setupShard applies the distributed shard to info and checks what the shard needs before

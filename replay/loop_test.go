@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/calibrate"
 )
 
 // The two clients agree, request by request, on what they log: outcome, status, error text
@@ -159,7 +160,7 @@ func TestRunJSONRecordsCalibration(t *testing.T) {
 	}
 	for _, mm := range []*rawlog.Manifest{m, back} {
 		c := mm.Workers[0].Calibration
-		if c == nil || c.TimerSamples != calTimerSamples || c.TimerLagP50Ns <= 0 || c.TimerLagP99Ns < c.TimerLagP50Ns ||
+		if c == nil || c.TimerSamples != calibrate.TimerSamples || c.TimerLagP50Ns <= 0 || c.TimerLagP99Ns < c.TimerLagP50Ns ||
 			c.TimerLagMaxNs < c.TimerLagP99Ns || c.LoopbackRTTP50Ns <= 0 || c.SyscallNs <= 0 {
 			t.Fatalf("calibration %+v", c)
 		}
