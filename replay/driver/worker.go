@@ -146,6 +146,21 @@ func NotSentRecord(idx uint32, offset int64, url int, why string) rawlog.Request
 		URLIndex: url, ConnectStartNs: -1, ConnectEndNs: -1}
 }
 
+// BeginRecord resets q, the record a transport reuses, for plan record rec released at ready
+// to URL url: every time -1 until it happens, the response buffers kept.
+func BeginRecord(q *rawlog.Request, rec *mmapds.Record, ready int64, url int) {
+	q.Index = rec.Index
+	q.Outcome, q.Status, q.ConnReused = 0, 0, false
+	q.IntendedNs = max(rec.SendOffsetNs, -1)
+	q.ReadyNs = ready
+	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
+	q.ConnectStartNs, q.ConnectEndNs = -1, -1
+	http1.ResetReconnect(q)
+	http1.ResetResponse(q)
+	q.Err = ""
+	q.URLIndex = url
+}
+
 // NotSent logs q, the request in progress, as never sent with why instead of its exchange,
 // keeping q's buffers.
 func (w *Worker) NotSent(q *rawlog.Request, url int, why string) {

@@ -283,13 +283,10 @@ func (l *Loop) exchangeEnd(r *loopRequest, res http1.Result, err error) {
 	if res == http1.StaleConn && r.attempt == 0 {
 		r.attempt++
 		c := r.c
-		http1.MarkReconnect(&r.q)
+		http1.Retry(&r.q)
 		w.Conns.ServerClosed(&c.Conn, w.Now())
 		l.closeConn(c)
 		r.c = nil
-		q := &r.q
-		q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
-		http1.ResetResponse(q)
 		r.cancelAt = driver.MaxInt64
 		if w.Reuse == http1.ReusePooled {
 			l.closeIdle()

@@ -423,16 +423,7 @@ func (l *Loop) startTurn(r *loopRequest, now int64) {
 		body = r.spliced
 	}
 	q := &r.q
-	q.Index = rec.Index
-	q.Outcome, q.Status, q.ConnReused = 0, 0, false
-	q.IntendedNs = max(rec.SendOffsetNs, -1)
-	q.ReadyNs = r.rel.Ready
-	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
-	q.ConnectStartNs, q.ConnectEndNs = -1, -1
-	http1.ResetReconnect(q)
-	http1.ResetResponse(q)
-	q.Err = ""
-	q.URLIndex = r.url
+	driver.BeginRecord(q, &rec, r.rel.Ready, r.url)
 	r.cancelNs, r.cancelAt = rec.CancelAfterNs, driver.MaxInt64
 	r.deadline = now + int64(w.Timeout)
 	r.head, r.body, r.session = w.Targets[r.url].Heads[rec.PathID], body, rec.Session

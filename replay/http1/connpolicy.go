@@ -81,6 +81,15 @@ func MarkReconnect(q *rawlog.Request) {
 	q.ServerClosed = true
 }
 
+// Retry prepares q for its second attempt, on a fresh connection, after its first went out
+// on one the server had closed (StaleConn): the reconnect is recorded, and what the first
+// attempt set is cleared.
+func Retry(q *rawlog.Request) {
+	MarkReconnect(q)
+	q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
+	ResetResponse(q)
+}
+
 // ResetReconnect clears q's reconnect fields for a new request.
 func ResetReconnect(q *rawlog.Request) {
 	q.Reconnects, q.FirstWriteStartNs, q.ServerClosed = 0, -1, false

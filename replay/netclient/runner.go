@@ -153,21 +153,7 @@ func (r *runner) fault(v any) {
 func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 	w := r.w
 	q := &r.q
-	q.Index = rec.Index
-	q.Outcome = 0
-	q.Status = 0
-	q.ConnReused = false
-	q.IntendedNs = rec.SendOffsetNs
-	if q.IntendedNs < 0 {
-		q.IntendedNs = -1
-	}
-	q.ReadyNs = ready
-	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
-	q.ConnectStartNs, q.ConnectEndNs = -1, -1
-	http1.ResetReconnect(q)
-	r.resetResponse()
-	q.Err = ""
-	q.URLIndex = url
+	driver.BeginRecord(q, rec, ready, url)
 	r.inRequest = true
 	r.cancelNs = rec.CancelAfterNs
 	r.cancelAt = driver.MaxInt64
@@ -213,12 +199,10 @@ func (r *runner) do(rec *mmapds.Record, body []byte, ready int64, url int) {
 		if res == http1.StaleConn && attempt == 0 {
 			// The server closed an idle keep-alive connection as we reused it; nothing of
 			// the request reached it, so send it again on a new connection.
-			http1.MarkReconnect(q)
+			http1.Retry(q)
 			w.Conns.ServerClosed(&c.Conn, w.Now())
 			r.setActive(nil)
 			c.NC.Close()
-			q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
-			r.resetResponse()
 			r.cancelAt = driver.MaxInt64
 			c = nil
 			if !r.prepareRetry() {
