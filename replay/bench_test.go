@@ -13,6 +13,7 @@ import (
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/mockllm"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/internal/testserver"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -24,7 +25,7 @@ func TestWorkerSteadyStateAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
 	}
-	addr := rawServer(t, 16)
+	addr := testserver.RawSSE(t, 16)
 	for _, client := range []string{ClientNet, ClientLoop} {
 		t.Run(client, func(t *testing.T) { steadyStateAllocs(t, addr, client) })
 	}
@@ -66,7 +67,7 @@ func steadyStateAllocs(t *testing.T, addr, client string) {
 // -benchmem, allocs/op is what a request allocates in steady state plus the run's setup
 // (plan scan, graph, buffers) spread over b.N.
 func BenchmarkWorkerRequest(b *testing.B) {
-	addr := rawServer(b, 16)
+	addr := testserver.RawSSE(b, 16)
 	for _, client := range []string{ClientNet, ClientLoop} {
 		b.Run(client, func(b *testing.B) {
 			ps := singleTurn(b.N, job{}, nil)
@@ -166,7 +167,7 @@ func workerCPU(b *testing.B, m *rawlog.Manifest, dir string) time.Duration {
 // allocation-free loopback server and reports the schedule lag (write start minus planned
 // instant) at p50 and p99. -benchtime=1x runs each once.
 func BenchmarkScheduleLag(b *testing.B) {
-	addr := "http://" + rawServer(b, 4)
+	addr := "http://" + testserver.RawSSE(b, 4)
 	for _, c := range []struct {
 		rate    float64
 		workers int

@@ -2,14 +2,14 @@ package replay
 
 import (
 	"bufio"
-	"context"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/replay/http1"
 )
 
 // The connection budget: how many connections this host opens, cheaply, to each server
@@ -177,31 +177,6 @@ func connDests(c int, addrs []netip.AddrPort) []connDest {
 	return out
 }
 
-// resolveTarget resolves a target's host:port to the address both clients connect to: the
-// first IPv4 answer when there is one, as the net dialer tries IPv4 first.
-func resolveTarget(hostport string) (netip.AddrPort, error) {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("target %s: %w", hostport, err)
-	}
-	ap, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
-	if err != nil || len(ap) == 0 {
-		return netip.AddrPort{}, fmt.Errorf("resolve %s: %v", host, err)
-	}
-	pn, err := net.LookupPort("tcp", port)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("target %s: %w", hostport, err)
-	}
-	a := ap[0].Unmap()
-	for _, x := range ap {
-		if x.Unmap().Is4() {
-			a = x.Unmap()
-			break
-		}
-	}
-	return netip.AddrPortFrom(a, uint16(pn)), nil
-}
-
 // readPortRange reads the kernel's ephemeral-port settings; ok is false where there are none
 // to read (not Linux).
 func readPortRange() (pr portRange, ok bool) {
@@ -322,7 +297,7 @@ func (r *Replay) setupSources(c int, hostports []string) error {
 	}
 	aps := make([]netip.AddrPort, 0, len(hostports))
 	for _, hp := range hostports {
-		ap, err := resolveTarget(hp)
+		ap, err := http1.ResolveAddr(hp)
 		if err != nil {
 			return nil
 		}

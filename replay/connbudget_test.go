@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llmbench/llmbench/replay/http1"
 )
 
 var (
@@ -282,12 +284,12 @@ func TestLoopWritesDuringConnectBurst(t *testing.T) {
 // failure when the client had been working without looking at its connections for over a
 // second (closedFirst), and the server's otherwise; analyze counts the first as client_error.
 func TestClosedFirstText(t *testing.T) {
-	var eb exchangeBuffers
-	late := failText(exNetError, &closedFirst{after: int64(12300 * time.Millisecond), late: int64(11 * time.Second)}, "connect: ", 0, &eb)
+	var eb http1.Buffers
+	late := http1.FailText(http1.NetError, &http1.ClosedFirst{After: int64(12300 * time.Millisecond), Late: int64(11 * time.Second)}, "connect: ", 0, &eb)
 	if !strings.HasPrefix(late, ClientErrorPrefix+"connect: the server closed the connection before the request was written, 12.3s after connect() began (the client worked 11s without looking") {
 		t.Errorf("late loop: %q", late)
 	}
-	prompt := failText(exNetError, &closedFirst{after: int64(3 * time.Millisecond), late: int64(2 * time.Millisecond)}, "connect: ", 0, &eb)
+	prompt := http1.FailText(http1.NetError, &http1.ClosedFirst{After: int64(3 * time.Millisecond), Late: int64(2 * time.Millisecond)}, "connect: ", 0, &eb)
 	if prompt != "connect: the server closed the connection before the request was written, 3ms after connect() began" {
 		t.Errorf("prompt loop: %q", prompt)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/http1"
 )
 
 // WorkerLogName returns worker i's log file name in the run directory.
@@ -73,11 +74,11 @@ func New(opts Options) (*Replay, error) {
 	if err := opts.normalize(); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	if _, err := mergeHeaders(nil, opts.Headers, opts.APIKey); err != nil {
+	if _, err := http1.MergeHeaders(nil, opts.Headers, opts.APIKey); err != nil {
 		return nil, fmt.Errorf("replay: header: %w", err)
 	}
 	if opts.TLSCAFile != "" {
-		if _, err := loadTLSConfig(opts.TLSCAFile, false); err != nil {
+		if _, err := http1.LoadTLSConfig(opts.TLSCAFile, false); err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
 	}
@@ -105,7 +106,7 @@ func (r *Replay) setup() error {
 	if len(m.Paths) == 0 {
 		return fmt.Errorf("plan %s: no request paths", o.Plan)
 	}
-	if _, err := mergeHeaders(m.Headers, o.Headers, o.APIKey); err != nil {
+	if _, err := http1.MergeHeaders(m.Headers, o.Headers, o.APIKey); err != nil {
 		return fmt.Errorf("plan %s: %w", o.Plan, err)
 	}
 	// What each worker checks of its URLs (scheme, host, no credentials), checked here
@@ -114,17 +115,17 @@ func (r *Replay) setup() error {
 	if method == "" {
 		method = "POST"
 	}
-	tcfg, err := loadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
+	tcfg, err := http1.LoadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
 	if err != nil {
 		return err
 	}
 	hostports := make([]string, len(o.URLs))
 	for i, u := range o.URLs {
-		t, err := newTarget(u, &headConfig{method: method, paths: m.Paths}, tcfg)
+		t, err := http1.NewTarget(u, &http1.HeadConfig{Method: method, Paths: m.Paths}, tcfg)
 		if err != nil {
 			return err
 		}
-		hostports[i] = t.addr
+		hostports[i] = t.Addr
 	}
 	if err := checkOutputDir(o.OutputDir); err != nil { // locked in Run (rundirlock.go)
 		return err
@@ -173,15 +174,15 @@ func CheckOptions(opts Options) error {
 	if err := opts.normalize(); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	if _, err := mergeHeaders(nil, opts.Headers, opts.APIKey); err != nil {
+	if _, err := http1.MergeHeaders(nil, opts.Headers, opts.APIKey); err != nil {
 		return fmt.Errorf("replay: header: %w", err)
 	}
-	tcfg, err := loadTLSConfig(opts.TLSCAFile, opts.TLSInsecureSkipVerify)
+	tcfg, err := http1.LoadTLSConfig(opts.TLSCAFile, opts.TLSInsecureSkipVerify)
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	for _, u := range opts.URLs {
-		if _, err := newTarget(u, &headConfig{method: "POST", paths: []string{"/"}}, tcfg); err != nil {
+		if _, err := http1.NewTarget(u, &http1.HeadConfig{Method: "POST", Paths: []string{"/"}}, tcfg); err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}
 	}
@@ -292,7 +293,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		}
 	}
 	procs := make([]*proc, len(r.cpus))
-	headers, err := mergeHeaders(r.plan.Meta().Headers, o.Headers, o.APIKey)
+	headers, err := http1.MergeHeaders(r.plan.Meta().Headers, o.Headers, o.APIKey)
 	if err != nil {
 		return r.finish(procs, false, err)
 	}

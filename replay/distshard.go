@@ -13,6 +13,8 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/calibrate"
+	"github.com/llmbench/llmbench/replay/driver"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
 
@@ -124,7 +126,7 @@ func (r *Replay) shardManifest(m *rawlog.Manifest) {
 			m.Shard.StartAtUnixNs = o.StartAt.UnixNano()
 		}
 	}
-	m.Clock = readClock()
+	m.Clock = calibrate.Clock()
 }
 
 // setupShard applies the distributed shard to info and checks what the shard needs before
@@ -206,12 +208,12 @@ func (r *Replay) awaitStart(start time.Time) {
 		}
 	}
 	var stop atomic.Bool
-	sl, err := newSleeper(&stop)
+	sl, err := driver.NewSleeper(&stop)
 	if err != nil {
 		return
 	}
-	defer sl.close()
-	sl.sleep(time.Until(start))
+	defer sl.Close()
+	sl.Sleep(time.Until(start))
 	skew := time.Since(start)
 	m.Shard.StartSkewNs = int64(skew)
 	if err := r.writeManifest(); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/driver"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
 
@@ -215,7 +216,7 @@ func TestLocalAddrPickerDials(t *testing.T) {
 	if err := checkLocalAddrs(addrs); err != nil {
 		t.Skipf("loopback aliases not usable here: %v", err)
 	}
-	d := NewLocalAddrPicker(addrs, 1).Dialer(net.Dialer{Timeout: 5 * time.Second})
+	d := driver.NewLocalAddrPicker(addrs, 1).Dialer(net.Dialer{Timeout: 5 * time.Second})
 	var got []string
 	for i := 0; i < 6; i++ {
 		c, err := d.Dial("tcp", ln.Addr().String())
@@ -231,7 +232,7 @@ func TestLocalAddrPickerDials(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("source addresses %v, want %s", got, want)
 	}
-	var nilPicker *LocalAddrPicker
+	var nilPicker *driver.LocalAddrPicker
 	if nilPicker.Next().IsValid() || nilPicker.Len() != 0 {
 		t.Fatal("nil picker hands out an address")
 	}

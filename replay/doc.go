@@ -16,12 +16,12 @@
 // # Clients
 //
 // A worker's HTTP client is the event loop (ClientLoop, the default on Linux for http URLs;
-// loop_linux.go): one goroutine runs every socket, the schedule's timerfd and the deadlines
+// package eventloop): one goroutine runs every socket, the schedule's timerfd and the deadlines
 // through an edge-triggered epoll set, and waits on that set through Go's poller, where the
 // set is registered as one readable descriptor. When a pass leaves nothing ready the
 // goroutine parks, the worker's only P (GOMAXPROCS=1) goes idle and its thread blocks in the
 // runtime's epoll_wait; the log writer, command reader and tickers run on the same thread
-// between passes. The loop's system calls on its own descriptors are raw (rawsys_linux.go),
+// between passes. The loop's system calls on its own descriptors are raw (eventloop/rawsys_linux.go),
 // so the runtime never hears of them and sysmon stays in its deep sleep. This replaced #17's
 // blocking epoll_wait on a locked thread with a second P: sysmon retook that P every 10 ms
 // of the loop goroutine's unbroken run and then polled at 20 µs, and the writer woke a
@@ -31,10 +31,13 @@
 // for 1.6 and 1.1 times the floor's CPU per request (the note to #28). The wake-up costs two
 // epoll_wait calls more than the floor's (the runtime's poll before parking, and the loop's
 // own that takes the events), against the EAGAIN read per socket the floor makes and the
-// loop does not. ClientNet (client.go, runner.go) is one dispatcher goroutine and a pool of
+// loop does not. ClientNet (package netclient) is one dispatcher goroutine and a pool of
 // runner goroutines, one per request in flight, over Go's net package; https URLs always use
 // it. Both drive the same scheduler (package schedule) and log the same records and outcomes
-// (--client, docs/run-format.md options.client). Before it says ready, a pinned worker
+// (--client, docs/run-format.md options.client), over one shared driver (package driver:
+// unit state, the stop protocol, waiting for a planned instant, the worker's log) and one
+// HTTP/1.1 wire (package http1); the worker picks one in clientchoice.go and knows nothing
+// else of it. Before it says ready, a pinned worker
 // calibrates its machine (calibrate_linux.go): timer wake-up lag, a loopback round trip and
 // one bare system call, recorded in run.json for the verdict.
 //
@@ -91,7 +94,7 @@
 // preflight), and refuses a run that could measure nothing. During the run, a worker that
 // finds a URL's server closing every connection right after its response (while it
 // announces keep-alive, as llama.cpp does) stops pooling connections to it instead of
-// writing each request on a dead one (connpolicy.go); each reconnect and each connection
+// writing each request on a dead one (http1.ConnPolicy); each reconnect and each connection
 // the server forced is on the request's record.
 //
 // # Workers that die
@@ -116,4 +119,12 @@
 // stops at the first failed write, reports it once and keeps its counts exact. A worker
 // whose read of the mapped plan faults (the file truncated in place) fails the run instead
 // of dying of SIGBUS: the goroutines that read the mapping run with debug.SetPanicOnFault.
+//
+// # Packages
+//
+// This package is the coordinator and the worker's run lifecycle (start, progress, stop,
+// logs, recovery). The transports live below it, each in its own package: eventloop and
+// netclient send and timestamp, over driver (what both share: unit state, stop protocol,
+// free list, pacing, the worker's log) and http1 (the wire); schedule decides what may be
+// sent when. None of them imports replay, and neither client imports the other.
 package replay

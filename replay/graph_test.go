@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/driver"
 )
 
 // A plan with a graph section (agentic workloads) runs as its graph says, on both clients:
@@ -110,21 +111,21 @@ func TestSpliceSourcesAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	var l live
-	if err := l.init(p.Meta()); err != nil {
+	var l driver.Live
+	if err := l.Init(p.Meta()); err != nil {
 		t.Fatal(err)
 	}
-	l.graph = p
+	l.FollowGraph(p)
 	_, body, _ := p.Record(2)
 	r0 := []byte(`{"choices":[{"message":{"role":"assistant","content":"first \"reply\""}}]}`)
 	r1 := []byte(`{"choices":[{"message":{"role":"assistant","content":"second"}}]}`)
-	var h history
+	var h driver.History
 	var out []byte
 	run := func() {
-		h.reset(0)
-		h.add(&l, 0, r0)
-		h.add(&l, 1, r1)
-		out = h.splice(&l, out[:0], body, 2)
+		h.Reset(0)
+		h.Add(&l, 0, r0)
+		h.Add(&l, 1, r1)
+		out = h.Splice(&l, out[:0], body, 2)
 	}
 	run()
 	if want := `{"m":"first \"reply\" then second"}`; string(out) != want {

@@ -18,11 +18,19 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/internal/testserver"
 )
 
 // TestMain lets the test binary double as the worker binary: the coordinator tests start
 // os.Args[0] with WorkerArg.
+//
+// LLMBENCH_TEST_CLIENT (loop or net), when set, is the client every test runs that does not
+// choose one (DefaultClient), in this process and in the workers it starts: the suite then
+// runs on that client.
 func TestMain(m *testing.M) {
+	if c := os.Getenv("LLMBENCH_TEST_CLIENT"); c != "" {
+		DefaultClient = c
+	}
 	if len(os.Args) > 1 && os.Args[1] == WorkerArg {
 		os.Exit(WorkerMain(os.Stdin, os.Stdout))
 	}
@@ -299,4 +307,4 @@ func percentile(v []int64, p float64) int64 {
 }
 
 // countSSEData counts "data: {" events in a body.
-func countSSEData(b []byte) int { return strings.Count(string(b), "data: {") }
+func countSSEData(b []byte) int { return testserver.CountSSEData(b) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/calibrate"
 )
 
 // The two clients agree, request by request, on what they log: outcome, status, error text
@@ -124,46 +125,13 @@ func TestClientChoice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := w.loop != nil; got != c.loop {
+		if got := w.loop; got != c.loop {
 			t.Errorf("client %q url %s: loop %v, want %v", c.client, c.url, got, c.loop)
 		}
 		w.close()
 	}
 	if _, err := checkClient("epoll"); err == nil || !strings.Contains(err.Error(), `client "epoll"`) {
 		t.Errorf("checkClient: %v", err)
-	}
-}
-
-// The timer heap keeps the earliest deadline on top through inserts, moves and removals.
-func TestLoopTimerHeap(t *testing.T) {
-	l := &evloop{}
-	rs := make([]*loopRequest, 50)
-	for i := range rs {
-		rs[i] = &loopRequest{hidx: -1}
-		l.setTimer(rs[i], int64((i*37)%50))
-	}
-	for i := 0; i < 50; i += 3 {
-		l.setTimer(rs[i], int64(100+i)) // move later
-	}
-	for i := 1; i < 50; i += 5 {
-		l.stopTimer(rs[i])
-	}
-	last := int64(-1)
-	n := 0
-	for len(l.heap) > 0 {
-		r := l.heap[0]
-		if r.timerAt < last {
-			t.Fatalf("heap order: %d after %d", r.timerAt, last)
-		}
-		last = r.timerAt
-		l.stopTimer(r)
-		if r.hidx != -1 {
-			t.Fatal("stopped timer keeps its index")
-		}
-		n++
-	}
-	if n != 40 {
-		t.Fatalf("%d timers fired, want 40", n)
 	}
 }
 
@@ -192,7 +160,7 @@ func TestRunJSONRecordsCalibration(t *testing.T) {
 	}
 	for _, mm := range []*rawlog.Manifest{m, back} {
 		c := mm.Workers[0].Calibration
-		if c == nil || c.TimerSamples != calTimerSamples || c.TimerLagP50Ns <= 0 || c.TimerLagP99Ns < c.TimerLagP50Ns ||
+		if c == nil || c.TimerSamples != calibrate.TimerSamples || c.TimerLagP50Ns <= 0 || c.TimerLagP99Ns < c.TimerLagP50Ns ||
 			c.TimerLagMaxNs < c.TimerLagP99Ns || c.LoopbackRTTP50Ns <= 0 || c.SyscallNs <= 0 {
 			t.Fatalf("calibration %+v", c)
 		}

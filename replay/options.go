@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/replay/http1"
 	"github.com/llmbench/llmbench/replay/probe"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
@@ -34,7 +35,7 @@ const (
 	// InfiniteGrace as GracePeriod waits for in-flight requests without limit.
 	InfiniteGrace time.Duration = -1
 	// DefaultMaxResponseBytes bounds what one request stores of its response (64 MiB).
-	DefaultMaxResponseBytes = 64 << 20
+	DefaultMaxResponseBytes = http1.DefaultMaxResponseBytes
 	// MaxResponseBytesLimit is the largest MaxResponseBytes accepted (1 GiB): a log record
 	// addresses its body with 32-bit offsets, and analyze holds one body in memory at a time
 	// per goroutine.
@@ -237,7 +238,7 @@ func (o *Options) normalize() error {
 		return fmt.Errorf("connection-reuse-strategy %q: want %s, %s or %s", o.ConnectionReuse, ReusePooled, ReuseNever, ReuseSticky)
 	}
 	if o.SessionHeader != "" {
-		if err := checkHeader(o.SessionHeader, ""); err != nil {
+		if err := http1.CheckHeader(o.SessionHeader, ""); err != nil {
 			return fmt.Errorf("session-header: %w", err)
 		}
 	}
@@ -357,3 +358,15 @@ func parseCPU(s string) (int, error) {
 	}
 	return n, nil
 }
+
+// Connection reuse strategies (AIPerf's --connection-reuse-strategy), as package http1
+// defines them.
+const (
+	ReusePooled = http1.ReusePooled // keep-alive connections shared by all requests of a worker
+	ReuseNever  = http1.ReuseNever  // a new connection per request, "Connection: close"
+	ReuseSticky = http1.ReuseSticky // one connection per session, kept across its turns
+)
+
+// ClientErrorPrefix starts the Err of a request that failed for want of the client's own
+// resources (http1.ClientErrorPrefix).
+const ClientErrorPrefix = http1.ClientErrorPrefix

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/http1"
 	"github.com/llmbench/llmbench/replay/probe"
 )
 
@@ -21,11 +22,11 @@ func (r *Replay) waitForModel() error {
 	if err != nil {
 		return err
 	}
-	headers, err := mergeHeaders(r.plan.Meta().Headers, o.Headers, o.APIKey)
+	headers, err := http1.MergeHeaders(r.plan.Meta().Headers, o.Headers, o.APIKey)
 	if err != nil {
 		return err
 	}
-	tcfg, err := loadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
+	tcfg, err := http1.LoadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
 	if err != nil {
 		return err
 	}
@@ -45,11 +46,11 @@ func (r *Replay) runPreflight() (*rawlog.Preflight, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	headers, err := mergeHeaders(m.Headers, o.Headers, o.APIKey)
+	headers, err := http1.MergeHeaders(m.Headers, o.Headers, o.APIKey)
 	if err != nil {
 		return nil, nil, err
 	}
-	tcfg, err := loadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
+	tcfg, err := http1.LoadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
 	if err != nil {
 		return nil, nil, err
 	}

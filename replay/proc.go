@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/calibrate"
 )
 
 // WorkerArg is the hidden subcommand that makes a replay binary run as a worker process:
@@ -105,7 +106,7 @@ func runWorkerProcess(cfg workerConfig, cmds <-chan string, out *lineWriter) (wo
 	debug.SetGCPercent(400)
 	// Self-calibration, on the pinned CPU, before the worker says it is ready (so before
 	// the start instant is even chosen): a failure only leaves run.json without it.
-	if c, err := calibrate(); err == nil {
+	if c, err := calibrate.Machine(); err == nil {
 		b, _ := json.Marshal(c)
 		out.line("calibration " + string(b))
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/driver"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
 
@@ -63,7 +64,7 @@ func (r *Replay) recoverPart(id int, logName string) *recovery {
 				return nil
 			}
 			logged[q.Index] = true
-			switch countedOutcome(q) {
+			switch driver.CountedOutcome(q) {
 			case rawlog.OutcomeCompleted:
 				rec.counts.Completed++
 			case rawlog.OutcomeFailed:
@@ -158,7 +159,7 @@ func (r *Replay) writeRecoveryLog(id int, idx []int, why string) (err error) {
 	}
 	urls := len(r.opts.URLs)
 	for _, i := range idx {
-		q := notSentRecord(uint32(i), r.info.offsets[i], int(r.info.ord[i])%urls, why)
+		q := driver.NotSentRecord(uint32(i), r.info.offsets[i], int(r.info.ord[i])%urls, why)
 		if err := lw.WriteRequest(&q); err != nil {
 			return err
 		}

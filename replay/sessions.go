@@ -42,6 +42,3 @@ func recordsPerWorker(ord []uint32, w int) []int {
 	}
 	return n
 }
-
-// urlOf is the URL (of urls) the session with ordinal k within the shard talks to.
-func urlOf(k uint32, urls int) int { return int(k % uint32(urls)) }

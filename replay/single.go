@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/http1"
 )
 
 // Single sends requests one at a time, outside a run, with the workers' HTTP/1.1 client: the
@@ -17,10 +18,10 @@ import (
 // definitions apply to them unchanged. chat talks to an endpoint turn by turn through it. A
 // Single keeps one keep-alive connection; it is not safe for concurrent use.
 type Single struct {
-	t       *target
+	t       *http1.Target
 	dialer  net.Dialer
-	c       *conn
-	eb      exchangeBuffers
+	c       *http1.NetConn
+	eb      http1.Buffers
 	q       rawlog.Request
 	start   time.Time
 	timeout time.Duration
@@ -49,11 +50,11 @@ type SingleOptions struct {
 
 // NewSingle checks o and returns a Single; nothing is sent or dialled yet.
 func NewSingle(o SingleOptions) (*Single, error) {
-	headers, err := mergeHeaders(o.Headers, o.UserHeaders, o.APIKey)
+	headers, err := http1.MergeHeaders(o.Headers, o.UserHeaders, o.APIKey)
 	if err != nil {
 		return nil, err
 	}
-	tcfg, err := loadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
+	tcfg, err := http1.LoadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func NewSingle(o SingleOptions) (*Single, error) {
 	if !strings.Contains(u, "://") {
 		u = "http://" + u // as Options: AIPerf adds http:// when missing
 	}
-	t, err := newTarget(u, &headConfig{method: "POST", paths: []string{o.Path}, headers: headers, userAgent: o.UserAgent}, tcfg)
+	t, err := http1.NewTarget(u, &http1.HeadConfig{Method: "POST", Paths: []string{o.Path}, Headers: headers, UserAgent: o.UserAgent}, tcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -69,9 +70,8 @@ func NewSingle(o SingleOptions) (*Single, error) {
 	if s.timeout <= 0 {
 		s.timeout = DefaultRequestTimeout
 	}
-	s.eb.rbuf = make([]byte, readBufSize)
-	s.eb.maxBody = int(o.MaxResponseBytes)
-	resetResponse(&s.q)
+	s.eb.Init(o.MaxResponseBytes)
+	http1.ResetResponse(&s.q)
 	return s, nil
 }
 
@@ -90,36 +90,36 @@ func (s *Single) Do(ctx context.Context, body []byte, onRead func(body []byte)) 
 	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
 	q.ConnectStartNs, q.ConnectEndNs = -1, -1
 	q.Err = ""
-	resetResponse(q)
+	http1.ResetResponse(q)
 	deadline := time.Now().Add(s.timeout)
 	for attempt := 0; ; attempt++ {
 		if s.c == nil {
 			q.ConnectStartNs = s.nowNs()
-			c, err := dial(ctx, &s.dialer, s.t, 0, deadline)
+			c, err := http1.Dial(ctx, &s.dialer, s.t, 0, deadline)
 			q.ConnectEndNs = s.nowNs()
 			if err != nil {
-				s.end(ctx, exNetError, err, "connect: ")
+				s.end(ctx, http1.NetError, err, "connect: ")
 				return q
 			}
 			s.c = c
 		}
 		c := s.c
-		q.ConnReused = c.used
-		c.nc.SetDeadline(deadline)
-		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
+		q.ConnReused = c.Used
+		c.NC.SetDeadline(deadline)
+		stop := context.AfterFunc(ctx, func() { c.NC.SetDeadline(http1.LongAgo) })
 		res, err := s.exchange(c, body, onRead)
 		stop()
-		if res == exStaleConn && attempt == 0 && ctx.Err() == nil {
+		if res == http1.StaleConn && attempt == 0 && ctx.Err() == nil {
 			// The server closed the idle connection as it was reused: nothing reached it.
-			c.nc.Close()
+			c.NC.Close()
 			s.c = nil
 			q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
-			resetResponse(q)
+			http1.ResetResponse(q)
 			continue
 		}
-		c.used = true
-		if c.broken || res != exOK {
-			c.nc.Close()
+		c.Used = true
+		if c.Broken || res != http1.OK {
+			c.NC.Close()
 			s.c = nil
 		}
 		s.end(ctx, res, err, "")
@@ -127,28 +127,21 @@ func (s *Single) Do(ctx context.Context, body []byte, onRead func(body []byte)) 
 	}
 }
 
-// exchange is the workers' exchange (client.go) with onRead after every read.
-func (s *Single) exchange(c *conn, body []byte, onRead func([]byte)) (exchangeResult, error) {
+// exchange is the workers' exchange (http1.Exchange) with onRead after every read.
+func (s *Single) exchange(c *http1.NetConn, body []byte, onRead func([]byte)) (http1.Result, error) {
 	q := &s.q
 	eb := &s.eb
-	eb.renderSuffix(body, "", 0)
-	eb.bufs[0], eb.bufs[1], eb.bufs[2] = s.t.heads[0], eb.suffix, body
-	eb.wv = eb.bufs[:]
-	q.WriteStartNs = s.nowNs()
-	_, err := eb.wv.WriteTo(c.nc)
-	q.WriteEndNs = s.nowNs()
-	eb.bufs[2] = nil
-	if err != nil {
-		return classifyNetErr(c, err, false)
+	if err := eb.Write(c.NC, s.t.Heads[0], body, "", 0, q, s.nowNs); err != nil {
+		return http1.ClassifyNetErr(&c.Conn, err, false)
 	}
-	var rp respParser
-	rp.reset(eb)
+	var rp http1.Parser
+	rp.Reset(eb)
 	for {
-		n, err := c.nc.Read(rp.space(eb, q))
+		n, err := c.NC.Read(rp.Space(eb, q))
 		t := s.nowNs()
 		if n > 0 {
-			end, res, perr := rp.onRead(c, eb, n, t, q)
-			if onRead != nil && rp.headDone {
+			end, res, perr := rp.OnRead(&c.Conn, eb, n, t, q)
+			if onRead != nil && rp.HeadDone() {
 				onRead(q.Body)
 			}
 			if end {
@@ -156,27 +149,27 @@ func (s *Single) exchange(c *conn, body []byte, onRead func([]byte)) (exchangeRe
 			}
 		}
 		if err != nil {
-			return rp.onEnd(c, err)
+			return rp.OnEnd(&c.Conn, err)
 		}
 	}
 }
 
 // end sets the outcome of the request just exchanged, as a worker's settle does.
-func (s *Single) end(ctx context.Context, res exchangeResult, err error, prefix string) {
+func (s *Single) end(ctx context.Context, res http1.Result, err error, prefix string) {
 	q := &s.q
 	q.EndNs = s.nowNs()
 	switch {
-	case res == exOK:
+	case res == http1.OK:
 		q.Outcome = rawlog.OutcomeCompleted
 	case ctx.Err() != nil:
 		q.Outcome = rawlog.OutcomeAborted
 		q.Err = "cut off: " + context.Cause(ctx).Error()
-	case res == exDeadline:
+	case res == http1.Deadline:
 		q.Outcome = rawlog.OutcomeFailed
 		q.Err = "timeout"
 	default:
 		q.Outcome = rawlog.OutcomeFailed
-		q.Err = failText(res, err, prefix, len(q.Body), &s.eb)
+		q.Err = http1.FailText(res, err, prefix, len(q.Body), &s.eb)
 	}
 }
 
@@ -185,10 +178,10 @@ func (s *Single) Close() error {
 	if s.c == nil {
 		return nil
 	}
-	err := s.c.nc.Close()
+	err := s.c.NC.Close()
 	s.c = nil
 	if err != nil && !errors.Is(err, net.ErrClosed) {
-		return fmt.Errorf("replay: closing the connection to %s: %w", strings.TrimSpace(s.t.host), err)
+		return fmt.Errorf("replay: closing the connection to %s: %w", strings.TrimSpace(s.t.Host), err)
 	}
 	return nil
 }

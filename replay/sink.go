@@ -32,7 +32,7 @@ type logSink struct {
 	// so a slow disk never stalls the loop.
 	ownerFlush bool
 	// rawWrite, when set (the event loop's log, on Linux), is flush's write: one the Go
-	// runtime is not told of (rawsys_linux.go). flush runs on the loop's goroutine, which
+	// runtime is not told of (eventloop.RawFileWriter). flush runs on the loop's goroutine, which
 	// waits for the write anyway, and a write the runtime is told of wakes sysmon from its
 	// deep sleep: a thread switch on the worker's CPU per request.
 	rawWrite func([]byte) (int, error)

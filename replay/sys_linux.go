@@ -8,61 +8,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
-
-// sleeper waits until an instant with a timerfd registered with Go's network poller. Go's own
-// timers wake through epoll_wait, whose timeout has millisecond granularity, so time.Sleep
-// overshoots by up to a millisecond; a timerfd fires at its nanosecond deadline and wakes the
-// parked goroutine like any readable socket, without spinning a CPU the worker's other
-// goroutines need (a worker runs with GOMAXPROCS=1).
-type sleeper struct {
-	fd   int
-	f    *os.File
-	buf  [8]byte
-	stop *atomic.Bool
-}
-
-// newSleeper returns a sleeper whose waits end early once stop is set and kick is called.
-func newSleeper(stop *atomic.Bool) (*sleeper, error) {
-	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("timerfd_create: %w", err)
-	}
-	return &sleeper{fd: fd, f: os.NewFile(uintptr(fd), "timerfd"), stop: stop}, nil
-}
-
-// sleep waits d (relative). It returns false when the wait was cut short by stop.
-func (s *sleeper) sleep(d time.Duration) bool {
-	if d <= 0 {
-		return !s.stop.Load()
-	}
-	its := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
-	if err := unix.TimerfdSettime(s.fd, 0, &its, nil); err != nil {
-		time.Sleep(d)
-		return !s.stop.Load()
-	}
-	// A kick between arming and this check is not lost: kick re-arms the timer to fire now.
-	if s.stop.Load() {
-		return false
-	}
-	if _, err := s.f.Read(s.buf[:]); err != nil {
-		time.Sleep(d)
-	}
-	return !s.stop.Load()
-}
-
-// kick makes a pending or future sleep return at once; call it after setting stop.
-func (s *sleeper) kick() {
-	its := unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}
-	unix.TimerfdSettime(s.fd, 0, &its, nil)
-}
-
-func (s *sleeper) close() { s.f.Close() }
 
 // pinToCPU restricts every thread of the process to cpu. The calling goroutine is locked to
 // its thread first; threads the runtime starts later inherit the mask from their creator.
@@ -162,12 +110,4 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
-}
-
-// peekPending reports whether socket fd has bytes to read, or the peer's close, without
-// reading them (recv MSG_PEEK|MSG_DONTWAIT into buf); an error other than "nothing yet"
-// counts as pending too (the connection is broken).
-func peekPending(fd uintptr, buf *[1]byte) bool {
-	_, _, e := unix.Syscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&buf[0])), 1, unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
-	return e != unix.EAGAIN && e != unix.EWOULDBLOCK && e != unix.EINTR
 }

@@ -5,40 +5,7 @@ package replay
 import (
 	"errors"
 	"runtime"
-	"sync/atomic"
-	"time"
 )
-
-// sleeper falls back to Go timers where timerfd does not exist (millisecond precision).
-type sleeper struct {
-	stop *atomic.Bool
-	wake chan struct{}
-}
-
-func newSleeper(stop *atomic.Bool) (*sleeper, error) {
-	return &sleeper{stop: stop, wake: make(chan struct{}, 1)}, nil
-}
-
-func (s *sleeper) sleep(d time.Duration) bool {
-	if d > 0 && !s.stop.Load() {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-s.wake:
-			t.Stop()
-		}
-	}
-	return !s.stop.Load()
-}
-
-func (s *sleeper) kick() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (s *sleeper) close() {}
 
 func pinToCPU(cpu int) error { return errors.New("CPU pinning is only supported on Linux") }
 
@@ -58,6 +25,3 @@ func kernelRelease() string { return runtime.GOOS }
 
 // peakRSS is this process's peak resident set size: unknown here.
 func peakRSS() int64 { return 0 }
-
-// peekPending reports whether socket fd has bytes to read: not looked at here.
-func peekPending(uintptr, *[1]byte) bool { return false }

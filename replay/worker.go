@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,15 +8,16 @@ import (
 	"net/netip"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/redact"
+	"github.com/llmbench/llmbench/replay/driver"
+	"github.com/llmbench/llmbench/replay/eventloop"
+	"github.com/llmbench/llmbench/replay/http1"
 	"github.com/llmbench/llmbench/replay/schedule"
 )
 
@@ -54,7 +54,7 @@ type workerConfig struct {
 	// LocalAddrs are the source addresses to spread connections over (localaddr.go).
 	LocalAddrs []netip.Addr `json:"local_addrs,omitempty"`
 	// ServerCloses lists the URLs (indexes in URLs) whose server closes every connection
-	// after one response, as the preflight found (connpolicy.go).
+	// after one response, as the preflight found (http1.ConnPolicy).
 	ServerCloses []int `json:"server_closes,omitempty"`
 
 	// load builds the worker's part of the plan; nil means schedule.LoadGraph for a plan
@@ -93,23 +93,18 @@ type workerResult struct {
 
 // worker replays its part of the plan (of its shard, when the run is distributed).
 type worker struct {
-	cfg     workerConfig
-	plan    *mmapds.Plan
-	meta    *mmapds.Meta
-	g       *schedule.Graph
-	targets []*target
-	pool    pool
-	conns   connPolicy // what each URL's server does with connections (connpolicy.go)
-	dialer  net.Dialer
-	reuse   string
-	timeout time.Duration
+	cfg  workerConfig
+	plan *mmapds.Plan
+	meta *mmapds.Meta
+	g    *schedule.Graph
+	// drv is what the transport gets of the worker: the plan, the scheduler, the targets,
+	// the settings, the clock, the Stop and the log (log.go's workerLog).
+	drv   *driver.Worker
+	conns http1.ConnPolicy // what each URL's server does with connections
 	// secrets are the credentials the headers carry (redact.HeaderSecrets), masked in every
 	// body and error before it is logged: a server that echoes one leaves it in no file.
 	secrets     [][]byte
 	secretTexts []string // secrets as strings, to look for in errors
-
-	start time.Time
-	nowFn func() int64
 
 	info *planInfo
 	rep  workerReport
@@ -118,43 +113,24 @@ type worker struct {
 	sink *logSink
 	file logFile
 
-	stopping   atomic.Bool // no new sends
-	aborting   atomic.Bool // cut in-flight requests
-	stopCh     chan struct{}
-	stopOnce   sync.Once
-	abortOnce  sync.Once
-	ctx        context.Context // cancelled on abort (dials)
-	cancel     context.CancelFunc
-	abortWhy   atomic.Pointer[string]
-	notSentWhy atomic.Pointer[string]
 	// failure is the first error that failed the run (the log cannot be written, the plan
 	// changed, the coordinator is gone); later ones are consequences and are not reported.
 	failure atomic.Pointer[error]
 
-	// sched decides what may be sent when; the client that runs drives it (the event loop on
-	// its thread, the net client's dispatcher under its lock).
-	sched       *schedule.Scheduler
-	dispatchers sync.WaitGroup
-
-	mu       sync.Mutex
-	runners  []*runner
-	sleepers []*sleeper
+	// sched decides what may be sent when; the transport drives it (the event loop on its
+	// thread, the net client's dispatcher under its lock).
+	sched *schedule.Scheduler
 
 	logged []atomic.Uint64 // bit per plan index: a record was written
 
-	sent, done, errs atomic.Int64
-	counts           [6]atomic.Int64 // by countedOutcome
-	clientFailed     atomic.Int64    // of the failed, the client's own (ClientErrorPrefix)
+	done, errs   atomic.Int64
+	counts       [6]atomic.Int64 // by countedOutcome
+	clientFailed atomic.Int64    // of the failed, the client's own (ClientErrorPrefix)
 
-	lr live
-	// ep parses responses for their first token under a prefill cap (firsttoken.go).
-	ep *endpoint.Endpoint
-	// loop is the event-loop client; nil when the worker runs the net client, disp.
-	loop *evloop
-	disp *dispatcher
+	// tr is the HTTP client that sends (clientchoice.go); loop says it is the event loop.
+	tr   driver.Transport
+	loop bool
 }
-
-const maxInt64 = int64(^uint64(0) >> 1)
 
 // newWorker opens the plan and prepares everything that does not need the start instant.
 func newWorker(cfg workerConfig) (*worker, error) {
@@ -165,8 +141,10 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{cfg: cfg, plan: p, meta: p.Meta(), reuse: cfg.ConnReuse,
-		timeout: time.Duration(cfg.RequestTimeoutNs), stopCh: make(chan struct{})}
+	w := &worker{cfg: cfg, plan: p, meta: p.Meta()}
+	w.drv = &driver.Worker{ID: cfg.ID, PlanPath: cfg.Plan, Plan: p, Conns: &w.conns, Reuse: cfg.ConnReuse,
+		Timeout: time.Duration(cfg.RequestTimeoutNs), SpinNs: cfg.SpinNs, MaxResponseBytes: cfg.MaxResponseBytes,
+		SessionHeader: cfg.SessionHeader, Log: (*workerLog)(w)}
 	w.secretTexts = redact.HeaderSecrets(cfg.Headers)
 	for _, s := range w.secretTexts {
 		w.secrets = append(w.secrets, []byte(s))
@@ -184,15 +162,15 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if err := p.Validate(); err != nil {
 		return fail(err)
 	}
-	if w.timeout <= 0 {
-		w.timeout = 6 * time.Hour
+	if w.drv.Timeout <= 0 {
+		w.drv.Timeout = 6 * time.Hour
 	}
-	switch w.reuse {
+	switch w.drv.Reuse {
 	case ReusePooled, ReuseNever, ReuseSticky:
 	case "":
-		w.reuse = ReusePooled
+		w.drv.Reuse = ReusePooled
 	default:
-		return fail(fmt.Errorf("unknown connection reuse strategy %q", w.reuse))
+		return fail(fmt.Errorf("unknown connection reuse strategy %q", w.drv.Reuse))
 	}
 	info, err := scanPlan(p)
 	if err != nil {
@@ -218,7 +196,8 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if w.g, err = load(p, info.ord, cfg.Workers, cfg.ID); err != nil {
 		return fail(err)
 	}
-	tcfg, err := loadTLSConfig(cfg.TLSCAFile, cfg.TLSInsecure)
+	w.drv.Graph = w.g
+	tcfg, err := http1.LoadTLSConfig(cfg.TLSCAFile, cfg.TLSInsecure)
 	if err != nil {
 		return fail(err)
 	}
@@ -226,51 +205,43 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if method == "" {
 		method = "POST"
 	}
-	hc := &headConfig{method: method, paths: w.meta.Paths, headers: cfg.Headers,
-		closeConn: w.reuse == ReuseNever, userAgent: cfg.UserAgent, sessionHeader: cfg.SessionHeader}
+	hc := &http1.HeadConfig{Method: method, Paths: w.meta.Paths, Headers: cfg.Headers,
+		CloseConn: w.drv.Reuse == ReuseNever, UserAgent: cfg.UserAgent}
 	for _, u := range cfg.URLs {
-		t, err := newTarget(u, hc, tcfg)
+		t, err := http1.NewTarget(u, hc, tcfg)
 		if err != nil {
 			return fail(err)
 		}
-		w.targets = append(w.targets, t)
+		w.drv.Targets = append(w.drv.Targets, t)
 	}
-	w.pool.idle = make([][]*conn, len(w.targets))
-	w.conns.init(len(w.targets), cfg.ServerCloses)
-	w.pool.closed = func(c *conn) { w.conns.serverClosed(c, w.nowNs()) }
+	w.conns.Init(len(w.drv.Targets), cfg.ServerCloses)
 	if share.Concurrency == 0 && w.g.HasClosedLoop() {
 		return fail(fmt.Errorf("plan %s has closed-loop records (no send offset) but concurrency 0", cfg.Plan))
 	}
 	if share.Prefill {
-		if w.ep, err = endpoint.Lookup(w.meta.Endpoint); err != nil {
+		if w.drv.FirstToken, err = endpoint.Lookup(w.meta.Endpoint); err != nil {
 			return fail(fmt.Errorf("plan %s: prefill concurrency: %w", cfg.Plan, err))
 		}
 		if f := w.meta.ResponseField(); f != "" {
-			w.ep.ResponseField = f
+			w.drv.FirstToken.ResponseField = f
 		}
 	}
 	w.sched, err = schedule.New(w.g, sc)
 	if err != nil {
 		return fail(fmt.Errorf("plan %s: %w", cfg.Plan, err))
 	}
+	w.drv.Sched = w.sched
 	w.logged = make([]atomic.Uint64, (p.Len()+63)/64)
-	w.ctx, w.cancel = context.WithCancel(context.Background())
-	w.dialer = NewLocalAddrPicker(cfg.LocalAddrs, cfg.ID).Dialer(net.Dialer{KeepAlive: 30 * time.Second})
-	if err := w.lr.init(w.meta); err != nil {
+	w.drv.Source = driver.NewLocalAddrPicker(cfg.LocalAddrs, cfg.ID)
+	w.drv.Dialer = w.drv.Source.Dialer(net.Dialer{KeepAlive: 30 * time.Second})
+	if err := w.drv.Live.Init(w.meta); err != nil {
 		return fail(err)
 	}
 	if p.HasGraph() {
-		w.lr.graph = p // live markers follow each record's reply sources
+		w.drv.Live.FollowGraph(p) // live markers follow each record's reply sources
 	}
-	if cfg.Client == ClientLoop || cfg.Client == "" && DefaultClient == ClientLoop {
-		if w.loop, err = newEvloop(w); err != nil && err != errTLSNet {
-			fmt.Fprintf(os.Stderr, "replay worker %d: --client loop: %v; using the net client\n", cfg.ID, err)
-		}
-	}
-	if w.loop == nil {
-		if w.disp, err = newDispatcher(w); err != nil {
-			return fail(err)
-		}
+	if w.tr, w.loop, err = newTransport(w.drv, cfg.Client); err != nil {
+		return fail(err)
 	}
 	return w, nil
 }
@@ -306,10 +277,7 @@ func scanPlan(p *mmapds.Plan) (*planInfo, error) {
 	return info, nil
 }
 
-func (w *worker) nowNs() int64 { return int64(time.Since(w.start)) }
-
-// urlOfUnit is the URL unit u's session talks to.
-func (w *worker) urlOfUnit(u int32) int { return urlOf(w.g.Unit(u).Session, len(w.targets)) }
+func (w *worker) nowNs() int64 { return w.drv.Now() }
 
 // openLog creates the log file and its sink; the header is written once start is known.
 func (w *worker) openLog() error {
@@ -325,9 +293,9 @@ func (w *worker) openLog() error {
 	}
 	w.file = f
 	w.sink = newLogSink(f)
-	if w.loop != nil {
+	if w.loop {
 		w.sink.ownerFlush = true // the event loop wakes the writer once per wake-up
-		w.sink.rawWrite = rawFileWriter(f)
+		w.sink.rawWrite = eventloop.RawFileWriter(f)
 	}
 	w.sink.writeThrough = w.cfg.logWriteThrough
 	return nil
@@ -343,8 +311,7 @@ func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (w
 	// Anchor the run's clock: the start instant is a wall-clock time shared by all workers;
 	// from here on every timestamp is monotonic time since that instant.
 	now := time.Now()
-	w.start = now.Add(time.Duration(startUnixNs - now.UnixNano()))
-	w.nowFn = w.nowNs
+	w.drv.Start = now.Add(time.Duration(startUnixNs - now.UnixNano()))
 	lw, err := rawlog.NewWriter(w.sink, rawlog.Header{Worker: w.cfg.ID, PID: os.Getpid(), CPU: w.cfg.CPU,
 		PlanHash: w.plan.HashHex(), StartUnixNs: startUnixNs,
 		PlanPath: w.cfg.Plan, Planned: w.g.Len(), Workers: w.cfg.Workers})
@@ -364,17 +331,8 @@ func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (w
 	go w.cpuLoop(cpuStop, cpuDone)
 
 	allDone := make(chan struct{})
-	w.dispatchers.Add(1)
-	if w.loop != nil {
-		go w.loop.run()
-	} else {
-		go w.disp.run()
-	}
 	go func() {
-		w.dispatchers.Wait()
-		if w.disp != nil {
-			w.disp.running.Wait()
-		}
+		w.tr.Run()
 		close(allDone)
 	}()
 
@@ -425,21 +383,18 @@ loop:
 			w.abort("grace period over after interruption")
 		case <-tick.C:
 			if !orphaned {
-				if err := rep.progress(w.sent.Load(), w.done.Load(), w.errs.Load()); err != nil {
+				if err := rep.progress(w.drv.Sent.Load(), w.done.Load(), w.errs.Load()); err != nil {
 					orphan("progress report: " + err.Error())
 				}
 			}
 		}
 	}
-	if w.disp != nil {
-		close(w.disp.work)
-	}
 	close(cpuStop)
 	<-cpuDone
 	// Every planned record of the worker's part gets exactly one record: those never sent now.
 	why := "run interrupted"
-	if p := w.notSentWhy.Load(); p != nil {
-		why = *p
+	if s, ok := w.drv.Stop.NotSentWhy(); ok {
+		why = s
 	}
 	for i := int32(0); i < int32(w.g.Len()); i++ {
 		n := w.g.Node(i)
@@ -450,7 +405,7 @@ loop:
 		if b := w.sched.SkippedFor(i); b >= 0 {
 			nodeWhy = rawlog.SkippedErr(uint32(b))
 		}
-		q := notSentRecord(uint32(n.Index), w.info.offsets[n.Index], w.urlOfUnit(n.Unit()), nodeWhy)
+		q := driver.NotSentRecord(uint32(n.Index), w.info.offsets[n.Index], w.drv.URLOfUnit(n.Unit()), nodeWhy)
 		w.logRequest(&q)
 	}
 	w.sampleCPU()
@@ -462,7 +417,7 @@ loop:
 		status = rawlog.StatusFailed
 	}
 	if !orphaned {
-		rep.progress(w.sent.Load(), w.done.Load(), w.errs.Load())
+		rep.progress(w.drv.Sent.Load(), w.done.Load(), w.errs.Load())
 	}
 	if err := w.lw.Close(rawlog.Footer{TimeNs: w.nowNs(), Status: status}); err != nil {
 		w.fail(err)
@@ -486,14 +441,6 @@ loop:
 	return res, nil
 }
 
-// notSentRecord is the record of a request that was never sent: every time -1 but the
-// planned instant (offset, -1 for none).
-func notSentRecord(idx uint32, offset int64, url int, why string) rawlog.Request {
-	return rawlog.Request{Index: idx, Outcome: rawlog.OutcomeNotSent, IntendedNs: max(offset, -1),
-		ReadyNs: -1, WriteStartNs: -1, WriteEndNs: -1, HeaderNs: -1, EndNs: -1, Err: why,
-		URLIndex: url, ConnectStartNs: -1, ConnectEndNs: -1}
-}
-
 // durationElapsed stops sending at the end of a duration-sized plan, when the scheduler
 // says it is over (schedule.DurationElapsed); the never-sent records say why.
 func (w *worker) durationElapsed() { w.stop("benchmark duration elapsed") }
@@ -513,17 +460,7 @@ func (w *worker) close() error {
 			err = cerr
 		}
 	}
-	w.pool.closeAll()
-	w.mu.Lock()
-	for _, s := range w.sleepers {
-		s.close()
-	}
-	w.sleepers = nil
-	w.mu.Unlock()
-	if w.disp != nil {
-		w.disp.sl.close()
-	}
-	w.cancel()
+	w.tr.Close()
 	w.plan.Close()
 	return err
 }
@@ -536,8 +473,8 @@ func (w *worker) isLogged(idx int32) bool {
 // count is kept even when the write fails, so the worker's report stays exact.
 func (w *worker) logRequest(q *rawlog.Request) {
 	w.logged[q.Index/64].Or(1 << (q.Index % 64))
-	w.counts[countedOutcome(q)].Add(1)
-	if countedOutcome(q) == rawlog.OutcomeFailed && strings.HasPrefix(q.Err, ClientErrorPrefix) {
+	w.counts[driver.CountedOutcome(q)].Add(1)
+	if driver.CountedOutcome(q) == rawlog.OutcomeFailed && strings.HasPrefix(q.Err, ClientErrorPrefix) {
 		w.clientFailed.Add(1)
 	}
 	if w.sink.failed() {
@@ -564,56 +501,13 @@ func (w *worker) mask(q *rawlog.Request) {
 	}
 }
 
-// settle sets q's outcome and Err from how its exchange ended (res, err; prefix names the
-// step that failed), whichever client ran it: an abort, the plan's cancel-after (cancelAt,
-// maxInt64 when none was armed) and the request timeout tell a deadline apart. q.EndNs is set.
-func (w *worker) settle(q *rawlog.Request, res exchangeResult, err error, prefix string, cancelAt int64, eb *exchangeBuffers) {
-	if errors.Is(err, syscall.EFAULT) {
-		// writev from the plan's mapping faulted in the kernel: the plan file was truncated.
-		w.fail(fmt.Errorf("plan %s: %w: writing request %d's body from it failed: %v", w.cfg.Plan, mmapds.ErrChanged, q.Index, err))
-	}
-	switch res {
-	case exOK:
-		q.Outcome = rawlog.OutcomeCompleted
-	case exDeadline:
-		switch {
-		case w.aborting.Load():
-			q.Outcome = rawlog.OutcomeAborted
-			q.Err = *w.abortWhy.Load()
-		case cancelAt != maxInt64 && q.EndNs >= cancelAt:
-			q.Outcome = rawlog.OutcomeCancelled
-			q.Err = "cancelled by plan after send"
-		default:
-			q.Outcome = rawlog.OutcomeFailed
-			q.Err = "timeout"
-		}
-	default:
-		if w.aborting.Load() {
-			q.Outcome = rawlog.OutcomeAborted
-			q.Err = *w.abortWhy.Load()
-		} else {
-			q.Outcome = rawlog.OutcomeFailed
-			q.Err = failText(res, err, prefix, len(q.Body), eb)
-		}
-	}
-}
-
 // logDone counts a request that was sent as done and logs it.
 func (w *worker) logDone(q *rawlog.Request) {
 	w.done.Add(1)
-	if countedOutcome(q) != rawlog.OutcomeCompleted {
+	if driver.CountedOutcome(q) != rawlog.OutcomeCompleted {
 		w.errs.Add(1)
 	}
 	w.logRequest(q)
-}
-
-// countedOutcome is the outcome under which run.json's counts tally q: a response read to
-// its end with a status other than 2xx counts as failed, as analyze counts it.
-func countedOutcome(q *rawlog.Request) rawlog.Outcome {
-	if q.Outcome == rawlog.OutcomeCompleted && (q.Status < 200 || q.Status > 299) {
-		return rawlog.OutcomeFailed
-	}
-	return q.Outcome
 }
 
 // logSent writes a Sent record for plan index idx and returns once it is in the kernel, so it
@@ -656,61 +550,18 @@ func (w *worker) setFailure(err error) bool {
 // failureText is how the worker reports the error that failed its run.
 func (w *worker) failureText(err error) string { return fmt.Sprintf("worker %d: %v", w.cfg.ID, err) }
 
-// stop ends sending: dispatchers and runners start nothing new. why becomes the Err of the
-// records that were never sent.
+// stop ends sending: the transport starts nothing new. why becomes the Err of the records
+// that were never sent.
 func (w *worker) stop(why string) {
-	w.stopOnce.Do(func() {
-		w.notSentWhy.Store(&why)
-		w.stopping.Store(true)
-		close(w.stopCh)
-		w.kickAll()
-	})
+	if w.drv.Stop.Stop(why) {
+		w.tr.Wake()
+	}
 }
 
-// abort cuts every in-flight request now: connections get a deadline in the past.
+// abort cuts every in-flight request now.
 func (w *worker) abort(why string) {
-	w.abortOnce.Do(func() {
-		w.abortWhy.Store(&why)
-		w.aborting.Store(true)
-		w.cancel()
-		w.mu.Lock()
-		rs := append([]*runner(nil), w.runners...)
-		w.mu.Unlock()
-		for _, r := range rs {
-			r.mu.Lock()
-			if r.active != nil {
-				r.active.nc.SetDeadline(aLongTimeAgo)
-			}
-			r.mu.Unlock()
-		}
-		w.kickAll()
-	})
-}
-
-var aLongTimeAgo = time.Unix(1, 0)
-
-func (w *worker) kickAll() {
-	if w.disp != nil {
-		w.disp.wake()
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, s := range w.sleepers {
-		s.kick()
-	}
-}
-
-func (w *worker) register(r *runner, s *sleeper) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if r != nil {
-		w.runners = append(w.runners, r)
-	}
-	if s != nil {
-		w.sleepers = append(w.sleepers, s)
-		if w.stopping.Load() {
-			s.kick()
-		}
+	if w.drv.Stop.Abort(why) {
+		w.tr.Abort()
 	}
 }
 
@@ -740,20 +591,13 @@ func (w *worker) cpuLoop(stop, done chan struct{}) {
 	}
 }
 
-// sleepUntil waits until at (run clock). With spin > 0 it wakes that much early and spins
-// the rest, trading the worker's CPU for a send closer to the instant. It returns false
-// when the run stopped.
-func (w *worker) sleepUntil(s *sleeper, at int64, spin int64) bool {
-	d := at - w.nowNs()
-	if d > spin {
-		if !s.sleep(time.Duration(d - spin)) {
-			return false
-		}
-	}
-	for w.nowNs() < at {
-		if w.stopping.Load() {
-			return false
-		}
-	}
-	return !w.stopping.Load()
-}
+// workerLog is the worker as its transport's log (driver.Log).
+type workerLog worker
+
+func (l *workerLog) Sent(idx uint32) error     { return (*worker)(l).logSent(idx) }
+func (l *workerLog) Request(q *rawlog.Request) { (*worker)(l).logRequest(q) }
+func (l *workerLog) Done(q *rawlog.Request)    { (*worker)(l).logDone(q) }
+func (l *workerLog) Fail(err error)            { (*worker)(l).fail(err) }
+func (l *workerLog) DurationElapsed()          { (*worker)(l).durationElapsed() }
+func (l *workerLog) DurationAbort()            { (*worker)(l).durationAbort() }
+func (l *workerLog) Flush()                    { l.sink.kick() }

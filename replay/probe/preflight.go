@@ -34,7 +34,7 @@ import (
 //     tries chat's other field and names the flag that sends it;
 //   - a server that closes the connection after each response while announcing keep-alive
 //     (llama.cpp after a streamed response): the workers are told, and open a new connection
-//     per request to it instead of writing on dead ones (replay/connpolicy.go);
+//     per request to it instead of writing on dead ones (http1.ConnPolicy);
 //   - what the server says it is: its Server header, /v1/models owner, llama.cpp's /props,
 //     vLLM's /version.
 //

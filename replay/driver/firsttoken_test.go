@@ -1,4 +1,4 @@
-package replay
+package driver
 
 import (
 	"testing"
@@ -32,13 +32,13 @@ func TestFirstToken(t *testing.T) {
 		{"error event", []string{"event: error\ndata: {\"error\":{\"message\":\"x\"}}\n\n"}, -1},
 		{"not a stream", []string{`{"choices":[{"message":{"content":"Hi"}}]}`}, -1},
 	} {
-		var f firstToken
-		f.reset(ep)
+		var f FirstToken
+		f.Reset(ep)
 		var body []byte
 		got := -1
 		for i, r := range c.reads {
 			body = append(body, r...)
-			if f.feed(body) {
+			if f.Feed(body) {
 				got = i
 				break
 			}
@@ -48,10 +48,10 @@ func TestFirstToken(t *testing.T) {
 		}
 	}
 	// A retry's body starts over.
-	var f firstToken
-	f.reset(ep)
-	f.feed([]byte(role))
-	if !f.feed([]byte(tok)) {
+	var f FirstToken
+	f.Reset(ep)
+	f.Feed([]byte(role))
+	if !f.Feed([]byte(tok)) {
 		t.Error("after a retry (shorter body), the new body's first token is missed")
 	}
 }
@@ -61,11 +61,11 @@ func BenchmarkFirstToken(b *testing.B) {
 	ep, _ := endpoint.Lookup("chat")
 	body := []byte(`data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}` + "\n\n" +
 		`data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}` + "\n\n")
-	var f firstToken
+	var f FirstToken
 	b.ReportAllocs()
 	for b.Loop() {
-		f.reset(ep)
-		if !f.feed(body[:40]) && !f.feed(body) {
+		f.Reset(ep)
+		if !f.Feed(body[:40]) && !f.Feed(body) {
 			b.Fatal("no first token")
 		}
 	}
@@ -76,17 +76,17 @@ func BenchmarkFirstToken(b *testing.B) {
 // history its text (and the prefill cap its first token).
 func TestLiveHistoryResponseField(t *testing.T) {
 	m := &mmapds.Meta{Endpoint: "raw", LiveHistoryMarker: "@@M@@", Streaming: true, Spec: map[string]any{"response-field": "result.answer"}}
-	var l live
-	if err := l.init(m); err != nil {
+	var l Live
+	if err := l.Init(m); err != nil {
 		t.Fatal(err)
 	}
 	body := []byte("data: {\"result\":{\"answer\":\"Paris\"}}\n\ndata: {\"result\":{\"answer\":\" is the capital\"}}\n\n")
 	if got := string(l.responseText(nil, body)); got != "Paris is the capital" {
 		t.Errorf("history text %q, want the response field's text", got)
 	}
-	var f firstToken
-	f.reset(l.ep)
-	if !f.feed(body) {
+	var f FirstToken
+	f.Reset(l.ep)
+	if !f.Feed(body) {
 		t.Error("no first token found through the response field")
 	}
 }

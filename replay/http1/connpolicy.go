@@ -1,4 +1,4 @@
-package replay
+package http1
 
 import (
 	"sync/atomic"
@@ -25,15 +25,15 @@ import (
 // microseconds of the response.
 const closeWindow = int64(time.Second)
 
-// connPolicy is what a worker knows of each URL's server: whether it closes every
+// ConnPolicy is what a worker knows of each URL's server: whether it closes every
 // connection after one response. Safe for concurrent use (net client runners).
-type connPolicy struct {
+type ConnPolicy struct {
 	closes []atomic.Bool
 }
 
 // init sizes p for n URLs; the URLs in known close after each response from the start (the
 // preflight's finding).
-func (p *connPolicy) init(n int, known []int) {
+func (p *ConnPolicy) Init(n int, known []int) {
 	p.closes = make([]atomic.Bool, n)
 	for _, u := range known {
 		if u >= 0 && u < n {
@@ -42,38 +42,38 @@ func (p *connPolicy) init(n int, known []int) {
 	}
 }
 
-// closesAfterResponse says URL url's server closes every connection after one response.
-func (p *connPolicy) closesAfterResponse(url int) bool {
+// ClosesAfterResponse says URL url's server closes every connection after one response.
+func (p *ConnPolicy) ClosesAfterResponse(url int) bool {
 	return url < len(p.closes) && p.closes[url].Load()
 }
 
-// serverClosed takes a connection the server closed, noticed at now (run clock): the FIN
+// ServerClosed takes a connection the server closed, noticed at now (run clock): the FIN
 // came while it was idle, or the next request found it dead. A connection that carried one
 // response and was closed within closeWindow of its end teaches that its URL closes after
 // each response.
-func (p *connPolicy) serverClosed(c *conn, now int64) {
-	if c.uses == 1 && c.target < len(p.closes) && now-c.idleSinceNs <= closeWindow {
-		p.closes[c.target].Store(true)
+func (p *ConnPolicy) ServerClosed(c *Conn, now int64) {
+	if c.Uses == 1 && c.Target < len(p.closes) && now-c.IdleSinceNs <= closeWindow {
+		p.closes[c.Target].Store(true)
 	}
 }
 
 // reused marks c as having carried a response that ended cleanly at endNs (run clock).
-func (c *conn) reused(endNs int64) {
-	c.used = true
-	c.uses++
-	c.idleSinceNs = endNs
+func (c *Conn) Reused(endNs int64) {
+	c.Used = true
+	c.Uses++
+	c.IdleSinceNs = endNs
 }
 
 // keep says a connection that carried a clean response may be reused under strategy reuse:
 // not when the server closes after each response (p learned it), so that the next request
 // opens a new one instead of finding this one dead.
-func (p *connPolicy) keep(c *conn, reuse string) bool {
-	return !c.broken && reuse != ReuseNever && !p.closesAfterResponse(c.target)
+func (p *ConnPolicy) Keep(c *Conn, reuse string) bool {
+	return !c.Broken && reuse != ReuseNever && !p.ClosesAfterResponse(c.Target)
 }
 
-// markReconnect records on q that its first attempt, begun at q.WriteStartNs, went out on a
+// MarkReconnect records on q that its first attempt, begun at q.WriteStartNs, went out on a
 // connection the server had closed, before q's fields are reset for the second attempt.
-func markReconnect(q *rawlog.Request) {
+func MarkReconnect(q *rawlog.Request) {
 	if q.Reconnects == 0 {
 		q.FirstWriteStartNs = q.WriteStartNs
 	}
@@ -81,7 +81,16 @@ func markReconnect(q *rawlog.Request) {
 	q.ServerClosed = true
 }
 
-// resetReconnect clears q's reconnect fields for a new request.
-func resetReconnect(q *rawlog.Request) {
+// Retry prepares q for its second attempt, on a fresh connection, after its first went out
+// on one the server had closed (StaleConn): the reconnect is recorded, and what the first
+// attempt set is cleared.
+func Retry(q *rawlog.Request) {
+	MarkReconnect(q)
+	q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
+	ResetResponse(q)
+}
+
+// ResetReconnect clears q's reconnect fields for a new request.
+func ResetReconnect(q *rawlog.Request) {
 	q.Reconnects, q.FirstWriteStartNs, q.ServerClosed = 0, -1, false
 }

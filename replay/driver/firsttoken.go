@@ -1,15 +1,15 @@
-package replay
+package driver
 
 import (
 	"github.com/llmbench/llmbench/endpoint"
 )
 
-// firstToken finds, read by read, the first event of a streamed response that carries output
+// FirstToken finds, read by read, the first event of a streamed response that carries output
 // (content or reasoning text: analyze's first token, AIPerf's TTFT), which ends the request's
 // prefill (--prefill-concurrency). The server's headers and events without output (a
 // role-only first chunk, usage, comments) do not count. It parses only until it finds one,
 // and allocates nothing once its buffers have grown.
-type firstToken struct {
+type FirstToken struct {
 	ep  *endpoint.Endpoint
 	sc  endpoint.SSEScanner
 	d   endpoint.Delta
@@ -17,18 +17,18 @@ type firstToken struct {
 	sse bool // the body is an event stream (decided on its first bytes)
 }
 
-// reset prepares f for a new response of endpoint ep.
-func (f *firstToken) reset(ep *endpoint.Endpoint) {
+// Reset prepares f for a new response of endpoint ep.
+func (f *FirstToken) Reset(ep *endpoint.Endpoint) {
 	f.ep, f.fed, f.sse = ep, 0, false
 	f.sc.Reset()
 	f.d.Reset()
 }
 
-// feed takes the response body so far and reports whether an event with output has come. A
+// Feed takes the response body so far and reports whether an event with output has come. A
 // body that is not an event stream never does: its end frees the slot.
-func (f *firstToken) feed(body []byte) bool {
+func (f *FirstToken) Feed(body []byte) bool {
 	if len(body) < f.fed { // the body started over (a retry on a fresh connection)
-		f.reset(f.ep)
+		f.Reset(f.ep)
 	}
 	if f.fed == 0 {
 		if len(body) < len("data:") {

@@ -1,4 +1,4 @@
-package replay
+package http1
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 const readBufSize = 32 << 10
 
 // minDirectRead is the least room a read straight into a response's body buffer gets
-// (respParser.space): with less, the buffer grows (up to the body limit), and at the limit
+// (Parser.space): with less, the buffer grows (up to the body limit), and at the limit
 // reads go to the read buffer again.
 const minDirectRead = 2 << 10
 
@@ -158,7 +158,7 @@ func (d *bodyDecoder) reset(h *respHead, limit int) {
 // put appends p to dst, the body so far, up to d.limit bytes; past it, it keeps what fits and
 // sets d.over. The body's buffer grows to the limit at most, never beyond, so a response
 // that never ends costs no more memory than the limit. p may lie in dst's spare capacity, at
-// or after its end (a read straight into the body: respParser.space): then nothing is
+// or after its end (a read straight into the body: Parser.space): then nothing is
 // copied when p starts at the end, and the bytes move left over the chunk framing otherwise.
 func (d *bodyDecoder) put(dst, p []byte) []byte {
 	if room := d.limit - len(dst); len(p) > room {

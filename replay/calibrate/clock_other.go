@@ -1,8 +1,8 @@
 //go:build !linux
 
-package replay
+package calibrate
 
 import "github.com/llmbench/llmbench/rawlog"
 
 // readClock has no source outside Linux.
-func readClock() *rawlog.ClockState { return nil }
+func Clock() *rawlog.ClockState { return nil }

@@ -1,4 +1,4 @@
-package replay
+package driver
 
 import (
 	"bytes"
@@ -18,7 +18,9 @@ import (
 // the i-th marker is instead filled by the reply of the record the body's i-th reply source
 // names (mmapds.EdgeReply). This runs only for flagged records, off the common path.
 
-type live struct {
+// Live is the live-history settings of a plan, with the scratch buffers of the one that
+// splices (Fresh gives each its own).
+type Live struct {
 	marker    []byte
 	ep        *endpoint.Endpoint
 	streaming bool
@@ -28,7 +30,9 @@ type live struct {
 	d     endpoint.Delta
 }
 
-func (l *live) init(m *mmapds.Meta) error {
+// Init reads the live-history settings of a plan with meta m; without a marker, l stays
+// disabled.
+func (l *Live) Init(m *mmapds.Meta) error {
 	if m.LiveHistoryMarker == "" {
 		return nil
 	}
@@ -43,29 +47,33 @@ func (l *live) init(m *mmapds.Meta) error {
 	return nil
 }
 
-func (l *live) enabled() bool { return l.ep != nil }
+// FollowGraph makes markers follow each record's reply sources in p's graph section.
+func (l *Live) FollowGraph(p *mmapds.Plan) { l.graph = p }
 
-// fresh returns a live state with l's settings and its own scratch buffers.
-func (l *live) fresh() live {
-	return live{marker: l.marker, ep: l.ep, streaming: l.streaming, graph: l.graph}
+// Enabled says the plan has live history.
+func (l *Live) Enabled() bool { return l.ep != nil }
+
+// Fresh returns a live state with l's settings and its own scratch buffers.
+func (l *Live) Fresh() Live {
+	return Live{marker: l.marker, ep: l.ep, streaming: l.streaming, graph: l.graph}
 }
 
-// history is a unit's earlier responses, for the markers of its later live-history turns:
+// History is a unit's earlier responses, for the markers of its later live-history turns:
 // texts[k] answered turn firstTurn+k, or, in a graph plan, record recs[k].
-type history struct {
+type History struct {
 	texts     [][]byte
 	recs      []uint32
 	firstTurn uint32
 }
 
-// reset empties h (keeping its buffers) for a unit whose first record is turn firstTurn.
-func (h *history) reset(firstTurn uint32) {
+// Reset empties h (keeping its buffers) for a unit whose first record is turn firstTurn.
+func (h *History) Reset(firstTurn uint32) {
 	h.texts, h.recs, h.firstTurn = h.texts[:0], h.recs[:0], firstTurn
 }
 
-// add appends the content text of the response body of record rec (see live.responseText),
+// Add appends the content text of the response body of record rec (see live.responseText),
 // into the buffer an earlier unit left in that place when there is one.
-func (h *history) add(l *live, rec uint32, body []byte) {
+func (h *History) Add(l *Live, rec uint32, body []byte) {
 	if n := len(h.texts); n < cap(h.texts) {
 		h.texts = h.texts[:n+1]
 	} else {
@@ -76,9 +84,9 @@ func (h *history) add(l *live, rec uint32, body []byte) {
 	h.recs = append(h.recs[:len(h.texts)-1], rec)
 }
 
-// splice appends body, record rec's, to dst with its markers replaced by h's texts (see
+// Splice appends body, record rec's, to dst with its markers replaced by h's texts (see
 // live.splice and live.spliceSources).
-func (h *history) splice(l *live, dst, body []byte, rec uint32) []byte {
+func (h *History) Splice(l *Live, dst, body []byte, rec uint32) []byte {
 	if l.graph != nil {
 		return l.spliceSources(dst, body, h, rec)
 	}
@@ -88,7 +96,7 @@ func (h *history) splice(l *live, dst, body []byte, rec uint32) []byte {
 // spliceSources is splice for a graph plan: the i-th marker of record rec's body takes the
 // reply of its i-th reply source; a source with no reply in h (it failed, or it was not sent)
 // and a marker past the sources become empty text.
-func (l *live) spliceSources(dst, body []byte, h *history, rec uint32) []byte {
+func (l *Live) spliceSources(dst, body []byte, h *History, rec uint32) []byte {
 	n := l.graph.GraphNode(int(rec))
 	first := n.EdgeFirst + uint32(n.Parents)
 	for i := uint32(0); ; i++ {
@@ -113,7 +121,7 @@ func (l *live) spliceSources(dst, body []byte, h *history, rec uint32) []byte {
 // responseText appends to dst the content text of a response body: the concatenated
 // content of its SSE events when streaming, of the whole body otherwise. Events the endpoint
 // cannot parse are skipped: the history then lacks their text, as a user would see it.
-func (l *live) responseText(dst, body []byte) []byte {
+func (l *Live) responseText(dst, body []byte) []byte {
 	l.d.Reset()
 	if l.streaming && looksLikeSSE(body) {
 		l.sc.Reset()
@@ -133,10 +141,10 @@ func (l *live) responseText(dst, body []byte) []byte {
 // looksLikeSSE reports whether b is an event stream, by the rule analysis applies.
 func looksLikeSSE(b []byte) bool { return endpoint.DetectFormat("", b) == endpoint.FormatSSE }
 
-// splice appends body to dst with its markers replaced by the escaped texts of hist, the
+// Splice appends body to dst with its markers replaced by the escaped texts of hist, the
 // session's earlier responses: hist[k] answered turn firstTurn+k. A marker for a turn with no
 // response (it failed, or was not in this run) becomes empty text.
-func (l *live) splice(dst, body []byte, hist [][]byte, firstTurn uint32) []byte {
+func (l *Live) splice(dst, body []byte, hist [][]byte, firstTurn uint32) []byte {
 	for i := 0; ; i++ {
 		j := bytes.Index(body, l.marker)
 		if j < 0 {

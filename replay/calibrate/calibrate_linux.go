@@ -1,6 +1,6 @@
 //go:build linux
 
-package replay
+package calibrate
 
 import (
 	"fmt"
@@ -14,16 +14,17 @@ import (
 // machine costs it at least, so analyze can tell a schedule lag the client caused from the
 // one any process here would see (docs/metrics.md, the verdict). It takes about 50 ms.
 const (
-	calTimerSamples = 120
-	calTimerGapNs   = 300_000 // each sleep: 300 µs
-	calRTTSamples   = 300
-	calSyscalls     = 2000
+	// TimerSamples is how many timer wake-ups Machine measures.
+	TimerSamples  = 120
+	calTimerGapNs = 300_000 // each sleep: 300 µs
+	calRTTSamples = 300
+	calSyscalls   = 2000
 )
 
-// calibrate measures timer wake-up lag, a loopback round trip and a bare system call.
-func calibrate() (*rawlog.Calibration, error) {
-	c := &rawlog.Calibration{TimerSamples: calTimerSamples}
-	lags, err := timerLags(calTimerSamples, calTimerGapNs)
+// Machine measures timer wake-up lag, a loopback round trip and a bare system call.
+func Machine() (*rawlog.Calibration, error) {
+	c := &rawlog.Calibration{TimerSamples: TimerSamples}
+	lags, err := timerLags(TimerSamples, calTimerGapNs)
 	if err != nil {
 		return nil, err
 	}

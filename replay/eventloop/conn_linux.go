@@ -1,6 +1,6 @@
 //go:build linux
 
-package replay
+package eventloop
 
 import (
 	"fmt"
@@ -8,23 +8,25 @@ import (
 	"syscall"
 
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/driver"
+	"github.com/llmbench/llmbench/replay/http1"
 	"golang.org/x/sys/unix"
 )
 
 // The event loop's connections and exchanges: non-blocking connects, one writev from the
 // plan mapping that resumes on EPOLLOUT, reads until the kernel has no more, and the end of
-// each exchange, with the net client's semantics through the same helpers (loop_linux.go).
+// each exchange, with the net client's semantics through the same driver and http1 (loop_linux.go).
 
 // connect gives r a connection: a reused one, or a new non-blocking connect (always for a
-// URL whose server closes after each response: connpolicy.go).
-func (l *evloop) connect(r *loopRequest) {
+// URL whose server closes after each response: http1.ConnPolicy).
+func (l *Loop) connect(r *loopRequest) {
 	w := l.w
 	var c *loopConn
-	switch reuse := w.reuse; {
-	case reuse != ReuseNever && w.conns.closesAfterResponse(r.url):
+	switch reuse := w.Reuse; {
+	case reuse != http1.ReuseNever && w.Conns.ClosesAfterResponse(r.url):
 		r.q.ServerClosed = true
 		l.dropIdle(r)
-	case reuse == ReusePooled:
+	case reuse == http1.ReusePooled:
 		for s := l.idle[r.url]; len(s) > 0 && c == nil; s = l.idle[r.url] {
 			c, s[len(s)-1] = s[len(s)-1], nil
 			l.idle[r.url] = s[:len(s)-1]
@@ -33,7 +35,7 @@ func (l *evloop) connect(r *loopRequest) {
 				c = nil
 			}
 		}
-	case reuse == ReuseSticky:
+	case reuse == http1.ReuseSticky:
 		// The unit's connection is the request's until it ends (finish gives it back).
 		c, r.unit.sticky = r.unit.sticky, nil
 		if c != nil && c.pendingIn {
@@ -47,7 +49,7 @@ func (l *evloop) connect(r *loopRequest) {
 		l.send(r)
 		return
 	}
-	r.q.ConnectStartNs = w.nowNs()
+	r.q.ConnectStartNs = w.Now()
 	c, err := l.dial(r.url)
 	if err != nil {
 		r.c = nil
@@ -60,7 +62,7 @@ func (l *evloop) connect(r *loopRequest) {
 }
 
 // dial opens a non-blocking socket to target url and starts connecting it.
-func (l *evloop) dial(url int) (*loopConn, error) {
+func (l *Loop) dial(url int) (*loopConn, error) {
 	fd, err := unix.Socket(l.family[url], unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -71,7 +73,7 @@ func (l *evloop) dial(url int) (*loopConn, error) {
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, 30)
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, 30)
 	if a := l.picker.Next(); a.IsValid() {
-		if err := BindSource(uintptr(fd), a); err != nil {
+		if err := driver.BindSource(uintptr(fd), a); err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("local-addr %s: %w", a, err)
 		}
@@ -81,7 +83,7 @@ func (l *evloop) dial(url int) (*loopConn, error) {
 		return nil, err
 	}
 	c := &loopConn{fd: fd}
-	c.target = url
+	c.Target = url
 	if n := len(l.freeSlot); n > 0 {
 		c.slot, l.freeSlot = l.freeSlot[n-1], l.freeSlot[:n-1]
 		l.conns[c.slot] = c
@@ -98,22 +100,22 @@ func (l *evloop) dial(url int) (*loopConn, error) {
 }
 
 // dialFailed ends r's request after its connect failed (or the abort or its deadline cut it).
-func (l *evloop) dialFailed(r *loopRequest, err error) {
+func (l *Loop) dialFailed(r *loopRequest, err error) {
 	w := l.w
 	if r.c != nil {
 		l.closeConn(r.c)
 		r.c = nil
 	}
-	r.q.ConnectEndNs = w.nowNs()
-	if !r.marked && w.aborting.Load() {
-		l.notSent(r, "not sent: "+*w.abortWhy.Load())
+	r.q.ConnectEndNs = w.Now()
+	if !r.marked && w.Stop.Aborting() {
+		l.notSent(r, "not sent: "+w.Stop.AbortWhy())
 		return
 	}
-	l.finish(r, nil, exNetError, err, "connect: ")
+	l.finish(r, nil, http1.NetError, err, "connect: ")
 }
 
 // onEvent handles one epoll event of connection c.
-func (l *evloop) onEvent(c *loopConn, events uint32) {
+func (l *Loop) onEvent(c *loopConn, events uint32) {
 	if c == nil {
 		return
 	}
@@ -125,7 +127,7 @@ func (l *evloop) onEvent(c *loopConn, events uint32) {
 		if c.fin {
 			// The server closed it while idle: a close soon after its only response
 			// teaches the URL's policy (the connection itself goes at its next use).
-			l.w.conns.serverClosed(&c.conn, l.w.nowNs())
+			l.w.Conns.ServerClosed(&c.Conn, l.w.Now())
 		}
 		return
 	}
@@ -142,13 +144,13 @@ func (l *evloop) onEvent(c *loopConn, events uint32) {
 		if events&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
 			return
 		}
-		r.q.ConnectEndNs = l.w.nowNs()
+		r.q.ConnectEndNs = l.w.Now()
 		c.pendingIn = c.pendingIn || in
 		l.stopTimer(r)
 		if c.fin {
 			// Closed before a byte of the request went out: writing it now would only
 			// draw the server's reset.
-			l.dialFailed(r, &closedFirst{after: r.q.ConnectEndNs - r.q.ConnectStartNs, late: l.lateNs})
+			l.dialFailed(r, &http1.ClosedFirst{After: r.q.ConnectEndNs - r.q.ConnectStartNs, Late: l.lateNs})
 			return
 		}
 		l.send(r)
@@ -165,29 +167,29 @@ func (l *evloop) onEvent(c *loopConn, events uint32) {
 }
 
 // send starts writing r's request on r.c, after writing its Sent record.
-func (l *evloop) send(r *loopRequest) {
+func (l *Loop) send(r *loopRequest) {
 	w := l.w
 	if !r.marked {
 		r.marked = true
-		if err := w.logSent(r.q.Index); err != nil {
+		if err := w.Log.Sent(r.q.Index); err != nil {
 			l.closeConn(r.c)
 			r.c = nil
 			l.notSent(r, "not sent: "+err.Error())
 			return
 		}
 	}
-	r.q.ConnReused = r.c.used
-	r.eb.renderSuffix(r.body, w.cfg.SessionHeader, r.session)
+	r.q.ConnReused = r.c.Used
+	r.eb.RenderSuffix(r.body, w.SessionHeader, r.session)
 	r.woff = 0
 	r.state = lsWrite
 	l.setTimer(r, r.deadline)
-	r.q.WriteStartNs = w.nowNs()
+	r.q.WriteStartNs = w.Now()
 	l.write(r)
 }
 
 // write writes what is left of r's request; EPOLLOUT resumes it.
-func (l *evloop) write(r *loopRequest) {
-	parts := [3][]byte{r.head, r.eb.suffix, r.body}
+func (l *Loop) write(r *loopRequest) {
+	parts := [3][]byte{r.head, r.eb.Suffix(), r.body}
 	for {
 		niov, off := 0, r.woff
 		for _, p := range parts {
@@ -213,20 +215,20 @@ func (l *evloop) write(r *loopRequest) {
 			if e == unix.EINTR {
 				continue
 			}
-			r.q.WriteEndNs = l.w.nowNs()
-			res, err := classifyNetErr(&r.c.conn, e, false)
+			r.q.WriteEndNs = l.w.Now()
+			res, err := http1.ClassifyNetErr(&r.c.Conn, e, false)
 			l.exchangeEnd(r, res, err)
 			return
 		}
 		r.woff += int(n)
 	}
 	w := l.w
-	r.q.WriteEndNs = w.nowNs()
+	r.q.WriteEndNs = w.Now()
 	if r.cancelNs > 0 {
 		r.cancelAt = r.q.WriteEndNs + r.cancelNs
 	}
 	l.setTimer(r, min(r.deadline, r.cancelAt))
-	r.rp.reset(&r.eb)
+	r.rp.Reset(&r.eb)
 	r.state = lsRead
 	if r.c.pendingIn {
 		r.c.pendingIn = false
@@ -236,16 +238,16 @@ func (l *evloop) write(r *loopRequest) {
 }
 
 // read reads r's socket until the kernel has nothing more, timestamping each read.
-func (l *evloop) read(r *loopRequest) {
+func (l *Loop) read(r *loopRequest) {
 	w := l.w
 	c := r.c
 	for {
-		space := r.rp.space(&r.eb, &r.q)
+		space := r.rp.Space(&r.eb, &r.q)
 		n, err := rawRead(c.fd, space)
 		if n > 0 {
-			t := w.nowNs()
-			end, res, perr := r.rp.onRead(&c.conn, &r.eb, n, t, &r.q)
-			if r.rel.Prefill && !r.prefilled && len(r.q.Body) > 0 && r.ft.feed(r.q.Body) {
+			t := w.Now()
+			end, res, perr := r.rp.OnRead(&c.Conn, &r.eb, n, t, &r.q)
+			if r.rel.Prefill && !r.prefilled && len(r.q.Body) > 0 && r.ft.Feed(r.q.Body) {
 				// The first token: the request leaves prefill, its slot frees for the next
 				// dispatch.
 				r.prefilled = true
@@ -268,7 +270,7 @@ func (l *evloop) read(r *loopRequest) {
 		case err == unix.EINTR:
 			continue
 		}
-		res, perr := r.rp.onEnd(&c.conn, err)
+		res, perr := r.rp.OnEnd(&c.Conn, err)
 		l.exchangeEnd(r, res, perr)
 		return
 	}
@@ -276,24 +278,21 @@ func (l *evloop) read(r *loopRequest) {
 
 // exchangeEnd takes how r's exchange on r.c ended: a stale reused connection is retried once
 // on a fresh one, as the runner does; anything else finishes the request.
-func (l *evloop) exchangeEnd(r *loopRequest, res exchangeResult, err error) {
+func (l *Loop) exchangeEnd(r *loopRequest, res http1.Result, err error) {
 	w := l.w
-	if res == exStaleConn && r.attempt == 0 {
+	if res == http1.StaleConn && r.attempt == 0 {
 		r.attempt++
 		c := r.c
-		markReconnect(&r.q)
-		w.conns.serverClosed(&c.conn, w.nowNs())
+		http1.Retry(&r.q)
+		w.Conns.ServerClosed(&c.Conn, w.Now())
 		l.closeConn(c)
 		r.c = nil
-		q := &r.q
-		q.Status, q.WriteStartNs, q.WriteEndNs, q.HeaderNs = 0, -1, -1, -1
-		resetResponse(q)
-		r.cancelAt = maxInt64
-		if w.reuse == ReusePooled {
+		r.cancelAt = driver.MaxInt64
+		if w.Reuse == http1.ReusePooled {
 			l.closeIdle()
 		}
-		if w.aborting.Load() {
-			l.finish(r, nil, exNetError, err, "")
+		if w.Stop.Aborting() {
+			l.finish(r, nil, http1.NetError, err, "")
 			return
 		}
 		l.connect(r)
@@ -304,55 +303,50 @@ func (l *evloop) exchangeEnd(r *loopRequest, res exchangeResult, err error) {
 
 // finish decides r's outcome, disposes of c and logs the request, then hands its end to the
 // scheduler.
-func (l *evloop) finish(r *loopRequest, c *loopConn, res exchangeResult, err error, prefix string) {
+func (l *Loop) finish(r *loopRequest, c *loopConn, res http1.Result, err error, prefix string) {
 	w := l.w
 	q := &r.q
-	q.EndNs = w.nowNs()
+	q.EndNs = w.Now()
 	l.stopTimer(r)
-	w.settle(q, res, err, prefix, r.cancelAt, &r.eb)
+	w.Settle(q, res, err, prefix, r.cancelAt, &r.eb)
 	if c != nil {
-		c.reused(q.EndNs)
+		c.Reused(q.EndNs)
 		c.req = nil
-		if res == exOK && c.fin && !c.broken {
+		if res == http1.OK && c.fin && !c.Broken {
 			// The server closed it with the response, the FIN with the last bytes, though
 			// the response said the connection would stay open.
-			c.broken = true
-			w.conns.serverClosed(&c.conn, q.EndNs)
+			c.Broken = true
+			w.Conns.ServerClosed(&c.Conn, q.EndNs)
 		}
 		switch {
-		case res != exOK || !w.conns.keep(&c.conn, w.reuse):
+		case res != http1.OK || !w.Conns.Keep(&c.Conn, w.Reuse):
 			l.closeConn(c)
-		case w.reuse == ReuseSticky && r.unit.sticky == nil:
+		case w.Reuse == http1.ReuseSticky && r.unit.sticky == nil:
 			r.unit.sticky = c
-		case w.reuse == ReuseSticky:
+		case w.Reuse == http1.ReuseSticky:
 			l.closeConn(c) // another request of the unit gave its connection back first
 		default:
-			l.idle[c.target] = append(l.idle[c.target], c)
+			l.idle[c.Target] = append(l.idle[c.Target], c)
 		}
 	}
 	r.c = nil
 	r.body = nil
-	w.logDone(q)
-	if l.lv.enabled() && len(w.g.Children(r.rel.Node)) > 0 {
-		r.unit.hist.add(&l.lv, q.Index, q.Body)
+	w.Log.Done(q)
+	if l.lv.Enabled() && len(w.Graph.Children(r.rel.Node)) > 0 {
+		r.unit.hist.Add(&l.lv, q.Index, q.Body)
 	}
-	l.ended(r, countedOutcome(q) == rawlog.OutcomeCompleted)
+	l.ended(r, driver.CountedOutcome(q) == rawlog.OutcomeCompleted)
 }
 
 // notSent logs r's current request as never sent, then hands its end to the scheduler.
-func (l *evloop) notSent(r *loopRequest, why string) {
-	q := &r.q
+func (l *Loop) notSent(r *loopRequest, why string) {
 	l.stopTimer(r)
-	l.w.sent.Add(-1)
-	rn, re, rb := q.ReadNs[:0], q.ReadEnd[:0], q.Body[:0]
-	*q = notSentRecord(q.Index, q.IntendedNs, r.url, why)
-	q.ReadNs, q.ReadEnd, q.Body = rn, re, rb
-	l.w.logRequest(q)
+	l.w.NotSent(&r.q, r.url, why)
 	l.ended(r, false)
 }
 
 // closeConn closes c (which leaves the epoll set) and frees its slot.
-func (l *evloop) closeConn(c *loopConn) {
+func (l *Loop) closeConn(c *loopConn) {
 	if c.fd < 0 {
 		return
 	}
@@ -365,7 +359,7 @@ func (l *evloop) closeConn(c *loopConn) {
 
 // dropIdle closes what r would have reused of a URL whose server closes after each
 // response: the pooled connections to it (dead, or about to be) and r's unit's.
-func (l *evloop) dropIdle(r *loopRequest) {
+func (l *Loop) dropIdle(r *loopRequest) {
 	s := l.idle[r.url]
 	for i, c := range s {
 		l.closeConn(c)
@@ -379,7 +373,7 @@ func (l *evloop) dropIdle(r *loopRequest) {
 }
 
 // closeIdle closes every pooled idle connection: after a stale one, the rest are as stale.
-func (l *evloop) closeIdle() {
+func (l *Loop) closeIdle() {
 	for i, s := range l.idle {
 		for j, c := range s {
 			l.closeConn(c)
@@ -390,7 +384,7 @@ func (l *evloop) closeIdle() {
 }
 
 // closeAll closes every connection the loop holds.
-func (l *evloop) closeAll() {
+func (l *Loop) closeAll() {
 	for _, c := range l.conns {
 		if c != nil {
 			l.closeConn(c)

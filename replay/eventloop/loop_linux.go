@@ -1,6 +1,6 @@
 //go:build linux
 
-package replay
+package eventloop
 
 import (
 	"errors"
@@ -13,25 +13,11 @@ import (
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/driver"
+	"github.com/llmbench/llmbench/replay/http1"
 	"github.com/llmbench/llmbench/replay/schedule"
 	"golang.org/x/sys/unix"
 )
-
-// The event-loop client (--client loop). One goroutine runs all of a worker's sockets,
-// drives its scheduler (package schedule) and keeps its deadlines: an edge-triggered epoll
-// set holds every connection and one timerfd, armed at the earliest of the scheduler's next
-// instant (a planned send, a ramp step, a think time, the duration's end) and the earliest
-// request deadline, and re-armed only when that instant changed. The set itself is waited
-// on through Go's poller (run). Each wake-up handles every ready socket, hands the requests
-// that ended to the scheduler and sends what it then has due, with one clock read for the
-// pass; each socket is read until the kernel has no more (a short read says so without the
-// extra EAGAIN read), each read stamped with one clock read, straight into the request's
-// own buffer, and parsed by the same respParser the net client uses (loopconn_linux.go).
-// The system calls on the loop's own descriptors are made raw (rawsys_linux.go). Nothing
-// here switches goroutines or allocates per read: the Go scheduler only runs the log
-// writer, the command reader and the progress ticker, while the loop is parked. Request
-// semantics (HTTP/1.1, reuse strategies, stale-connection retry, timeouts, cancel-after,
-// aborts, Sent records, outcomes) are the runner's, through the same helpers.
 
 // lstate is where a loop request stands.
 type lstate uint8
@@ -45,12 +31,12 @@ const (
 
 // loopConn is one connection in the loop's epoll set.
 type loopConn struct {
-	conn      // target, used, broken (nc is nil)
-	fd        int
-	slot      int32        // index in evloop.conns: the epoll event's data
-	req       *loopRequest // request using it; nil while idle
-	pendingIn bool         // a readable edge came while nobody was reading
-	fin       bool         // the server's FIN was reported (EPOLLRDHUP or EPOLLHUP)
+	http1.Conn // target, used, broken
+	fd         int
+	slot       int32        // index in evloop.conns: the epoll event's data
+	req        *loopRequest // request using it; nil while idle
+	pendingIn  bool         // a readable edge came while nobody was reading
+	fin        bool         // the server's FIN was reported (EPOLLRDHUP or EPOLLHUP)
 }
 
 // loopRequest is one request on the loop, from its release by the scheduler to its record:
@@ -72,34 +58,34 @@ type loopRequest struct {
 	cancelAt  int64
 	timerAt   int64 // when its deadline fires (heap key)
 	hidx      int   // index in the deadline heap, -1 when not in it
-	eb        exchangeBuffers
-	rp        respParser
+	eb        http1.Buffers
+	rp        http1.Parser
 	q         rawlog.Request
 	spliced   []byte
 	iov       [3]unix.Iovec
 	rdhupSeen bool
-	prefilled bool       // its first token was handed to the scheduler (rel.Prefill)
-	ft        firstToken // finds it
+	prefilled bool              // its first token was handed to the scheduler (rel.Prefill)
+	ft        driver.FirstToken // finds it
 }
 
 // loopUnit is what the loop keeps of a unit while it runs: its sticky connection and the
 // responses live history splices into its later turns.
 type loopUnit struct {
 	sticky *loopConn
-	hist   history
+	hist   driver.History
 }
 
-// evloop is a worker's event loop.
-type evloop struct {
-	w      *worker
+// Loop is a worker's event loop.
+type Loop struct {
+	w      *driver.Worker
 	s      *schedule.Scheduler
 	ep     int
 	tfd    int
-	kick   *sleeper // the timerfd, as stop and abort kick it
+	kick   *driver.Sleeper // the timerfd, as stop and abort kick it
 	events []unix.EpollEvent
 	addrs  []unix.Sockaddr // per target
 	family []int
-	picker *LocalAddrPicker
+	picker *driver.LocalAddrPicker
 
 	conns    []*loopConn
 	freeSlot []int32
@@ -110,9 +96,9 @@ type evloop struct {
 	free        []*loopRequest
 	all         []*loopRequest // every loopRequest ever made, for the abort sweep
 	heap        []*loopRequest
-	units       []*loopUnit // per unit, while it runs
-	freeUnits   []*loopUnit
-	lv          live // live history scratch: the loop splices one body at a time
+	units       *driver.Units[loopUnit]
+	dropFn      func(u int32) // l.dropUnit, bound once
+	lv          driver.Live   // live history scratch: the loop splices one body at a time
 
 	monoOff int64 // CLOCK_MONOTONIC minus run clock
 	armedAt int64 // run-clock instant the timerfd is armed for; schedule.Never: disarmed
@@ -138,16 +124,17 @@ type evloop struct {
 // armUnknown is armedAt when the timerfd may have been re-armed (it fired, or a kick).
 const armUnknown = math.MinInt64
 
-// newEvloop prepares the event loop for w, or says why this run cannot use it (then the
-// worker keeps the net client).
-func newEvloop(w *worker) (*evloop, error) {
-	l := &evloop{w: w, s: w.sched, armedAt: armUnknown, parked: true, picker: NewLocalAddrPicker(w.cfg.LocalAddrs, w.cfg.ID),
-		units: make([]*loopUnit, w.g.Units()), lv: w.lr.fresh()}
-	for _, t := range w.targets {
-		if t.tls != nil {
-			return nil, errTLSNet
+// New prepares the event loop for w, or says why this run cannot use it (then the worker
+// keeps the net client; ErrTLS for an https URL).
+func New(w *driver.Worker) (*Loop, error) {
+	l := &Loop{w: w, s: w.Sched, armedAt: armUnknown, parked: true, picker: w.Source,
+		units: driver.NewUnits[loopUnit](w.Graph.Units()), lv: w.Live.Fresh()}
+	l.dropFn = l.dropUnit
+	for _, t := range w.Targets {
+		if t.TLS != nil {
+			return nil, ErrTLS
 		}
-		ap, err := resolveTarget(t.addr)
+		ap, err := http1.ResolveAddr(t.Addr)
 		if err != nil {
 			return nil, err
 		}
@@ -159,8 +146,8 @@ func newEvloop(w *worker) (*evloop, error) {
 			l.addrs = append(l.addrs, &unix.SockaddrInet6{Port: pn, Addr: a.As16()})
 			l.family = append(l.family, unix.AF_INET6)
 		}
-		if l.picker.Len() > 0 && l.picker.addrs[0].Is4() != a.Is4() {
-			return nil, fmt.Errorf("local-addr %s and target %s are of different IP families", l.picker.addrs[0], t.addr)
+		if l.picker.Len() > 0 && l.picker.First().Is4() != a.Is4() {
+			return nil, fmt.Errorf("local-addr %s and target %s are of different IP families", l.picker.First(), t.Addr)
 		}
 	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -198,11 +185,10 @@ func newEvloop(w *worker) (*evloop, error) {
 		return nil, fmt.Errorf("epoll set in Go's poller: %w", err)
 	}
 	l.rc = rc
-	// The worker closes its sleepers (this file, and so the timerfd) after the run.
-	l.kick = &sleeper{fd: tfd, f: os.NewFile(uintptr(tfd), "timerfd"), stop: &w.stopping}
+	// Close closes this file, and so the timerfd, after the run.
+	l.kick = driver.SleeperOn(tfd, nil)
 	l.events = make([]unix.EpollEvent, 512)
-	l.idle = make([][]*loopConn, len(w.targets))
-	w.register(nil, l.kick)
+	l.idle = make([][]*loopConn, len(w.Targets))
 	return l, nil
 }
 
@@ -220,15 +206,14 @@ func newEvloop(w *worker) (*evloop, error) {
 // against a blocking epoll_wait on a locked thread with a second P (#17's design), it
 // halves the context switches per request and removes sysmon's polling (replay/doc.go,
 // Clients, has the figures).
-func (l *evloop) run() {
+func (l *Loop) Run() {
 	w := l.w
 	debug.SetPanicOnFault(true) // a truncated plan: see guard
-	defer w.dispatchers.Done()
 	defer l.closeAll()
 	defer l.epf.Close()
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	l.monoOff = ts.Nano() - w.nowNs()
+	l.monoOff = ts.Nano() - w.Now()
 	// RawConn.Read parks the goroutine whenever turn returns false and calls it again once
 	// the set is readable; it returns when turn says the loop is over.
 	if err := l.rc.Read(l.turn); err != nil {
@@ -237,31 +222,40 @@ func (l *evloop) run() {
 	}
 }
 
+// Wake makes the loop look at the run's Stop now: its timerfd fires.
+func (l *Loop) Wake() { l.kick.Kick() }
+
+// Abort makes the loop cut what is in flight (it sees the Stop aborting) now.
+func (l *Loop) Abort() { l.kick.Kick() }
+
+// Close closes the loop's timerfd once Run returned (Run closes the rest).
+func (l *Loop) Close() { l.kick.Close() }
+
 // turn takes every event ready now, acts on them, then makes a pass over the timers and the
 // scheduler and arms the timerfd. It says whether the loop is over; false parks it until
 // the epoll set is readable again.
-func (l *evloop) turn(uintptr) bool {
+func (l *Loop) turn(uintptr) bool {
 	w := l.w
 	for {
-		if t := w.nowNs(); l.parked {
+		if t := w.Now(); l.parked {
 			l.parked, l.lateNs, l.polledNs = false, 0, t
 		} else {
 			l.lateNs, l.polledNs = t-l.polledNs, t
 		}
 		n, err := rawEpollWaitNow(l.ep, l.events)
 		if err != nil && err != unix.EINTR {
-			w.fail(fmt.Errorf("epoll_wait: %w", err))
+			w.Log.Fail(fmt.Errorf("epoll_wait: %w", err))
 		}
 		l.handle(n)
 		l.flags()
-		now := w.nowNs() // the pass's one clock read
+		now := w.Now() // the pass's one clock read
 		l.fireTimers(now)
 		l.dispatch(now)
 		if l.s.Finished() {
 			return true
 		}
 		l.arm()
-		if n == len(l.events) || l.moreDue || w.stopping.Load() != l.sawStop || w.aborting.Load() != l.sawAbort {
+		if n == len(l.events) || l.moreDue || w.Stop.Stopping() != l.sawStop || w.Stop.Aborting() != l.sawAbort {
 			// More events than the batch held (they raise no new edge in the poller),
 			// requests still due after a burst, or a kick that may have come before the
 			// timer was armed over it.
@@ -269,14 +263,14 @@ func (l *evloop) turn(uintptr) bool {
 		}
 		// One wake-up of the log writer for what this pass logged (ownerFlush): it writes
 		// the frames on this thread once the loop has parked.
-		w.sink.kick()
+		w.Log.Flush()
 		l.parked = true
 		return false
 	}
 }
 
 // handle acts on the first n events of l.events.
-func (l *evloop) handle(n int) {
+func (l *Loop) handle(n int) {
 	var buf [8]byte
 	for i := 0; i < n; i++ {
 		ev := &l.events[i]
@@ -293,22 +287,14 @@ func (l *evloop) handle(n int) {
 }
 
 // flags acts on stop and abort, once each.
-func (l *evloop) flags() {
+func (l *Loop) flags() {
 	w := l.w
-	if !l.sawStop && w.stopping.Load() {
+	if !l.sawStop && w.Stop.Stopping() {
 		l.sawStop = true
 	}
-	if !l.stopSeen && (l.sawStop || l.s.Stopped() != schedule.Running) {
-		// Nothing new starts; units with nothing running are over.
-		l.stopSeen = true
-		l.s.Stop()
-		for u, lu := range l.units {
-			if lu != nil && l.s.UnitOver(int32(u)) {
-				l.dropUnit(int32(u))
-			}
-		}
-	}
-	if !l.sawAbort && w.aborting.Load() {
+	// Nothing new starts; units with nothing running are over.
+	l.stopSeen = l.units.Stopped(l.s, l.sawStop, l.dropFn)
+	if !l.sawAbort && w.Stop.Aborting() {
 		l.sawAbort = true
 		for _, r := range l.all {
 			if r.c == nil || r.c.req != r {
@@ -318,14 +304,14 @@ func (l *evloop) flags() {
 			case lsConnect:
 				l.dialFailed(r, errAbortedDial)
 			case lsWrite, lsRead:
-				l.exchangeEnd(r, exDeadline, os.ErrDeadlineExceeded)
+				l.exchangeEnd(r, http1.Deadline, os.ErrDeadlineExceeded)
 			}
 		}
 	}
 }
 
-// errTLSNet says why a run with an https URL keeps the net client (documented, not reported).
-var errTLSNet = errors.New("TLS targets use the net client")
+// ErrTLS says why a run with an https URL keeps the net client (documented, not reported).
+var ErrTLS = errors.New("TLS targets use the net client")
 
 // errAbortedDial is the dial error of a connect the abort cut.
 var errAbortedDial = errors.New("operation was canceled")
@@ -341,10 +327,10 @@ const maxDispatchBurst = int64(5 * time.Millisecond)
 // for an open-loop instant that is that close, and acts on the scheduler's own stop (the
 // duration) and its abort. The clock is read again only after a request starts (its start
 // took time) and while spinning.
-func (l *evloop) dispatch(now int64) {
+func (l *Loop) dispatch(now int64) {
 	w, s := l.w, l.s
 	l.moreDue = false
-	for from := now; !l.stopSeen && !w.stopping.Load(); {
+	for from := now; !l.stopSeen && !w.Stop.Stopping(); {
 		if now-from > maxDispatchBurst {
 			l.moreDue = true // the rest after this pass's events
 			break
@@ -352,33 +338,28 @@ func (l *evloop) dispatch(now int64) {
 		rel, ok := s.Due(now)
 		if !ok {
 			at, open := s.NextWake()
-			if spin := w.cfg.SpinNs; !open || spin <= 0 || at <= now || at-now > spin {
+			var spun bool
+			if now, spun = w.SpinTo(at, open, now); !spun {
 				break
-			}
-			for now < at && !w.stopping.Load() {
-				now = w.nowNs()
 			}
 			continue
 		}
 		l.start(rel, now)
-		now = w.nowNs()
+		now = w.Now()
 	}
 	if s.Stopped() == schedule.DurationElapsed {
-		w.durationElapsed()
+		w.Log.DurationElapsed()
 	}
 	if s.AbortDue(now) {
-		w.durationAbort()
+		w.Log.DurationAbort()
 	}
 }
 
 // arm sets the timerfd to the earliest instant the loop must wake for: the scheduler's next
 // instant (its spin earlier for an open-loop send) and the earliest deadline.
-func (l *evloop) arm() {
+func (l *Loop) arm() {
 	w := l.w
-	next, open := l.s.NextWake()
-	if open && next != schedule.Never {
-		next -= w.cfg.SpinNs
-	}
+	next := w.WakeAt(l.s.NextWake())
 	if len(l.heap) > 0 {
 		next = min(next, l.heap[0].timerAt)
 	}
@@ -390,92 +371,73 @@ func (l *evloop) arm() {
 		its.Value = unix.NsecToTimespec(max(next+l.monoOff, 1))
 	}
 	if err := rawTimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &its); err != nil {
-		w.fail(fmt.Errorf("timerfd_settime: %w", err))
+		w.Log.Fail(fmt.Errorf("timerfd_settime: %w", err))
 	}
 	l.armedAt = next
 }
 
 // start begins the request the scheduler released at now.
-func (l *evloop) start(rel schedule.Release, now int64) {
+func (l *Loop) start(rel schedule.Release, now int64) {
 	var r *loopRequest
 	if n := len(l.free); n > 0 {
 		r, l.free = l.free[n-1], l.free[:n-1]
 	} else {
 		r = &loopRequest{hidx: -1}
-		r.eb.rbuf = make([]byte, readBufSize)
-		r.eb.maxBody = int(l.w.cfg.MaxResponseBytes)
+		r.eb.Init(l.w.MaxResponseBytes)
 		l.all = append(l.all, r)
 	}
-	if rel.Entry {
-		var lu *loopUnit
-		if n := len(l.freeUnits); n > 0 {
-			lu, l.freeUnits = l.freeUnits[n-1], l.freeUnits[:n-1]
-		} else {
-			lu = &loopUnit{}
-		}
-		l.units[rel.Unit] = lu
-	}
-	r.rel, r.unit, r.url = rel, l.units[rel.Unit], l.w.urlOfUnit(rel.Unit)
+	r.rel, r.unit, r.url = rel, l.units.Of(rel), l.w.URLOfUnit(rel.Unit)
 	l.startTurn(r, now)
 }
 
 // guard handles a fault on the plan's mapping while reading it for r: r ends unsent and the
 // worker fails, as the runner's fault does.
-func (l *evloop) guard(r *loopRequest) {
+func (l *Loop) guard(r *loopRequest) {
 	v := recover()
 	if v == nil {
 		return
 	}
-	err := l.w.plan.FaultError(v)
+	err := l.w.Plan.FaultError(v)
 	if err == nil {
 		panic(v)
 	}
-	l.w.fail(err)
+	l.w.Log.Fail(err)
 	l.ended(r, false)
 }
 
 // startTurn sends r's record; its timeout counts from now.
-func (l *evloop) startTurn(r *loopRequest, now int64) {
+func (l *Loop) startTurn(r *loopRequest, now int64) {
 	defer l.guard(r)
 	w := l.w
-	rec, body, err := w.plan.Record(int(r.rel.Index))
+	rec, body, err := w.Plan.Record(int(r.rel.Index))
 	if err != nil {
-		w.fail(err)
+		w.Log.Fail(err)
 		l.ended(r, false)
 		return
 	}
 	if r.rel.Entry {
-		r.unit.hist.reset(rec.Turn)
+		r.unit.hist.Reset(rec.Turn)
 	}
-	if rec.Flags&mmapds.FlagLiveHistory != 0 && l.lv.enabled() {
-		r.spliced = r.unit.hist.splice(&l.lv, r.spliced[:0], body, rec.Index)
+	if rec.Flags&mmapds.FlagLiveHistory != 0 && l.lv.Enabled() {
+		r.spliced = r.unit.hist.Splice(&l.lv, r.spliced[:0], body, rec.Index)
 		body = r.spliced
 	}
 	q := &r.q
-	q.Index = rec.Index
-	q.Outcome, q.Status, q.ConnReused = 0, 0, false
-	q.IntendedNs = max(rec.SendOffsetNs, -1)
-	q.ReadyNs = r.rel.Ready
-	q.WriteStartNs, q.WriteEndNs, q.HeaderNs, q.EndNs = -1, -1, -1, -1
-	q.ConnectStartNs, q.ConnectEndNs = -1, -1
-	resetReconnect(q)
-	resetResponse(q)
-	q.Err = ""
-	q.URLIndex = r.url
-	r.cancelNs, r.cancelAt = rec.CancelAfterNs, maxInt64
-	r.deadline = now + int64(w.timeout)
-	r.head, r.body, r.session = w.targets[r.url].heads[rec.PathID], body, rec.Session
+	driver.BeginRecord(q, &rec, r.rel.Ready, r.url)
+	r.cancelNs, r.cancelAt = rec.CancelAfterNs, driver.MaxInt64
+	r.deadline = now + int64(w.Timeout)
+	r.head, r.body, r.session = w.Targets[r.url].Heads[rec.PathID], body, rec.Session
 	r.marked, r.attempt, r.prefilled = false, 0, false
 	if r.rel.Prefill {
-		r.ft.reset(w.ep)
+		r.ft.Reset(w.FirstToken)
 	}
-	w.sent.Add(1)
+	w.Sent.Add(1)
 	l.connect(r)
 }
 
 // ended hands r's end to the scheduler (ok: it completed) and frees r; when its unit is
 // over, the unit's sticky connection closes.
-func (l *evloop) ended(r *loopRequest, ok bool) {
+func (l *Loop) ended(r *loopRequest, ok bool) {
 	l.stopTimer(r)
 	if r.c != nil {
 		l.closeConn(r.c)
@@ -483,7 +445,7 @@ func (l *evloop) ended(r *loopRequest, ok bool) {
 	}
 	end := r.q.EndNs
 	if end < 0 {
-		end = l.w.nowNs()
+		end = l.w.Now()
 	}
 	if l.s.Ended(r.rel.Node, end, ok) {
 		l.dropUnit(r.rel.Unit)
@@ -493,18 +455,16 @@ func (l *evloop) ended(r *loopRequest, ok bool) {
 }
 
 // dropUnit forgets unit u's state; its sticky connection closes.
-func (l *evloop) dropUnit(u int32) {
-	lu := l.units[u]
+func (l *Loop) dropUnit(u int32) {
+	lu := l.units.Drop(u)
 	if lu.sticky != nil {
 		l.closeConn(lu.sticky)
 		lu.sticky = nil
 	}
-	l.units[u] = nil
-	l.freeUnits = append(l.freeUnits, lu)
 }
 
 // fireTimers acts on every deadline due at now.
-func (l *evloop) fireTimers(now int64) {
+func (l *Loop) fireTimers(now int64) {
 	for len(l.heap) > 0 && l.heap[0].timerAt <= now {
 		r := l.heap[0]
 		l.stopTimer(r)
@@ -513,15 +473,15 @@ func (l *evloop) fireTimers(now int64) {
 			// As a dial past its deadline fails: "connect: i/o timeout".
 			l.dialFailed(r, os.ErrDeadlineExceeded)
 		case lsWrite, lsRead:
-			r.c.broken = true
-			l.exchangeEnd(r, exDeadline, os.ErrDeadlineExceeded)
+			r.c.Broken = true
+			l.exchangeEnd(r, http1.Deadline, os.ErrDeadlineExceeded)
 		}
 	}
 }
 
 // The deadline heap: one entry per loopRequest at most, keyed by timerAt.
 
-func (l *evloop) setTimer(r *loopRequest, at int64) {
+func (l *Loop) setTimer(r *loopRequest, at int64) {
 	if r.hidx >= 0 {
 		r.timerAt = at
 		l.heapFix(r.hidx)
@@ -533,7 +493,7 @@ func (l *evloop) setTimer(r *loopRequest, at int64) {
 	l.heapUp(r.hidx)
 }
 
-func (l *evloop) stopTimer(r *loopRequest) {
+func (l *Loop) stopTimer(r *loopRequest) {
 	i := r.hidx
 	if i < 0 {
 		return
@@ -550,19 +510,19 @@ func (l *evloop) stopTimer(r *loopRequest) {
 	}
 }
 
-func (l *evloop) heapSwap(i, j int) {
+func (l *Loop) heapSwap(i, j int) {
 	h := l.heap
 	h[i], h[j] = h[j], h[i]
 	h[i].hidx, h[j].hidx = i, j
 }
 
-func (l *evloop) heapFix(i int) {
+func (l *Loop) heapFix(i int) {
 	if !l.heapDown(i) {
 		l.heapUp(i)
 	}
 }
 
-func (l *evloop) heapUp(i int) {
+func (l *Loop) heapUp(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if l.heap[p].timerAt <= l.heap[i].timerAt {
@@ -573,7 +533,7 @@ func (l *evloop) heapUp(i int) {
 	}
 }
 
-func (l *evloop) heapDown(i0 int) bool {
+func (l *Loop) heapDown(i0 int) bool {
 	i, n := i0, len(l.heap)
 	for {
 		c := 2*i + 1

@@ -1,6 +1,6 @@
 //go:build linux
 
-package replay
+package calibrate
 
 import (
 	"golang.org/x/sys/unix"
@@ -8,8 +8,8 @@ import (
 	"github.com/llmbench/llmbench/rawlog"
 )
 
-// readClock reads the kernel's clock discipline state (adjtimex with no modes: read only).
-func readClock() *rawlog.ClockState {
+// Clock reads the kernel's clock discipline state (adjtimex with no modes: read only).
+func Clock() *rawlog.ClockState {
 	var tx unix.Timex
 	state, err := unix.Adjtimex(&tx)
 	if err != nil {

@@ -1,4 +1,4 @@
-package replay
+package http1
 
 import (
 	"bytes"

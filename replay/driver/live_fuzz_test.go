@@ -1,4 +1,4 @@
-package replay
+package driver
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func FuzzSplice(f *testing.F) {
 		if len(marker) == 0 {
 			return // init never sets an empty marker
 		}
-		l := live{marker: marker}
+		l := Live{marker: marker}
 		hist := [][]byte{h0, h1}
 		prefix := []byte("prefix:")
 		got := l.splice(append([]byte(nil), prefix...), body, hist, uint32(firstTurn))
@@ -78,8 +78,8 @@ func FuzzResponseText(f *testing.F) {
 	f.Add([]byte(": keepalive\n\nevent: x\ndata: {}\n\n"), "a\nb\"c", uint8(1))
 	f.Add([]byte("\r\n\t data:"), "\u00e9\u2028", uint8(7))
 	f.Fuzz(func(t *testing.T, body []byte, text string, parts uint8) {
-		var l live
-		if err := l.init(&mmapds.Meta{Endpoint: "chat", Streaming: true, LiveHistoryMarker: "@@"}); err != nil {
+		var l Live
+		if err := l.Init(&mmapds.Meta{Endpoint: "chat", Streaming: true, LiveHistoryMarker: "@@"}); err != nil {
 			t.Fatal(err)
 		}
 		l.responseText(nil, body)

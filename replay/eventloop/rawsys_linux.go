@@ -1,6 +1,6 @@
 //go:build linux
 
-package replay
+package eventloop
 
 import (
 	"io"
@@ -72,10 +72,11 @@ func rawSoError(fd int) (int, error) {
 	return int(v), nil
 }
 
-// rawFileWriter returns f's write(2) made raw, for the log's flush from the event loop
-// (logSink.rawWrite); nil when f is not an *os.File (tests' failing files). Errors are what
+// RawFileWriter returns f's write(2) made raw, for the log's flush from the event loop
+// (the worker's log sink writes on the loop's thread); nil when f is not an *os.File
+// (tests' failing files). Errors are what
 // os.File.Write returns: a *os.PathError naming the file.
-func rawFileWriter(f logFile) func([]byte) (int, error) {
+func RawFileWriter(f io.Writer) func([]byte) (int, error) {
 	of, ok := f.(*os.File)
 	if !ok {
 		return nil
