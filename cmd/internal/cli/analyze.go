@@ -59,7 +59,7 @@ func (s secondsFlag) Set(v string) error {
 
 func (secondsFlag) Type() string { return "duration" }
 
-type config struct {
+type analyzeFlags struct {
 	outputDir       string
 	plan            string
 	serverTokens    bool
@@ -84,7 +84,7 @@ type config struct {
 type Analyze struct {
 	// FS holds the flags; compose it into a larger set with AddFlagSet.
 	FS *pflag.FlagSet
-	c  config
+	c  analyzeFlags
 	// claim holds the benchmark claim's flags (claim.go).
 	claim *claimFlags
 	// last is the summary of the last Run that analysed its runs (Last).
