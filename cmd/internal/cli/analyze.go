@@ -87,8 +87,6 @@ type Analyze struct {
 	c  analyzeFlags
 	// claim holds the benchmark claim's flags (claim.go).
 	claim *claimFlags
-	// last is the summary of the last Run that analysed its runs (Last).
-	last *analyze.Summary
 	// html holds report.html's flags (report.go).
 	html *htmlFlags
 	// user holds --metric and --metrics-file, sel --where and --group-by (usermetrics.go).
@@ -237,14 +235,24 @@ func (ck *checked) checkStreaming() error { return export.CheckStreaming(ck.good
 // console table and the gates on stdout. Exit status: 0 every gate holds, 1 a gate fails or
 // a log is damaged, 2 bad input (one line "analyze: ..." on stderr).
 func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
-	a.last = nil
-	ck, err := a.check()
+	o, err := a.Options(dirs, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, OneLine("analyze", err))
 		return exitBadInput
 	}
+	_, code := export.Run(o)
+	return code
+}
+
+// Options checks the analyze flags and converts them into export.Options for the run
+// directories dirs.
+func (a *Analyze) Options(dirs []string, stdout, stderr io.Writer) (export.Options, error) {
+	ck, err := a.check()
+	if err != nil {
+		return export.Options{}, err
+	}
 	c := a.c
-	s, code := export.Run(export.Options{
+	return export.Options{
 		RunDirs: dirs,
 		Analysis: analyze.Options{
 			PlanPath: c.plan, UseServerTokenCount: c.serverTokens,
@@ -262,14 +270,8 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		Claim: export.Claim{RequireTrustworthy: a.claim.requireTrustworthy, AcceptScheduleMiss: a.claim.acceptScheduleMiss, GatesFile: a.claim.gatesFile, Agreed: a.claim.agreed,
 			ValidateShape: a.claim.validateShape, GeneratorFile: a.claim.generatorFile},
 		LoadTokenizer: openTokenizer, Stdout: stdout, Stderr: stderr,
-	})
-	a.last = s
-	return code
+	}, nil
 }
-
-// Last is the summary of the last Run that analysed its runs, nil before (profile reads the
-// runs it judges through it).
-func (a *Analyze) Last() *analyze.Summary { return a.last }
 
 // ExportPrefix is --profile-export-prefix: every export's file name starts with it.
 func (a *Analyze) ExportPrefix() string { return a.c.exportPrefix }
