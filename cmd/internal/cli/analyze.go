@@ -39,7 +39,7 @@ func (s secondsFlag) String() string {
 func (s secondsFlag) Set(v string) error {
 	errRange := errors.New("want a positive duration of at most 365 days")
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		d, err := durationFlag("", f, false) // NaN, infinities and past the bound refused
+		d, err := plan.Seconds("", f, false) // NaN, infinities and past the bound refused
 		if err != nil {
 			return errRange
 		}

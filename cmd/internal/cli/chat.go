@@ -116,7 +116,7 @@ func (c *Chat) Options(args []string, getenv func(string) string) (*chat.Options
 	if *c.maxTokens < 0 {
 		return nil, fmt.Errorf("--output-tokens-mean %d: want 0 (the model decides) or more", *c.maxTokens)
 	}
-	timeout, err := durationFlag("request-timeout-seconds", *c.timeout, false)
+	timeout, err := plan.Seconds("request-timeout-seconds", *c.timeout, false)
 	if err != nil {
 		return nil, err
 	}

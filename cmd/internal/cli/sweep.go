@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/plan"
 	"github.com/llmbench/llmbench/profile"
 	"github.com/llmbench/llmbench/sweep"
 )
@@ -160,7 +161,7 @@ func (s *Sweep) Options(planMode, goodput bool) (*profile.SweepOptions, error) {
 			o.PointCooldown = o.Cooldown
 			continue
 		}
-		d, err := durationFlag(c.name, c.v, true)
+		d, err := plan.Seconds(c.name, c.v, true)
 		if err != nil {
 			return nil, err
 		}
