@@ -1,5 +1,7 @@
 package analyze
 
+import "slices"
+
 // The metric catalog's vocabulary: what a metric is (MetricDef), its kind and origin, the
 // built-in metrics' ids and the display units. The built-in metrics themselves, each with
 // how it is computed, are the table in builtin.go; Registry (registry.go) holds them and the
@@ -212,6 +214,19 @@ type MetricDef struct {
 	order int
 }
 
+// DisplayOrder is the metric's place in the console table: lower comes first.
+func (d MetricDef) DisplayOrder() int { return d.order }
+
+// Unitless reports whether the metric is a bare count (requests, count, or no unit), which
+// the console names without a unit.
+func (d MetricDef) Unitless() bool {
+	return d.Unit == unitRequests || d.Unit == unitCount || d.Unit == ""
+}
+
+// ForFailedRequests reports whether the metric is also kept for failed requests that were
+// sent (the client's and the transfer's metrics; a user metric's Failed).
+func (d MetricDef) ForFailedRequests() bool { return d.failed }
+
 // source is the metric whose values this one reports: its alias target, or itself.
 func (d MetricDef) source() MetricID {
 	if d.Alias >= 0 {
@@ -259,3 +274,18 @@ const (
 // --streaming), so that a gate, SLO or SLA on it can be refused before a run that cannot
 // give it.
 func (d MetricDef) NeedsStream() bool { return d.Kind == Record && d.stream }
+
+// aiperfDeclared is the order of the metric fields AIPerf's JsonExportData declares; its
+// exporter writes them first, then its fixed blocks, then every other metric.
+var aiperfDeclared = [...]MetricID{
+	MRequestThroughput, MRequestLatency, MRequestCount, MTimeToFirstToken, MTimeToSecondToken,
+	MInterTokenLatency, MOutputTokenThroughput, MOutputTokenThroughputPerUser,
+	MOutputSequenceLength, MInputSequenceLength, MGoodput, MGoodRequestCount, MOutputTokenCount,
+	MReasoningTokenCount, MMinRequestTimestamp, MMaxResponseTimestamp, MInterChunkLatency,
+	MTotalOutputTokens, MTotalReasoningTokens, MBenchmarkDuration, MTotalISL, MTotalOSL,
+	MErrorRequestCount, MErrorISL, MTotalErrorISL,
+}
+
+// AIPerfDeclared returns the metrics of aiperfDeclared, in its order: the metric fields
+// AIPerf's JSON model knows by name, which the JSON export writes first.
+func AIPerfDeclared() []MetricID { return slices.Clone(aiperfDeclared[:]) }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/internal/pyjson"
 )
 
 // Claim statuses: each part of the benchmark claim is validated, not validated (no
@@ -312,23 +314,23 @@ func scheduleRow(v Verdict) (r struct{ name, status, text string }) {
 	return r
 }
 
-// claimBlock is the claim in the JSON export (llmbench.benchmark_claim).
-func claimBlock(c *Claim) *ordered {
-	o := &ordered{}
+// ClaimJSON is the claim in the JSON export (llmbench.benchmark_claim).
+func ClaimJSON(c *Claim) *pyjson.Object {
+	o := &pyjson.Object{}
 	for _, p := range c.parts() {
-		figs := &ordered{}
+		figs := &pyjson.Object{}
 		for _, k := range sortedKeys(p.p.Figures) {
-			figs.add(k, pyFloat(p.p.Figures[k]))
+			figs.Add(k, pyjson.Float(p.p.Figures[k]))
 		}
-		o.add(p.name, (&ordered{}).add("validated", p.p.Validated).add("status", p.p.Status).
-			add("evidence", p.p.Evidence).add("figures", figs))
+		o.Add(p.name, (&pyjson.Object{}).Add("validated", p.p.Validated).Add("status", p.p.Status).
+			Add("evidence", p.p.Evidence).Add("figures", figs))
 	}
-	o.add("trustworthy", c.Trustworthy)
+	o.Add("trustworthy", c.Trustworthy)
 	return o
 }
 
-// claimRows are the claim in the CSV export: Claim,Status,Validated,Evidence.
-func claimRows(c *Claim) [][]string {
+// ClaimCSVRows are the claim in the CSV export: Claim,Status,Validated,Evidence.
+func ClaimCSVRows(c *Claim) [][]string {
 	rows := [][]string{{"Claim", "Status", "Validated", "Evidence"}}
 	for _, p := range c.parts() {
 		rows = append(rows, []string{p.name, p.p.Status, strconv.FormatBool(p.p.Validated), p.p.Evidence})

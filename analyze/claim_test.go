@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llmbench/llmbench/stats"
 )
 
 func mustGate(t *testing.T, expr string) Gate {
@@ -74,10 +76,10 @@ func TestClaimGenerator(t *testing.T) {
 
 // TestClaimShape covers each branch of the claim's shape part.
 func TestClaimShape(t *testing.T) {
-	same := KSResult{D: 0.02, P: 0.99, N: 50, M: 50}
-	far := KSResult{D: 0.8, P: 1e-9, N: 50, M: 50}
-	significantButSmall := KSResult{D: 0.03, P: 0.001, N: 100000, M: 100000}
-	with := func(isl KSResult, reuse, ref float64) *ShapeReport {
+	same := stats.KSResult{D: 0.02, P: 0.99, N: 50, M: 50}
+	far := stats.KSResult{D: 0.8, P: 1e-9, N: 50, M: 50}
+	significantButSmall := stats.KSResult{D: 0.03, P: 0.001, N: 100000, M: 100000}
+	with := func(isl stats.KSResult, reuse, ref float64) *ShapeReport {
 		return &ShapeReport{Reference: "ref.jsonl", Compares: []ShapeCompare{{Name: "isl", KS: isl}, {Name: "osl", KS: same},
 			{Name: "inter_arrival", Skipped: "the reference has no timestamps"}}, Fidelity: ShapeCompare{Name: "plan_inter_arrival", KS: same},
 			Reuse: reuse, RefReuse: ref}

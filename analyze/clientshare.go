@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/llmbench/llmbench/stats"
 )
 
 // The client's share of a measured time is what the client itself adds to it: the time it
@@ -158,5 +160,5 @@ func (s *ClientShare) usable(valid int64) (bool, string) {
 // sortedPercentiles returns the p50 and p99 of v (numpy's linear method), sorting v.
 func sortedPercentiles(v []float64) (p50, p99 float64) {
 	slices.Sort(v)
-	return percentileSorted(v, 50), percentileSorted(v, 99)
+	return stats.PercentileSorted(v, 50), stats.PercentileSorted(v, 99)
 }

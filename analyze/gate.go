@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -92,30 +91,6 @@ type GateResult struct {
 // holds compares actual with the gate's value.
 func (g Gate) holds(actual float64) bool { return compare(actual, g.Op, g.Value) }
 
-// statValue extracts a named statistic.
-func statValue(s *Stats, stat string) float64 {
-	switch stat {
-	case "avg":
-		return s.Avg
-	case "min":
-		return s.Min
-	case "max":
-		return s.Max
-	case "std":
-		return s.Std
-	case "sum":
-		return s.Sum
-	case "count":
-		return float64(s.Count)
-	}
-	for i, n := range PercentileNames {
-		if n == stat {
-			return s.P[i]
-		}
-	}
-	return math.NaN()
-}
-
 // EvaluateGates checks every gate against the summary. A gate on a metric the run did not
 // produce fails: a release gate that cannot be checked must not pass silently.
 func EvaluateGates(s *Summary, gates []Gate) []GateResult {
@@ -131,7 +106,7 @@ func EvaluateGates(s *Summary, gates []Gate) []GateResult {
 		case !ok:
 			r.Missing = true
 		case res.Stats != nil:
-			r.Actual = statValue(res.Stats, g.Stat)
+			r.Actual = res.Stats.Stat(g.Stat)
 			r.OK = g.holds(r.Actual)
 		default:
 			r.Actual = res.Value
@@ -154,7 +129,7 @@ type ErrorRateResult struct {
 // not failures) with max. It is the whole run's, whatever --where selected: a selection
 // leaves out successful requests only (choose), and they are counted back here.
 func CheckErrorRate(s *Summary, max float64) ErrorRateResult {
-	r := ErrorRateResult{Errors: s.Counts.GateErrors, Total: s.Counts.Profile + s.excluded(), Max: max}
+	r := ErrorRateResult{Errors: s.Counts.GateErrors, Total: s.Counts.Profile + s.Excluded(), Max: max}
 	if r.Total > 0 {
 		r.Rate = float64(r.Errors) / float64(r.Total)
 	}

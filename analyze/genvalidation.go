@@ -156,7 +156,7 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 	}
 	var overall []string // measured − configured beyond tolerance
 	check := func(id MetricID, configured float64, name50, name99 string, tol50, tol99 float64, what string) {
-		r := s.result(id)
+		r := s.ResultOf(id)
 		if r == nil || r.Stats == nil {
 			return
 		}
@@ -193,7 +193,7 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 			notes = append(notes, "judged on measured − configured alone: "+why)
 		}
 	}
-	if r := s.result(MDispatchLag); r != nil && r.Stats != nil {
+	if r := s.ResultOf(MDispatchLag); r != nil && r.Stats != nil {
 		figures[FigScheduleLag] = round4(r.Stats.P[8])
 		if r.Stats.P[8] > tol.ScheduleLagP99Ms {
 			reasons = append(reasons, fmt.Sprintf("schedule lag p99 %s ms exceeds %s ms", fmtNum(r.Stats.P[8]), fmtNum(tol.ScheduleLagP99Ms)))

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/llmbench/llmbench/internal/jsonwire"
+	"github.com/llmbench/llmbench/internal/pyjson"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/redact"
@@ -123,7 +124,7 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendNsAsMs(b, g)
+				b = pyjson.AppendNsAsMs(b, g)
 			}
 			b = append(b, `],"unit":"ms"}`...)
 			continue
@@ -151,9 +152,9 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 		case def.Int:
 			b = strconv.AppendInt(b, int64(v), 10)
 		case def.div == nsToMs && v == math.Trunc(v) && math.Abs(v) < 1e15:
-			b = appendNsAsMs(b, int64(v))
+			b = pyjson.AppendNsAsMs(b, int64(v))
 		default:
-			b = appendPyFloat(b, v/def.div)
+			b = pyjson.AppendFloat(b, v/def.div)
 		}
 		b = append(b, reg.keys[id].close...)
 	}
@@ -328,35 +329,6 @@ func appendTrace(b []byte, wall int64, q *rawlog.Request, full bool) []byte {
 func sessionHeaderSent(m *rawlog.Manifest) bool {
 	h, _ := m.Options["session_header"].(string)
 	return h != ""
-}
-
-// appendNsAsMs appends ns nanoseconds in milliseconds as appendPyFloat(ns/1e6) would, without
-// floating point: a decimal of at most 15 significant digits is the shortest representation
-// of the double nearest to it, so the exact decimal with trailing zeros trimmed is Python's repr.
-func appendNsAsMs(b []byte, ns int64) []byte {
-	if ns == 0 || (ns > -100 && ns < 100) || ns >= 1e15 || ns <= -1e15 {
-		return appendPyFloat(b, float64(ns)/nsToMs) // 0.0, exponent form, or too many digits
-	}
-	if ns < 0 {
-		b = append(b, '-')
-		ns = -ns
-	}
-	b = strconv.AppendInt(b, ns/1_000_000, 10)
-	frac := ns % 1_000_000
-	if frac == 0 {
-		return append(b, '.', '0')
-	}
-	var d [6]byte
-	for i := 5; i >= 0; i-- {
-		d[i] = byte('0' + frac%10)
-		frac /= 10
-	}
-	n := 6
-	for d[n-1] == '0' {
-		n--
-	}
-	b = append(b, '.')
-	return append(b, d[:n]...)
 }
 
 // appendPadded appends n with at least width digits.

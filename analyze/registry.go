@@ -233,6 +233,16 @@ func (r *Registry) Compared() []MetricDef {
 }
 
 // def returns the definition of id.
+// UserMetricDefs returns the user metrics' definitions, in the order they were registered.
+func (r *Registry) UserMetricDefs() []MetricDef {
+	r = r.or()
+	out := make([]MetricDef, 0, len(r.user))
+	for _, u := range r.user {
+		out = append(out, r.defs[u.id])
+	}
+	return out
+}
+
 func (r *Registry) def(id MetricID) *MetricDef { return &r.or().defs[id] }
 
 // has reports whether d is the registry's metric of its id (not one of another registry).

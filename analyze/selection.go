@@ -268,8 +268,8 @@ func (s *Summary) SelectionNote() string {
 	return "--where " + s.Selection.Where + ": " + s.Selection.LeftOut()
 }
 
-// excluded is the number of profile requests s's selection left out (0 without one).
-func (s *Summary) excluded() int64 {
+// Excluded is the number of profile requests s's selection left out (0 without one).
+func (s *Summary) Excluded() int64 {
 	if s.Selection == nil {
 		return 0
 	}

@@ -69,12 +69,15 @@ var serverStats = map[string][]string{
 	"ratio":     {"avg"},
 }
 
+// StatNames are the statistics the metric's kind has (avg, min, max, p50, p99, rate).
+func (m ServerMetric) StatNames() []string { return serverStats[m.Kind] }
+
 // Has reports whether the metric's kind has the statistic stat (avg, min, max, p50, p99,
 // rate): a reporter shows the others as absent, never as 0.
 func (m ServerMetric) Has(stat string) bool { return slices.Contains(serverStats[m.Kind], stat) }
 
-// stat returns the named statistic, false when the metric's kind has none by that name.
-func (m ServerMetric) stat(name string) (float64, bool) {
+// Stat returns the named statistic, false when the metric's kind has none by that name.
+func (m ServerMetric) Stat(name string) (float64, bool) {
 	if !slices.Contains(serverStats[m.Kind], name) {
 		return 0, false
 	}
@@ -106,7 +109,7 @@ type TTFTComparison struct {
 // CompareTTFT returns the comparison, false when the run lacks either side.
 func (s *Summary) CompareTTFT() (TTFTComparison, bool) {
 	sm := s.ServerMetric("server.server_ttft")
-	r := s.result(MTimeToFirstToken)
+	r := s.ResultOf(MTimeToFirstToken)
 	if !sm.Present || r == nil || r.Stats == nil {
 		return TTFTComparison{}, false
 	}
@@ -131,7 +134,7 @@ func evalServerGate(s *Summary, g Gate) GateResult {
 		}
 		return r
 	}
-	v, ok := m.stat(g.Stat)
+	v, ok := m.Stat(g.Stat)
 	if !ok {
 		r.Missing = true
 		r.Why = fmt.Sprintf("%s is a %s here (%s); its statistics are %s", m.Name, m.Kind, m.Source, strings.Join(serverStats[m.Kind], ", "))

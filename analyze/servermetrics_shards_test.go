@@ -136,7 +136,7 @@ func TestShardsCountServerOnce(t *testing.T) {
 		if len(s.GPUs) != 1 || s.GPUs[0].Power == nil || s.GPUs[0].Power.Avg != 300 {
 			t.Errorf("%d shard(s): GPUs %+v, want the one GPU at 300 W", len(s.RunDirs), s.GPUs)
 		}
-		if r := s.result(MTotalGPUPower); r == nil || r.Value != 300 {
+		if r := s.ResultOf(MTotalGPUPower); r == nil || r.Value != 300 {
 			t.Errorf("%d shard(s): total_gpu_power %+v, want 300 W", len(s.RunDirs), r)
 		}
 	}
@@ -147,7 +147,7 @@ func TestShardsCountServerOnce(t *testing.T) {
 	// 300 W over the window and its grace, within a sample interval at each end.
 	for _, s := range []*Summary{one, both} {
 		want := 300 * (float64(s.EndUnixNs-s.StartUnixNs+energyGraceNs) / 1e9)
-		if e := s.result(MTotalGPUEnergy); e == nil || math.Abs(e.Value-want) > 2*30 {
+		if e := s.ResultOf(MTotalGPUEnergy); e == nil || math.Abs(e.Value-want) > 2*30 {
 			t.Errorf("%d shard(s): total_gpu_energy %v, want the GPU's %v J once", len(s.RunDirs), e, want)
 		}
 	}

@@ -397,7 +397,7 @@ func nonFiniteNotes(ms []ServerMetric) []string {
 		m := &ms[i]
 		var bad []string
 		for _, st := range serverStats[m.Kind] {
-			if v, _ := m.stat(st); math.IsNaN(v) {
+			if v, _ := m.Stat(st); math.IsNaN(v) {
 				bad = append(bad, st+" NaN")
 			} else if math.IsInf(v, 0) {
 				bad = append(bad, st+" "+fmtNum(v))

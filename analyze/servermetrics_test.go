@@ -56,7 +56,7 @@ func TestWindowMetrics(t *testing.T) {
 	if math.Abs(h.Avg-100) > 1e-9 || math.Abs(h.P50-55) > 1e-9 || h.Samples != 20 {
 		t.Errorf("histogram %+v", h)
 	}
-	if _, ok := h.stat("max"); ok {
+	if _, ok := h.Stat("max"); ok {
 		t.Error("a histogram has a max")
 	}
 	ser := origins[1].series(0)

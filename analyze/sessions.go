@@ -1,12 +1,9 @@
 package analyze
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
@@ -401,136 +398,4 @@ func agentOrder(meta *mmapds.Meta, x, y uint32) int {
 		return p
 	}
 	return slices.Compare(path(x), path(y))
-}
-
-// SessionLines are the console lines of the session metrics (none for plans without a
-// graph), for the reporters that show them.
-func SessionLines(s *Summary) []string { return sessionLines(s) }
-
-// sessionLines are the console lines of the session metrics.
-func sessionLines(s *Summary) []string {
-	ss := s.Sessions
-	if ss == nil {
-		return nil
-	}
-	get := func(tag string) *Stats {
-		for i := range ss.Results {
-			if ss.Results[i].Tag == tag {
-				return ss.Results[i].Stats
-			}
-		}
-		return nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Sessions: %d (%d completed, %d failed, %d incomplete)", ss.Sessions, ss.Completed, ss.Failed, ss.Incomplete)
-	if st := get("session_latency"); st != nil {
-		fmt.Fprintf(&b, "; latency avg %s ms, p50 %s ms, p99 %s ms", fmtNum(st.Avg), fmtNum(st.P[4]), fmtNum(st.P[8]))
-	}
-	if st := get("session_requests"); st != nil {
-		fmt.Fprintf(&b, "; %s requests each", fmtNum(st.Avg))
-	}
-	if st := get("session_subagents"); st != nil {
-		d := get("session_subagent_depth")
-		fmt.Fprintf(&b, ", %s subagents (depth up to %s)", fmtNum(st.Avg), fmtNum(d.Max))
-	}
-	if st := get("parent_wait_on_children"); st != nil {
-		fmt.Fprintf(&b, "; parents waited on children avg %s ms, p99 %s ms at %d joins", fmtNum(st.Avg), fmtNum(st.P[8]), st.Count)
-	}
-	if ss.Skipped > 0 {
-		fmt.Fprintf(&b, "; %d requests not sent because a request they depend on failed", ss.Skipped)
-	}
-	out := []string{b.String()}
-	br := ss.Branch
-	out = append(out, fmt.Sprintf("Branches: children spawned %d, completed %d, errored %d, truncated %d; parents suspended %d, resumed %d, failed for a child's error %d",
-		br.ChildrenSpawned, br.ChildrenCompleted, br.ChildrenErrored, br.ChildrenTruncated, br.ParentsSuspended, br.ParentsResumed, br.ParentsFailedDueToChildError))
-	if r := ss.Reuse; r != nil {
-		line := fmt.Sprintf("Prefix reuse: the workload offered %s%% of prompt tokens from blocks sent before (%d of %d)",
-			fmtNum(r.ExpectedRatio*100), r.ExpectedTokens, r.PromptTokens)
-		if r.ServerKnown {
-			line += fmt.Sprintf("; the server's prefix cache hit %s%% (%s)", fmtNum(r.ServerRatio*100), r.ServerSource)
-		} else {
-			line += "; the server's metrics have no prefix-cache hit counters"
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
-// sessionsJSON is the llmbench.sessions block.
-func sessionsJSON(ss *SessionSummary) *ordered {
-	o := &ordered{}
-	o.add("count", ss.Sessions).add("completed", ss.Completed).add("failed", ss.Failed).add("incomplete", ss.Incomplete)
-	o.add("skipped_requests", ss.Skipped)
-	for i := range ss.Results {
-		o.add(ss.Results[i].Tag, metricBlock(&ss.Results[i]))
-	}
-	if r := ss.Reuse; r != nil {
-		ro := &ordered{}
-		ro.add("expected_reused_tokens", r.ExpectedTokens).add("prompt_tokens", r.PromptTokens).add("expected_hit_rate", pyFloat(r.ExpectedRatio))
-		if r.ServerKnown {
-			ro.add("server_hit_rate", pyFloat(r.ServerRatio)).add("server_source", r.ServerSource)
-		}
-		o.add("prefix_reuse", ro)
-	}
-	return o
-}
-
-// writeSessionsCSV writes the session metrics of a graph plan's run (nothing for other
-// runs) after two blank rows: their distributions under the distribution columns
-// ("Session Metric", avg, …, std), then the counts, AIPerf's branch_stats and the prefix
-// reuse as "Session Value" rows, named as in the JSON.
-func writeSessionsCSV(cw *csv.Writer, ss *SessionSummary) {
-	if ss == nil {
-		return
-	}
-	cw.Write(nil)
-	cw.Write(nil)
-	cw.Write(append([]string{"Session Metric"}, csvStatKeys[:]...))
-	for i := range ss.Results {
-		r := &ss.Results[i]
-		if r.Stats == nil {
-			continue
-		}
-		row := []string{csvName(r.Header, r.Unit)}
-		for _, k := range csvStatKeys {
-			row = append(row, csvNumber(csvStat(r.Stats, k)))
-		}
-		cw.Write(row)
-	}
-	cw.Write(nil)
-	cw.Write([]string{"Session Value", "Value"})
-	b := ss.Branch
-	for _, kv := range []struct {
-		name string
-		v    int64
-	}{
-		{"sessions", ss.Sessions}, {"sessions_completed", ss.Completed}, {"sessions_failed", ss.Failed},
-		{"sessions_incomplete", ss.Incomplete}, {"skipped_requests", ss.Skipped},
-		{"children_spawned", b.ChildrenSpawned}, {"children_completed", b.ChildrenCompleted},
-		{"children_errored", b.ChildrenErrored}, {"children_truncated", b.ChildrenTruncated},
-		{"children_delayed", b.ChildrenDelayed}, {"parents_suspended", b.ParentsSuspended},
-		{"parents_resumed", b.ParentsResumed}, {"parents_failed_due_to_child_error", b.ParentsFailedDueToChildError},
-		{"joins_suppressed", b.JoinsSuppressed},
-	} {
-		cw.Write([]string{kv.name, strconv.FormatInt(kv.v, 10)})
-	}
-	if r := ss.Reuse; r != nil {
-		cw.Write([]string{"expected_reused_tokens", strconv.FormatInt(r.ExpectedTokens, 10)})
-		cw.Write([]string{"prompt_tokens", strconv.FormatInt(r.PromptTokens, 10)})
-		cw.Write([]string{"expected_hit_rate", strconv.FormatFloat(r.ExpectedRatio, 'f', 4, 64)})
-		if r.ServerKnown {
-			cw.Write([]string{"server_hit_rate", strconv.FormatFloat(r.ServerRatio, 'f', 4, 64)})
-		}
-	}
-}
-
-// branchStatsJSON is AIPerf's branch_stats block.
-func branchStatsJSON(b BranchStats) *ordered {
-	o := &ordered{}
-	o.add("children_spawned", b.ChildrenSpawned).add("children_completed", b.ChildrenCompleted).
-		add("children_errored", b.ChildrenErrored).add("children_truncated", b.ChildrenTruncated).
-		add("children_delayed", b.ChildrenDelayed).add("parents_suspended", b.ParentsSuspended).
-		add("parents_resumed", b.ParentsResumed).add("parents_failed_due_to_child_error", b.ParentsFailedDueToChildError).
-		add("joins_suppressed", b.JoinsSuppressed)
-	return o
 }

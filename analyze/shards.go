@@ -268,8 +268,8 @@ func (a *analysis) judgeShards(s *Summary, lags shardLag) {
 	}
 }
 
-// shardLines are the console lines about the shards: one per shard, then the combined facts.
-func shardLines(s *Summary) []string {
+// ShardLines are the console lines about the shards: one per shard, then the combined facts.
+func ShardLines(s *Summary) []string {
 	rep := s.Shards
 	if rep == nil {
 		return nil

@@ -137,7 +137,7 @@ func TestShardLinesSayHowShardsEnded(t *testing.T) {
 		s.RunDirs = append(s.RunDirs, r.dir)
 		s.runStatus = append(s.runStatus, r.m.Status)
 	}
-	lines := shardLines(s)
+	lines := ShardLines(s)
 	if len(lines) != 5 {
 		t.Fatalf("lines %q", lines)
 	}

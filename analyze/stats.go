@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/llmbench/llmbench/stats"
 )
 
 // Percentiles are the percentiles every distribution reports: AIPerf's p1…p99 plus p99.9.
@@ -252,7 +254,7 @@ func (d *dist) stats(div float64) *Stats {
 		s.Avg = math.Ldexp(mean/div, e)
 		s.Std = math.Ldexp(math.Sqrt(ss/float64(len(d.vals)))/div, e)
 		for i, p := range Percentiles {
-			s.P[i] = percentileSorted(d.vals, p) / div
+			s.P[i] = stats.PercentileSorted(d.vals, p) / div
 		}
 	default:
 		s.Min, s.Max = d.min/div, d.max/div
@@ -309,63 +311,9 @@ func (d *dist) withInfinities(s *Stats, div float64) {
 		}
 		return math.Min(math.Max(d.histAt(k), d.min), d.max)
 	}
-	total := s.Count
 	for i, p := range Percentiles {
-		vi := float64(total-1) * (p / 100)
-		lo := math.Floor(vi)
-		k := int64(lo)
-		if k >= total-1 {
-			s.P[i] = at(total-1) / div
-			continue
-		}
-		s.P[i] = lerp(at(k), at(k+1), vi-lo) / div
+		s.P[i] = stats.PercentileRanked(s.Count, p, at) / div
 	}
-}
-
-// percentileSorted is numpy.percentile(x, p) with the default "linear" method, including
-// numpy's lerp, which computes from the upper neighbour when the fraction is at least 0.5.
-func percentileSorted(x []float64, p float64) float64 {
-	n := len(x)
-	if n == 1 {
-		return x[0]
-	}
-	vi := float64(n-1) * (p / 100)
-	lo := math.Floor(vi)
-	i := int(lo)
-	if i >= n-1 {
-		return x[n-1]
-	}
-	if i < 0 {
-		return x[0]
-	}
-	return lerp(x[i], x[i+1], vi-lo)
-}
-
-// lerp is numpy's lerp, made total: between neighbours whose difference overflows it
-// weighs them instead, and an infinite neighbour with any weight gives that infinity (NaN
-// between -Inf and +Inf).
-func lerp(a, b, t float64) float64 {
-	switch {
-	case t == 0:
-		return a
-	case math.IsInf(a, 0) && math.IsInf(b, 0):
-		if a == b {
-			return a
-		}
-		return math.NaN()
-	case math.IsInf(a, 0):
-		return a
-	case math.IsInf(b, 0):
-		return b
-	}
-	diff := b - a
-	if math.IsInf(diff, 0) {
-		return a*(1-t) + b*t
-	}
-	if t >= 0.5 {
-		return b - diff*(1-t)
-	}
-	return a + diff*t
 }
 
 // histPercentile applies the same linear method to the histogram pair, reading the values
@@ -378,7 +326,7 @@ func (d *dist) histPercentile(p float64) float64 {
 	if i >= n-1 {
 		return d.max
 	}
-	return lerp(d.histAt(i), d.histAt(i+1), vi-lo)
+	return stats.Lerp(d.histAt(i), d.histAt(i+1), vi-lo)
 }
 
 // histAt returns the value of the k-th smallest recorded value (0-based).
@@ -398,6 +346,28 @@ func rankValue(h *hdrhistogram.PackedHistogram, r int64) float64 {
 	return float64(h.ValueAtPercentile((float64(r) - 0.25) / float64(total) * 100))
 }
 
-// PercentileSorted is numpy.percentile(x, p) with the default "linear" method over x sorted
-// ascending: the definition every distribution here reports, for other packages' curves.
-func PercentileSorted(x []float64, p float64) float64 { return percentileSorted(x, p) }
+// Stat returns the statistic named stat (avg, min, max, std, sum, count or a percentile of
+// PercentileNames), NaN for a name it does not know: gates and the CSV export read
+// statistics by name.
+func (s *Stats) Stat(stat string) float64 {
+	switch stat {
+	case "avg":
+		return s.Avg
+	case "min":
+		return s.Min
+	case "max":
+		return s.Max
+	case "std":
+		return s.Std
+	case "sum":
+		return s.Sum
+	case "count":
+		return float64(s.Count)
+	}
+	for i, n := range PercentileNames {
+		if n == stat {
+			return s.P[i]
+		}
+	}
+	return math.NaN()
+}

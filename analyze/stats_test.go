@@ -7,28 +7,6 @@ import (
 	"testing"
 )
 
-func TestPercentileMatchesNumpyLinear(t *testing.T) {
-	cases := []struct {
-		x    []float64
-		p    float64
-		want float64
-	}{
-		{[]float64{1, 2, 3, 4}, 50, 2.5},
-		{[]float64{1, 2, 3, 4}, 1, 1.03},
-		{[]float64{1, 2, 3, 4}, 99, 3.97},
-		{[]float64{15, 20, 35, 40, 50}, 40, 29},
-		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 90, 9.1},
-		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0, 1},
-		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 100, 10},
-		{[]float64{7}, 99.9, 7},
-	}
-	for _, c := range cases {
-		if got := percentileSorted(c.x, c.p); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("percentile(%v, %v) = %v; want %v", c.x, c.p, got, c.want)
-		}
-	}
-}
-
 func TestStatsPopulationStd(t *testing.T) {
 	d := newDist(100, 1)
 	for _, v := range []float64{2, 4, 4, 4, 5, 5, 7, 9} {

@@ -1,5 +1,12 @@
 package analyze
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"strconv"
+)
+
 // The summary of one analysis: what every reporter reads (vegeta's Metrics). Analyze
 // (read.go) reads the logs, summarise (summarise.go) merges them into it.
 
@@ -165,7 +172,8 @@ func (s *Summary) Result(tag string) (*Result, bool) {
 	return nil, false
 }
 
-func (s *Summary) result(id MetricID) *Result {
+// ResultOf returns the result of metric id, nil when the run has none.
+func (s *Summary) ResultOf(id MetricID) *Result {
 	for i := range s.Results {
 		if s.Results[i].ID == id {
 			return &s.Results[i]
@@ -173,3 +181,38 @@ func (s *Summary) result(id MetricID) *Result {
 	}
 	return nil
 }
+
+// BenchmarkID identifies the analysed runs: a hash of the plan and each run's start, so
+// analysing the same runs twice gives the same id.
+func (s *Summary) BenchmarkID() string {
+	return BenchmarkIDOf(s.PlanHash, append([]int64{s.RunStartUnixNs}, s.runStarts...)...)
+}
+
+// BenchmarkIDOf is the benchmark id of the runs of plan planHash that started at starts
+// (run.json start_unix_ns, the first run's first), as Summary.BenchmarkID gives it once they
+// are analysed: the live export names a run by it before any analysis.
+func BenchmarkIDOf(planHash string, starts ...int64) string {
+	h := sha256.New()
+	io.WriteString(h, planHash)
+	for _, d := range starts {
+		io.WriteString(h, "\n"+strconv.FormatInt(d, 10))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// GPUEndpoint names run r's telemetry source, unique among the runs analysed together.
+func (s *Summary) GPUEndpoint(r int) string {
+	name := "nvml://" + s.hosts[r]
+	for i := 0; i < r; i++ {
+		if s.hosts[i] == s.hosts[r] {
+			return name + "/run" + strconv.Itoa(r)
+		}
+	}
+	return name
+}
+
+// Host is the host run number run (in the order of Options.RunDirs) ran on.
+func (s *Summary) Host(run int) string { return s.hosts[run] }
+
+// PlanPathGiven is the plan's path as run.json (or --plan) gave it; PlanPath is where it was read.
+func (s *Summary) PlanPathGiven() string { return s.planPathShown }

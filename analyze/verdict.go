@@ -99,18 +99,18 @@ func verdict(s *Summary, o *Options, in verdictInputs) Verdict {
 	v := Verdict{MaxLagMs: float64(o.MaxScheduleLag) / 1e6, MaxCPUPct: o.MaxWorkerCPU * 100, BusiestWorker: -1,
 		VerdictContext: in.ctx}
 	if v.LatencyName == "" { // a shard's verdict gets the whole run's latencies
-		if r := s.result(MTimeToFirstToken); r != nil && r.Stats != nil {
+		if r := s.ResultOf(MTimeToFirstToken); r != nil && r.Stats != nil {
 			v.LatencyName, v.LatencyP50Ms = "TTFT", r.Stats.P[4]
-		} else if r := s.result(MRequestLatency); r != nil && r.Stats != nil {
+		} else if r := s.ResultOf(MRequestLatency); r != nil && r.Stats != nil {
 			v.LatencyName, v.LatencyP50Ms = "request latency", r.Stats.P[4]
 		}
-		if r := s.result(MInterTokenLatency); r != nil && r.Stats != nil {
+		if r := s.ResultOf(MInterTokenLatency); r != nil && r.Stats != nil {
 			v.ITLP50Ms = r.Stats.P[4]
 		}
 	}
 	v.Jitter = false
 	v.BusiestWorker, v.BusiestWorkerPct, v.SharedBy, v.CPUKnown = busiestCPU(s.Workers)
-	if r := s.result(MDispatchLag); r != nil && r.Stats != nil {
+	if r := s.ResultOf(MDispatchLag); r != nil && r.Stats != nil {
 		v.LagKnown = true
 		v.DispatchLagP99Ms = r.Stats.P[8]
 		if v.DispatchLagP99Ms > v.MaxLagMs {

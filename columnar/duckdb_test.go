@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/metricexpr"
 	"github.com/llmbench/llmbench/tokenizer"
@@ -123,7 +124,7 @@ func analyse(t *testing.T, dir string) *analyze.Summary {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := analyze.WriteAIPerfJSON(f, s); err != nil {
+	if err := output.WriteAIPerfJSON(f, s); err != nil {
 		t.Fatal(err)
 	}
 	return s

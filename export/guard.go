@@ -80,7 +80,7 @@ func heldFormat(path string) string {
 }
 
 // checkAll checks every output.
-func (g *outputGuard) checkAll(outs []output) error {
+func (g *outputGuard) checkAll(outs []outFile) error {
 	for _, o := range outs {
 		if err := g.check(o.flag, o.path); err != nil {
 			return err
@@ -89,8 +89,8 @@ func (g *outputGuard) checkAll(outs []output) error {
 	return nil
 }
 
-// output is one file analyze writes, and the flag that chose its place.
-type output struct{ flag, path string }
+// outFile is one file analyze writes, and the flag that chose its place.
+type outFile struct{ flag, path string }
 
 // resolvePath is path absolute, its directory's symbolic links resolved as far as it
 // exists.

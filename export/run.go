@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/internal/errline"
 	"github.com/llmbench/llmbench/rawlog"
@@ -136,18 +137,18 @@ func Run(o Options) (*analyze.Summary, int) {
 	// Nothing is written over an input of the analysis (a run's files, the plan...): the
 	// outputs are checked before anything is written, and again once the analysis knows
 	// every input, before the first is renamed into place.
-	outputs := []output{{outFlag, filepath.Join(out, fileJSON)}, {outFlag, filepath.Join(out, fileCSV)}}
+	outputs := []outFile{{outFlag, filepath.Join(out, fileJSON)}, {outFlag, filepath.Join(out, fileCSV)}}
 	if o.Level != LevelSummary {
-		outputs = append(outputs, output{outFlag, filepath.Join(out, fileRecords)})
+		outputs = append(outputs, outFile{outFlag, filepath.Join(out, fileRecords)})
 	}
 	if opts.SliceDuration > 0 {
-		outputs = append(outputs, output{outFlag, filepath.Join(out, fileSlicesJSON)}, output{outFlag, filepath.Join(out, fileSlicesCSV)})
+		outputs = append(outputs, outFile{outFlag, filepath.Join(out, fileSlicesJSON)}, outFile{outFlag, filepath.Join(out, fileSlicesCSV)})
 	}
 	if o.Parquet {
-		outputs = append(outputs, output{outFlag, filepath.Join(out, columnar.FileRequests)}, output{outFlag, filepath.Join(out, columnar.FileChunks)})
+		outputs = append(outputs, outFile{outFlag, filepath.Join(out, columnar.FileRequests)}, outFile{outFlag, filepath.Join(out, columnar.FileChunks)})
 	}
 	if p := page.target(out); p != "" {
-		outputs = append(outputs, output{"--html", p})
+		outputs = append(outputs, outFile{"--html", p})
 		if err := CheckHTMLDir(o.HTML); err != nil {
 			return bad("%v", err)
 		}
@@ -203,9 +204,9 @@ func Run(o Options) (*analyze.Summary, int) {
 	if err := o.Claim.judge(s, gates, dirs, opts.TokenizerSpec, o.LoadTokenizer); err != nil { // the benchmark claim (claim.go)
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
 	}
-	exports := []export{{fileJSON, analyze.WriteAIPerfJSON}, {fileCSV, analyze.WriteAIPerfCSV}}
+	exports := []export{{fileJSON, output.WriteAIPerfJSON}, {fileCSV, output.WriteAIPerfCSV}}
 	if opts.SliceDuration > 0 {
-		exports = append(exports, export{fileSlicesJSON, analyze.WriteTimeslicesJSON}, export{fileSlicesCSV, analyze.WriteTimeslicesCSV})
+		exports = append(exports, export{fileSlicesJSON, output.WriteTimeslicesJSON}, export{fileSlicesCSV, output.WriteTimeslicesCSV})
 		written = append(written, fileSlicesJSON, fileSlicesCSV)
 	}
 	for _, e := range exports {
@@ -215,11 +216,11 @@ func Run(o Options) (*analyze.Summary, int) {
 	}
 
 	if !o.Quiet {
-		if err := analyze.WriteConsoleColor(stdout, s, o.Color); err != nil {
+		if err := output.WriteConsoleColor(stdout, s, o.Color); err != nil {
 			return bad("%v", err)
 		}
 		if o.TraceTiming {
-			if err := analyze.WriteTraceTiming(stdout, s); err != nil {
+			if err := output.WriteTraceTiming(stdout, s); err != nil {
 				return bad("%v", err)
 			}
 		}

@@ -5,13 +5,15 @@
 // convergence), judges every run (a crash, an interrupted run, failed requests beyond the
 // bound, a client that did not keep its schedule: analyze.Health), and writes AIPerf's
 // multi-run files: the confidence aggregate and pooled percentiles of repeats
-// (repeat.go), the sweep aggregate with its best points, Pareto set and sweep page
-// (sweep.go), and the search history (search.go). It names the artifact directories
-// (artifacts.go) and never reuses one.
+// (aggregate_export.go), the sweep aggregate with its best points, Pareto set and sweep page
+// (sweep_export.go), and the search history (search_export.go); repeat.go, sweep.go and
+// search.go hold the loops and the decisions those files report. It names the artifact
+// directories (artifacts.go) and never reuses one.
 //
 // The three stages are an interface (Stages) the command builds from its flag sets, so
 // the workflow reads no flag and no environment, and its tests drive it with stages of
 // their own. SweepSettings (settings.go) are the multi-run settings as given, checked and
-// turned into SweepOptions here, beside the options they fill. The decisions — statistics, validity, Pareto, the search's next probe — are
-// package sweep's; this package runs the points and writes the files.
+// turned into SweepOptions here, beside the options they fill. The decisions — validity,
+// Pareto, the search's next probe — are package sweep's, the statistics package stats';
+// this package runs the points and writes the files.
 package profile

@@ -3,7 +3,6 @@ package profile
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,29 +11,18 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/export"
-	"github.com/llmbench/llmbench/internal/version"
+	"github.com/llmbench/llmbench/stats"
 	"github.com/llmbench/llmbench/sweep"
 )
 
-// The multi-run layout inside a point's directory (AIPerf's): the repeats, then the
-// aggregate files beside them.
-const (
-	runsDir       = "profile_runs"
-	aggregateDir  = "aggregate"
-	suffixAgg     = "_aiperf_aggregate"
-	suffixPooled  = "_aiperf_collated.json"
-	schemaAgg     = "1.0"   // AIPerf's aggregate-confidence SCHEMA_VERSION
-	schemaPooled  = "1.0.0" // AIPerf's detailed (collated) aggregate schema_version
-	aggConfidence = "confidence"
-	aggDetailed   = "detailed"
-)
+// runsDir holds a point's repeats (AIPerf's multi-run layout); the aggregate files go beside
+// it (aggregate_export.go).
+const runsDir = "profile_runs"
 
 // runner runs profile's points: one plan each, one run or several, and their aggregate.
 type runner struct {
@@ -114,7 +102,7 @@ type pointResult struct {
 // metricAgg is one <tag>_<stat> over the runs.
 type metricAgg struct {
 	unit string
-	c    sweep.Confidence
+	c    stats.Confidence
 }
 
 // value is the mean of key over the runs, NaN when absent.
@@ -201,7 +189,7 @@ func (r *runner) point(dir string, p Point) *pointResult {
 // convergence says, after run i, whether the repeats may stop: "" to go on.
 func (r *runner) convergence(pr *pointResult, i int) string {
 	cv := r.o.Convergence
-	if cv == nil || i < sweep.MinRunsForConvergence(r.o.Runs) || i >= r.o.Runs {
+	if cv == nil || i < stats.MinRunsForConvergence(r.o.Runs) || i >= r.o.Runs {
 		return ""
 	}
 	var vals []float64
@@ -213,8 +201,8 @@ func (r *runner) convergence(pr *pointResult, i int) string {
 			vals = append(vals, m.v)
 		}
 	}
-	c := sweep.Summarize(vals, r.o.Level)
-	ok, v, err := sweep.Converged(c, cv.Mode, cv.Threshold)
+	c := stats.Summarize(vals, r.o.Level)
+	ok, v, err := stats.Converged(c, cv.Mode, cv.Threshold)
 	if err != nil || !ok {
 		return ""
 	}
@@ -242,7 +230,7 @@ func (p *pointResult) finish(level float64) {
 		}
 		per = append(per, m)
 	}
-	agg := sweep.Aggregate(per, level)
+	agg := stats.Aggregate(per, level)
 	p.metrics = make(map[string]metricAgg, len(agg))
 	for k, c := range agg {
 		p.metrics[k] = metricAgg{unit: units[k], c: c}
@@ -283,46 +271,6 @@ func runMetrics(s *analyze.Summary) map[string]unitValue {
 	return out
 }
 
-// jnum is a number in the aggregate files: NaN and infinities are written as null, as
-// AIPerf's orjson writes them.
-type jnum float64
-
-func (n jnum) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
-}
-
-// confidenceJSON is one metric of profile_export_aiperf_aggregate.json.
-type confidenceJSON struct {
-	Mean      jnum   `json:"mean"`
-	Std       jnum   `json:"std"`
-	Min       jnum   `json:"min"`
-	Max       jnum   `json:"max"`
-	CV        jnum   `json:"cv"`
-	SE        jnum   `json:"se"`
-	CILow     jnum   `json:"ci_low"`
-	CIHigh    jnum   `json:"ci_high"`
-	TCritical jnum   `json:"t_critical"`
-	Unit      string `json:"unit"`
-	// Count is how many runs the statistics were taken over (ours): the valid runs that
-	// have a value of the metric.
-	Count int `json:"count"`
-}
-
-func toJSON(m metricAgg) confidenceJSON {
-	c := m.c
-	return confidenceJSON{jnum(c.Mean), jnum(c.Std), jnum(c.Min), jnum(c.Max), jnum(c.CV), jnum(c.SE), jnum(c.CILow), jnum(c.CIHigh), jnum(c.TCritical), m.unit, c.N}
-}
-
-// failedRun is an entry of failed_runs.
-type failedRun struct {
-	Label string `json:"label"`
-	Error string `json:"error"`
-}
-
 // runCounts are the labels of a point's valid runs and its runs that do not count, with
 // why (a run that completed but whose requests failed beyond --max-error-rate is one).
 func (p *pointResult) runCounts() (ok []string, failed []failedRun) {
@@ -352,131 +300,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// writeAggregate writes the point's multi-run files into dir/aggregate: AIPerf's confidence
-// aggregate (JSON and CSV) and the pooled analysis of every request of every run.
-func (r *runner) writeAggregate(p *pointResult) error {
-	out := filepath.Join(p.dir, aggregateDir)
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("aggregate: %w", err)
-	}
-	prefix := r.opts.ExportPrefix
-	labels, failed := p.runCounts()
-	meta := map[string]any{
-		"aggregation_type": aggConfidence, "num_profile_runs": len(p.runs), "num_successful_runs": len(labels),
-		"failed_runs": failed, "confidence_level": r.o.Level, "run_labels": labels,
-		"valid": p.valid, "invalid_reasons": nonNil(p.reasons),
-	}
-	if len(labels) == 1 {
-		meta["single_run"] = true
-	}
-	if p.converged != "" {
-		meta["converged"] = p.converged
-	}
-	metrics := map[string]confidenceJSON{}
-	for k, m := range p.metrics {
-		metrics[k] = toJSON(m)
-	}
-	doc := map[string]any{"schema_version": schemaAgg, "tool": "llmbench", "tool_version": version.String(), "metadata": meta, "metrics": metrics}
-	if err := writeJSON(filepath.Join(out, prefix+suffixAgg+".json"), doc); err != nil {
-		return err
-	}
-	err := export.WriteFileAtomic(filepath.Join(out, prefix+suffixAgg+".csv"), func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		cw.Write([]string{"metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical", "unit"})
-		for _, k := range sortedKeys(p.metrics) {
-			m := p.metrics[k]
-			c := m.c
-			cw.Write([]string{k, f2(c.Mean), f2(c.Std), f2(c.Min), f2(c.Max), f4(c.CV), f4(c.SE), f2(c.CILow), f2(c.CIHigh), f4(c.TCritical), m.unit})
-		}
-		cw.Write(nil)
-		cw.Write([]string{"Aggregation Type", aggConfidence})
-		cw.Write([]string{"Total Runs", strconv.Itoa(len(p.runs))})
-		cw.Write([]string{"Successful Runs", strconv.Itoa(len(labels))})
-		cw.Write([]string{"Confidence Level", strconv.FormatFloat(r.o.Level, 'g', -1, 64)})
-		cw.Write([]string{"Run Labels", strings.Join(labels, ", ")})
-		cw.Flush()
-		return cw.Error()
-	})
-	if err != nil {
-		return fmt.Errorf("aggregate: %w", err)
-	}
-	pooled, note := r.pooled(p)
-	pmeta := map[string]any{"aggregation_type": aggDetailed, "num_profile_runs": len(p.runs), "num_successful_runs": len(labels),
-		"failed_runs": failed, "run_labels": labels}
-	if note != "" {
-		pmeta["note"] = note
-	}
-	if err := writeJSON(filepath.Join(out, prefix+suffixPooled), map[string]any{"schema_version": schemaPooled, "tool": "llmbench",
-		"tool_version": version.String(), "metadata": pmeta, "metrics": pooled}); err != nil {
-		return err
-	}
-	r.printConfidence(p)
-	fmt.Fprintf(r.stdout, "Aggregate over %d of %d runs in %s: %s, %s, %s\n", len(labels), len(p.runs), out, prefix+suffixAgg+".json", prefix+suffixAgg+".csv", prefix+suffixPooled)
-	return nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-func f2(v float64) string { return fmtNum(v, 2) }
-func f4(v float64) string { return fmtNum(v, 4) }
-
-// fmtNum formats a CSV number as AIPerf does: fixed decimals, inf, empty for NaN.
-func fmtNum(v float64, decimals int) string {
-	switch {
-	case math.IsNaN(v):
-		return ""
-	case math.IsInf(v, 1):
-		return "inf"
-	case math.IsInf(v, -1):
-		return "-inf"
-	}
-	return strconv.FormatFloat(v, 'f', decimals, 64)
-}
-
-// writeJSON writes v indented, atomically.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := export.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
-// pooledMetric is one metric of the collated file: the statistics of every request of every
-// run together, and each run's mean and count (AIPerf's detailed aggregation).
-type pooledMetric struct {
-	Combined pooledStats `json:"combined"`
-	PerRun   []perRun    `json:"per_run"`
-	Unit     string      `json:"unit"`
-}
-
-type pooledStats struct {
-	Mean  jnum `json:"mean"`
-	Std   jnum `json:"std"` // sample standard deviation (n−1), as AIPerf's
-	P50   jnum `json:"p50"`
-	P90   jnum `json:"p90"`
-	P95   jnum `json:"p95"`
-	P99   jnum `json:"p99"`
-	Count int  `json:"count"`
-}
-
-type perRun struct {
-	Label string `json:"label"`
-	Mean  jnum   `json:"mean"`
-	Count int    `json:"count"`
-}
-
 // pooled reads the per-request values of every successful run (its profile_export.jsonl:
 // analyze's per-request metrics, failed requests left out) and computes the statistics of
-// all of them together, percentiles by analyze's definition. note says what was missing.
+// all of them together, percentiles by stats.PercentileSorted (analyze's definition). note
+// says what was missing.
 func (r *runner) pooled(p *pointResult) (map[string]pooledMetric, string) {
 	all := map[string][]float64{}
 	units := map[string]string{}
@@ -495,23 +322,16 @@ func (r *runner) pooled(p *pointResult) (map[string]pooledMetric, string) {
 		for _, k := range sortedKeys(vals) {
 			v := vals[k]
 			all[k] = append(all[k], v...)
-			per[k] = append(per[k], perRun{run.label, jnum(mean(v)), len(v)})
+			per[k] = append(per[k], perRun{run.label, jnum(stats.Mean(v)), len(v)})
 		}
 	}
 	out := map[string]pooledMetric{}
 	for k, v := range all {
 		slices.Sort(v)
 		n := len(v)
-		m := mean(v)
-		var ss float64
-		for _, x := range v {
-			ss += (x - m) * (x - m)
-		}
-		std := 0.0
-		if n > 1 {
-			std = math.Sqrt(ss / float64(n-1))
-		}
-		pc := func(q float64) jnum { return jnum(analyze.PercentileSorted(v, q)) }
+		m := stats.Mean(v)
+		std := stats.SampleStd(v, m)
+		pc := func(q float64) jnum { return jnum(stats.PercentileSorted(v, q)) }
 		out[k] = pooledMetric{Combined: pooledStats{jnum(m), jnum(std), pc(50), pc(90), pc(95), pc(99), n}, PerRun: per[k], Unit: units[k]}
 	}
 	note := ""
@@ -519,14 +339,6 @@ func (r *runner) pooled(p *pointResult) (map[string]pooledMetric, string) {
 		note = "left out (no per-request records; --export-level records writes them): " + strings.Join(missing, "; ")
 	}
 	return out, note
-}
-
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
 
 // record is what the pooled analysis reads of one profile_export.jsonl line.
@@ -574,33 +386,5 @@ func readRecordValues(path string, units map[string]string) (map[string][]float6
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-	}
-}
-
-// headline are the aggregate keys printed after repeated runs, when present.
-var headline = []string{"time_to_first_token_avg", "time_to_first_token_p99", "inter_token_latency_avg", "request_latency_avg",
-	"request_latency_p99", "output_token_throughput_avg", "output_token_throughput_per_user_avg", "request_throughput_avg", "goodput_avg"}
-
-// printConfidence prints the headline metrics' confidence intervals.
-func (r *runner) printConfidence(p *pointResult) {
-	labels, _ := p.runCounts()
-	over := fmt.Sprintf("%d runs", len(labels))
-	if len(labels) != len(p.runs) {
-		over = fmt.Sprintf("%d of %d runs, the valid ones", len(labels), len(p.runs))
-	}
-	fmt.Fprintf(r.stdout, "\nConfidence over %s (%s%% Student-t intervals; runs: how many each metric was taken over):\n", over, strconv.FormatFloat(r.o.Level*100, 'g', -1, 64))
-	tw := tabwriter.NewWriter(r.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "Metric\truns\tmean\tstd\tcv\tci_low\tci_high\t")
-	for _, k := range headline {
-		m, ok := p.metrics[k]
-		if !ok {
-			continue
-		}
-		c := m.c
-		fmt.Fprintf(tw, "%s (%s)\t%d\t%s\t%s\t%s\t%s\t%s\t\n", k, m.unit, c.N, f2(c.Mean), f2(c.Std), f4(c.CV), f2(c.CILow), f2(c.CIHigh))
-	}
-	tw.Flush()
-	if len(labels) == 0 {
-		fmt.Fprintln(r.stdout, "(no valid run: nothing to aggregate)")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/stats"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -95,7 +96,7 @@ func TestConvergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{o: &SweepOptions{Runs: 5, Level: 0.95, Convergence: &Convergence{Gate: g, Mode: sweep.ModeCV, Threshold: 0.05}}}
+	r := &runner{o: &SweepOptions{Runs: 5, Level: 0.95, Convergence: &Convergence{Gate: g, Mode: stats.ModeCV, Threshold: 0.05}}}
 	p := &pointResult{}
 	add := func(ttft float64, failed bool) {
 		rr := runResult{label: "run", s: summaryWith(t, ttft, 0, 10, true)}

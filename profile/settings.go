@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/plan"
+	"github.com/llmbench/llmbench/stats"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -112,11 +113,11 @@ func (s SweepSettings) convergence(o *SweepOptions) error {
 		return fmt.Errorf("--convergence-metric %s --convergence-stat %s: %s", s.ConvergenceMetric, s.ConvergenceStat, gateReason(err))
 	}
 	c := &Convergence{Gate: g, Mode: s.ConvergenceMode, Threshold: s.ConvergenceThreshold}
-	if c.Mode != sweep.ModeCIWidth && c.Mode != sweep.ModeCV {
-		return fmt.Errorf("--convergence-mode %q: want %s or %s (AIPerf's distribution mode is not supported)", c.Mode, sweep.ModeCIWidth, sweep.ModeCV)
+	if c.Mode != stats.ModeCIWidth && c.Mode != stats.ModeCV {
+		return fmt.Errorf("--convergence-mode %q: want %s or %s (AIPerf's distribution mode is not supported)", c.Mode, stats.ModeCIWidth, stats.ModeCV)
 	}
 	if !s.Given("convergence-threshold") {
-		c.Threshold = sweep.DefaultThreshold(c.Mode)
+		c.Threshold = stats.DefaultThreshold(c.Mode)
 	} else if !(c.Threshold > 0) || math.IsInf(c.Threshold, 0) {
 		return fmt.Errorf("--convergence-threshold %v: must be positive", c.Threshold)
 	}

@@ -11,14 +11,14 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/export"
-	"github.com/llmbench/llmbench/sweep"
+	"github.com/llmbench/llmbench/stats"
 )
 
 // fakePoint is a sweep point with the given means for its metrics.
 func fakePoint(c float64, valid bool, means map[string]float64) *pointResult {
 	p := &pointResult{point: Point{{Flag: "concurrency", Name: "concurrency", Value: c}}, valid: valid, metrics: map[string]metricAgg{}}
 	for k, v := range means {
-		p.metrics[k] = metricAgg{unit: "u", c: sweep.Summarize([]float64{v}, 0.95)}
+		p.metrics[k] = metricAgg{unit: "u", c: stats.Summarize([]float64{v}, 0.95)}
 	}
 	if !valid {
 		p.reasons = []string{"run_0001: the client did not keep its schedule: dispatch lag"}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/internal/errline"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -632,20 +633,7 @@ func classifyNetErr(c *conn, err error, gotBytes bool) (exchangeResult, error) {
 // errText shortens a network error for the log: the operation and addresses that net.OpError
 // adds are the same for every request of a run. Any other error is logged with the URLs in
 // it redacted (an HTTP client's errors name the request URL, query and all).
-func errText(err error) string {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Err != nil {
-		var se *os.SyscallError
-		if errors.As(op.Err, &se) {
-			return se.Err.Error()
-		}
-		return op.Err.Error()
-	}
-	if err == io.ErrUnexpectedEOF {
-		return "connection closed before the response ended"
-	}
-	return redactText(err.Error())
-}
+func errText(err error) string { return errline.Net(err) }
 
 // failText is the Err of a request that failed with res and err (not a timeout or an abort);
 // prefix names the step that failed ("connect: "). A failure of the client's own resources

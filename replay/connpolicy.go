@@ -15,7 +15,7 @@ import (
 // policy instead of paying it: once a connection is found closed by the server soon after
 // the end of its first and only response (closeWindow), the URL closes after each response,
 // and the worker opens a new connection per request to it from then on and closes it after
-// the response, so no request waits on a dead connection. The preflight (preflight.go)
+// the response, so no request waits on a dead connection. The preflight (replay/probe)
 // teaches the workers the same before the first request. docs/run-format.md, "Servers that
 // close after each response".
 

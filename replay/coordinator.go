@@ -60,7 +60,7 @@ type Replay struct {
 	sm serverMetricsState // server_metrics.jsonl and DCGM scrapes (servermetrics.go)
 
 	// preflight is what the preflight found (nil when none ran); serverCloses the URLs whose
-	// server it saw close every connection after its response (preflight.go).
+	// server it saw close every connection after its response (replay/probe).
 	preflight    *rawlog.Preflight
 	serverCloses []int
 }
@@ -126,7 +126,7 @@ func (r *Replay) setup() error {
 		}
 		hostports[i] = t.addr
 	}
-	if err := checkOutputDir(o.OutputDir); err != nil { // claimed in Run (claim.go)
+	if err := checkOutputDir(o.OutputDir); err != nil { // locked in Run (rundirlock.go)
 		return err
 	}
 	if o.WaitForModel > 0 {
@@ -138,15 +138,15 @@ func (r *Replay) setup() error {
 	if err != nil {
 		return err
 	}
-	shardC, err := r.setupShard(info)
+	share, err := r.setupShard(info)
 	if err != nil {
 		return err
 	}
 	r.info = info
-	if err := r.setupWorkers(shardC); err != nil {
+	if err := r.setupWorkers(share); err != nil {
 		return err
 	}
-	if err := r.setupSources(shardC, hostports); err != nil { // connbudget.go
+	if err := r.setupSources(share.Concurrency, hostports); err != nil { // connbudget.go
 		return err
 	}
 	if len(o.WorkerCommand) == 0 {
@@ -237,7 +237,7 @@ func (p *proc) send(s string) {
 // run.json). The error is non-nil when the run failed; an interrupted run returns its
 // manifest and a nil error. A nil manifest means nothing was run and nothing was written
 // (the model never answered the readiness probe, or the output directory could not be
-// claimed: it holds a run, or another run took it first).
+// locked: it holds a run, or another run took it first).
 func (r *Replay) Run() (*rawlog.Manifest, error) {
 	defer r.plan.Close()
 	o := &r.opts
@@ -251,13 +251,13 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 		}
 		r.preflight, r.serverCloses = pf, closes
 	}
-	// The claim is the run's first write into the directory (claim.go): a run that loses
+	// The lock is the run's first write into the directory (rundirlock.go): a run that loses
 	// it writes nothing.
-	if err := r.claimDir(); err != nil {
+	if err := r.lockRunDir(); err != nil {
 		return nil, err
 	}
-	if o.Claimed != nil {
-		if err := o.Claimed(r.dir); err != nil {
+	if o.DirLocked != nil {
+		if err := o.DirLocked(r.dir); err != nil {
 			r.notice("replay: " + err.Error())
 		}
 	}

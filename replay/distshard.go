@@ -19,53 +19,27 @@ import (
 // Distributed shards (--shard-index I --shard-count N): one machine's part of the plan. Its
 // workers then split the shard's part among themselves (sessions.go).
 //
-// Session ordinal k (sessions.go) belongs to distributed shard k mod N; inside shard I its
-// sessions are renumbered k/N, and the workers' deal then works on those local ordinals
-// unchanged. A session never splits, each shard replays exactly its sessions' records at
-// their planned instants, and the union of the shards is the plan. A closed loop's
-// concurrency C is dealt the same way (schedule.Slots): global slot j belongs to shard
-// j mod N (C/N each, the remainder to the first shards), and a concurrency ramp opens global
-// slot j at its planned instant on whichever shard and worker own it. Every shard anchors
+// The deal is schedule's (schedule.Allot, one call for a shard's and a worker's share):
+// session ordinal k (sessions.go) belongs to distributed shard k mod N, numbered k/N there,
+// and concurrency slot j likewise, so a session never splits, each shard replays exactly its
+// sessions' records at their planned instants, the union of the shards is the plan, and a
+// concurrency ramp opens global slot j at its planned instant on whichever shard and worker
+// own it. Every shard anchors
 // the plan's t = 0 at one wall-clock instant (StartAt), so no coordinator is needed while
 // they run.
 
 // startNoticeAfter is the shortest wait for the start instant that replay announces.
 const startNoticeAfter = time.Second
 
-// checkShard checks a shard identity: count 0 (no sharding) or 0 <= index < count.
-func checkShard(index, count int) error {
-	switch {
-	case count < 0:
-		return fmt.Errorf("shard-count %d: must be positive", count)
-	case count == 0 && index != 0:
-		return fmt.Errorf("shard-index %d without --shard-count", index)
-	case count > 0 && (index < 0 || index >= count):
-		return fmt.Errorf("shard-index %d: must be between 0 and shard-count-1 (%d)", index, count-1)
+// allot deals the run to part p (schedule.Allot): info's ordinals become the shard's and
+// its session count the shard's; cfg, when not nil, gets the worker's slots.
+func (info *planInfo) allot(m *mmapds.Meta, p schedule.Part, cfg *schedule.Config) (schedule.Allotment, error) {
+	a, err := schedule.Allot(m, info.ord, info.sessions, p, cfg)
+	if err != nil {
+		return a, err
 	}
-	return nil
-}
-
-// restrict keeps only distributed shard index of count in info: other shards' records get
-// ordinal schedule.NotInShard, this shard's sessions local ordinals k/count. count <= 1 keeps all.
-func (info *planInfo) restrict(index, count int) error {
-	if count <= 1 {
-		return nil
-	}
-	if err := checkShard(index, count); err != nil {
-		return err
-	}
-	if info.sessions < count {
-		return fmt.Errorf("shard-count %d: the plan has only %d sessions, so some shard would have none", count, info.sessions)
-	}
-	for i, o := range info.ord {
-		if int(o)%count == index {
-			info.ord[i] = o / uint32(count)
-		} else {
-			info.ord[i] = schedule.NotInShard
-		}
-	}
-	info.sessions = (info.sessions - index + count - 1) / count
-	return nil
+	info.sessions = a.Sessions
+	return a, nil
 }
 
 // records counts the records of this (distributed) shard.
@@ -77,18 +51,6 @@ func (info *planInfo) records() int {
 		}
 	}
 	return n
-}
-
-// shardConcurrency is shard index's share of concurrency c over count shards (c itself when
-// not sharded); an error when some shard would get none.
-func shardConcurrency(c, index, count int) (int, error) {
-	if count <= 1 || c <= 0 {
-		return c, nil
-	}
-	if count > c {
-		return 0, fmt.Errorf("shard-count %d: the plan's concurrency %d cannot be split over more shards than that", count, c)
-	}
-	return schedule.Share(c, schedule.Part{Shard: index, Shards: count}), nil
 }
 
 // firstGap is how late a shard may start: the time between the plan's first planned send
@@ -166,40 +128,37 @@ func (r *Replay) shardManifest(m *rawlog.Manifest) {
 }
 
 // setupShard applies the distributed shard to info and checks what the shard needs before
-// anything starts: its share of the concurrency (returned), a start instant not already
-// too late, and source addresses this host has.
-func (r *Replay) setupShard(info *planInfo) (int, error) {
+// anything starts: its share of the run (returned), a start instant not already too late,
+// and source addresses this host has.
+func (r *Replay) setupShard(info *planInfo) (schedule.Allotment, error) {
 	o := &r.opts
 	if o.PlanHash != "" && o.PlanHash != r.plan.HashHex() {
 		got, want := rawlog.HashPrefixes(r.plan.HashHex(), o.PlanHash)
-		return 0, fmt.Errorf("plan %s is plan %s, not the expected %s (--plan-hash)", o.Plan, got, want)
+		return schedule.Allotment{}, fmt.Errorf("plan %s is plan %s, not the expected %s (--plan-hash)", o.Plan, got, want)
 	}
-	if err := info.restrict(o.ShardIndex, o.ShardCount); err != nil {
-		return 0, err
-	}
-	c, err := shardConcurrency(r.plan.Meta().Concurrency, o.ShardIndex, o.ShardCount)
+	a, err := info.allot(r.plan.Meta(), schedule.Part{Shard: o.ShardIndex, Shards: o.ShardCount}, nil)
 	if err != nil {
-		return 0, err
+		return schedule.Allotment{}, err
 	}
 	if !o.StartAt.IsZero() {
 		if err := CheckStartAhead(o.StartAt, time.Now()); err != nil {
-			return 0, err
+			return schedule.Allotment{}, err
 		}
 	}
 	if !o.StartAt.IsZero() || o.Rendezvous != "" {
 		if r.lateGap, err = firstGap(r.plan); err != nil {
-			return 0, err
+			return schedule.Allotment{}, err
 		}
 	}
 	if !o.StartAt.IsZero() {
 		if err := checkLateStart(o.StartAt, time.Now(), r.lateGap); err != nil {
-			return 0, err
+			return schedule.Allotment{}, err
 		}
 	}
 	if err := checkLocalAddrs(o.LocalAddrs); err != nil {
-		return 0, err
+		return schedule.Allotment{}, err
 	}
-	return c, nil
+	return a, nil
 }
 
 // checkLocalAddrs refuses a source address this host cannot bind (not assigned to it).

@@ -57,14 +57,11 @@ func TestDistributedShardsPartitionPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := info.restrict(i, n); err != nil {
-				t.Fatal(err)
-			}
-			c, err := shardConcurrency(5, i, n)
+			share, err := info.allot(p.Meta(), schedule.Part{Shard: i, Shards: n}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			slots += c
+			slots += share.Concurrency
 			const workers = 2
 			total := 0
 			for w := 0; w < workers; w++ {

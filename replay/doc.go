@@ -85,7 +85,7 @@
 //
 // # Servers as they behave
 //
-// Before the run, the preflight (preflight.go; Options.Preflight) sends each URL one tiny
+// Before the run, the preflight (replay/probe; Options.Preflight) sends each URL one tiny
 // request of the plan's own shape: it checks the server honours the plan's output-limit
 // field, records what the server says it is and how it treats connections (run.json
 // preflight), and refuses a run that could measure nothing. During the run, a worker that

@@ -212,7 +212,7 @@ func TestRunOnFullDisk(t *testing.T) {
 	o.Workers = 1
 	var notices bytes.Buffer
 	o.Notice = &notices
-	// The log becomes /dev/full once the run has claimed its directory (which a directory
+	// The log becomes /dev/full once the run has locked its directory (which a directory
 	// holding a worker log already cannot be): the worker is started through a shell that
 	// links it first.
 	o.WorkerCommand = []string{"/bin/sh", "-c", `ln -s /dev/full "$1" && shift && exec "$0" "$@"`,

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/replay/probe"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
 // Defaults, in one place; cmd/replay shows them as flag defaults.
@@ -115,13 +117,13 @@ type Options struct {
 	// WaitForModelInterval) until the model answers 2xx, for at most this long; nothing of
 	// the plan is sent before. If it never answers, Run fails with nothing left behind.
 	WaitForModel time.Duration
-	// WaitForModelMode is the probe: WaitModels (default), WaitInference or WaitBoth.
+	// WaitForModelMode is the probe: probe.WaitModels (default), probe.WaitInference or probe.WaitBoth.
 	WaitForModelMode string
-	// WaitForModelInterval is the pause between probes; 0 means DefaultWaitForModelInterval.
+	// WaitForModelInterval is the pause between probes; 0 means probe.DefaultWaitForModelInterval.
 	WaitForModelInterval time.Duration
 
 	// Preflight, when set, sends one tiny request of the plan's own shape to every URL before
-	// the run (preflight.go): it checks that the server honours the plan's output-limit
+	// the run (replay/probe): it checks that the server honours the plan's output-limit
 	// field, records what the server says it is and how it treats connections (run.json
 	// preflight, and the workers' connection policy), and refuses a run it shows could
 	// measure nothing (unreachable, a client error, not the API's answer). Nothing of it is in
@@ -167,11 +169,11 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Notice receives one-line notices (no GPU telemetry, worker count lowered); nil discards.
 	Notice io.Writer
-	// Claimed, when not nil, is called with the run directory once Run has claimed it (its
+	// DirLocked, when not nil, is called with the run directory once Run has locked it (its
 	// run.json created), before any worker starts: what belongs with the run but is not
 	// replay's (the generator validation file) is written there, never into a directory
 	// another run holds. An error is a notice; the run goes on.
-	Claimed func(dir string) error
+	DirLocked func(dir string) error
 	// Observer, when not nil, watches the run from this process (observer.go): the live
 	// OpenTelemetry export. It never touches the workers.
 	Observer Observer
@@ -209,7 +211,7 @@ func (o *Options) normalize() error {
 	if o.OutputDir == "" {
 		return errors.New("output-dir: no run directory given")
 	}
-	if err := checkShard(o.ShardIndex, o.ShardCount); err != nil {
+	if err := schedule.ShardError(o.ShardIndex, o.ShardCount); err != nil {
 		return err
 	}
 	if err := o.checkRendezvous(); err != nil {
@@ -267,13 +269,13 @@ func (o *Options) normalize() error {
 	}
 	switch o.WaitForModelMode {
 	case "":
-		o.WaitForModelMode = WaitModels
-	case WaitModels, WaitInference, WaitBoth:
+		o.WaitForModelMode = probe.WaitModels
+	case probe.WaitModels, probe.WaitInference, probe.WaitBoth:
 	default:
-		return fmt.Errorf("wait-for-model-mode %q: want %s, %s or %s", o.WaitForModelMode, WaitModels, WaitInference, WaitBoth)
+		return fmt.Errorf("wait-for-model-mode %q: want %s, %s or %s", o.WaitForModelMode, probe.WaitModels, probe.WaitInference, probe.WaitBoth)
 	}
 	if o.WaitForModelInterval == 0 {
-		o.WaitForModelInterval = DefaultWaitForModelInterval
+		o.WaitForModelInterval = probe.DefaultWaitForModelInterval
 	}
 	if o.WaitForModel < 0 || o.WaitForModelInterval < 0 {
 		return fmt.Errorf("wait-for-model: timeout %v and interval %v must not be negative", o.WaitForModel, o.WaitForModelInterval)

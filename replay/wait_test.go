@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/probe"
 )
 
 // probeServer answers the readiness probes 503 until it has refused `refuse` of them, then
@@ -71,9 +72,9 @@ func TestWaitForModel(t *testing.T) {
 		refuse int
 		want   []string // probe request URIs, in order
 	}{
-		{WaitModels, 2, []string{"GET /v1/models?v=1", "GET /v1/models?v=1", "GET /v1/models?v=1"}},
-		{WaitInference, 1, []string{"POST /v1/chat/completions?v=1", "POST /v1/chat/completions?v=1"}},
-		{WaitBoth, 0, []string{"GET /v1/models?v=1", "POST /v1/chat/completions?v=1"}},
+		{probe.WaitModels, 2, []string{"GET /v1/models?v=1", "GET /v1/models?v=1", "GET /v1/models?v=1"}},
+		{probe.WaitInference, 1, []string{"POST /v1/chat/completions?v=1", "POST /v1/chat/completions?v=1"}},
+		{probe.WaitBoth, 0, []string{"GET /v1/models?v=1", "POST /v1/chat/completions?v=1"}},
 	} {
 		srv := newProbeServer(t, c.refuse)
 		ps := singleTurn(4, job{N: 2, Stream: true}, nil)
@@ -146,7 +147,7 @@ func TestWaitForModelBadMode(t *testing.T) {
 	ps.meta.Endpoint = "raw"
 	plan := ps.write(t, t.TempDir())
 	for _, c := range []struct{ mode, want string }{
-		{WaitInference, "wait-for-model-mode inference: plan " + plan + " has no probe request"},
+		{probe.WaitInference, "wait-for-model-mode inference: plan " + plan + " has no probe request"},
 		{"ready", `wait-for-model-mode "ready": want models, inference or both`},
 	} {
 		o := testOptions(t, plan, "http://127.0.0.1:1")

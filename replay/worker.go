@@ -198,7 +198,9 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := info.restrict(cfg.ShardIndex, cfg.ShardCount); err != nil {
+	sc := schedule.Config{DurationNs: w.meta.DurationNs, ProfileStartNs: info.profileStart, ProfileOpen: info.profileOpen, GraceNs: cfg.GraceNs}
+	share, err := info.allot(w.meta, schedule.Part{Shard: cfg.ShardIndex, Shards: cfg.ShardCount, Worker: cfg.ID, Workers: cfg.Workers}, &sc)
+	if err != nil {
 		return fail(err)
 	}
 	w.info = info
@@ -236,20 +238,10 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	w.pool.idle = make([][]*conn, len(w.targets))
 	w.conns.init(len(w.targets), cfg.ServerCloses)
 	w.pool.closed = func(c *conn) { w.conns.serverClosed(c, w.nowNs()) }
-	shardC, err := shardConcurrency(w.meta.Concurrency, cfg.ShardIndex, cfg.ShardCount)
-	if err != nil {
-		return fail(err)
-	}
-	if shardC == 0 && w.g.HasClosedLoop() {
+	if share.Concurrency == 0 && w.g.HasClosedLoop() {
 		return fail(fmt.Errorf("plan %s has closed-loop records (no send offset) but concurrency 0", cfg.Plan))
 	}
-	sc := schedule.Config{DurationNs: w.meta.DurationNs, ProfileStartNs: info.profileStart, ProfileOpen: info.profileOpen, GraceNs: cfg.GraceNs}
-	part := schedule.Part{Shard: cfg.ShardIndex, Shards: cfg.ShardCount, Worker: cfg.ID, Workers: cfg.Workers}
-	caps := capsOf(w.meta)
-	if err := caps.config(part, &sc); err != nil { // caps.go
-		return fail(err)
-	}
-	if caps.prefill() {
+	if share.Prefill {
 		if w.ep, err = endpoint.Lookup(w.meta.Endpoint); err != nil {
 			return fail(fmt.Errorf("plan %s: prefill concurrency: %w", cfg.Plan, err))
 		}

@@ -3,16 +3,18 @@ package replay
 import (
 	"errors"
 	"fmt"
+
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
-// setupWorkers decides how many worker processes run and on which CPUs (r.cpus), for a
-// plan of shard concurrency shardC: one per CPU unless Options.Workers says otherwise, no
+// setupWorkers decides how many worker processes run and on which CPUs (r.cpus), for the
+// shard's share of the plan: one per CPU unless Options.Workers says otherwise, no
 // more than the plan has sessions and slots, and, when one process cannot hold the open
 // files its share of the concurrency needs, as many more as it takes, sharing the CPUs
 // (workersForFiles): replay says so in one line and in run.json (options.workers_note,
 // options.workers_per_cpu).
-func (r *Replay) setupWorkers(shardC int) error {
-	o, info := &r.opts, r.info
+func (r *Replay) setupWorkers(share schedule.Allotment) error {
+	o, info, shardC := &r.opts, r.info, share.Concurrency
 	cpus, n, cpuWhy, err := o.workerCPUs()
 	if err != nil {
 		return err
@@ -28,12 +30,8 @@ func (r *Replay) setupWorkers(shardC int) error {
 	if info.sessions > 0 && (most <= 0 || info.sessions < most) {
 		most = info.sessions
 	}
-	caps := capsOf(r.plan.Meta()) // caps.go
-	if err := caps.check(o.ShardCount); err != nil {
-		return err
-	}
 	// ... and a slot of every cap the plan has (the prefill cap's too).
-	mw, what := caps.maxWorkers(o.ShardIndex, o.ShardCount)
+	mw, what := share.MaxWorkers, share.MaxWorkersCap
 	if mw > 0 && (most <= 0 || mw < most) {
 		most = mw
 	} else {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/stats"
 )
 
 // Limits that keep a page's size independent of the run's length and request count.
@@ -83,7 +83,7 @@ func quantiles(sorted []float64, grid column) column {
 			out[i] = math.NaN()
 			continue
 		}
-		out[i] = analyze.PercentileSorted(sorted, 100*(1-math.Pow(10, -x)))
+		out[i] = stats.PercentileSorted(sorted, 100*(1-math.Pow(10, -x)))
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/internal/numfmt"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/stats"
 )
 
 // CompareVersion is the version of the comparison JSON (docs/report.md).
@@ -542,7 +543,7 @@ func compareMetric(runs []Run, d analyze.MetricDef, o CompareOptions) (MetricCom
 		}
 		p50, p90, p99 := math.NaN(), math.NaN(), math.NaN()
 		if len(v) > 0 {
-			p50, p90, p99 = analyze.PercentileSorted(v, 50), analyze.PercentileSorted(v, 90), analyze.PercentileSorted(v, 99)
+			p50, p90, p99 = stats.PercentileSorted(v, 50), stats.PercentileSorted(v, 90), stats.PercentileSorted(v, 99)
 		}
 		m.Runs = append(m.Runs, RunStats{N: len(v), P50: Number(p50), P90: Number(p90), P99: Number(p99)})
 		if i == 0 || len(v) == 0 {
@@ -550,9 +551,9 @@ func compareMetric(runs []Run, d analyze.MetricDef, o CompareOptions) (MetricCom
 		}
 		b50, b99 := float64(m.Runs[0].P50), float64(m.Runs[0].P99)
 		md, pd := p50-b50, p99-b99
-		mlo, mhi := bootstrapCI(base, v, 50)
-		plo, phi := bootstrapCI(base, v, 99)
-		u, pv := MannWhitney(v, base)
+		mlo, mhi := stats.BootstrapCI(base, v, 50)
+		plo, phi := stats.BootstrapCI(base, v, 99)
+		u, pv := stats.MannWhitney(v, base)
 		mpct, ppct := relPct(md, b50), relPct(pd, b99)
 		excludes0 := func(lo, hi float64) bool { return lo > 0 || hi < 0 }
 		m.Diffs = append(m.Diffs, Diff{Run: i, MedianDiff: Number(md), MedianDiffPct: Number(mpct),

@@ -160,53 +160,6 @@ func TestParseThreshold(t *testing.T) {
 	}
 }
 
-func TestMannWhitney(t *testing.T) {
-	seq := func(lo, hi int) []float64 {
-		var v []float64
-		for i := lo; i <= hi; i++ {
-			v = append(v, float64(i))
-		}
-		return v
-	}
-	for _, tc := range []struct {
-		name string
-		a, b []float64
-		u, p float64
-	}{
-		// scipy.stats.mannwhitneyu(a, b, method="asymptotic") gives U=0, p=0.01219.
-		{"separated", seq(1, 5), seq(6, 10), 0, 0.01219},
-		{"separated reversed", seq(6, 10), seq(1, 5), 25, 0.01219},
-		{"identical", seq(1, 5), seq(1, 5), 12.5, 1},
-		{"all equal", []float64{3, 3, 3}, []float64{3, 3}, 3, 1},
-		{"empty", nil, seq(1, 3), 0, 1},
-	} {
-		u, p := MannWhitney(tc.a, tc.b)
-		if u != tc.u || math.Abs(p-tc.p) > 5e-4 {
-			t.Errorf("%s: U %v p %v, want U %v p %v", tc.name, u, p, tc.u, tc.p)
-		}
-	}
-}
-
-func TestBootstrapCI(t *testing.T) {
-	a := make([]float64, 200)
-	b := make([]float64, 200)
-	for i := range a {
-		a[i] = float64(i % 20)
-		b[i] = float64(i%20) + 10
-	}
-	lo, hi := bootstrapCI(a, b, 50)
-	if lo > 10 || hi < 10 || hi-lo > 6 {
-		t.Errorf("CI [%v, %v] of a shift by 10", lo, hi)
-	}
-	lo2, hi2 := bootstrapCI(a, b, 50)
-	if lo2 != lo || hi2 != hi {
-		t.Errorf("not reproducible: [%v, %v] then [%v, %v]", lo, hi, lo2, hi2)
-	}
-	if lo, hi := bootstrapCI(nil, b, 50); !math.IsNaN(lo) || !math.IsNaN(hi) {
-		t.Errorf("empty sample: [%v, %v]", lo, hi)
-	}
-}
-
 // TestCompareRunFailures: a run with failed requests beyond the bound, or one that did not
 // complete, is a failed_run regression (the baseline too) and a warning; a run of the
 // baseline's plan that completed far fewer requests is a completed regression; a failed or

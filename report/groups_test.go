@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -51,7 +52,7 @@ func TestRunPageGroups(t *testing.T) {
 		if g.Name != "session % 2 = "+s.Groups[i].Key || !strings.Contains(g.Line, strconv.FormatInt(s.Groups[i].Requests, 10)+" profile requests") {
 			t.Errorf("group %d: %q, %q", i, g.Name, g.Line)
 		}
-		want := analyze.GroupConsoleRows(s, &s.Groups[i])
+		want := output.GroupConsoleRows(s, &s.Groups[i])
 		if len(g.Table) != len(want) || len(want) == 0 {
 			t.Fatalf("group %d: %d rows, want %d", i, len(g.Table), len(want))
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/internal/numfmt"
 )
 
@@ -211,7 +212,7 @@ var definitions = func() map[string]string {
 }()
 
 // rows are the table rows of console rows cr, with each metric's definition.
-func rows(s *analyze.Summary, cr []analyze.ConsoleRow) []Row {
+func rows(s *analyze.Summary, cr []output.ConsoleRow) []Row {
 	out := []Row{}
 	for _, r := range cr {
 		def := definitions[r.Tag]
@@ -236,7 +237,7 @@ func BuildRun(in RunInput) *RunPage {
 	}
 	p.Title = "llmbench report: " + p.Run.Name
 	p.Checks, p.Trustworthy = checks(s, in.Gates)
-	p.Table = rows(s, analyze.ConsoleRows(s))
+	p.Table = rows(s, output.ConsoleRows(s))
 	p.Metrics = metricValues(s)
 	if sel := s.Selection; sel != nil {
 		var parts []string
@@ -249,8 +250,8 @@ func BuildRun(in RunInput) *RunPage {
 		p.Selection = strings.Join(parts, "; ")
 		for i := range s.Groups {
 			g := &s.Groups[i]
-			p.Groups = append(p.Groups, GroupTable{Name: sel.GroupBy + " = " + g.Key, Line: analyze.GroupLine(s, g),
-				Table: rows(s, analyze.GroupConsoleRows(s, g))})
+			p.Groups = append(p.Groups, GroupTable{Name: sel.GroupBy + " = " + g.Key, Line: output.GroupLine(s, g),
+				Table: rows(s, output.GroupConsoleRows(s, g))})
 		}
 	}
 	p.Errors = Errors{Total: s.Counts.Errors, Profile: s.Counts.Profile, Kinds: []ErrorRow{}}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/output"
 )
 
 // Sessions is the run page's section of a graph plan's run (agentic workloads): analyze's
@@ -35,7 +36,7 @@ func sessionsSection(s *analyze.Summary) *Sessions {
 	if ss == nil {
 		return nil
 	}
-	out := &Sessions{Lines: analyze.SessionLines(s), Rows: []LaneRow{}}
+	out := &Sessions{Lines: output.SessionLines(s), Rows: []LaneRow{}}
 	lo, hi := 0.0, sec(s, s.EndUnixNs)
 	for _, l := range ss.Lanes {
 		for _, a := range l.Agents {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -78,13 +79,13 @@ func TestUserMetricEverywhere(t *testing.T) {
 
 	// Console, JSON, CSV.
 	var console, js, csv bytes.Buffer
-	if err := analyze.WriteConsole(&console, a.Summary); err != nil {
+	if err := output.WriteConsole(&console, a.Summary); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(console.String(), "\n"+name+" (ms)") {
 		t.Errorf("console has no %s row:\n%s", name, console.String())
 	}
-	if err := analyze.WriteAIPerfJSON(&js, a.Summary); err != nil {
+	if err := output.WriteAIPerfJSON(&js, a.Summary); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]json.RawMessage
@@ -100,7 +101,7 @@ func TestUserMetricEverywhere(t *testing.T) {
 	if err := json.Unmarshal(doc[name], &block); err != nil || block.Unit != "ms" || block.Count != res.Stats.Count || block.Avg != res.Stats.Avg {
 		t.Errorf("JSON block %s: %+v %v", doc[name], block, err)
 	}
-	if err := analyze.WriteAIPerfCSV(&csv, a.Summary); err != nil {
+	if err := output.WriteAIPerfCSV(&csv, a.Summary); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(csv.String(), "\r\n"+name+" (ms),") {

@@ -141,20 +141,3 @@ func Precheck(runs []Run) (out Outcome, reason string, decided bool) {
 	}
 	return Pass, "", false
 }
-
-// Aggregate computes the Confidence of every key over runs (each run's values by key) at
-// the confidence level. A key is aggregated over the runs that have a value of it, and its
-// Confidence.N says how many did: an aggregate always says what it was taken over.
-func Aggregate(runs []map[string]float64, level float64) map[string]Confidence {
-	vals := map[string][]float64{}
-	for _, r := range runs {
-		for k, v := range r {
-			vals[k] = append(vals[k], v)
-		}
-	}
-	out := make(map[string]Confidence, len(vals))
-	for k, v := range vals {
-		out[k] = Summarize(v, level)
-	}
-	return out
-}

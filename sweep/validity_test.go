@@ -68,20 +68,6 @@ func TestPrecheck(t *testing.T) {
 	}
 }
 
-// TestAggregate: every key is aggregated over the runs that have it, and says how many.
-func TestAggregate(t *testing.T) {
-	agg := Aggregate([]map[string]float64{{"ttft": 10, "rps": 4}, {"rps": 6}, {"ttft": 20, "rps": 5}}, 0.95)
-	if c := agg["ttft"]; c.N != 2 || c.Mean != 15 {
-		t.Errorf("ttft %+v, want the mean of 2 runs", c)
-	}
-	if c := agg["rps"]; c.N != 3 || c.Mean != 5 || c.Min != 4 || c.Max != 6 {
-		t.Errorf("rps %+v, want the mean of 3 runs", c)
-	}
-	if len(Aggregate(nil, 0.95)) != 0 {
-		t.Error("no runs, yet an aggregate")
-	}
-}
-
 // TestBestPointsAndPareto: invalid points never win, whatever their numbers, and a point
 // lacking a metric (no successful request had it) neither wins on it nor stops the others
 // from being compared on it.

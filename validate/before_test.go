@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestBefore: the validation replays the plan's bounded share against the mock, and its
-// file is written only once the run claims its directory, with the outcome in one line;
+// file is written only once the run locks its directory, with the outcome in one line;
 // an output directory that holds a run already is refused before anything is sent.
 func TestBefore(t *testing.T) {
 	dir := t.TempDir()
@@ -42,15 +42,15 @@ func TestBefore(t *testing.T) {
 	}
 	path := filepath.Join(runDir, analyze.GeneratorValidationName)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Fatalf("the file was written before the run claimed the directory: %v", err)
+		t.Fatalf("the file was written before the run locked the directory: %v", err)
 	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if ro.Claimed == nil {
-		t.Fatal("no Claimed hook")
+	if ro.DirLocked == nil {
+		t.Fatal("no DirLocked hook")
 	}
-	if err := ro.Claimed(runDir); err != nil {
+	if err := ro.DirLocked(runDir); err != nil {
 		t.Fatal(err)
 	}
 	g, err := analyze.ReadGeneratorValidation(path)
@@ -70,7 +70,7 @@ func TestBefore(t *testing.T) {
 	}
 	stderr.Reset()
 	ro2 := *ro
-	ro2.Claimed = nil
+	ro2.DirLocked = nil
 	if err := Before(o, &ro2, &stderr); err == nil || strings.Contains(stderr.String(), "replaying") {
 		t.Errorf("a directory holding a run: %v, stderr %q", err, stderr.String())
 	}

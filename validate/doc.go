@@ -5,7 +5,7 @@
 // the run's own options (load, bodies, workers, CPUs) against it, analyses that run, and
 // judges the client's errors against the documented tolerances (analyze.JudgeGenerator),
 // matching its requests with the mock's schedule log for the client's share. The result
-// is written into the run directory once the run has claimed it (generator_validation.json)
+// is written into the run directory once the run has locked it (generator_validation.json)
 // for the benchmark claim.
 //
 // It takes options, never flags or environment (the command passes the tokenizer loading

@@ -53,7 +53,7 @@ type Options struct {
 }
 
 // Before runs the validation for the replay ro before it starts; its file is written into
-// ro.OutputDir once the run has claimed the directory (ro.Claimed), so a directory that
+// ro.OutputDir once the run has locked the directory (ro.DirLocked), so a directory that
 // holds another run, or that another run takes first, never gets it. The run then goes
 // ahead whatever the outcome (the claim says it). Errors are bad input (the output
 // directory included, checked before the validation's load is sent) or a validation that
@@ -66,7 +66,7 @@ func Before(o Options, ro *replay.Options, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("generator validation: %w", err)
 	}
-	ro.Claimed = func(dir string) error {
+	ro.DirLocked = func(dir string) error {
 		path := filepath.Join(dir, analyze.GeneratorValidationName)
 		if err := analyze.WriteGeneratorValidation(path, g); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmbench/llmbench/mockllm"
 	"github.com/llmbench/llmbench/replay"
+	"github.com/llmbench/llmbench/replay/probe"
 )
 
 // TestMain makes the test binary act as replay's worker when started as one, so profile
@@ -41,7 +42,7 @@ func faultServer(t *testing.T, fail func(n int64) bool) string {
 	}
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		preflight := strings.HasSuffix(r.UserAgent(), replay.PreflightUserAgentSuffix)
+		preflight := strings.HasSuffix(r.UserAgent(), probe.PreflightUserAgentSuffix)
 		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/") && !preflight && fail(n.Add(1)) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusInternalServerError)

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/llmbench/llmbench/replay"
+	"github.com/llmbench/llmbench/replay/probe"
 )
 
 // A replay that can measure nothing says so. Against a server that is down, the preflight
@@ -70,7 +70,7 @@ func TestBaseURLEndingInV1(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		if strings.HasSuffix(r.UserAgent(), replay.PreflightUserAgentSuffix) {
+		if strings.HasSuffix(r.UserAgent(), probe.PreflightUserAgentSuffix) {
 			preflight.Add(1)
 		} else {
 			right.Add(1)

@@ -18,6 +18,7 @@ import (
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay"
+	"github.com/llmbench/llmbench/replay/probe"
 )
 
 // TestMain makes the test binary act as the replay command (and so as its own workers) when
@@ -265,7 +266,7 @@ func TestWaitAndContentTypeFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.WaitForModel != 30*time.Second || o.WaitForModelMode != replay.WaitBoth || o.WaitForModelInterval != 500*time.Millisecond ||
+	if o.WaitForModel != 30*time.Second || o.WaitForModelMode != probe.WaitBoth || o.WaitForModelInterval != 500*time.Millisecond ||
 		fmt.Sprint(o.Headers) != "[Content-Type: application/json; charset=utf-8 X-A: 1]" {
 		t.Fatalf("options %+v", o)
 	}

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/replay/schedule"
 )
 
 // Defaults, in one place.
@@ -141,7 +142,7 @@ func (c *Config) tolerance() time.Duration {
 
 func (c *Config) check() error {
 	switch {
-	case c.Count < 1 || c.Index < 0 || c.Index >= c.Count:
+	case c.Count < 1 || schedule.CheckShard(c.Index, c.Count) != schedule.ShardOK: // a rendezvous needs shards
 		return fmt.Errorf("rendezvous: shard %d of %d: want 0 <= index < count", c.Index, c.Count)
 	case c.PlanHash == "":
 		return errors.New("rendezvous: no plan hash")

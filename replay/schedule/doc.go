@@ -9,7 +9,11 @@
 // (Part). Sessions and concurrency slots are dealt alike: item k of the whole run goes to
 // shard k mod Shards, is numbered k/Shards there, and that number goes to worker
 // (k/Shards) mod Workers. Slots returns a part's concurrency slots with the instant each
-// opens under the concurrency ramp; Share counts them.
+// opens under the concurrency ramp; Share counts them. Allot is the one call that deals a
+// run to a part: the shard's sessions renumbered, the plan's caps checked against the shard
+// count (caps.go), the shard's concurrency and most workers, and a worker's slots; the
+// coordinator calls it for its shard, each worker for itself. CheckShard is the rule a shard
+// identity obeys, whoever words its faults (replay's options, deploy/shardenv).
 //
 // # Graph
 //
@@ -38,4 +42,9 @@
 // the transport says Prefilled, at its first response byte, or Ended), think times and the
 // benchmark duration (nothing starts after the profile start
 // plus the duration; what still runs a grace period later is to be cut).
+//
+// # Imports
+//
+// mmapds (the plan's records and caps) and the standard library only: never replay, a
+// transport, or anything that does I/O.
 package schedule

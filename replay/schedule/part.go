@@ -23,6 +23,13 @@ func (p Part) deal() (first, step int) {
 	return p.Shard + p.Worker*s, s * w
 }
 
+// inShard is the deal's first step for item k of the whole run: whether p's shard owns it,
+// and its number there.
+func (p Part) inShard(k uint32) (local uint32, ok bool) {
+	s := uint32(max(p.Shards, 1))
+	return k / s, int(k%s) == p.Shard
+}
+
 // WorkerOf is the worker, of workers, that owns the session with ordinal k within its shard
 // (the shard's local numbering): the deal's last step.
 func WorkerOf(k uint32, workers int) int { return int(k % uint32(max(workers, 1))) }

@@ -21,6 +21,7 @@ import (
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
+	"github.com/llmbench/llmbench/replay/probe"
 )
 
 // Replay is the flag set of `replay`: what to send where, and how.
@@ -93,8 +94,8 @@ func NewReplay() *Replay {
 	r.maxResponse = fs.Int64("max-response-bytes", replay.DefaultMaxResponseBytes,
 		"most bytes of one response stored; a longer one ends its request as response_too_large, keeping the bytes up to the limit")
 	r.waitTimeout = fs.Float64("wait-for-model-timeout", 0, "before the run, poll each URL until the model answers 2xx, for at most this many seconds (0: do not wait); exit 2 if it never does")
-	r.waitMode = fs.String("wait-for-model-mode", replay.WaitModels, "the readiness probe: models (GET <url>/v1/models), inference (a one-token request to the plan's endpoint) or both")
-	r.waitInterval = fs.Float64("wait-for-model-interval", replay.DefaultWaitForModelInterval.Seconds(), "seconds between readiness probes")
+	r.waitMode = fs.String("wait-for-model-mode", probe.WaitModels, "the readiness probe: models (GET <url>/v1/models), inference (a one-token request to the plan's endpoint) or both")
+	r.waitInterval = fs.Float64("wait-for-model-interval", probe.DefaultWaitForModelInterval.Seconds(), "seconds between readiness probes")
 	r.contentType = fs.String("request-content-type", "application/json", "Content-Type of the requests (the plan's bodies are JSON); -H 'Content-Type: ...' overrides it")
 	r.client = addClientFlag(fs)
 	r.preflight = fs.Bool("preflight", false, "on by default: before the run, send one tiny request of the plan's own shape to each URL: check the server honours the output limit, record what it is and how it treats connections (run.json preflight); refuse a run that could measure nothing (server down, a request it refuses)")
@@ -262,9 +263,9 @@ func (r *Replay) waitOptions(o *replay.Options) error {
 		return err
 	}
 	switch *r.waitMode {
-	case replay.WaitModels, replay.WaitInference, replay.WaitBoth:
+	case probe.WaitModels, probe.WaitInference, probe.WaitBoth:
 	default:
-		return fmt.Errorf("--wait-for-model-mode %q: want %s, %s or %s", *r.waitMode, replay.WaitModels, replay.WaitInference, replay.WaitBoth)
+		return fmt.Errorf("--wait-for-model-mode %q: want %s, %s or %s", *r.waitMode, probe.WaitModels, probe.WaitInference, probe.WaitBoth)
 	}
 	o.WaitForModel, o.WaitForModelMode = wait, *r.waitMode
 	o.WaitForModelInterval = interval

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/profile"
+	"github.com/llmbench/llmbench/stats"
 	"github.com/llmbench/llmbench/sweep"
 )
 
@@ -32,7 +33,7 @@ func NewSweep() *Sweep {
 	fs.Float64Var(&s.s.PointCooldown, "parameter-sweep-cooldown-seconds", -1, "seconds to wait between sweep points or search probes (default: --profile-run-cooldown-seconds)")
 	fs.StringVar(&s.s.ConvergenceMetric, "convergence-metric", "", "stop repeating early once this metric's runs agree (e.g. time_to_first_token); needs --num-profile-runs > 1")
 	fs.StringVar(&s.s.ConvergenceStat, "convergence-stat", "avg", "statistic of --convergence-metric compared across runs (avg, p50, p99, ...)")
-	fs.StringVar(&s.s.ConvergenceMode, "convergence-mode", sweep.ModeCIWidth, "ci_width (relative width of the t interval) or cv (coefficient of variation)")
+	fs.StringVar(&s.s.ConvergenceMode, "convergence-mode", stats.ModeCIWidth, "ci_width (relative width of the t interval) or cv (coefficient of variation)")
 	fs.Float64Var(&s.s.ConvergenceThreshold, "convergence-threshold", 0, "converged at or below this (default 0.10 for ci_width, 0.05 for cv); checked after min(3, N) runs")
 	fs.StringVar(&s.s.Search, "search", "", "find the most load that meets the SLAs: "+profile.SearchMaxConcurrency+", "+profile.SearchMaxRate+" or "+profile.SearchMaxGoodput+" (the concurrency of the highest --goodput)")
 	fs.Float64Var(&s.s.SearchMin, "search-min", 1, "smallest concurrency or request rate the search probes")

@@ -13,11 +13,11 @@ import (
 	"github.com/llmbench/llmbench/servermetrics"
 )
 
-// The run directory is claimed before anything is written into it (docs/run-format.md, "The
+// The run directory is locked before anything is written into it (docs/run-format.md, "The
 // run directory"): it must hold no run file (IsRunFile), and the run's first write creates
 // run.json exclusively (rawlog.CreateManifest). Of several replays given one directory at
 // once exactly one creates it; the others exit 2 having written nothing. A directory left by
-// a crashed run keeps its run.json (status "running") and logs, so it is never claimed
+// a crashed run keeps its run.json (status "running") and logs, so it is never locked
 // again: analyse it, or remove it.
 
 // CheckOutputDir reports whether dir can take a new run, as New checks it: it holds no run
@@ -116,10 +116,10 @@ func describeRunFiles(dir string, found []string) string {
 	return strings.Join(found, ", ") + ", without " + rawlog.ManifestName
 }
 
-// claimDir makes the output directory this run's: it creates it when missing (its parents
+// lockRunDir makes the output directory this run's: it creates it when missing (its parents
 // too), then run.json in it exclusively, as the run's first write. On an error nothing of
 // this run is left: not run.json, not a directory it created.
-func (r *Replay) claimDir() error {
+func (r *Replay) lockRunDir() error {
 	r.dir = r.opts.OutputDir
 	// New checked it all; another run may have come since. No write probe this time: the
 	// exclusive create below is one, and a run that loses writes nothing at all.

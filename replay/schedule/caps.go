@@ -1,10 +1,9 @@
-package replay
+package schedule
 
 import (
 	"fmt"
 
 	"github.com/llmbench/llmbench/mmapds"
-	"github.com/llmbench/llmbench/replay/schedule"
 )
 
 // planCaps are a plan's caps on what runs at once, per phase, with the warmup's resolved (0
@@ -51,7 +50,8 @@ func capsOf(m *mmapds.Meta) planCaps {
 }
 
 // check refuses caps a shard of count has no share of (index 0..count-1): every shard and
-// worker needs at least one slot of each cap it applies.
+// worker needs at least one slot of each cap it applies. It is the one shard-versus-cap
+// rule; the concurrency cap's refusal is the one a shard count past the concurrency gets.
 func (c planCaps) check(count int) error {
 	for _, k := range c.caps {
 		if k.n < 0 || k.rampNs < 0 {
@@ -64,14 +64,15 @@ func (c planCaps) check(count int) error {
 	return nil
 }
 
-// maxWorkers is the most workers a shard of count can have so that each owns a slot of every
-// cap (0: no cap bounds it).
-func (c planCaps) maxWorkers(index, count int) (n int, what string) {
+// maxWorkers is the most workers shard p can have so that each owns a slot of every cap (0:
+// no cap bounds it).
+func (c planCaps) maxWorkers(p Part) (n int, what string) {
+	shard := Part{Shard: p.Shard, Shards: p.Shards}
 	for _, k := range c.caps {
 		if k.n <= 0 {
 			continue
 		}
-		if s := schedule.Share(k.n, schedule.Part{Shard: index, Shards: count}); n == 0 || s < n {
+		if s := Share(k.n, shard); n == 0 || s < n {
 			n, what = s, k.name
 		}
 	}
@@ -84,14 +85,14 @@ func (c planCaps) prefill() bool {
 }
 
 // config fills c's slot lists for part.
-func (c planCaps) config(part schedule.Part, cfg *schedule.Config) error {
+func (c planCaps) config(part Part, cfg *Config) error {
 	lists := [4]*[]int64{&cfg.Slots, &cfg.WarmupSlots, &cfg.PrefillSlots, &cfg.WarmupPrefillSlots}
 	for i, k := range c.caps {
 		if k.n <= 0 {
 			*lists[i] = nil
 			continue
 		}
-		*lists[i] = schedule.Slots(k.n, k.rampNs, part)
+		*lists[i] = Slots(k.n, k.rampNs, part)
 		if len(*lists[i]) == 0 {
 			return fmt.Errorf("worker %d of %d has no share of %s %d", part.Worker, part.Workers, k.name, k.n)
 		}

@@ -1,8 +1,10 @@
-package analyze
+package output
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/llmbench/llmbench/analyze"
 )
 
 // TestErrorMessagesNotCutMidSentence: the console's Errors line shows every message analyze
@@ -15,7 +17,7 @@ func TestErrorMessagesNotCutMidSentence(t *testing.T) {
 		"planned for a worker but missing from its log",
 	}
 	for _, m := range own {
-		s := &Summary{Counts: Counts{Errors: 3, Profile: 3}, Errors: []ErrorCount{{Kind: "not_sent", Message: m, Count: 3}}}
+		s := &analyze.Summary{Counts: analyze.Counts{Errors: 3, Profile: 3}, Errors: []analyze.ErrorCount{{Kind: "not_sent", Message: m, Count: 3}}}
 		if line := summaryLines(s, false)[0]; !strings.Contains(line, m) {
 			t.Errorf("Errors line %q cuts %q", line, m)
 		}
@@ -29,7 +31,7 @@ func TestErrorMessagesNotCutMidSentence(t *testing.T) {
 		{strings.Repeat("x ", 150), strings.TrimSpace(strings.Repeat("x ", 100)) + " …"},
 		{strings.Repeat("é", 150), strings.Repeat("é", 100) + "…"},
 	} {
-		got := clipWords(c.in, 200)
+		got := analyze.ClipWords(c.in, 200)
 		if got != c.want {
 			t.Errorf("clipWords(%.30q...) = %q; want %q", c.in, got, c.want)
 		}

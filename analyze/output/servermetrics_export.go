@@ -1,10 +1,13 @@
-package analyze
+package output
 
 import (
 	"encoding/csv"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/pyjson"
 )
 
 // The server-metrics parts of the exports: llmbench.server_metrics in
@@ -12,66 +15,66 @@ import (
 // rows in the CSV and in the time slices, and the console lines.
 
 // serverMetricBlock is one metric's statistics as its kind has them.
-func serverMetricBlock(m *ServerMetric) *ordered {
-	o := &ordered{}
-	o.add("unit", m.Unit).add("kind", m.Kind).add("source", m.Source)
-	for _, st := range serverStats[m.Kind] {
-		v, _ := m.stat(st)
-		o.add(st, pyFloat(v))
+func serverMetricBlock(m *analyze.ServerMetric) *pyjson.Object {
+	o := &pyjson.Object{}
+	o.Add("unit", m.Unit).Add("kind", m.Kind).Add("source", m.Source)
+	for _, st := range m.StatNames() {
+		v, _ := m.Stat(st)
+		o.Add(st, pyjson.Float(v))
 	}
 	if m.Kind == "histogram" {
-		o.add("estimate", true)
+		o.Add("estimate", true)
 	}
-	o.add("samples", m.Samples)
+	o.Add("samples", m.Samples)
 	return o
 }
 
 // serverMetricsMap is the metrics by name, in Summary order.
-func serverMetricsMap(ms []ServerMetric) *ordered {
-	o := &ordered{}
+func serverMetricsMap(ms []analyze.ServerMetric) *pyjson.Object {
+	o := &pyjson.Object{}
 	for i := range ms {
-		o.add(ms[i].Name, serverMetricBlock(&ms[i]))
+		o.Add(ms[i].Name, serverMetricBlock(&ms[i]))
 	}
 	return o
 }
 
 // serverMetricsJSON is llmbench.server_metrics: the metrics over the profile window, the
 // server-vs-client TTFT comparison, and every series; nil without server or GPU metrics.
-func serverMetricsJSON(s *Summary) *ordered {
+func serverMetricsJSON(s *analyze.Summary) *pyjson.Object {
 	if len(s.ServerMetrics) == 0 && len(s.ServerSeries) == 0 {
 		return nil
 	}
-	o := &ordered{}
-	o.add("metrics", serverMetricsMap(s.ServerMetrics))
+	o := &pyjson.Object{}
+	o.Add("metrics", serverMetricsMap(s.ServerMetrics))
 	if c, ok := s.CompareTTFT(); ok {
-		side := func(avg, p50, p99 float64) *ordered {
-			return (&ordered{}).add("avg", pyFloat(avg)).add("p50", pyFloat(p50)).add("p99", pyFloat(p99))
+		side := func(avg, p50, p99 float64) *pyjson.Object {
+			return (&pyjson.Object{}).Add("avg", pyjson.Float(avg)).Add("p50", pyjson.Float(p50)).Add("p99", pyjson.Float(p99))
 		}
-		t := &ordered{}
-		t.add("unit", "ms").add("server_source", c.Source)
-		t.add("server", side(c.ServerAvg, c.ServerP50, c.ServerP99))
-		t.add("client", side(c.ClientAvg, c.ClientP50, c.ClientP99))
-		t.add("difference", side(c.ClientAvg-c.ServerAvg, c.ClientP50-c.ServerP50, c.ClientP99-c.ServerP99))
-		t.add("note", "client minus server: network, client and queueing outside the server's histogram; server values are histogram estimates")
-		o.add("ttft_comparison", t)
+		t := &pyjson.Object{}
+		t.Add("unit", "ms").Add("server_source", c.Source)
+		t.Add("server", side(c.ServerAvg, c.ServerP50, c.ServerP99))
+		t.Add("client", side(c.ClientAvg, c.ClientP50, c.ClientP99))
+		t.Add("difference", side(c.ClientAvg-c.ServerAvg, c.ClientP50-c.ServerP50, c.ClientP99-c.ServerP99))
+		t.Add("note", "client minus server: network, client and queueing outside the server's histogram; server values are histogram estimates")
+		o.Add("ttft_comparison", t)
 	}
 	series := make([]any, 0, len(s.ServerSeries))
 	for _, x := range s.ServerSeries {
 		t := make([]any, len(x.T))
 		v := make([]any, len(x.V))
 		for i := range x.T {
-			t[i], v[i] = pyFloat(x.T[i]), pyFloat(x.V[i])
+			t[i], v[i] = pyjson.Float(x.T[i]), pyjson.Float(x.V[i])
 		}
-		series = append(series, (&ordered{}).add("name", x.Name).add("unit", x.Unit).add("labels", x.Labels).add("kind", x.Kind).add("t", t).add("v", v))
+		series = append(series, (&pyjson.Object{}).Add("name", x.Name).Add("unit", x.Unit).Add("labels", x.Labels).Add("kind", x.Kind).Add("t", t).Add("v", v))
 	}
-	o.add("series", series)
+	o.Add("series", series)
 	return o
 }
 
 // writeServerMetricsCSV appends the server-metrics section to the CSV: two blank rows, then
 // Server Metric,Unit,Kind,Source,avg,min,max,p50,p99,rate,samples (empty cells for the
 // statistics a kind lacks), and the TTFT comparison rows.
-func writeServerMetricsCSV(cw *csv.Writer, s *Summary) {
+func writeServerMetricsCSV(cw *csv.Writer, s *analyze.Summary) {
 	if len(s.ServerMetrics) == 0 {
 		return
 	}
@@ -83,7 +86,7 @@ func writeServerMetricsCSV(cw *csv.Writer, s *Summary) {
 		m := &s.ServerMetrics[i]
 		row := []string{m.Name, m.Unit, m.Kind, m.Source}
 		for _, c := range cols {
-			if v, ok := m.stat(c); ok {
+			if v, ok := m.Stat(c); ok {
 				row = append(row, csvNumber4(v))
 			} else {
 				row = append(row, "")
@@ -100,16 +103,13 @@ func writeServerMetricsCSV(cw *csv.Writer, s *Summary) {
 	}
 }
 
-// csvNumber4 keeps four decimals: ratios such as the KV-cache usage need more than two.
-func csvNumber4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
-
 // writeSliceServerCSV appends a slice's server metrics in the time-slice CSV's tidy layout
 // (Timeslice,Metric,Unit,Stat,Value).
-func writeSliceServerCSV(cw *csv.Writer, idx string, ms []ServerMetric) {
+func writeSliceServerCSV(cw *csv.Writer, idx string, ms []analyze.ServerMetric) {
 	for i := range ms {
 		m := &ms[i]
-		for _, st := range serverStats[m.Kind] {
-			v, _ := m.stat(st)
+		for _, st := range m.StatNames() {
+			v, _ := m.Stat(st)
 			cw.Write([]string{idx, m.Name, m.Unit, st, csvNumber4(v)})
 		}
 	}
@@ -117,14 +117,14 @@ func writeSliceServerCSV(cw *csv.Writer, idx string, ms []ServerMetric) {
 
 // serverMetricLines are the console lines: one per server or GPU metric, and the TTFT
 // comparison.
-func serverMetricLines(s *Summary) []string {
+func serverMetricLines(s *analyze.Summary) []string {
 	var out []string
 	for i := range s.ServerMetrics {
 		m := &s.ServerMetrics[i]
 		var parts []string
-		for _, st := range serverStats[m.Kind] {
-			v, _ := m.stat(st)
-			parts = append(parts, st+" "+fmtNum(v))
+		for _, st := range m.StatNames() {
+			v, _ := m.Stat(st)
+			parts = append(parts, st+" "+analyze.FormatNumber(v))
 		}
 		est := ""
 		if m.Kind == "histogram" {
@@ -138,8 +138,8 @@ func serverMetricLines(s *Summary) []string {
 	}
 	if c, ok := s.CompareTTFT(); ok {
 		out = append(out, fmt.Sprintf("TTFT server vs client (ms): avg %s vs %s (%s), p50 %s vs %s (%s), p99 %s vs %s (%s): the difference is network, client and queueing outside the server's histogram",
-			fmtNum(c.ServerAvg), fmtNum(c.ClientAvg), fmtSigned(c.ClientAvg-c.ServerAvg), fmtNum(c.ServerP50), fmtNum(c.ClientP50), fmtSigned(c.ClientP50-c.ServerP50),
-			fmtNum(c.ServerP99), fmtNum(c.ClientP99), fmtSigned(c.ClientP99-c.ServerP99)))
+			analyze.FormatNumber(c.ServerAvg), analyze.FormatNumber(c.ClientAvg), fmtSigned(c.ClientAvg-c.ServerAvg), analyze.FormatNumber(c.ServerP50), analyze.FormatNumber(c.ClientP50), fmtSigned(c.ClientP50-c.ServerP50),
+			analyze.FormatNumber(c.ServerP99), analyze.FormatNumber(c.ClientP99), fmtSigned(c.ClientP99-c.ServerP99)))
 	}
 	return out
 }

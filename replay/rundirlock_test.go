@@ -67,10 +67,10 @@ func TestCheckOutputDir(t *testing.T) {
 	}
 }
 
-// TestClaimDirOnce: of several replays claiming one directory at the same moment, exactly
+// TestLockRunDirOnce: of several replays locking one directory at the same moment, exactly
 // one gets it; the others fail having written nothing (the directory holds the winner's
 // run.json alone), whether or not the directory existed before.
-func TestClaimDirOnce(t *testing.T) {
+func TestLockRunDirOnce(t *testing.T) {
 	plan := singleTurn(8, job{N: 1}, nil).write(t, t.TempDir())
 	for _, exists := range []bool{false, true} {
 		dir := filepath.Join(t.TempDir(), "shared", "run")
@@ -99,7 +99,7 @@ func TestClaimDirOnce(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				errs[i] = r.claimDir()
+				errs[i] = r.lockRunDir()
 			}()
 		}
 		close(start)
@@ -114,7 +114,7 @@ func TestClaimDirOnce(t *testing.T) {
 			}
 		}
 		if won != 1 {
-			t.Fatalf("exists=%v: %d replays claimed the directory, want 1: %v", exists, won, errs)
+			t.Fatalf("exists=%v: %d replays locked the directory, want 1: %v", exists, won, errs)
 		}
 		entries, _ := os.ReadDir(dir)
 		if len(entries) != 1 || entries[0].Name() != rawlog.ManifestName {

@@ -1,4 +1,4 @@
-package analyze
+package output
 
 import (
 	"encoding/csv"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/pyjson"
 )
 
 // How the selection (--where), the groups (--group-by) and the user metrics' definitions
@@ -13,7 +16,7 @@ import (
 // every export says how its numbers were made.
 
 // writeGroupsConsole writes one block per group: its table and its counts.
-func writeGroupsConsole(b *strings.Builder, s *Summary) {
+func writeGroupsConsole(b *strings.Builder, s *analyze.Summary) {
 	sel := s.Selection
 	if sel == nil || sel.GroupBy == "" {
 		return
@@ -30,7 +33,7 @@ func writeGroupsConsole(b *strings.Builder, s *Summary) {
 }
 
 // GroupConsoleRows are the console table's rows of group g of s (report.html shows them).
-func GroupConsoleRows(s *Summary, g *Group) []ConsoleRow {
+func GroupConsoleRows(s *analyze.Summary, g *analyze.Group) []ConsoleRow {
 	tags, rows := resultsTable(g.Results, hasReasoning(s))
 	out := make([]ConsoleRow, len(rows))
 	for i := range rows {
@@ -40,7 +43,7 @@ func GroupConsoleRows(s *Summary, g *Group) []ConsoleRow {
 }
 
 // GroupLine is the console's line of group g: its requests and errors.
-func GroupLine(s *Summary, g *Group) string {
+func GroupLine(s *analyze.Summary, g *analyze.Group) string {
 	by := ""
 	if s.Selection != nil {
 		by = s.Selection.GroupBy
@@ -49,7 +52,7 @@ func GroupLine(s *Summary, g *Group) string {
 }
 
 // groupLine counts a group's requests and names its errors.
-func groupLine(by string, g *Group) string {
+func groupLine(by string, g *analyze.Group) string {
 	line := fmt.Sprintf("Group %s = %s: %d profile requests, %d valid, %d errors", by, g.Key, g.Requests, g.Valid, g.Errors)
 	if len(g.ErrorCounts) > 0 {
 		parts := make([]string, 0, len(g.ErrorCounts))
@@ -62,64 +65,63 @@ func groupLine(by string, g *Group) string {
 }
 
 // selectionJSON is llmbench.selection: the expressions and what they left out.
-func selectionJSON(r *SelectionReport) *ordered {
-	o := &ordered{}
+func selectionJSON(r *analyze.SelectionReport) *pyjson.Object {
+	o := &pyjson.Object{}
 	if r.Where != "" {
-		o.add("where", r.Where)
+		o.Add("where", r.Where)
 	}
 	if r.GroupBy != "" {
-		o.add("group_by", r.GroupBy)
+		o.Add("group_by", r.GroupBy)
 	}
-	return o.add("excluded", r.Excluded).add("excluded_no_value", r.NoValue).add("ungrouped", r.Ungrouped)
+	return o.Add("excluded", r.Excluded).Add("excluded_no_value", r.NoValue).Add("ungrouped", r.Ungrouped)
 }
 
 // groupsJSON is llmbench.groups: each group's counts, its metric blocks (AIPerf's shape) and
 // the statistics those cannot carry.
-func groupsJSON(groups []Group) []any {
+func groupsJSON(groups []analyze.Group) []any {
 	out := make([]any, 0, len(groups))
 	for i := range groups {
 		g := &groups[i]
-		metrics := &ordered{}
+		metrics := &pyjson.Object{}
 		for j := range g.Results {
-			metrics.add(g.Results[j].Tag, metricBlock(&g.Results[j]))
+			metrics.Add(g.Results[j].Tag, metricBlock(&g.Results[j]))
 		}
-		o := &ordered{}
-		o.add("key", g.Key)
-		o.add("counts", (&ordered{}).add("requests", g.Requests).add("valid", g.Valid).add("errors", g.Errors))
-		o.add("metrics", metrics)
-		o.add("extra_stats", extraStats(g.Results))
-		o.add("error_summary", errorSummaryJSON(g.ErrorCounts))
+		o := &pyjson.Object{}
+		o.Add("key", g.Key)
+		o.Add("counts", (&pyjson.Object{}).Add("requests", g.Requests).Add("valid", g.Valid).Add("errors", g.Errors))
+		o.Add("metrics", metrics)
+		o.Add("extra_stats", extraStats(g.Results))
+		o.Add("error_summary", errorSummaryJSON(g.ErrorCounts))
 		out = append(out, o)
 	}
 	return out
 }
 
 // errorSummaryJSON is AIPerf's error_summary list.
-func errorSummaryJSON(counts []ErrorCount) []any {
+func errorSummaryJSON(counts []analyze.ErrorCount) []any {
 	errs := make([]any, 0, len(counts))
 	for _, e := range counts {
-		d := &ordered{}
+		d := &pyjson.Object{}
 		if e.Code > 0 {
-			d.add("code", e.Code)
+			d.Add("code", e.Code)
 		}
-		d.add("type", e.Kind)
-		d.add("message", e.Message)
-		errs = append(errs, (&ordered{}).add("error_details", d).add("count", e.Count))
+		d.Add("type", e.Kind)
+		d.Add("message", e.Message)
+		errs = append(errs, (&pyjson.Object{}).Add("error_details", d).Add("count", e.Count))
 	}
 	return errs
 }
 
 // userMetricsJSON is llmbench.user_metrics: each user metric's definition as given.
-func userMetricsJSON(r *Registry) []any {
+func userMetricsJSON(r *analyze.Registry) []any {
 	var out []any
-	for _, u := range r.or().user {
-		d := r.def(u.id)
-		o := &ordered{}
-		o.add("name", d.Tag).add("unit", d.Unit)
+	for _, d := range r.UserMetricDefs() {
+		o := &pyjson.Object{}
+		o.Add("name", d.Tag).Add("unit", d.Unit)
 		if d.Expression != "" {
-			o.add("expression", d.Expression)
+			o.Add("expression", d.Expression)
 		}
-		o.add("description", d.Description).add("larger_is_better", d.LargerIsBetter).add("failed_requests", d.failed)
+		o.Add("description", d.Description).Add("larger_is_better", d.LargerIsBetter).Add("failed_requests", d.ForFailedRequests())
 		out = append(out, o)
 	}
 	return out
@@ -128,7 +130,7 @@ func userMetricsJSON(r *Registry) []any {
 // writeSelectionCSV writes, after two blank rows, the selection (Selection,Expression,Excluded)
 // and each group's metrics with the group as the first column: Group,Metric,avg,…,std for
 // distributions, Group,Metric,Value for single values.
-func writeSelectionCSV(cw *csv.Writer, s *Summary) {
+func writeSelectionCSV(cw *csv.Writer, s *analyze.Summary) {
 	r := s.Selection
 	if r == nil {
 		return
@@ -148,19 +150,19 @@ func writeSelectionCSV(cw *csv.Writer, s *Summary) {
 	var dists, singles [][]string
 	for i := range s.Groups {
 		g := &s.Groups[i]
-		res := make([]*Result, len(g.Results))
+		res := make([]*analyze.Result, len(g.Results))
 		for j := range g.Results {
 			res[j] = &g.Results[j]
 		}
-		slices.SortFunc(res, func(a, b *Result) int { return strings.Compare(a.Tag, b.Tag) })
+		slices.SortFunc(res, func(a, b *analyze.Result) int { return strings.Compare(a.Tag, b.Tag) })
 		for _, x := range res {
 			if x.Stats == nil {
-				singles = append(singles, []string{g.Key, csvName(x.Header, x.Unit), csvValue(x)})
+				singles = append(singles, []string{g.Key, CSVName(x.Header, x.Unit), csvValue(x)})
 				continue
 			}
-			row := []string{g.Key, csvName(x.Header, x.Unit)}
+			row := []string{g.Key, CSVName(x.Header, x.Unit)}
 			for _, k := range csvStatKeys {
-				row = append(row, csvNumber(csvStat(x.Stats, k)))
+				row = append(row, csvNumber(x.Stats.Stat(k)))
 			}
 			dists = append(dists, row)
 		}

@@ -1,4 +1,4 @@
-package analyze
+package output
 
 import (
 	"encoding/csv"
@@ -6,42 +6,32 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench/llmbench/analyze"
 )
 
 // csvStatKeys are AIPerf's CSV columns after "Metric" (its STAT_KEYS).
 var csvStatKeys = [...]string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
 
-func csvStat(st *Stats, key string) float64 {
-	switch key {
-	case "avg":
-		return st.Avg
-	case "min":
-		return st.Min
-	case "max":
-		return st.Max
-	case "sum":
-		return st.Sum
-	case "std":
-		return st.Std
-	}
-	return statValue(st, key)
-}
-
 // csvNumber formats like AIPerf's CSV exporter: two decimals.
 func csvNumber(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
+// csvNumber4 keeps four decimals: ratios such as the KV-cache usage or a prefix-cache hit
+// rate need more than two.
+func csvNumber4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+
 // csvValue formats a single value: whole-number metrics (counts, token totals, timestamps)
 // as integers, the way AIPerf's exporter writes its int values, the others with two decimals.
-func csvValue(r *Result) string {
+func csvValue(r *analyze.Result) string {
 	if r.Int {
 		return strconv.FormatInt(r.Exact, 10)
 	}
 	return csvNumber(r.Value)
 }
 
-// csvName is the metric's display name with its unit, as AIPerf writes it (no unit for
+// CSVName is the metric's display name with its unit, as AIPerf writes it (no unit for
 // counts of requests).
-func csvName(header, unit string) string {
+func CSVName(header, unit string) string {
 	switch strings.ToLower(unit) {
 	case "", "count", "requests":
 		return header
@@ -61,9 +51,9 @@ func newCSV(w io.Writer) *csv.Writer {
 // decimals, except whole-number single values (counts, token totals, timestamps). Server
 // metrics, the session metrics of graph plans and the benchmark claim follow, each after two
 // blank rows.
-func WriteAIPerfCSV(w io.Writer, s *Summary) error {
+func WriteAIPerfCSV(w io.Writer, s *analyze.Summary) error {
 	cw := newCSV(w)
-	var dists, singles []*Result
+	var dists, singles []*analyze.Result
 	for i := range s.Results {
 		if s.Results[i].Stats != nil {
 			dists = append(dists, &s.Results[i])
@@ -71,15 +61,15 @@ func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 			singles = append(singles, &s.Results[i])
 		}
 	}
-	byTag := func(a, b *Result) int { return strings.Compare(a.Tag, b.Tag) }
+	byTag := func(a, b *analyze.Result) int { return strings.Compare(a.Tag, b.Tag) }
 	slices.SortFunc(dists, byTag)
 	slices.SortFunc(singles, byTag)
 	if len(dists) > 0 {
 		cw.Write(append([]string{"Metric"}, csvStatKeys[:]...))
 		for _, r := range dists {
-			row := []string{csvName(r.Header, r.Unit)}
+			row := []string{CSVName(r.Header, r.Unit)}
 			for _, k := range csvStatKeys {
-				row = append(row, csvNumber(csvStat(r.Stats, k)))
+				row = append(row, csvNumber(r.Stats.Stat(k)))
 			}
 			cw.Write(row)
 		}
@@ -90,7 +80,7 @@ func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 	if len(singles) > 0 {
 		cw.Write([]string{"Metric", "Value"})
 		for _, r := range singles {
-			cw.Write([]string{csvName(r.Header, r.Unit), csvValue(r)})
+			cw.Write([]string{CSVName(r.Header, r.Unit), csvValue(r)})
 		}
 	}
 	if len(s.GPUs) > 0 {
@@ -103,11 +93,11 @@ func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 				if st == nil {
 					continue
 				}
-				row := []string{s.gpuEndpoint(g.Run), strconv.Itoa(g.GPU), g.Name, g.UUID, m.display + " (" + m.unit + ")"}
+				row := []string{s.GPUEndpoint(g.Run), strconv.Itoa(g.GPU), g.Name, g.UUID, m.display + " (" + m.unit + ")"}
 				for _, k := range csvStatKeys {
-					row = append(row, csvNumber(csvStat(st, k)))
+					row = append(row, csvNumber(st.Stat(k)))
 				}
-				cw.Write(append(row, s.hosts[g.Run]))
+				cw.Write(append(row, s.Host(g.Run)))
 			}
 		}
 	}
@@ -116,7 +106,7 @@ func WriteAIPerfCSV(w io.Writer, s *Summary) error {
 	if s.Claim != nil {
 		cw.Write(nil)
 		cw.Write(nil)
-		for _, row := range claimRows(s.Claim) { // the benchmark claim, after the metrics (claim.go)
+		for _, row := range analyze.ClaimCSVRows(s.Claim) { // the benchmark claim, after the metrics (claim.go)
 			cw.Write(row)
 		}
 	}

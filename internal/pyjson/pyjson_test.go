@@ -1,4 +1,4 @@
-package analyze
+package pyjson
 
 import (
 	"bytes"
@@ -15,13 +15,13 @@ func TestAppendPyFloat(t *testing.T) {
 		1e16: "1e+16", 1.2345e20: "1.2345e+20", 0.0001: "0.0001", 123456789.125: "123456789.125",
 		math.NaN(): "null", math.Inf(1): "null",
 	} {
-		if got := string(appendPyFloat(nil, v)); got != want {
-			t.Errorf("appendPyFloat(%v) = %s; want %s", v, got, want)
+		if got := string(AppendFloat(nil, v)); got != want {
+			t.Errorf("AppendFloat(%v) = %s; want %s", v, got, want)
 		}
 	}
 }
 
-// appendNsAsMs must print exactly what appendPyFloat prints for ns/1e6.
+// AppendNsAsMs must print exactly what AppendFloat prints for ns/1e6.
 func TestAppendNsAsMs(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	vals := []int64{0, 1, 99, 100, 101, -50, -100, 5_000_000, 20_600_000, 999_999, 1_000_001, 1e14 + 7, 1e15, -1e15 - 1}
@@ -29,9 +29,9 @@ func TestAppendNsAsMs(t *testing.T) {
 		vals = append(vals, r.Int64N(1e12)-1e11, r.Int64N(1e6))
 	}
 	for _, ns := range vals {
-		want := string(appendPyFloat(nil, float64(ns)/1e6))
-		if got := string(appendNsAsMs(nil, ns)); got != want {
-			t.Fatalf("appendNsAsMs(%d) = %s; want %s", ns, got, want)
+		want := string(AppendFloat(nil, float64(ns)/1e6))
+		if got := string(AppendNsAsMs(nil, ns)); got != want {
+			t.Fatalf("AppendNsAsMs(%d) = %s; want %s", ns, got, want)
 		}
 		if f, err := strconv.ParseFloat(want, 64); err != nil || f != float64(ns)/1e6 {
 			t.Fatalf("%s does not round-trip %d", want, ns)
@@ -49,7 +49,7 @@ func TestMarshalIndentMatchesEncodingJSON(t *testing.T) {
 		"counts": []any{int64(1), uint64(2), int8(-3), true, nil, []any{}, map[string]any{}},
 		"nested": map[string]any{"b": []string{"x", "y"}, "a": map[string]any{"k": "v"}},
 	}
-	got, err := marshalIndent(v)
+	got, err := MarshalIndent(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +61,6 @@ func TestMarshalIndentMatchesEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, std.Bytes()) {
-		t.Errorf("marshalIndent:\n%s\nencoding/json:\n%s", got, std.Bytes())
+		t.Errorf("MarshalIndent:\n%s\nencoding/json:\n%s", got, std.Bytes())
 	}
 }

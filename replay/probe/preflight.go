@@ -1,8 +1,9 @@
-package replay
+package probe
 
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,11 +16,12 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
-	"github.com/llmbench/llmbench/internal/jsonwire"
+	"github.com/llmbench/llmbench/internal/errline"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/redact"
 )
 
-// The preflight (Options.Preflight; replay and profile run it unless --no-preflight): before
+// The preflight (replay.Options.Preflight; replay and profile run it unless --no-preflight): before
 // anything of the plan is sent, one tiny request per URL with the plan's own body (its first
 // record), its output limit set to preflightLimit tokens and the members bound to it lowered
 // with it (endpoint.SetLimit: min_tokens above the limit is a body vLLM refuses). A client
@@ -32,12 +34,12 @@ import (
 //     tries chat's other field and names the flag that sends it;
 //   - a server that closes the connection after each response while announcing keep-alive
 //     (llama.cpp after a streamed response): the workers are told, and open a new connection
-//     per request to it instead of writing on dead ones (connpolicy.go);
+//     per request to it instead of writing on dead ones (replay/connpolicy.go);
 //   - what the server says it is: its Server header, /v1/models owner, llama.cpp's /props,
 //     vLLM's /version.
 //
 // Its findings go into run.json ("preflight") and, as one line each, to the notices. It
-// refuses the run (Run returns an error, exit 2, no run directory) only when the run could
+// refuses the run (replay.Run returns an error, exit 2, no run directory) only when the run could
 // measure nothing: the URL cannot be reached, or answers the plan's own request with a
 // client error (4xx other than 408 and 429: a wrong path, model or key, a body the server
 // rejects), or with a body that is not the API's. Everything else is a warning and the run
@@ -73,54 +75,61 @@ func ignoredOver(n int) int { return 2*n + 2 }
 // errPreflight marks the preflight's refusals: the run would measure nothing.
 var errPreflight = errors.New("preflight")
 
-// runPreflight runs the preflight against every URL; the error refuses the run.
-func (r *Replay) runPreflight() (*rawlog.Preflight, []int, error) {
-	o := &r.opts
-	m := r.plan.Meta()
-	if r.plan.Len() == 0 {
-		return nil, nil, nil
-	}
-	rec, body, err := r.plan.Record(0)
-	if err != nil {
-		return nil, nil, err
-	}
-	ep, err := endpoint.Lookup(m.Endpoint)
+// PreflightOptions are what the preflight sends, and to which URLs.
+type PreflightOptions struct {
+	// URLs are the servers' base URLs, each preflighted in turn.
+	URLs []string
+	// Endpoint is the plan's endpoint type, Method its HTTP method (default POST), Model its
+	// model.
+	Endpoint, Method, Model string
+	// Path and Body are the plan's first request's.
+	Path string
+	Body []byte
+	// Headers are the run's request headers (the plan's merged with the user's, the key's),
+	// TLS its https configuration.
+	Headers [][2]string
+	TLS     *tls.Config
+	// UserAgent is the run's User-Agent; the preflight's adds PreflightUserAgentSuffix.
+	UserAgent string
+	// RequestTimeout is the run's; the inference request gets at most preflightTimeout.
+	RequestTimeout time.Duration
+	// Notice takes each finding's one-line warning.
+	Notice func(string)
+}
+
+// Preflight runs the preflight against every URL: the findings for run.json, the indexes of
+// the URLs that close the connection after each response, and the error that refuses the
+// run. A close of stop (Ctrl-C) cuts it short.
+func Preflight(stop <-chan struct{}, o PreflightOptions) (*rawlog.Preflight, []int, error) {
+	ep, err := endpoint.Lookup(o.Endpoint)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preflight: %w", err)
 	}
-	headers, err := mergeHeaders(m.Headers, o.Headers, o.APIKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	tcfg, err := loadTLSConfig(o.TLSCAFile, o.TLSInsecureSkipVerify)
-	if err != nil {
-		return nil, nil, err
-	}
-	method := m.Method
+	method := o.Method
 	if method == "" {
 		method = http.MethodPost
 	}
 	// Ctrl-C (Stop) cuts the preflight short: nothing of the plan is sent then either.
-	stop, cancel := context.WithCancel(context.Background())
+	stopped, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
 		select {
-		case <-r.stopReq:
+		case <-stop:
 			cancel()
-		case <-stop.Done():
+		case <-stopped.Done():
 		}
 	}()
 	pf := &rawlog.Preflight{}
 	var closes []int
 	for i, base := range o.URLs {
-		p := &preflighter{stop: stop, ep: ep, headers: headers, ua: "llmbench-replay/" + o.ToolVersion + PreflightUserAgentSuffix, method: method, model: m.Model,
+		p := &preflighter{stop: stopped, ep: ep, headers: o.Headers, ua: o.UserAgent + PreflightUserAgentSuffix, method: method, model: o.Model,
 			timeout: min(preflightTimeout, o.RequestTimeout)}
 		// HTTP/1.1 (a custom dialer turns HTTP/2 off), no proxy, no compression: as the
 		// workers talk to the server.
-		p.tr = &http.Transport{TLSClientConfig: tcfg, DialContext: p.dial, DisableCompression: true, MaxIdleConnsPerHost: 1}
-		t, err := p.run(base, m.Paths[rec.PathID], body)
+		p.tr = &http.Transport{TLSClientConfig: o.TLS, DialContext: p.dial, DisableCompression: true, MaxIdleConnsPerHost: 1}
+		t, err := p.run(base, o.Path, o.Body)
 		p.tr.CloseIdleConnections()
-		if stop.Err() != nil {
+		if stopped.Err() != nil {
 			return nil, nil, fmt.Errorf("%w: interrupted; nothing of the plan was sent", errPreflight)
 		}
 		if err != nil {
@@ -128,7 +137,7 @@ func (r *Replay) runPreflight() (*rawlog.Preflight, []int, error) {
 		}
 		t.URLIndex = i
 		for _, w := range t.Warnings {
-			r.notice(w)
+			o.Notice(w)
 		}
 		if t.Connection == rawlog.ConnClosesAfterResponse {
 			closes = append(closes, i)
@@ -194,10 +203,10 @@ type answer struct {
 func (p *preflighter) run(base, path string, body []byte) (*rawlog.PreflightTarget, error) {
 	b, err := endpoint.ParseBase(base)
 	if err != nil {
-		return nil, fmt.Errorf("url %q: %w", redactURL(base), err)
+		return nil, fmt.Errorf("url %q: %w", redact.URL(base), err)
 	}
 	target := b.URL(path)
-	shown := p.method + " " + redactURL(target)
+	shown := p.method + " " + redact.URL(target)
 	t := &rawlog.PreflightTarget{Connection: rawlog.ConnUnknown}
 	field, _, hasLimit := endpoint.LimitField(body)
 	if !hasLimit {
@@ -380,7 +389,7 @@ func (p *preflighter) send(target string, body []byte) answer {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, p.method, target, bytes.NewReader(body))
 	if err != nil {
-		a.errText, a.transport = redactText(err.Error()), true
+		a.errText, a.transport = redact.Text(err.Error()), true
 		return a
 	}
 	for _, h := range p.headers {
@@ -393,7 +402,7 @@ func (p *preflighter) send(target string, body []byte) answer {
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is named by the caller, redacted
 		}
-		a.errText = errText(err) // redacted; a net.OpError without its addresses
+		a.errText = errline.Net(err) // redacted; a net.OpError without its addresses
 		if errors.Is(err, context.DeadlineExceeded) {
 			a.errText = fmt.Sprintf("no answer within %v", p.timeout)
 		} else {
@@ -405,7 +414,7 @@ func (p *preflighter) send(target string, body []byte) answer {
 	a.status, a.server, a.closeHdr = resp.StatusCode, resp.Header.Get("Server"), resp.Close
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, preflightBodyLimit))
-		a.errText = redactText(endpoint.ErrorMessage(b))
+		a.errText = redact.Text(endpoint.ErrorMessage(b))
 		a.whole = true
 		return a
 	}
@@ -467,7 +476,7 @@ func (p *preflighter) readStream(a *answer, body io.Reader, head []byte, rerr er
 	}
 	a.whole = rerr == io.EOF
 	if rerr != io.EOF && rerr != nil {
-		a.errText = redactText(rerr.Error())
+		a.errText = redact.Text(rerr.Error())
 	}
 	if bad != "" && !good {
 		a.parseErr = bad
@@ -516,138 +525,6 @@ func (p *preflighter) readBody(a *answer, body io.Reader, head []byte, rerr erro
 	a.tokens, a.from = len(strings.Fields(string(d.Content)+" "+string(d.Reasoning))), "words"
 	if d.Usage.Has&endpoint.UsageCompletion != 0 {
 		a.tokens, a.from = d.Usage.CompletionTokens, "usage"
-	}
-}
-
-// identify asks what the server says it is: GET /v1/models (owned_by), llama.cpp's
-// GET /props (build_info, total_slots) and vLLM's GET /version at the server's root (under
-// the base URL's path without its /v1: endpoint.Base). Whatever is not there is left out.
-func (p *preflighter) identify(t *rawlog.PreflightTarget, b endpoint.Base) {
-	get := func(target string) []byte {
-		ctx, cancel := context.WithTimeout(p.stop, preflightGetTimeout)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.Origin()+target, nil)
-		if err != nil {
-			return nil
-		}
-		for _, h := range p.headers {
-			if !strings.EqualFold(h[0], "Content-Type") {
-				req.Header.Set(h[0], h[1])
-			}
-		}
-		req.Header.Set("User-Agent", p.ua)
-		resp, err := (&http.Client{Transport: p.tr, CheckRedirect: noRedirect}).Do(req)
-		if err != nil {
-			return nil
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, preflightBodyLimit))
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return nil
-		}
-		if t.Server == "" {
-			t.Server = resp.Header.Get("Server")
-		}
-		return b
-	}
-	t.ModelsOwnedBy = modelsOwner(get(b.Target("/v1/models")), p.model)
-	if page := get(b.RootTarget("/props")); page != nil {
-		t.LlamaCppBuild, _ = topString(page, "build_info")
-		t.LlamaCppSlots = topInt(page, "total_slots")
-	}
-	if page := get(b.RootTarget("/version")); page != nil {
-		t.VLLMVersion, _ = topString(page, "version")
-	}
-}
-
-// modelsOwner is the owned_by of model (else of the first model) in a /v1/models list.
-func modelsOwner(b []byte, model string) string {
-	if b == nil {
-		return ""
-	}
-	s := jsonwire.NewScanner(b)
-	if !s.EnterObject() {
-		return ""
-	}
-	first := ""
-	for n := 0; ; {
-		key, ok := s.Member(&n)
-		if !ok {
-			break
-		}
-		if string(key) != "data" || !s.EnterArray() {
-			s.Skip()
-			continue
-		}
-		for e := 0; s.Element(&e); {
-			if !s.EnterObject() {
-				s.Skip()
-				continue
-			}
-			var id, owner []byte
-			for k := 0; ; {
-				key, ok := s.Member(&k)
-				if !ok {
-					break
-				}
-				switch string(key) {
-				case "id":
-					id, _ = s.Str(nil)
-				case "owned_by":
-					owner, _ = s.Str(nil)
-				default:
-					s.Skip()
-				}
-			}
-			if model != "" && string(id) == model {
-				return string(owner)
-			}
-			if first == "" {
-				first = string(owner)
-			}
-		}
-	}
-	if s.Err() != nil {
-		return ""
-	}
-	return first
-}
-
-// topString is a top-level string member of a JSON object.
-func topString(b []byte, name string) (string, bool) {
-	s := jsonwire.NewScanner(b)
-	if !s.EnterObject() {
-		return "", false
-	}
-	for n := 0; ; {
-		key, ok := s.Member(&n)
-		if !ok {
-			return "", false
-		}
-		if string(key) == name && s.Peek() == '"' {
-			v, _ := s.Str(nil)
-			return string(v), s.Err() == nil
-		}
-		s.Skip()
-	}
-}
-
-// topInt is a top-level integer member of a JSON object; 0 when missing.
-func topInt(b []byte, name string) int {
-	s := jsonwire.NewScanner(b)
-	if !s.EnterObject() {
-		return 0
-	}
-	for n := 0; ; {
-		key, ok := s.Member(&n)
-		if !ok {
-			return 0
-		}
-		if string(key) == name {
-			v, _ := s.Int()
-			return v
-		}
-		s.Skip()
 	}
 }
 

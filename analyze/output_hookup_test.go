@@ -1,0 +1,17 @@
+package analyze_test
+
+import (
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/output"
+)
+
+// The writers of analyze/output, for analyze's own tests (output_test.go says why).
+func init() {
+	analyze.WriteAIPerfJSON = output.WriteAIPerfJSON
+	analyze.WriteAIPerfCSV = output.WriteAIPerfCSV
+	analyze.WriteConsole = output.WriteConsole
+	analyze.WriteConsoleColor = output.WriteConsoleColor
+	analyze.WriteTimeslicesJSON = output.WriteTimeslicesJSON
+	analyze.WriteTimeslicesCSV = output.WriteTimeslicesCSV
+	analyze.UseCSVName(output.CSVName)
+}
