@@ -3,7 +3,8 @@
 // analysis's inputs (guard.go), writes the AIPerf exports (JSON, CSV, per-request JSONL,
 // time slices) and report.html (page.go) atomically, judges the benchmark claim
 // (benchclaim.go), prints the console table and the gates, and returns the exit status they
-// give. Compare is `analyze compare`'s: each run analysed, compared with the baseline
+// give. WaitShards is `analyze wait-shards`': a deployment's analysis waits with it for
+// every shard's run.json to hold its outcome. Compare is `analyze compare`'s: each run analysed, compared with the baseline
 // (package report), compare.json and compare.html written, regressions said.
 //
 // It takes options, never flags or environment: the command (cmd/internal/cli) converts

@@ -256,3 +256,18 @@ func checkedNs(seconds float64, what string) (int64, error) {
 	}
 	return int64(math.Round(seconds * 1e9)), nil
 }
+
+// Seconds converts an option in seconds (flag name, for the error) into a duration: a finite
+// number, positive (or zero when zero is allowed), at most MaxSpan (the bound of every
+// duration flag). Out of range is an error naming the flag, never a clamped or wrapped-around
+// duration.
+func Seconds(name string, v float64, zero bool) (time.Duration, error) {
+	hi := MaxSpan.Seconds()
+	switch {
+	case zero && !(v >= 0 && v <= hi):
+		return 0, fmt.Errorf("--%s %v: want seconds in [0, %d] (365 days)", name, v, int64(hi))
+	case !zero && !(v > 0 && v <= hi):
+		return 0, fmt.Errorf("--%s %v: want seconds in (0, %d] (365 days)", name, v, int64(hi))
+	}
+	return time.Duration(v * float64(time.Second)), nil
+}

@@ -6,7 +6,9 @@
 // The pieces each answer one question: an Arrival gives the next gap, a Ramp the rate at an
 // instant, the length samplers the ISL/OSL of a synthetic turn, Stream the random numbers of
 // one named component; schedule.go turns them into instants per timing mode, render.go turns
-// dataset turns into bodies through package endpoint, and Compile writes the file.
+// dataset turns into bodies through package endpoint, and Compile writes the file. Source
+// (source.go) is where the requests come from (input file, tokenizer, prompt corpus), with
+// its checks, beside Options; the command only fills both from its flags.
 package plan
 
 import (

@@ -73,6 +73,12 @@
 // under a lock; a lone goroutine always gets the same one, so its cache stays warm, and
 // unlike a sync.Pool the encoders survive garbage collections.
 //
+// # Streams
+//
+// EncodeStream is `plan tokenize`'s loop: a whole text, or one JSON object with a "text" per
+// line, encoded and printed as ids or counts, one line each; an *InputError names what in the
+// input is wrong (the command's exit status 2), any other error is in reading or writing.
+//
 // # Where it differs from HuggingFace, on purpose
 //
 // HuggingFace accepts only valid UTF-8. Here bytes that are not valid UTF-8 are kept,

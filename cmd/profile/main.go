@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/cmd/internal/cli"
+	"github.com/llmbench/llmbench/config"
 	"github.com/llmbench/llmbench/profile"
 	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
@@ -142,7 +143,7 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	}
 	if c.configPath != "" {
 		given := cli.ChangedFlags(c.fs) // the command line wins over the file
-		settings, err := cli.ReadConfigFile(c.configPath, c.fs, getenv)
+		settings, err := config.Read(c.configPath, cli.ConfigFlags(c.fs), getenv)
 		if err != nil {
 			return bad(err)
 		}

@@ -40,7 +40,7 @@ func (s secondsFlag) String() string {
 func (s secondsFlag) Set(v string) error {
 	errRange := errors.New("want a positive duration of at most 365 days")
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		d, err := durationFlag("", f, false) // NaN, infinities and past the bound refused
+		d, err := plan.Seconds("", f, false) // NaN, infinities and past the bound refused
 		if err != nil {
 			return errRange
 		}
@@ -60,7 +60,7 @@ func (s secondsFlag) Set(v string) error {
 
 func (secondsFlag) Type() string { return "duration" }
 
-type config struct {
+type analyzeFlags struct {
 	outputDir       string
 	plan            string
 	serverTokens    bool
@@ -85,11 +85,9 @@ type config struct {
 type Analyze struct {
 	// FS holds the flags; compose it into a larger set with AddFlagSet.
 	FS *pflag.FlagSet
-	c  config
+	c  analyzeFlags
 	// claim holds the benchmark claim's flags (benchclaim.go).
 	claim *claimFlags
-	// last is the summary of the last Run that analysed its runs (Last).
-	last *analyze.Summary
 	// html holds report.html's flags (report.go).
 	html *htmlFlags
 	// user holds --metric and --metrics-file, sel --where and --group-by (usermetrics.go).
@@ -238,14 +236,24 @@ func (ck *checked) checkStreaming() error { return export.CheckStreaming(ck.good
 // console table and the gates on stdout. Exit status: 0 every gate holds, 1 a gate fails or
 // a log is damaged, 2 bad input (one line "analyze: ..." on stderr).
 func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
-	a.last = nil
-	ck, err := a.check()
+	o, err := a.Options(dirs, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, OneLine("analyze", err))
 		return exitBadInput
 	}
+	_, code := export.Run(o)
+	return code
+}
+
+// Options checks the analyze flags and converts them into export.Options for the run
+// directories dirs.
+func (a *Analyze) Options(dirs []string, stdout, stderr io.Writer) (export.Options, error) {
+	ck, err := a.check()
+	if err != nil {
+		return export.Options{}, err
+	}
 	c := a.c
-	s, code := export.Run(export.Options{
+	return export.Options{
 		RunDirs: dirs,
 		Analysis: analyze.Options{
 			PlanPath: c.plan, UseServerTokenCount: c.serverTokens,
@@ -263,14 +271,8 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 		Claim: export.Claim{RequireTrustworthy: a.claim.requireTrustworthy, AcceptScheduleMiss: a.claim.acceptScheduleMiss, GatesFile: a.claim.gatesFile, Agreed: a.claim.agreed,
 			ValidateShape: a.claim.validateShape, GeneratorFile: a.claim.generatorFile},
 		LoadTokenizer: openTokenizer, Stdout: stdout, Stderr: stderr,
-	})
-	a.last = s
-	return code
+	}, nil
 }
-
-// Last is the summary of the last Run that analysed its runs, nil before (profile reads the
-// runs it judges through it).
-func (a *Analyze) Last() *analyze.Summary { return a.last }
 
 // ExportPrefix is --profile-export-prefix: every export's file name starts with it.
 func (a *Analyze) ExportPrefix() string { return a.c.exportPrefix }

@@ -10,6 +10,7 @@ import (
 	"github.com/llmbench/llmbench/chat"
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/internal/version"
+	"github.com/llmbench/llmbench/plan"
 	"github.com/llmbench/llmbench/replay"
 	"github.com/llmbench/llmbench/tokenizer"
 )
@@ -115,7 +116,7 @@ func (c *Chat) Options(args []string, getenv func(string) string) (*chat.Options
 	if *c.maxTokens < 0 {
 		return nil, fmt.Errorf("--output-tokens-mean %d: want 0 (the model decides) or more", *c.maxTokens)
 	}
-	timeout, err := durationFlag("request-timeout-seconds", *c.timeout, false)
+	timeout, err := plan.Seconds("request-timeout-seconds", *c.timeout, false)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func (c *Chat) Options(args []string, getenv func(string) string) (*chat.Options
 		APIKey: key, TLSCAFile: *c.caFile, TLSInsecureSkipVerify: *c.insecure, Timeout: timeout,
 		MaxResponseBytes: *c.maxResponse, UserAgent: "llmbench-chat/" + version.String()}
 	if !o.UseServerTokenCount {
-		spec := (&planFlags{tokenizer: *c.tok}).tokenizerSpec(o.Model)
+		spec := plan.TokenizerSpec(*c.tok, o.Model)
 		lo := tokenizer.EnvLoadOptions(getenv)
 		lo.Revision = *c.tokRevision
 		if o.Tokenizer, err = tokenizer.LoadWithOptions(spec, lo); err != nil {

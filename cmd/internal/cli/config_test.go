@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/llmbench/llmbench/config"
 )
 
 // configFS is a flag set with plan, replay and analyze flags, as profile composes them.
@@ -45,7 +47,7 @@ sweep: {type: grid, parameters: {concurrency: [1, 4]}}
 			"concurrency-ramp-duration": "3", "benchmark-grace-period": "inf", "concurrency": "1,4"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ss, err := ParseConfig([]byte(c.text), "c.yaml", configFS(), func(string) string { return "" })
+			ss, err := config.Parse([]byte(c.text), "c.yaml", ConfigFlags(configFS()), func(string) string { return "" })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +83,7 @@ func FuzzParseConfig(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fs := configFS()
-		ss, err := ParseConfig(data, "fuzz.yaml", fs, func(string) string { return "" })
+		ss, err := config.Parse(data, "fuzz.yaml", ConfigFlags(fs), func(string) string { return "" })
 		if err == nil {
 			_ = ApplyConfig(fs, ss, nil, "fuzz.yaml")
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/deploy/kubernetes"
+	"github.com/llmbench/llmbench/plan"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -224,7 +225,7 @@ func checkShardArgs(args []string, keySecret bool) (time.Duration, error) {
 		zero bool
 	}{{"request-timeout-seconds", false}, {"wait-for-model-timeout", true}, {"wait-for-model-interval", true}} {
 		v, _ := fs.GetFloat64(f.name)
-		if _, err := durationFlag(f.name, v, f.zero); err != nil {
+		if _, err := plan.Seconds(f.name, v, f.zero); err != nil {
 			return 0, fmt.Errorf(after+"%w", err)
 		}
 	}

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -36,23 +33,14 @@ type Plan struct {
 
 // planFlags holds the flags that do not map one to one onto plan.Options.
 type planFlags struct {
-	extraInputs       []string
-	payloadTemplate   string
-	tokenizer         string
-	tokenizerRevision string
-	trustRemoteCode   bool
-	inputFile         string
-	datasetType       string
-	publicDataset     string
-	blockSize         int
-	maxLineBytes      int
-	seed              uint64
-	synthesis         dataset.Synthesis
-	promptCorpus      string
-	startOffset       int64
-	endOffset         int64
-	help              bool
-	helpAll           *bool
+	src             plan.Source
+	extraInputs     []string
+	payloadTemplate string
+	seed            uint64
+	startOffset     int64
+	endOffset       int64
+	help            bool
+	helpAll         *bool
 }
 
 // NewPlan defines the plan flags, with AIPerf's names and defaults, on a new set.
@@ -77,16 +65,16 @@ func NewPlan() *Plan {
 	fs.StringArrayVar(&cf.extraInputs, "extra-inputs", nil, "k:v merged into every body, v typed as JSON (ignore_eos:true); repeatable, or a JSON object")
 	fs.StringVar(&cf.payloadTemplate, "payload-template", "", "template endpoint: Go text/template of each body (sees .Model .Prompt .Messages .MaxTokens .Streaming .Query .Passages .Texts .Extra and func json), or @FILE; also --extra-inputs payload_template:...")
 	fs.StringVar(&o.ResponseField, "response-field", "", "raw/template: dotted path to the output text in each response event or body, e.g. choices.0.delta.content (default: detect the shape); also --extra-inputs response_field:...")
-	fs.StringVar(&cf.tokenizer, "tokenizer", "", `"builtin", a tokenizer.json path or folder, or a HuggingFace model id (cached, else downloaded; default: the model id if it has a "/", else builtin)`)
-	fs.StringVar(&cf.tokenizerRevision, "tokenizer-revision", "", `branch, tag or commit of a HuggingFace tokenizer ("": main)`)
-	fs.BoolVar(&cf.trustRemoteCode, "tokenizer-trust-remote-code", false, "accepted for AIPerf command lines; only tokenizer.json is ever read, no code runs")
+	fs.StringVar(&cf.src.Tokenizer, "tokenizer", "", `"builtin", a tokenizer.json path or folder, or a HuggingFace model id (cached, else downloaded; default: the model id if it has a "/", else builtin)`)
+	fs.StringVar(&cf.src.TokenizerRevision, "tokenizer-revision", "", `branch, tag or commit of a HuggingFace tokenizer ("": main)`)
+	fs.BoolVar(&cf.src.TrustRemoteCode, "tokenizer-trust-remote-code", false, "accepted for AIPerf command lines; only tokenizer.json is ever read, no code runs")
 
 	// Input
-	fs.StringVar(&cf.inputFile, "input-file", "", "dataset or trace file (folder for random_pool/raw_payload)")
-	fs.StringVar(&cf.datasetType, "custom-dataset-type", "", "input format: "+strings.Join(dataset.FileTypes(), ", ")+` ("" detects it)`)
-	fs.StringVar(&cf.publicDataset, "public-dataset", "", "a public dataset by name (needs network: not supported, use --input-file)")
-	fs.IntVar(&cf.blockSize, "isl-block-size", 0, "tokens per hash_id block of traces (0: the format's default, 512 or 16)")
-	fs.IntVar(&cf.maxLineBytes, "max-line-bytes", dataset.DefaultMaxLineBytes, "refuse an input line longer than this many bytes (line-based formats; docs/datasets.md \"Line limit\")")
+	fs.StringVar(&cf.src.InputFile, "input-file", "", "dataset or trace file (folder for random_pool/raw_payload)")
+	fs.StringVar(&cf.src.DatasetType, "custom-dataset-type", "", "input format: "+strings.Join(dataset.FileTypes(), ", ")+` ("" detects it)`)
+	fs.StringVar(&cf.src.PublicDataset, "public-dataset", "", "a public dataset by name (needs network: not supported, use --input-file)")
+	fs.IntVar(&cf.src.BlockSize, "isl-block-size", 0, "tokens per hash_id block of traces (0: the format's default, 512 or 16)")
+	fs.IntVar(&cf.src.MaxLineBytes, "max-line-bytes", dataset.DefaultMaxLineBytes, "refuse an input line longer than this many bytes (line-based formats; docs/datasets.md \"Line limit\")")
 	fs.StringVar(&o.SamplingStrategy, "dataset-sampling-strategy", "", `sequential|random|shuffle ("": shuffle for synthetic, sequential for files)`)
 	fs.Uint64Var(&cf.seed, "random-seed", 0, "root of every random stream (fixed: the same flags give the same plan)")
 
@@ -103,12 +91,12 @@ func NewPlan() *Plan {
 	fs.Float64Var(&o.TrajectoryStartMinRatio, "trajectory-start-min-ratio", 0, "weka_trace closed loop: the first --concurrency sessions start at a point drawn in [min, max] of their trace")
 	fs.Float64Var(&o.TrajectoryStartMaxRatio, "trajectory-start-max-ratio", 0, "weka_trace closed loop: see --trajectory-start-min-ratio (both 0: every session from its start)")
 	fs.StringVar(&o.CacheBust, "cache-bust", "none", "agentic inputs: a marker per session before the first user text (first_turn_prefix) or the first message (system_prefix) of its bodies; none")
-	fs.Float64Var(&cf.synthesis.PromptLenMultiplier, "synthesis-prompt-len-multiplier", 1, "traces: scale each row's unshared input tokens (after its shared hash_id prefix)")
-	fs.Float64Var(&cf.synthesis.PrefixLenMultiplier, "synthesis-prefix-len-multiplier", 1, "traces: stretch each row's shared hash_id prefix (shared blocks stay shared)")
-	fs.IntVar(&cf.synthesis.PrefixRootMultiplier, "synthesis-prefix-root-multiplier", 1, "traces: independent copies of the prefix trees, one drawn per session")
-	fs.Float64Var(&cf.synthesis.OutputLenMultiplier, "synthesis-output-len-multiplier", 1, "traces: scale each recorded output_length")
-	fs.IntVar(&cf.synthesis.MaxISL, "synthesis-max-isl", 0, "traces: drop rows with more input tokens (0: none)")
-	fs.IntVar(&cf.synthesis.MaxOSL, "synthesis-max-osl", 0, "traces: cap output lengths (0: no cap)")
+	fs.Float64Var(&cf.src.Synthesis.PromptLenMultiplier, "synthesis-prompt-len-multiplier", 1, "traces: scale each row's unshared input tokens (after its shared hash_id prefix)")
+	fs.Float64Var(&cf.src.Synthesis.PrefixLenMultiplier, "synthesis-prefix-len-multiplier", 1, "traces: stretch each row's shared hash_id prefix (shared blocks stay shared)")
+	fs.IntVar(&cf.src.Synthesis.PrefixRootMultiplier, "synthesis-prefix-root-multiplier", 1, "traces: independent copies of the prefix trees, one drawn per session")
+	fs.Float64Var(&cf.src.Synthesis.OutputLenMultiplier, "synthesis-output-len-multiplier", 1, "traces: scale each recorded output_length")
+	fs.IntVar(&cf.src.Synthesis.MaxISL, "synthesis-max-isl", 0, "traces: drop rows with more input tokens (0: none)")
+	fs.IntVar(&cf.src.Synthesis.MaxOSL, "synthesis-max-osl", 0, "traces: cap output lengths (0: no cap)")
 
 	// Conversations
 	fs.IntVar(&o.NumSessions, "num-sessions", 0, "number of sessions to send (excludes --request-count)")
@@ -134,7 +122,7 @@ func NewPlan() *Plan {
 	fs.IntVar(&o.PromptPrefixPoolSize, "prompt-prefix-pool-size", 0, "number of random prefixes, one prepended per session")
 	fs.IntVar(&o.PromptPrefixLength, "prompt-prefix-length", 0, "tokens per prefix")
 
-	fs.StringVar(&cf.promptCorpus, "prompt-corpus", "shakespeare", "synthetic text source: shakespeare (the embedded corpus) or a text file")
+	fs.StringVar(&cf.src.PromptCorpus, "prompt-corpus", "shakespeare", "synthetic text source: shakespeare (the embedded corpus) or a text file")
 	fs.IntVarP(&o.PromptBatchSize, "prompt-batch-size", "b", 1, "texts per synthetic embeddings request (embeddings, nim_embeddings, template)")
 
 	// Rankings (synthetic requests of the *_rankings endpoint types)
@@ -184,7 +172,7 @@ func (p *Plan) HelpAll() bool { return *p.cf.helpAll }
 func (p *Plan) Seed() uint64 { return p.cf.seed }
 
 // TokenizerSpec is the tokenizer the plan is compiled with (--tokenizer, else the model id).
-func (p *Plan) TokenizerSpec() string { return p.cf.tokenizerSpec(p.O.Model) }
+func (p *Plan) TokenizerSpec() string { return p.cf.src.TokenizerSpec(p.O.Model) }
 
 // Validate checks the flags on their own (no tokenizer, no input read), so a typo fails at
 // once; the input-dependent checks follow in Compile.
@@ -193,7 +181,7 @@ func (p *Plan) Validate() error {
 	if err := p.cf.apply(p.FS, &o); err != nil {
 		return err
 	}
-	if p.cf.inputFile != "" {
+	if p.cf.src.InputFile != "" {
 		o.Dataset = &dataset.Dataset{} // stands for the input until it is loaded: skips the synthetic-only checks
 	}
 	return o.Validate()
@@ -209,8 +197,8 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 	if err := cf.apply(p.FS, &o); err != nil {
 		return fail(stderr, 2, err)
 	}
-	tokSpec := cf.tokenizerSpec(o.Model)
-	if cf.inputFile != "" {
+	tokSpec := cf.src.TokenizerSpec(o.Model)
+	if cf.src.InputFile != "" {
 		o.Dataset = &dataset.Dataset{}
 	}
 	if err := o.Validate(); err != nil {
@@ -219,26 +207,21 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 	o.Dataset = nil
 
 	lo := tokenizer.EnvLoadOptions(getenv)
-	lo.Revision, lo.TrustRemoteCode, lo.Progress = cf.tokenizerRevision, cf.trustRemoteCode, stderr
+	lo.Revision, lo.TrustRemoteCode, lo.Progress = cf.src.TokenizerRevision, cf.src.TrustRemoteCode, stderr
 	tok, err := tokenizer.LoadWithOptions(tokSpec, lo)
 	if err != nil {
 		return fail(stderr, 2, fmt.Errorf("--tokenizer: %w", err))
 	}
 	o.Tokenizer = tok
-	if o.Corpus, err = cf.corpus(tok); err != nil {
+	if o.Corpus, err = cf.src.Corpus(tok); err != nil {
 		code := 1 // the embedded corpus failing is ours
-		if cf.promptCorpus != "shakespeare" {
+		if cf.src.PromptCorpus != "shakespeare" {
 			code = 2
 		}
 		return fail(stderr, code, err)
 	}
-	if cf.inputFile != "" {
-		o.Dataset, err = dataset.LoadFile(dataset.FileOptions{
-			Path: cf.inputFile, Type: cf.datasetType, BlockSize: cf.blockSize,
-			Tokenizer: tok, Corpus: o.Corpus, Seed: o.Seed,
-			SamplingStrategy: o.SamplingStrategy, NumConversations: o.NumSessions, Synthesis: cf.synthesis,
-			IdleGapCapNs: int64(math.Round(o.TraceIdleGapCapSeconds * 1e9)), MaxLineBytes: cf.maxLineBytes,
-		})
+	if cf.src.InputFile != "" {
+		o.Dataset, err = cf.src.LoadDataset(&o)
 		if err != nil {
 			return fail(stderr, 2, err)
 		}
@@ -278,29 +261,17 @@ func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 	if Changed(fs, "fixed-schedule-end-offset") {
 		o.FixedScheduleEndOffset = &cf.endOffset
 	}
-	if err := cf.synthesis.Check(); err != nil {
+	if err := cf.src.Check(); err != nil {
 		return err
 	}
-	if cf.blockSize < 0 || cf.blockSize > dataset.MaxPromptTokens {
-		return fmt.Errorf("--isl-block-size %d: want tokens in [0, %d]", cf.blockSize, dataset.MaxPromptTokens)
-	}
-	if cf.maxLineBytes < 1 || cf.maxLineBytes > dataset.MaxLineBytesLimit {
-		return fmt.Errorf("--max-line-bytes %d: want bytes in [1, %d]", cf.maxLineBytes, dataset.MaxLineBytesLimit)
-	}
-	if cf.promptCorpus == "random" {
-		return errors.New("--prompt-corpus random (random token ids) is not supported: use shakespeare or a text file")
-	}
-	if cf.publicDataset != "" {
-		return fmt.Errorf("--public-dataset %s: downloading is not supported (plan never uses the network); fetch the file and pass --input-file with --custom-dataset-type", cf.publicDataset)
-	}
-	if cf.inputFile == "" {
+	if cf.src.InputFile == "" {
 		for _, name := range []string{"custom-dataset-type", "isl-block-size", "synthesis-prompt-len-multiplier", "synthesis-prefix-len-multiplier", "synthesis-prefix-root-multiplier", "synthesis-output-len-multiplier", "synthesis-max-isl", "synthesis-max-osl"} {
 			if Changed(fs, name) {
 				return fmt.Errorf("--%s needs --input-file", name)
 			}
 		}
 	}
-	extra, err := parseExtraInputs(cf.extraInputs)
+	extra, err := plan.ParseExtraInputs(cf.extraInputs)
 	if err != nil {
 		return err
 	}
@@ -316,7 +287,7 @@ func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 		}
 		str, isStr := v.(string)
 		if !isStr && l.key == "payload_template" {
-			// A template without actions can be valid JSON, which parseExtraInputs decoded:
+			// A template without actions can be valid JSON, which ParseExtraInputs decoded:
 			// take it back as text.
 			b, err := json.Marshal(v)
 			if err != nil {
@@ -341,111 +312,8 @@ func (cf *planFlags) apply(fs *pflag.FlagSet, o *plan.Options) error {
 		extra = nil
 	}
 	o.ExtraInputs = extra
-	o.PayloadTemplate, err = readTemplate(cf.payloadTemplate)
+	o.PayloadTemplate, err = plan.ReadPayloadTemplate(cf.payloadTemplate)
 	return err
-}
-
-// corpus loads the --prompt-corpus under tok: the embedded one, or a text file.
-func (cf *planFlags) corpus(tok *tokenizer.Tokenizer) (*dataset.Corpus, error) {
-	if cf.promptCorpus == "shakespeare" {
-		return dataset.LoadCorpus(tok)
-	}
-	b, err := os.ReadFile(cf.promptCorpus)
-	if err != nil {
-		return nil, fmt.Errorf("--prompt-corpus: want shakespeare or a text file: %w", err)
-	}
-	c, err := dataset.CorpusFromText(tok, b)
-	if err != nil {
-		return nil, fmt.Errorf("--prompt-corpus %s: %w", cf.promptCorpus, err)
-	}
-	return c, nil
-}
-
-// readTemplate resolves --payload-template: "@FILE", or a value that names an existing file
-// and holds no "{" (AIPerf takes a path there too), is read from that file; anything else is
-// the template source itself.
-func readTemplate(v string) (string, error) {
-	path, fromFile := strings.CutPrefix(v, "@")
-	if !fromFile && v != "" && !strings.Contains(v, "{") {
-		if st, err := os.Stat(v); err == nil && st.Mode().IsRegular() {
-			fromFile = true
-		}
-	}
-	if !fromFile {
-		return v, nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("--payload-template: %w", err)
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return "", fmt.Errorf("--payload-template %s: the file is empty", path)
-	}
-	return string(b), nil
-}
-
-// tokenizerSpec resolves --tokenizer: as given, else the model id when it looks like a
-// HuggingFace one (org/name), else the builtin tokenizer (AIPerf also falls back to its
-// builtin for placeholder model names).
-func (cf *planFlags) tokenizerSpec(model string) string {
-	switch {
-	case cf.tokenizer != "":
-		return cf.tokenizer
-	case strings.Contains(model, "/"):
-		return model
-	}
-	return "builtin"
-}
-
-// parseExtraInputs parses --extra-inputs values: "key:value" with the value read as JSON
-// when it is JSON (true, 128, 0.5, "s", [..], {..}) and as a plain string otherwise, or a
-// whole JSON object. Later values win.
-func parseExtraInputs(vals []string) (map[string]any, error) {
-	if len(vals) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]any)
-	for _, v := range vals {
-		if strings.HasPrefix(strings.TrimSpace(v), "{") {
-			var m map[string]any
-			if err := decodeJSON(v, &m); err != nil {
-				return nil, fmt.Errorf("--extra-inputs %q: invalid JSON object: %v", v, err)
-			}
-			for k, x := range m {
-				out[k] = x
-			}
-			continue
-		}
-		k, raw, ok := strings.Cut(v, ":")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--extra-inputs %q: want key:value or a JSON object", v)
-		}
-		var x any
-		if err := decodeJSON(raw, &x); err != nil {
-			x = raw
-		}
-		out[k] = x
-	}
-	return out, nil
-}
-
-// decodeJSON decodes exactly one JSON value, keeping numbers as written (json.Number), so
-// "min_tokens:128" stays 128 rather than 128.0.
-func decodeJSON(s string, v any) error {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data")
-	}
-	var rest bytes.Buffer
-	if _, err := rest.ReadFrom(dec.Buffered()); err == nil && strings.TrimSpace(rest.String()) != "" {
-		return errors.New("trailing data")
-	}
-	return nil
 }
 
 // spec records every flag after defaults by canonical name, typed; offsets that were not

@@ -153,8 +153,8 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 	// The run's notices, the live export's warnings and the progress come from different
 	// goroutines: one lock keeps each line whole (and a buffer given as stderr safe).
 	lines := &lineWriter{w: stderr}
-	plan, urls, urlStrategy, out, workers, cpus, noPin, apiKey, apiKeyFile, headers, timeout, grace, reuse, sessionHeader, gpuInterval, noGPU, caFile, insecure, spin, maxResponse := r.plan, r.urls, r.urlStrategy, r.out, r.workers, r.cpus, r.noPin, r.apiKey, r.apiKeyFile, r.headers, r.timeout, r.grace, r.reuse, r.sessionHeader, r.gpuInterval, r.noGPU, r.caFile, r.insecure, r.spin, r.maxResponse
-	o := &replay.Options{Plan: *plan, URLs: *urls, URLStrategy: *urlStrategy, OutputDir: *out,
+	planFile, urls, urlStrategy, out, workers, cpus, noPin, apiKey, apiKeyFile, headers, timeout, grace, reuse, sessionHeader, gpuInterval, noGPU, caFile, insecure, spin, maxResponse := r.plan, r.urls, r.urlStrategy, r.out, r.workers, r.cpus, r.noPin, r.apiKey, r.apiKeyFile, r.headers, r.timeout, r.grace, r.reuse, r.sessionHeader, r.gpuInterval, r.noGPU, r.caFile, r.insecure, r.spin, r.maxResponse
+	o := &replay.Options{Plan: *planFile, URLs: *urls, URLStrategy: *urlStrategy, OutputDir: *out,
 		Workers: *workers, NoPin: *noPin, APIKey: *apiKey, Headers: *headers, ConnectionReuse: *reuse,
 		SessionHeader: *sessionHeader, GPUSampleInterval: *gpuInterval, TLSCAFile: *caFile,
 		TLSInsecureSkipVerify: *insecure, Spin: *spin, MaxResponseBytes: *maxResponse, CommandLine: argv, ToolVersion: version.String(),
@@ -193,7 +193,7 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 		}
 		o.CPUs = c
 	}
-	t, err := durationFlag("request-timeout-seconds", *timeout, false)
+	t, err := plan.Seconds("request-timeout-seconds", *timeout, false)
 	if err != nil {
 		return nil, err
 	}
@@ -254,11 +254,11 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 
 // waitOptions sets the readiness probe of o from the --wait-for-model flags.
 func (r *Replay) waitOptions(o *replay.Options) error {
-	wait, err := durationFlag("wait-for-model-timeout", *r.waitTimeout, true)
+	wait, err := plan.Seconds("wait-for-model-timeout", *r.waitTimeout, true)
 	if err != nil {
 		return err
 	}
-	interval, err := durationFlag("wait-for-model-interval", *r.waitInterval, true)
+	interval, err := plan.Seconds("wait-for-model-interval", *r.waitInterval, true)
 	if err != nil {
 		return err
 	}
@@ -426,22 +426,7 @@ func parseGrace(s string) (time.Duration, error) {
 	if err != nil || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("--benchmark-grace-period %q: want seconds (>= 0) or inf", s)
 	}
-	return durationFlag("benchmark-grace-period", v, true)
-}
-
-// durationFlag converts a flag in seconds into a duration: a finite number, positive (or
-// zero when zero is allowed), at most plan.MaxSpan (365 days, the bound of every duration
-// flag: docs/plan-format.md "Bounds"). Out of range is an error naming the flag, never a
-// clamped or wrapped-around duration.
-func durationFlag(name string, v float64, zero bool) (time.Duration, error) {
-	hi := plan.MaxSpan.Seconds()
-	switch {
-	case zero && !(v >= 0 && v <= hi):
-		return 0, fmt.Errorf("--%s %v: want seconds in [0, %d] (365 days)", name, v, int64(hi))
-	case !zero && !(v > 0 && v <= hi):
-		return 0, fmt.Errorf("--%s %v: want seconds in (0, %d] (365 days)", name, v, int64(hi))
-	}
-	return time.Duration(v * float64(time.Second)), nil
+	return plan.Seconds("benchmark-grace-period", v, true)
 }
 
 // lineWriter serializes writes to w: each Write (a line) whole, whichever goroutine makes it.

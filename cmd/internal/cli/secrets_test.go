@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmbench/llmbench/config"
 	"github.com/llmbench/llmbench/redact"
 )
 
@@ -75,7 +76,7 @@ func TestConfigRefusesRedactedCredentials(t *testing.T) {
 		fs.String("system-prompt", "", "")
 		fs.StringArrayP("header", "H", nil, "")
 		fs.StringArray("extra-inputs", nil, "")
-		settings, err := ParseConfig([]byte(c.yaml), "c.yaml", fs, func(string) string { return "" })
+		settings, err := config.Parse([]byte(c.yaml), "c.yaml", ConfigFlags(fs), func(string) string { return "" })
 		if err == nil {
 			err = ApplyConfig(fs, settings, nil, "c.yaml")
 		}

@@ -1,4 +1,4 @@
-package cli
+package config
 
 import (
 	"fmt"
@@ -55,11 +55,11 @@ type v2Section map[string]v2Key
 
 // v2Key is how one v2 key is read.
 type v2Key struct {
-	flag    string                                       // the flag its scalar value sets
-	seconds bool                                         // a duration: 30, "30s", "5m", "1h" in seconds
-	sub     v2Section                                    // a nested mapping
-	fn      func(p *configParser, k, v *yaml.Node) error // anything else
-	ignore  bool                                         // accepted, and means nothing more here (a name)
+	flag    string                                 // the flag its scalar value sets
+	seconds bool                                   // a duration: 30, "30s", "5m", "1h" in seconds
+	sub     v2Section                              // a nested mapping
+	fn      func(p *parser, k, v *yaml.Node) error // anything else
+	ignore  bool                                   // accepted, and means nothing more here (a name)
 }
 
 var (
@@ -74,11 +74,11 @@ var (
 			"disable_warmup_after_first": {fn: v2BoolFlag("profile-run-disable-warmup-after-first", "no-profile-run-disable-warmup-after-first")},
 			"set_consistent_seed":        {fn: v2BoolFlag("set-consistent-seed", "no-set-consistent-seed")},
 		}},
-		"sweep": {fn: (*configParser).v2Sweep},
+		"sweep": {fn: (*parser).v2Sweep},
 	}
 	v2Benchmark = v2Section{
-		"model":  {fn: (*configParser).v2Models},
-		"models": {fn: (*configParser).v2Models},
+		"model":  {fn: (*parser).v2Models},
+		"models": {fn: (*parser).v2Models},
 		"endpoint": {sub: v2Section{
 			"url":                     {fn: v2List("url")},
 			"urls":                    {fn: v2List("url")},
@@ -105,20 +105,20 @@ var (
 			"revision":          {flag: "tokenizer-revision"},
 			"trust_remote_code": {flag: "tokenizer-trust-remote-code"},
 		}},
-		"dataset":  {fn: (*configParser).v2Dataset},
-		"datasets": {fn: (*configParser).v2Dataset},
-		"phases":   {fn: (*configParser).v2Phases},
+		"dataset":  {fn: (*parser).v2Dataset},
+		"datasets": {fn: (*parser).v2Dataset},
+		"phases":   {fn: (*parser).v2Phases},
 		"artifacts": {sub: v2Section{
 			"dir":            {flag: "artifact-dir"},
 			"prefix":         {flag: "profile-export-prefix"},
 			"export_level":   {flag: "export-level"},
 			"slice_duration": {flag: "slice-duration", seconds: true},
 		}},
-		"otel": {fn: (*configParser).v2Otel},
+		"otel": {fn: (*parser).v2Otel},
 	}
 	v2Dataset = v2Section{
 		"name":     {ignore: true},
-		"type":     {fn: (*configParser).v2DatasetType},
+		"type":     {fn: (*parser).v2DatasetType},
 		"entries":  {flag: "num-dataset-entries"},
 		"path":     {flag: "input-file"},
 		"format":   {flag: "custom-dataset-type"},
@@ -181,10 +181,10 @@ var (
 )
 
 // v2 reads a config v2 envelope.
-func (p *configParser) v2(root *yaml.Node) error { return p.v2Mapping(root, v2Envelope, "") }
+func (p *parser) v2(root *yaml.Node) error { return p.v2Mapping(root, v2Envelope, "") }
 
 // v2Mapping reads mapping m by section s; path names it in errors ("benchmark.endpoint").
-func (p *configParser) v2Mapping(m *yaml.Node, s v2Section, path string) error {
+func (p *parser) v2Mapping(m *yaml.Node, s v2Section, path string) error {
 	if m.Kind != yaml.MappingNode {
 		return p.errf(m, "%s: want a mapping", strings.TrimSuffix(path, "."))
 	}
@@ -230,7 +230,7 @@ func known(s v2Section) string {
 }
 
 // v2Scalar sets flag from scalar v (key k at path); seconds reads AIPerf's durations.
-func (p *configParser) v2Scalar(flag string, seconds bool, path string, k, v *yaml.Node) error {
+func (p *parser) v2Scalar(flag string, seconds bool, path string, k, v *yaml.Node) error {
 	if v.Kind != yaml.ScalarNode {
 		return p.errf(v, "%s: want a value", path)
 	}
@@ -263,8 +263,8 @@ func v2Seconds(v string) (string, error) {
 }
 
 // v2List sets a repeatable or list flag from a value or a list of values.
-func v2List(flag string) func(p *configParser, k, v *yaml.Node) error {
-	return func(p *configParser, k, v *yaml.Node) error {
+func v2List(flag string) func(p *parser, k, v *yaml.Node) error {
+	return func(p *parser, k, v *yaml.Node) error {
 		s := Setting{Flag: flag, Key: k.Value, Line: k.Line}
 		switch v.Kind {
 		case yaml.ScalarNode:
@@ -278,7 +278,7 @@ func v2List(flag string) func(p *configParser, k, v *yaml.Node) error {
 		default:
 			return p.errf(v, "%s: want a value or a list", k.Value)
 		}
-		if f := p.fs.Lookup(flag); f != nil && !isArray(f) {
+		if f, ok := p.flags.Lookup(flag); ok && !f.Repeatable {
 			s.Join = true
 		}
 		p.out = append(p.out, s)
@@ -287,8 +287,8 @@ func v2List(flag string) func(p *configParser, k, v *yaml.Node) error {
 }
 
 // v2Map sets a key-value flag (headers, extra inputs) from a mapping.
-func v2Map(flag string) func(p *configParser, k, v *yaml.Node) error {
-	return func(p *configParser, k, v *yaml.Node) error {
+func v2Map(flag string) func(p *parser, k, v *yaml.Node) error {
+	return func(p *parser, k, v *yaml.Node) error {
 		if v.Kind != yaml.MappingNode {
 			return p.errf(v, "%s: want a mapping", k.Value)
 		}
@@ -302,8 +302,8 @@ func v2Map(flag string) func(p *configParser, k, v *yaml.Node) error {
 }
 
 // v2BoolFlag sets the flag for true, its no- form for false.
-func v2BoolFlag(yes, no string) func(p *configParser, k, v *yaml.Node) error {
-	return func(p *configParser, k, v *yaml.Node) error {
+func v2BoolFlag(yes, no string) func(p *parser, k, v *yaml.Node) error {
+	return func(p *parser, k, v *yaml.Node) error {
 		b, err := strconv.ParseBool(v.Value)
 		if err != nil || v.Kind != yaml.ScalarNode {
 			return p.errf(v, "%s: want true or false", k.Value)
@@ -319,15 +319,15 @@ func v2BoolFlag(yes, no string) func(p *configParser, k, v *yaml.Node) error {
 
 // v2MeanStd reads a distribution: a number (the mean) or {mean, stddev} (AIPerf's other
 // distribution kinds are refused by name).
-func v2MeanStd(mean, stddev string) func(p *configParser, k, v *yaml.Node) error {
-	return func(p *configParser, k, v *yaml.Node) error {
+func v2MeanStd(mean, stddev string) func(p *parser, k, v *yaml.Node) error {
+	return func(p *parser, k, v *yaml.Node) error {
 		if v.Kind == yaml.ScalarNode {
 			return p.v2Scalar(mean, false, k.Value, k, v)
 		}
 		return p.v2Mapping(v, v2Section{
 			"mean":   {flag: mean},
 			"stddev": {flag: stddev},
-			"type": {fn: func(p *configParser, k, v *yaml.Node) error {
+			"type": {fn: func(p *parser, k, v *yaml.Node) error {
 				if v.Value != "normal" {
 					return p.errf(v, "%s: a %s distribution is not supported here: give mean and stddev (normal)", k.Value, v.Value)
 				}
@@ -338,7 +338,7 @@ func v2MeanStd(mean, stddev string) func(p *configParser, k, v *yaml.Node) error
 }
 
 // v2Models reads model (a name) or models (a list of names, or {items: [{name}], strategy}).
-func (p *configParser) v2Models(k, v *yaml.Node) error {
+func (p *parser) v2Models(k, v *yaml.Node) error {
 	var names []string
 	add := func(n *yaml.Node) error {
 		switch n.Kind {
@@ -346,8 +346,8 @@ func (p *configParser) v2Models(k, v *yaml.Node) error {
 			names = append(names, n.Value)
 		case yaml.MappingNode:
 			var name string
-			if err := p.v2Mapping(n, v2Section{"name": {fn: func(_ *configParser, _, v *yaml.Node) error { name = v.Value; return nil }},
-				"weight": {fn: func(p *configParser, k, _ *yaml.Node) error {
+			if err := p.v2Mapping(n, v2Section{"name": {fn: func(_ *parser, _, v *yaml.Node) error { name = v.Value; return nil }},
+				"weight": {fn: func(p *parser, k, _ *yaml.Node) error {
 					return p.errf(k, "models: weights are not supported here (round_robin or random)")
 				}}}, "models."); err != nil {
 				return err
@@ -369,7 +369,7 @@ func (p *configParser) v2Models(k, v *yaml.Node) error {
 		}
 	case yaml.MappingNode:
 		if err := p.v2Mapping(v, v2Section{
-			"items": {fn: func(_ *configParser, _, items *yaml.Node) error {
+			"items": {fn: func(_ *parser, _, items *yaml.Node) error {
 				if items.Kind != yaml.SequenceNode {
 					return p.errf(items, "models.items: want a list")
 				}
@@ -393,7 +393,7 @@ func (p *configParser) v2Models(k, v *yaml.Node) error {
 }
 
 // v2Dataset reads dataset (a mapping) or datasets (a list of one).
-func (p *configParser) v2Dataset(k, v *yaml.Node) error {
+func (p *parser) v2Dataset(k, v *yaml.Node) error {
 	if v.Kind == yaml.SequenceNode {
 		if len(v.Content) != 1 {
 			return p.errf(v, "datasets: exactly one dataset (as AIPerf takes today), got %d", len(v.Content))
@@ -404,7 +404,7 @@ func (p *configParser) v2Dataset(k, v *yaml.Node) error {
 }
 
 // v2DatasetType accepts synthetic and file datasets; public ones need the network.
-func (p *configParser) v2DatasetType(k, v *yaml.Node) error {
+func (p *parser) v2DatasetType(k, v *yaml.Node) error {
 	switch v.Value {
 	case "synthetic", "file":
 		return nil
@@ -414,7 +414,7 @@ func (p *configParser) v2DatasetType(k, v *yaml.Node) error {
 
 // v2Phases reads the phases: one mapping (the profiling phase), or a list with at most one
 // warmup and one profiling phase (by kind, else by name).
-func (p *configParser) v2Phases(k, v *yaml.Node) error {
+func (p *parser) v2Phases(k, v *yaml.Node) error {
 	if v.Kind == yaml.MappingNode {
 		return p.v2Phase(v, false)
 	}
@@ -465,11 +465,11 @@ func (p *configParser) v2Phases(k, v *yaml.Node) error {
 }
 
 // v2Phase reads one phase into the profile's flags, or the warmup's.
-func (p *configParser) v2Phase(ph *yaml.Node, warmup bool) error {
+func (p *parser) v2Phase(ph *yaml.Node, warmup bool) error {
 	flag := func(profile, warm string) v2Key {
 		if warmup {
 			if warm == "" {
-				return v2Key{fn: func(p *configParser, k, _ *yaml.Node) error {
+				return v2Key{fn: func(p *parser, k, _ *yaml.Node) error {
 					return p.errf(k, "phases.warmup.%s: a warmup has no %s here", k.Value, k.Value)
 				}}
 			}
@@ -482,7 +482,7 @@ func (p *configParser) v2Phase(ph *yaml.Node, warmup bool) error {
 		if f.fn != nil {
 			return f
 		}
-		return v2Key{fn: func(p *configParser, k, v *yaml.Node) error {
+		return v2Key{fn: func(p *parser, k, v *yaml.Node) error {
 			if v.Kind == yaml.MappingNode {
 				return p.v2Mapping(v, v2Section{"duration": {flag: f.flag, seconds: true}}, k.Value+".")
 			}
@@ -496,7 +496,7 @@ func (p *configParser) v2Phase(ph *yaml.Node, warmup bool) error {
 		}
 	}
 	rate := flag("request-rate", "warmup-request-rate")
-	users := v2Key{fn: func(p *configParser, k, _ *yaml.Node) error {
+	users := v2Key{fn: func(p *parser, k, _ *yaml.Node) error {
 		return p.errf(k, "phases.%s.users: needs type user_centric", k.Value)
 	}}
 	switch typ {
@@ -544,7 +544,7 @@ func (p *configParser) v2Phase(ph *yaml.Node, warmup bool) error {
 			"rate":  flag("request-cancellation-rate", ""),
 			"delay": flag("request-cancellation-delay", ""),
 		}},
-		"exclude_from_results": {fn: func(p *configParser, k, v *yaml.Node) error {
+		"exclude_from_results": {fn: func(p *parser, k, v *yaml.Node) error {
 			if b, err := strconv.ParseBool(v.Value); err != nil || b != warmup {
 				return p.errf(v, "phases.%s.exclude_from_results %s: a warmup is never measured and a profiling phase always is", name, v.Value)
 			}
@@ -555,9 +555,9 @@ func (p *configParser) v2Phase(ph *yaml.Node, warmup bool) error {
 
 // v2Sweep reads sweep: {type: grid, parameters: {concurrency: [...], rate: [...]}}: the two
 // sweeps this tool runs, as the flags' list syntax.
-func (p *configParser) v2Sweep(k, v *yaml.Node) error {
+func (p *parser) v2Sweep(k, v *yaml.Node) error {
 	return p.v2Mapping(v, v2Section{
-		"type": {fn: func(p *configParser, k, v *yaml.Node) error {
+		"type": {fn: func(p *parser, k, v *yaml.Node) error {
 			if v.Value != "grid" {
 				return p.errf(v, "sweep.type %s: only grid sweeps are run here", v.Value)
 			}
@@ -573,11 +573,11 @@ func (p *configParser) v2Sweep(k, v *yaml.Node) error {
 }
 
 // v2Otel reads the otel section: the live export's URL, streams, attributes and provider.
-func (p *configParser) v2Otel(k, v *yaml.Node) error {
+func (p *parser) v2Otel(k, v *yaml.Node) error {
 	var streams []string
 	var line int
-	stream := func(name string) func(p *configParser, k, v *yaml.Node) error {
-		return func(p *configParser, k, v *yaml.Node) error {
+	stream := func(name string) func(p *parser, k, v *yaml.Node) error {
+		return func(p *parser, k, v *yaml.Node) error {
 			b, err := strconv.ParseBool(v.Value)
 			if err != nil {
 				return p.errf(v, "otel.%s: want true or false", k.Value)

@@ -1,22 +1,19 @@
-package main
+package tokenizer
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/llmbench/llmbench/tokenizer"
 )
 
-// FuzzTokenizeJSONL: `plan tokenize --jsonl` over any input either fails as bad input (never
+// FuzzEncodeStreamJSONL: `plan tokenize --jsonl` (EncodeStream, JSONL) over any input either fails as bad input (never
 // another error, never a panic) or prints one line per input line whose ids decode back to
 // that line's text, and in --count mode the number of those ids.
-func FuzzTokenizeJSONL(f *testing.F) {
-	tok, err := tokenizer.Builtin()
+func FuzzEncodeStreamJSONL(f *testing.F) {
+	tok, err := Builtin()
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -37,18 +34,18 @@ func FuzzTokenizeJSONL(f *testing.F) {
 		var ids, counts bytes.Buffer
 		errIDs := tokenizeLines(tok, false, in, &ids)
 		errCount := tokenizeLines(tok, true, in, &counts)
-		var bad *badInput
+		var bad *InputError
 		if (errIDs == nil) != (errCount == nil) {
 			t.Fatalf("ids mode %v, count mode %v", errIDs, errCount)
 		}
 		if errIDs != nil {
-			if !errors.As(errIDs, &bad) || !strings.HasPrefix(bad.msg, "stdin line ") || strings.Contains(bad.msg, "\n") {
+			if !errors.As(errIDs, &bad) || !strings.HasPrefix(bad.Msg, "stdin line ") || strings.Contains(bad.Msg, "\n") {
 				t.Fatalf("error %v is not a one-line bad input naming its line", errIDs)
 			}
 			return
 		}
 		texts := inputTexts(t, in)
-		idLines, countLines := lines(ids.String()), lines(counts.String())
+		idLines, countLines := splitLines(ids.String()), splitLines(counts.String())
 		if len(idLines) != len(texts) || len(countLines) != len(texts) {
 			t.Fatalf("%d input lines gave %d id lines, %d count lines", len(texts), len(idLines), len(countLines))
 		}
@@ -67,14 +64,8 @@ func FuzzTokenizeJSONL(f *testing.F) {
 	})
 }
 
-func tokenizeLines(tok *tokenizer.Tokenizer, count bool, in []byte, out *bytes.Buffer) error {
-	tz := &tokenizeRun{tok: tok, count: count}
-	w := bufio.NewWriter(out)
-	err := tz.lines(bytes.NewReader(in), w)
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	return err
+func tokenizeLines(tok *Tokenizer, count bool, in []byte, out *bytes.Buffer) error {
+	return tok.EncodeStream(bytes.NewReader(in), out, StreamOptions{Count: count, JSONL: true})
 }
 
 // inputTexts is the "text" of each line of an input the command accepted, decoded the way
@@ -82,7 +73,7 @@ func tokenizeLines(tok *tokenizer.Tokenizer, count bool, in []byte, out *bytes.B
 func inputTexts(t *testing.T, in []byte) []string {
 	t.Helper()
 	var texts []string
-	ls := lines(string(in))
+	ls := splitLines(string(in))
 	// A last line without its "\n" that is empty once its "\r" is cut is the end of input.
 	if n := len(ls); n > 0 && !bytes.HasSuffix(in, []byte("\n")) && strings.TrimSuffix(ls[n-1], "\r") == "" {
 		ls = ls[:n-1]
@@ -97,8 +88,8 @@ func inputTexts(t *testing.T, in []byte) []string {
 	return texts
 }
 
-// lines splits s at "\n", without a last empty line after a final "\n".
-func lines(s string) []string {
+// splitLines splits s at "\n", without a last empty line after a final "\n".
+func splitLines(s string) []string {
 	if s == "" {
 		return nil
 	}
