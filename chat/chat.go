@@ -1,6 +1,6 @@
 // Package chat is the chat command's workflow (AIPerf's `aiperf chat`): one conversation
 // with an endpoint, a message at a time, each turn sent through the workers' HTTP client
-// (replay.Single) so that its timings are taken as a run takes them, its reply streamed as
+// (probe.Single) so that its timings are taken as a run takes them, its reply streamed as
 // it arrives, and after it the turn's time to first token, output token throughput,
 // inter-token latency and prompt-cache hits, computed by analyze's own code from the turn's
 // raw record (the same definitions as every export). The command (cmd/chat) parses the
@@ -19,7 +19,7 @@ import (
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/internal/errline"
 	"github.com/llmbench/llmbench/mmapds"
-	"github.com/llmbench/llmbench/replay"
+	"github.com/llmbench/llmbench/replay/probe"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -28,7 +28,7 @@ type Options struct {
 	// Endpoint is the API, with its path set (--custom-endpoint applied).
 	Endpoint *endpoint.Endpoint
 	// Single configures the connection.
-	Single replay.SingleOptions
+	Single probe.SingleOptions
 	// Model, SystemPrompt, MaxTokens and LegacyMaxTokens shape each request.
 	Model, SystemPrompt string
 	MaxTokens           int
@@ -56,7 +56,7 @@ func Run(ctx context.Context, o *Options, stdin io.Reader, stdout, stderr io.Wri
 		fmt.Fprintln(stderr, errline.Format("chat", err))
 		return 2
 	}
-	single, err := replay.NewSingle(o.Single)
+	single, err := probe.NewSingle(o.Single)
 	if err != nil {
 		return bad(err)
 	}
@@ -91,7 +91,7 @@ func exitCode(ctx context.Context, code int) int {
 // session is one conversation.
 type session struct {
 	o       *Options
-	single  *replay.Single
+	single  *probe.Single
 	an      *analyze.RequestAnalyzer
 	history []endpoint.Message
 	stdout  io.Writer

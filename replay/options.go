@@ -17,7 +17,7 @@ import (
 // Defaults, in one place; cmd/replay shows them as flag defaults.
 const (
 	// DefaultRequestTimeout is AIPerf's --request-timeout-seconds default (6 hours).
-	DefaultRequestTimeout = 21600 * time.Second
+	DefaultRequestTimeout = http1.DefaultRequestTimeout
 	// DefaultGracePeriod is AIPerf's --benchmark-grace-period default.
 	DefaultGracePeriod = 30 * time.Second
 	// DefaultGPUSampleInterval is the NVML sampling period.

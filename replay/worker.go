@@ -163,7 +163,7 @@ func newWorker(cfg workerConfig) (*worker, error) {
 		return fail(err)
 	}
 	if w.drv.Timeout <= 0 {
-		w.drv.Timeout = 6 * time.Hour
+		w.drv.Timeout = http1.DefaultRequestTimeout
 	}
 	switch w.drv.Reuse {
 	case ReusePooled, ReuseNever, ReuseSticky:

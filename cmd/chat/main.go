@@ -6,7 +6,7 @@
 //	chat --model M [--url URL]            read messages from stdin, one a line (Ctrl-D ends)
 //	chat --model M --quick [MESSAGE...]   send one message and exit
 //
-// Each turn goes through the workers' HTTP client (replay.Single), so its timings are taken
+// Each turn goes through the workers' HTTP client (probe.Single), so its timings are taken
 // as a run takes them. The conversation so far is sent with every message unless
 // --no-history. Replies stream to stdout, followed by the turn's figures; prompts and notices
 // go to stderr, so stdout holds the conversation only. Exit status: 0 every turn answered, 1 a

@@ -327,6 +327,10 @@ func ClassifyNetErr(c *Conn, err error, gotBytes bool) (Result, error) {
 	return NetError, err
 }
 
+// DefaultRequestTimeout bounds one request, connect to last byte, when nothing else does:
+// AIPerf's --request-timeout-seconds default (6 hours).
+const DefaultRequestTimeout = 21600 * time.Second
+
 // ErrText shortens a network error for the log (errline.Net, the one definition the
 // preflight's messages share): the operation and addresses that net.OpError adds are the
 // same for every request of a run; any other error is logged with its URLs redacted.

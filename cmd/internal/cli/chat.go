@@ -12,6 +12,7 @@ import (
 	"github.com/llmbench/llmbench/internal/version"
 	"github.com/llmbench/llmbench/plan"
 	"github.com/llmbench/llmbench/replay"
+	"github.com/llmbench/llmbench/replay/probe"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -139,7 +140,7 @@ func (c *Chat) Options(args []string, getenv func(string) string) (*chat.Options
 	if err := CheckURL("url", *c.url); err != nil {
 		return nil, err
 	}
-	o.Single = replay.SingleOptions{URL: *c.url, Path: ep.RequestPath(true), Headers: ep.Headers, UserHeaders: *c.headers,
+	o.Single = probe.SingleOptions{URL: *c.url, Path: ep.RequestPath(true), Headers: ep.Headers, UserHeaders: *c.headers,
 		APIKey: key, TLSCAFile: *c.caFile, TLSInsecureSkipVerify: *c.insecure, Timeout: timeout,
 		MaxResponseBytes: *c.maxResponse, UserAgent: "llmbench-chat/" + version.String()}
 	if !o.UseServerTokenCount {

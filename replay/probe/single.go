@@ -1,4 +1,4 @@
-package replay
+package probe
 
 import (
 	"context"
@@ -37,10 +37,10 @@ type SingleOptions struct {
 	UserHeaders []string
 	// APIKey is sent as replay sends it (Authorization: Bearer, or x-api-key to Anthropic).
 	APIKey string
-	// TLSCAFile and TLSInsecureSkipVerify configure https as Options does.
+	// TLSCAFile and TLSInsecureSkipVerify configure https as a run's options do.
 	TLSCAFile             string
 	TLSInsecureSkipVerify bool
-	// Timeout bounds one request, connect to last byte (0: DefaultRequestTimeout).
+	// Timeout bounds one request, connect to last byte (0: http1.DefaultRequestTimeout).
 	Timeout time.Duration
 	// MaxResponseBytes bounds the stored response body (0: DefaultMaxResponseBytes).
 	MaxResponseBytes int64
@@ -68,7 +68,7 @@ func NewSingle(o SingleOptions) (*Single, error) {
 	}
 	s := &Single{t: t, start: time.Now(), timeout: o.Timeout}
 	if s.timeout <= 0 {
-		s.timeout = DefaultRequestTimeout
+		s.timeout = http1.DefaultRequestTimeout
 	}
 	s.eb.Init(o.MaxResponseBytes)
 	http1.ResetResponse(&s.q)
