@@ -1,9 +1,9 @@
 package analyze
 
 import (
-	"math"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/servermetrics"
 )
 
@@ -11,36 +11,9 @@ import (
 // layer (package metricexpr, analyze/judge) name them: a distribution's statistics, and the
 // server and GPU metrics (server.<stable name>, gpu.<field>) with their kinds and units.
 
-// StatNames are the statistics of a distribution (a record metric), in order: avg, min,
-// max, std, sum, count, then PercentileNames.
-var StatNames = func() []string {
-	s := []string{"avg", "min", "max", "std", "sum", "count"}
-	return append(s, PercentileNames[:]...)
-}()
-
-// Stat returns the named statistic (one of StatNames); NaN for another name.
-func (s *Stats) Stat(name string) float64 {
-	switch name {
-	case "avg":
-		return s.Avg
-	case "min":
-		return s.Min
-	case "max":
-		return s.Max
-	case "std":
-		return s.Std
-	case "sum":
-		return s.Sum
-	case "count":
-		return float64(s.Count)
-	}
-	for i, n := range PercentileNames {
-		if n == name {
-			return s.P[i]
-		}
-	}
-	return math.NaN()
-}
+// StatNames are the statistics of a distribution (a record metric), in order
+// (accum.StatNames).
+var StatNames = accum.StatNames
 
 // Name prefixes of the server and GPU metrics.
 const (

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/servermetrics"
 )
@@ -149,9 +150,9 @@ func serverSources(f *servermetrics.File, run int, host string, multiHost bool, 
 	for _, sc := range f.Scrapes {
 		type acc struct {
 			n          int
-			v          total
-			buckets    map[float64]*total
-			sum, count total
+			v          accum.Total
+			buckets    map[float64]*accum.Total
+			sum, count accum.Total
 		}
 		accs := map[key]*acc{}
 		for _, v := range sc.Values {
@@ -165,7 +166,7 @@ func serverSources(f *servermetrics.File, run int, host string, multiHost bool, 
 			}
 			x := accs[k]
 			if x == nil {
-				x = &acc{buckets: map[float64]*total{}}
+				x = &acc{buckets: map[float64]*accum.Total{}}
 				accs[k] = x
 			}
 			if math.IsNaN(v.V) {
@@ -175,22 +176,22 @@ func serverSources(f *servermetrics.File, run int, host string, multiHost bool, 
 			se := &f.Series[v.Series]
 			switch {
 			case m.Kind != servermetrics.KindHistogram:
-				x.v.add(v.V)
+				x.v.Add(v.V)
 				x.n++
 			case strings.HasSuffix(se.Name, "_bucket"):
 				le, err := strconv.ParseFloat(se.Labels["le"], 64)
 				if err == nil {
 					b := x.buckets[le]
 					if b == nil {
-						b = &total{}
+						b = &accum.Total{}
 						x.buckets[le] = b
 					}
-					b.add(v.V)
+					b.Add(v.V)
 				}
 			case strings.HasSuffix(se.Name, "_sum"):
-				x.sum.add(v.V)
+				x.sum.Add(v.V)
 			case strings.HasSuffix(se.Name, "_count"):
-				x.count.add(v.V)
+				x.count.Add(v.V)
 				x.n++
 			}
 		}
@@ -214,14 +215,14 @@ func serverSources(f *servermetrics.File, run int, host string, multiHost bool, 
 				byKey[k] = t
 				out = append(out, t)
 			}
-			p := scrapePoint{t: f.Header.StartUnixNs + sc.TimeNs, v: x.v.value()}
+			p := scrapePoint{t: f.Header.StartUnixNs + sc.TimeNs, v: x.v.Value()}
 			if m.Agg == servermetrics.AggMean {
-				p.v = x.v.div(float64(x.n))
+				p.v = x.v.Div(float64(x.n))
 			}
 			if m.Kind == servermetrics.KindHistogram {
-				p.sum, p.count = x.sum.value(), x.count.value()
+				p.sum, p.count = x.sum.Value(), x.count.Value()
 				for le, n := range x.buckets {
-					p.buckets = append(p.buckets, histBucket{le, n.value()})
+					p.buckets = append(p.buckets, histBucket{le, n.Value()})
 				}
 				slices.SortFunc(p.buckets, func(a, b histBucket) int { return cmp.Compare(a.le, b.le) })
 			}
@@ -355,19 +356,19 @@ func (o *originSeries) series(zero int64) ServerMetricSeries {
 				if i == 0 || p.t <= t.pts[i-1].t {
 					continue
 				}
-				var inc total
+				var inc accum.Total
 				addIncrease(&inc, t.pts[i-1].v, p.v)
-				all = append(all, tv{p.t, inc.div(float64(p.t-t.pts[i-1].t)/1e9) * o.scale})
+				all = append(all, tv{p.t, inc.Div(float64(p.t-t.pts[i-1].t)/1e9) * o.scale})
 			case servermetrics.KindHistogram:
 				if i == 0 {
 					continue
 				}
 				q := t.pts[i-1]
-				var sum, count total
-				sum.addDiff(p.sum, q.sum)
-				count.addDiff(p.count, q.count)
-				if dc := count.value(); dc > 0 {
-					all = append(all, tv{p.t, ratio(&sum, &count) * o.scale})
+				var sum, count accum.Total
+				sum.AddDiff(p.sum, q.sum)
+				count.AddDiff(p.count, q.count)
+				if dc := count.Value(); dc > 0 {
+					all = append(all, tv{p.t, accum.Ratio(&sum, &count) * o.scale})
 				}
 			}
 		}

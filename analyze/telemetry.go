@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -93,8 +94,8 @@ func usableCPU(samples []rawlog.CPUSample) []rawlog.CPUSample {
 
 // cpuDist is the distribution of per-interval CPU use (percent of one core) of every worker,
 // over the sample intervals that overlap the profile window.
-func (a *analysis) cpuDist(parts []*logAnalysis, s *Summary) *dist {
-	d := newDist(a.opts.ExactLimit, catalog[MWorkerCPUUtilization].hdrScale)
+func (a *analysis) cpuDist(parts []*logAnalysis, s *Summary) *accum.Dist {
+	d := accum.NewDist(a.opts.ExactLimit, catalog[MWorkerCPUUtilization].hdrScale)
 	for i, job := range a.in.jobs {
 		if job.Telemetry {
 			continue
@@ -107,7 +108,7 @@ func (a *analysis) cpuDist(parts []*logAnalysis, s *Summary) *dist {
 				continue
 			}
 			cpu := (c[k].UserNs + c[k].SysNs) - (c[k-1].UserNs + c[k-1].SysNs)
-			d.add(float64(cpu) / float64(dt) * 100)
+			d.Add(float64(cpu) / float64(dt) * 100)
 		}
 	}
 	return d
@@ -140,7 +141,7 @@ func gpuSummaries(parts []*logAnalysis, in *input, startWall, endWall int64) []G
 	type acc struct {
 		key                                    gpuKey
 		n                                      int
-		power, util, memUtil, mem, clock, temp *dist
+		power, util, memUtil, mem, clock, temp *accum.Dist
 		firstE, lastE                          rawlog.GPUSample
 		firstEWall, lastEWall                  int64
 		haveE                                  bool
@@ -161,8 +162,8 @@ func gpuSummaries(parts []*logAnalysis, in *input, startWall, endWall int64) []G
 			if x == nil {
 				k := gpuKey{run: r, gpu: g.GPU, uuid: g.UUID}
 				x = &acc{key: k}
-				for _, d := range []**dist{&x.power, &x.util, &x.memUtil, &x.mem, &x.clock, &x.temp} {
-					*d = newDist(1<<20, 1000)
+				for _, d := range []**accum.Dist{&x.power, &x.util, &x.memUtil, &x.mem, &x.clock, &x.temp} {
+					*d = accum.NewDist(1<<20, 1000)
 				}
 				byOrigin[origin] = x
 				byKey[k] = x
@@ -184,9 +185,9 @@ func gpuSummaries(parts []*logAnalysis, in *input, startWall, endWall int64) []G
 				continue
 			}
 			x.n++
-			addIf := func(d *dist, v int64, scale float64) {
+			addIf := func(d *accum.Dist, v int64, scale float64) {
 				if v >= 0 {
-					d.add(float64(v) * scale)
+					d.Add(float64(v) * scale)
 				}
 			}
 			addIf(x.power, g.PowerMilliwatts, 1e-3)
@@ -210,8 +211,8 @@ func gpuSummaries(parts []*logAnalysis, in *input, startWall, endWall int64) []G
 	for _, k := range keys {
 		x := byKey[k]
 		g := GPUSummary{Run: k.run, GPU: k.gpu, UUID: k.uuid, Name: gpuName(in.runs[k.run].Manifest, k.gpu, k.uuid), Samples: x.n,
-			Power: x.power.stats(1), Util: x.util.stats(1), MemUtil: x.memUtil.stats(1),
-			MemUsedGB: x.mem.stats(1), SMClock: x.clock.stats(1), Temp: x.temp.stats(1)}
+			Power: x.power.Stats(1), Util: x.util.Stats(1), MemUtil: x.memUtil.Stats(1),
+			MemUsedGB: x.mem.Stats(1), SMClock: x.clock.Stats(1), Temp: x.temp.Stats(1)}
 		if x.haveE && x.lastEWall > x.firstEWall {
 			// A counter reset gives a negative delta: clamp to 0 like AIPerf.
 			g.EnergyJ = max(0, float64(x.lastE.EnergyMillijoules-x.firstE.EnergyMillijoules)/1e3)
