@@ -1,4 +1,4 @@
-package analyze
+package serverside
 
 import (
 	"math"
@@ -14,8 +14,8 @@ import (
 // histograms quantile estimates from their bucket increases over it. What several runs
 // (shards) read from one origin counts once: a counter's rate and a histogram's increases
 // are taken per run and averaged over the runs of one origin, then summed over origins; a
-// gauge pools every point. Every sum is overflow-free (fsum), and a value that is not
-// finite is reported as such (see Stats).
+// gauge pools every point. Every sum is overflow-free (accum.Total), and a value that is not
+// finite is reported as such (see accum.Stats).
 
 // addIncrease adds a counter's increase from a to b to t, without overflowing where b - a
 // itself would; a counter that went down was reset, and counted from zero again.
@@ -48,9 +48,9 @@ func (t *sourceSeries) bracket(lo, hi int64) (int, int, bool) {
 }
 
 // windowMetrics computes every stable metric over [lo, hi] (wall clock, ns).
-func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
+func windowMetrics(origins []*originSeries, lo, hi int64) []Metric {
 	type acc struct {
-		m          ServerMetric
+		m          Metric
 		d          *accum.Dist
 		scale      float64
 		rate       accum.Total
@@ -64,7 +64,7 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 	get := func(o *originSeries) *acc {
 		x := byName[o.name]
 		if x == nil {
-			x = &acc{m: ServerMetric{Name: o.name, Unit: o.unit, Kind: o.kind, Source: o.source}, scale: o.scale, buckets: map[float64]*accum.Total{}}
+			x = &acc{m: Metric{Name: o.name, Unit: o.unit, Kind: o.kind, Source: o.source}, scale: o.scale, buckets: map[float64]*accum.Total{}}
 			byName[o.name] = x
 			names = append(names, o.name)
 		} else if !strings.Contains(x.m.Source, o.source) {
@@ -168,7 +168,7 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 			x.ok = true
 		}
 	}
-	var out []ServerMetric
+	var out []Metric
 	for _, n := range names {
 		x := byName[n]
 		if !x.ok {
@@ -205,7 +205,7 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 	}
 	// vLLM reports prefix caching as two counters: their ratio is the hit rate.
 	if h, q := byName["server.prefix_cache_hits"], byName["server.prefix_cache_queries"]; h != nil && q != nil && h.ok && q.ok && q.ratioN.Value() > 0 && byName["server.prefix_cache_hit_rate"] == nil {
-		out = append(out, ServerMetric{Name: "server.prefix_cache_hit_rate", Unit: "ratio", Kind: "ratio", Source: h.m.Source + "/" + q.m.Source,
+		out = append(out, Metric{Name: "server.prefix_cache_hit_rate", Unit: "ratio", Kind: "ratio", Source: h.m.Source + "/" + q.m.Source,
 			Avg: accum.Ratio(&h.ratioN, &q.ratioN), Samples: q.m.Samples, Present: true})
 	}
 	return out
