@@ -51,25 +51,12 @@ func (a *analysis) workerHealth(parts []*logAnalysis, s *Summary, notes []string
 	return out, notes
 }
 
-// bracket returns the CPU samples that enclose [lo, hi] as tightly as the samples allow: the
-// last at or before lo (else the first) and the first at or after hi (else the last).
+// bracket returns the CPU samples that enclose [lo, hi] as tightly as the samples allow
+// (accum.Bracket).
 func bracket(samples []rawlog.CPUSample, lo, hi int64) (first, last rawlog.CPUSample, ok bool) {
 	s := usableCPU(samples)
-	if len(s) < 2 {
-		return first, last, false
-	}
-	fi, li := 0, len(s)-1
-	for i := range s {
-		if s[i].TimeNs <= lo {
-			fi = i
-		}
-	}
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i].TimeNs >= hi {
-			li = i
-		}
-	}
-	if s[li].TimeNs <= s[fi].TimeNs {
+	fi, li, ok := accum.Bracket(len(s), func(i int) int64 { return s[i].TimeNs }, lo, hi)
+	if !ok {
 		return first, last, false
 	}
 	return s[fi], s[li], true

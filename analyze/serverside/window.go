@@ -27,24 +27,9 @@ func addIncrease(t *accum.Total, a, b float64) {
 	t.AddDiff(b, a)
 }
 
-// bracket returns the indexes of the points that enclose [lo, hi] as tightly as they allow:
-// the last at or before lo (else the first) and the first at or after hi (else the last).
+// bracket returns the indexes of the points that enclose [lo, hi] (accum.Bracket).
 func (t *sourceSeries) bracket(lo, hi int64) (int, int, bool) {
-	if len(t.pts) < 2 {
-		return 0, 0, false
-	}
-	fi, li := 0, len(t.pts)-1
-	for i, p := range t.pts {
-		if p.t <= lo {
-			fi = i
-		}
-	}
-	for i := len(t.pts) - 1; i >= 0; i-- {
-		if t.pts[i].t >= hi {
-			li = i
-		}
-	}
-	return fi, li, t.pts[li].t > t.pts[fi].t
+	return accum.Bracket(len(t.pts), func(i int) int64 { return t.pts[i].t }, lo, hi)
 }
 
 // windowMetrics computes every stable metric over [lo, hi] (wall clock, ns).
