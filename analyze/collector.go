@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -47,10 +48,10 @@ type collector struct {
 	limit int
 	// budgets, when set, are shared with sibling collectors (the slices of one log), by
 	// MetricID.
-	budgets []budget
+	budgets []accum.Budget
 	// d are the record metrics' distributions, by MetricID; skipped counts, per user
 	// metric, the requests its evaluator gave no value for.
-	d       []*dist
+	d       []*accum.Dist
 	skipped []int64
 
 	valid, errors, gateErrors, good int64
@@ -59,12 +60,12 @@ type collector struct {
 	sent, completed                 int64
 	// Token and item totals: sums of what servers reported (usage counts, items), so
 	// overflow-free float sums, exact for integer totals below 2^53.
-	totalISL, totalOSL            fsum
-	totalOut, totalReason         fsum
-	totalItems                    fsum
-	totalErrISL                   fsum
+	totalISL, totalOSL            accum.Sum
+	totalOut, totalReason         accum.Sum
+	totalItems                    accum.Sum
+	totalErrISL                   accum.Sum
 	oslMismatch, usageDiscrepancy int64
-	usage                         [4]fsum // prompt, completion, total, reasoning
+	usage                         [4]accum.Sum // prompt, completion, total, reasoning
 	usageSeen                     [4]bool
 	gaps, sameRead                int64
 	errs                          map[string]*errAgg
@@ -86,7 +87,7 @@ type collector struct {
 func newCollector(reg *Registry, limit int) *collector {
 	reg = reg.or()
 	n := len(reg.defs)
-	c := &collector{reg: reg, limit: limit, errs: map[string]*errAgg{}, d: make([]*dist, n)}
+	c := &collector{reg: reg, limit: limit, errs: map[string]*errAgg{}, d: make([]*accum.Dist, n)}
 	if len(reg.user) > 0 {
 		c.skipped = make([]int64, n)
 	}
@@ -94,19 +95,15 @@ func newCollector(reg *Registry, limit int) *collector {
 }
 
 // newBudgets returns the shared exact-value budgets of a log's slices, max values each.
-func newBudgets(reg *Registry, max int) []budget {
-	b := make([]budget, len(reg.or().defs))
-	for i := range b {
-		b[i].max = max
-	}
-	return b
+func newBudgets(reg *Registry, max int) []accum.Budget {
+	return accum.Budgets(len(reg.or().defs), max)
 }
 
-func (c *collector) dist(id MetricID) *dist {
+func (c *collector) dist(id MetricID) *accum.Dist {
 	if c.d[id] == nil {
-		c.d[id] = newDist(c.limit, c.reg.defs[id].hdrScale)
+		c.d[id] = accum.NewDist(c.limit, c.reg.defs[id].hdrScale)
 		if c.budgets != nil {
-			c.d[id].budget = &c.budgets[id]
+			c.d[id].Share(&c.budgets[id])
 		}
 	}
 	return c.d[id]
@@ -127,7 +124,7 @@ func (c *collector) add(m *requestMetrics) {
 		if !m.Has[id] || !kept(&c.reg.defs[id], m) {
 			continue
 		}
-		c.dist(id).add(m.Values[id])
+		c.dist(id).Add(m.Values[id])
 	}
 	for _, u := range c.reg.user {
 		if !m.Has[u.id] && (m.Valid || (u.failed && m.Sent)) {
@@ -137,7 +134,7 @@ func (c *collector) add(m *requestMetrics) {
 	if len(m.ICL) > 0 {
 		d := c.dist(MInterChunkLatency)
 		for _, g := range m.ICL {
-			d.add(float64(g))
+			d.Add(float64(g))
 		}
 		c.gaps += int64(len(m.ICL))
 		c.sameRead += int64(m.SameReadGaps)
@@ -145,7 +142,7 @@ func (c *collector) add(m *requestMetrics) {
 	if m.Valid && len(m.EPR) > 0 {
 		d := c.dist(MEventsPerRead)
 		for _, n := range m.EPR {
-			d.add(float64(n))
+			d.Add(float64(n))
 		}
 	}
 	if m.Sent {
@@ -166,7 +163,7 @@ func (c *collector) add(m *requestMetrics) {
 			c.gateErrors++
 		}
 		if m.Has[MErrorISL] {
-			c.totalErrISL.add(m.Values[MErrorISL])
+			c.totalErrISL.Add(m.Values[MErrorISL])
 		}
 		if m.Outcome == rawlog.OutcomeCompleted && m.RequestedOSL > 0 && float64(m.ContentEvents)-float64(m.RequestedOSL) > oslTolerance(m.RequestedOSL) {
 			// It failed once already past the requested length (llama.cpp's "Context size
@@ -185,11 +182,11 @@ func (c *collector) add(m *requestMetrics) {
 	}
 	c.benchWin.add(wall + m.SendNs)
 	c.benchWin.add(wall + m.SendNs + int64(m.Values[MRequestLatency]))
-	c.totalISL.add(math.Trunc(m.Values[MInputSequenceLength]))
-	c.totalOSL.add(math.Trunc(m.Values[MOutputSequenceLength]))
-	c.totalOut.add(math.Trunc(m.Values[MOutputTokenCount]))
-	c.totalReason.add(math.Trunc(m.Values[MReasoningTokenCount]))
-	c.totalItems.add(math.Trunc(m.Values[MItemCount]))
+	c.totalISL.Add(math.Trunc(m.Values[MInputSequenceLength]))
+	c.totalOSL.Add(math.Trunc(m.Values[MOutputSequenceLength]))
+	c.totalOut.Add(math.Trunc(m.Values[MOutputTokenCount]))
+	c.totalReason.Add(math.Trunc(m.Values[MReasoningTokenCount]))
+	c.totalItems.Add(math.Trunc(m.Values[MItemCount]))
 	if m.Has[MOutputSequenceLength] && m.RequestedOSL > 0 {
 		req := float64(m.RequestedOSL)
 		tol := oslTolerance(m.RequestedOSL)
@@ -209,7 +206,7 @@ func (c *collector) add(m *requestMetrics) {
 	}
 	for i, id := range [...]MetricID{MUsagePromptTokens, MUsageCompletionTokens, MUsageTotalTokens, MUsageReasoningTokens} {
 		if m.Has[id] {
-			c.usage[i].add(math.Trunc(m.Values[id]))
+			c.usage[i].Add(math.Trunc(m.Values[id]))
 			c.usageSeen[i] = true
 		}
 	}
@@ -240,7 +237,7 @@ func (c *collector) merge(o *collector) {
 		if o.d[id] == nil {
 			continue
 		}
-		c.dist(MetricID(id)).merge(o.d[id])
+		c.dist(MetricID(id)).Merge(o.d[id])
 	}
 	for id, n := range o.skipped {
 		c.skipped[id] += n
@@ -252,12 +249,12 @@ func (c *collector) merge(o *collector) {
 	c.good += o.good
 	c.sent += o.sent
 	c.completed += o.completed
-	c.totalISL.merge(o.totalISL)
-	c.totalOSL.merge(o.totalOSL)
-	c.totalOut.merge(o.totalOut)
-	c.totalReason.merge(o.totalReason)
-	c.totalItems.merge(o.totalItems)
-	c.totalErrISL.merge(o.totalErrISL)
+	c.totalISL.Merge(o.totalISL)
+	c.totalOSL.Merge(o.totalOSL)
+	c.totalOut.Merge(o.totalOut)
+	c.totalReason.Merge(o.totalReason)
+	c.totalItems.Merge(o.totalItems)
+	c.totalErrISL.Merge(o.totalErrISL)
 	c.oslMismatch += o.oslMismatch
 	c.oslAsked += o.oslAsked
 	c.oslOver += o.oslOver
@@ -266,7 +263,7 @@ func (c *collector) merge(o *collector) {
 	c.serverClosed += o.serverClosed
 	c.usageDiscrepancy += o.usageDiscrepancy
 	for i := range c.usage {
-		c.usage[i].merge(o.usage[i])
+		c.usage[i].Merge(o.usage[i])
 		c.usageSeen[i] = c.usageSeen[i] || o.usageSeen[i]
 	}
 	c.gaps += o.gaps

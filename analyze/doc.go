@@ -5,6 +5,11 @@
 // AIPerf-compatible profile_export_aiperf.json and .csv, time slices) are written from its
 // Summary by analyze/output, which imports analyze; analyze never imports it.
 //
+// Below analyze, and importing no part of it: analyze/accum holds the arithmetic every
+// metric is computed with (overflow-free sums, distributions summarised as Stats);
+// analyze/serverside computes the server and GPU metrics (server_metrics.jsonl, the
+// telemetry logs' GPU samples) that summarise puts into the Summary.
+//
 // The run directories are opened by analyze/rundir (the runs given, their run.json, the
 // plan they were made from, the logs to read), which analyze imports and which imports no
 // part of analyze; the logs themselves are read here (read.go), each record computed as it

@@ -69,21 +69,21 @@ func goodFraction(f *runFacts) scalar {
 
 // Tokens and items.
 
-func outputThroughput(f *runFacts) scalar { return val(f.tokenRun(), f.rate(f.c.totalOSL.value())) }
+func outputThroughput(f *runFacts) scalar { return val(f.tokenRun(), f.rate(f.c.totalOSL.Value())) }
 func totalThroughput(f *runFacts) scalar {
-	return val(f.tokenRun(), f.rate(f.c.totalISL.value()+f.c.totalOSL.value()))
+	return val(f.tokenRun(), f.rate(f.c.totalISL.Value()+f.c.totalOSL.Value()))
 }
 func itemThroughput(f *runFacts) scalar {
-	return val(!f.tokens && f.c.valid > 0 && f.rec[MItemCount] != nil, f.rate(f.c.totalItems.value()))
+	return val(!f.tokens && f.c.valid > 0 && f.rec[MItemCount] != nil, f.rate(f.c.totalItems.Value()))
 }
-func totalISL(f *runFacts) scalar          { return val(f.tokenRun(), f.c.totalISL.value()) }
-func totalOSL(f *runFacts) scalar          { return val(f.tokenRun(), f.c.totalOSL.value()) }
-func totalOutputTokens(f *runFacts) scalar { return val(f.tokenRun(), f.c.totalOut.value()) }
+func totalISL(f *runFacts) scalar          { return val(f.tokenRun(), f.c.totalISL.Value()) }
+func totalOSL(f *runFacts) scalar          { return val(f.tokenRun(), f.c.totalOSL.Value()) }
+func totalOutputTokens(f *runFacts) scalar { return val(f.tokenRun(), f.c.totalOut.Value()) }
 func totalReasoningTokens(f *runFacts) scalar {
-	return val(f.tokenRun() && f.rec[MReasoningTokenCount] != nil, f.c.totalReason.value())
+	return val(f.tokenRun() && f.rec[MReasoningTokenCount] != nil, f.c.totalReason.Value())
 }
 func totalErrorISL(f *runFacts) scalar {
-	return val(f.tokens && f.rec[MErrorISL] != nil, f.c.totalErrISL.value())
+	return val(f.tokens && f.rec[MErrorISL] != nil, f.c.totalErrISL.Value())
 }
 func oslMismatchCount(f *runFacts) scalar {
 	return val(f.rec[MOSLMismatchDiffPct] != nil, float64(f.c.oslMismatch))
@@ -96,7 +96,7 @@ func usageDiscrepancyCount(f *runFacts) scalar {
 // usageSum is the formula of the total of usage field i (prompt, completion, total,
 // reasoning), when any request had it.
 func usageSum(i int) func(*runFacts) scalar {
-	return func(f *runFacts) scalar { return val(f.c.usageSeen[i], f.c.usage[i].value()) }
+	return func(f *runFacts) scalar { return val(f.c.usageSeen[i], f.c.usage[i].Value()) }
 }
 
 // Schedule and client (ours); the whole run's only, except the dispatched rate.
@@ -169,7 +169,7 @@ func totalGPUEnergy(f *runFacts) scalar {
 
 func tokensPerJoule(f *runFacts) scalar {
 	_, _, e, ok := f.gpuTotals()
-	return val(ok && e > 0, f.c.totalOut.value()/e)
+	return val(ok && e > 0, f.c.totalOut.Value()/e)
 }
 
 func energyPerUser(f *runFacts) scalar {

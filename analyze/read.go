@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/analyze/rundir"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
@@ -41,7 +42,7 @@ const maxSlices = 10000
 type logAnalysis struct {
 	all     *collector
 	slices  map[int64]*collector
-	budgets []budget // exact values held by this log's slices, by MetricID
+	budgets []accum.Budget // exact values held by this log's slices, by MetricID
 	warmup  int64
 	warmErr int64
 	seen    int64

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/llmbench/llmbench/analyze/eventmemo"
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
@@ -120,7 +121,7 @@ type processor struct {
 	sc    endpoint.SSEScanner
 	d     endpoint.Delta
 	rawEP *endpoint.Endpoint // parses error events of any API
-	memo  eventTemplate
+	memo  eventmemo.Template
 	// noMemo parses every event in full (tests compare both paths).
 	noMemo bool
 	// times are the content events' arrivals; spans, index for index, the read that
@@ -398,11 +399,11 @@ func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
 		p.d.Done = true
 		return
 	}
-	if text, ok := p.memo.match(ev.Name, ev.Data); ok && !p.noMemo {
-		// Same layout as an event already parsed (eventtemplate.go): only the text differs.
+	if text, ok := p.memo.Match(ev.Name, ev.Data); ok && !p.noMemo {
+		// Same layout as an event already parsed (package eventmemo): only the text differs.
 		c0, r0 := len(p.d.Content), len(p.d.Reasoning)
-		p.memo.apply(&p.d, text)
-		if !p.memo.reasoning && p.ttfoNs < 0 {
+		p.memo.Apply(&p.d, text)
+		if !p.memo.Reasoning() && p.ttfoNs < 0 {
 			p.ttfoNs = t
 		}
 		p.lastDataNs = t
@@ -423,9 +424,9 @@ func (p *processor) event(q *rawlog.Request, ev endpoint.Event) {
 	if !p.noMemo && p.d.ErrorMsg == e0 && p.d.Done == done0 && p.d.Usage == usage0 && p.d.Items == items0 {
 		switch {
 		case len(p.d.Content) > c0 && len(p.d.Reasoning) == r0:
-			p.memo.learn(p.cfg.ep, ev.Name, ev.Data, p.d.Content[c0:], false)
+			p.memo.Learn(p.cfg.ep, ev.Name, ev.Data, p.d.Content[c0:], false)
 		case len(p.d.Reasoning) > r0 && len(p.d.Content) == c0:
-			p.memo.learn(p.cfg.ep, ev.Name, ev.Data, p.d.Reasoning[r0:], true)
+			p.memo.Learn(p.cfg.ep, ev.Name, ev.Data, p.d.Reasoning[r0:], true)
 		}
 	}
 	p.lastDataNs = t

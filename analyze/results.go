@@ -1,6 +1,10 @@
 package analyze
 
-import "math"
+import (
+	"math"
+
+	"github.com/llmbench/llmbench/analyze/accum"
+)
 
 // The run-level results: every metric a collector (the whole run, or one time slice) has
 // values for, and the single values derived from its totals and windows (perrun.go); the
@@ -11,9 +15,9 @@ type resultEnv struct {
 	durNs       int64
 	lost        int64
 	warmup      int64
-	offered     float64 // the plan's own rate (mmapds.Offer.Rate); 0 for a closed loop
-	nominal     float64 // the rate asked for (--request-rate, --user-centric-rate); 0 otherwise
-	cpu         *dist   // worker_cpu_utilization's samples (PerSample)
+	offered     float64     // the plan's own rate (mmapds.Offer.Rate); 0 for a closed loop
+	nominal     float64     // the rate asked for (--request-rate, --user-centric-rate); 0 otherwise
+	cpu         *accum.Dist // worker_cpu_utilization's samples (PerSample)
 	workers     []WorkerSummary
 	gpus        []GPUSummary
 	concurrency int
@@ -40,7 +44,7 @@ func (a *analysis) results(c *collector, env resultEnv) []Result {
 			if def.Sampling == PerSample {
 				d = env.cpu
 			}
-			f.rec[id] = d.stats(def.div)
+			f.rec[id] = d.Stats(def.div)
 		default:
 			v := reg.perRun[id](f)
 			if !v.ok {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/mmapds"
 )
 
@@ -108,7 +109,7 @@ func (a *analysis) choose(p *processor) choice {
 type selected struct {
 	excluded, noValue, ungrouped int64
 	groups                       map[string]*collector
-	budgets                      []budget // exact values held by the groups, by MetricID
+	budgets                      []accum.Budget // exact values held by the groups, by MetricID
 }
 
 // tally counts c and returns the collector of its group, nil when it has none (or the request

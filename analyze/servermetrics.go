@@ -1,8 +1,12 @@
 package analyze
 
 import (
-	"slices"
+	"fmt"
+	"math"
 	"strings"
+
+	"github.com/llmbench/llmbench/analyze/rundir"
+	"github.com/llmbench/llmbench/analyze/serverside"
 )
 
 // Server and GPU metrics on the benchmark's clock (docs/metrics.md "Server metrics"): the
@@ -10,42 +14,43 @@ import (
 // the GPU fields of the telemetry log (NVML or DCGM). Gauges get statistics over the
 // profile window's points, counters a rate over it, histograms quantile estimates from
 // their bucket increases over it; the same per time slice. What the shards of a distributed
-// run read from one server or GPU counts once. This file holds the results (the gates on
-// them are analyze/judge's, their names in namespace.go); servermetrics_sources.go
-// reads the series, servermetrics_window.go computes the statistics.
+// run read from one server or GPU counts once. Package analyze/serverside reads and
+// computes them; this file holds the Summary's lookups (the gates on them are
+// analyze/judge's, their names in namespace.go).
 
-// ServerMetricSeries is one server (or GPU) metric as scraped during the run: one point per
-// scrape (per GPU sample), one series per origin (endpoint or GPU) however many shards
-// scraped it.
-type ServerMetricSeries struct {
-	// Name is the gate name without its statistic ("server.kv_cache_usage",
-	// "gpu.utilization"); Unit its display unit; Labels the series' origin ("endpoint=URL",
-	// "gpu=0 uuid=GPU-..."); Kind "gauge" (V is the value), "counter" (V is the rate since
-	// the previous point) or "histogram_mean" (V is the mean of the observations since the
-	// previous point; intervals without any are left out).
-	Name, Unit, Labels, Kind string
-	// T is seconds since the benchmark start (Summary.StartUnixNs); V the values, in Unit.
-	T []float64
-	V []float64
+// ServerMetricSeries is one server (or GPU) metric as scraped during the run
+// (serverside.Series).
+type ServerMetricSeries = serverside.Series
+
+// ServerMetric is one server or GPU metric over the profile window or a time slice
+// (serverside.Metric).
+type ServerMetric = serverside.Metric
+
+// serverMetrics fills s.ServerSeries, s.ServerMetrics and each slice's ServerMetrics.
+func (a *analysis) serverMetrics(s *Summary, parts []*logAnalysis) {
+	o, notes := serverside.Read(a.in.runs, gpuLogs(a.in.jobs, parts))
+	s.Notes = append(s.Notes, notes...)
+	if o.Empty() {
+		return
+	}
+	s.ServerSeries = o.Series(s.StartUnixNs)
+	s.ServerMetrics = o.Window(s.StartUnixNs, s.EndUnixNs)
+	for i := range s.Slices {
+		sl := &s.Slices[i]
+		sl.ServerMetrics = o.Window(sl.StartUnixNs, sl.EndUnixNs)
+	}
+	s.Notes = append(s.Notes, nonFiniteNotes(s.ServerMetrics)...)
 }
 
-// ServerMetric is one server or GPU metric over the profile window (or a time slice).
-type ServerMetric struct {
-	// Name is the gate name without its statistic ("server.kv_cache_usage"); Unit its display
-	// unit; Kind "gauge", "counter", "histogram" (Avg, P50, P99 are estimates from the
-	// buckets, Min and Max unknown) or "ratio" (Avg only, a ratio of two counters'
-	// increases); Source what it came from ("vllm:kv_cache_usage_perc", "nvml", "dcgm").
-	Name, Unit, Kind, Source string
-	// Avg, Min, Max, P50, P99 are a gauge's statistics over the points in the window,
-	// pooled over endpoints and GPUs; Rate is a counter's increase per second over it,
-	// summed over endpoints (each counted once, however many shards scraped it). A value
-	// that is not finite is reported as such (see Stats; null in JSON).
-	Avg, Min, Max, P50, P99, Rate float64
-	// Samples is the number of points (a histogram's observations) the values rest on.
-	Samples int64
-	// Present is true for every metric in Summary.ServerMetrics; a zero ServerMetric from a
-	// lookup that found nothing has it false.
-	Present bool
+// gpuLogs are the GPU samples of the logs read (parts, by job).
+func gpuLogs(jobs []rundir.Log, parts []*logAnalysis) []serverside.GPULog {
+	var out []serverside.GPULog
+	for i, p := range parts {
+		if p != nil && len(p.gpu) > 0 {
+			out = append(out, serverside.GPULog{Log: jobs[i], Samples: p.gpu})
+		}
+	}
+	return out
 }
 
 // ServerMetric returns the named metric ("server.kv_cache_usage", "gpu.utilization").
@@ -56,41 +61,6 @@ func (s *Summary) ServerMetric(name string) ServerMetric {
 		}
 	}
 	return ServerMetric{}
-}
-
-// Statistics each kind of server metric has, for gates.
-var serverStats = map[string][]string{
-	"gauge":     {"avg", "min", "max", "p50", "p99"},
-	"histogram": {"avg", "p50", "p99"},
-	"counter":   {"rate"},
-	"ratio":     {"avg"},
-}
-
-// StatNames are the statistics the metric's kind has (avg, min, max, p50, p99, rate).
-func (m ServerMetric) StatNames() []string { return serverStats[m.Kind] }
-
-// Has reports whether the metric's kind has the statistic stat (avg, min, max, p50, p99,
-// rate): a reporter shows the others as absent, never as 0.
-func (m ServerMetric) Has(stat string) bool { return slices.Contains(serverStats[m.Kind], stat) }
-
-// Stat returns the named statistic, false when the metric's kind has none by that name.
-func (m ServerMetric) Stat(name string) (float64, bool) {
-	if !slices.Contains(serverStats[m.Kind], name) {
-		return 0, false
-	}
-	switch name {
-	case "avg":
-		return m.Avg, true
-	case "min":
-		return m.Min, true
-	case "max":
-		return m.Max, true
-	case "p50":
-		return m.P50, true
-	case "p99":
-		return m.P99, true
-	}
-	return m.Rate, true
 }
 
 // TTFTComparison is the server's TTFT histogram next to the client's TTFT over the same
@@ -122,4 +92,26 @@ func (s *Summary) HasServerSeries() bool {
 		}
 	}
 	return false
+}
+
+// nonFiniteNotes say which statistics are not finite (null in the JSON exports;
+// docs/metrics.md "Values that are not finite").
+func nonFiniteNotes(ms []ServerMetric) []string {
+	var out []string
+	for i := range ms {
+		m := &ms[i]
+		var bad []string
+		for _, st := range ServerStats(m.Kind) {
+			if v, _ := m.Stat(st); math.IsNaN(v) {
+				bad = append(bad, st+" NaN")
+			} else if math.IsInf(v, 0) {
+				bad = append(bad, st+" "+FormatNumber(v))
+			}
+		}
+		if len(bad) > 0 {
+			out = append(out, fmt.Sprintf("server metrics: %s is not finite (%s): the server reported infinite values, or values whose statistics are beyond float64; JSON exports write them as null",
+				m.Name, strings.Join(bad, ", ")))
+		}
+	}
+	return out
 }

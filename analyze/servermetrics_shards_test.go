@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmbench/llmbench/analyze/serverside"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/servermetrics"
 )
@@ -146,7 +147,7 @@ func TestShardsCountServerOnce(t *testing.T) {
 	}
 	// 300 W over the window and its grace, within a sample interval at each end.
 	for _, s := range []*Summary{one, both} {
-		want := 300 * (float64(s.EndUnixNs-s.StartUnixNs+energyGraceNs) / 1e9)
+		want := 300 * (float64(s.EndUnixNs-s.StartUnixNs+serverside.EnergyGraceNs) / 1e9)
 		if e := s.ResultOf(MTotalGPUEnergy); e == nil || math.Abs(e.Value-want) > 2*30 {
 			t.Errorf("%d shard(s): total_gpu_energy %v, want the GPU's %v J once", len(s.RunDirs), e, want)
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 )
@@ -165,9 +166,9 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 		part.nodes = nil
 	}
 	meta := p.Meta()
-	dists := make([]*dist, len(sessionDefs))
+	dists := make([]*accum.Dist, len(sessionDefs))
 	for i := range dists {
-		dists[i] = newDist(a.opts.ExactLimit, 1)
+		dists[i] = accum.NewDist(a.opts.ExactLimit, 1)
 	}
 	const (
 		dLatency = iota
@@ -280,7 +281,7 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 			}
 			if turnEnd >= 0 && childEnd >= 0 {
 				wait := max(0, childEnd-turnEnd)
-				dists[dWait].add(float64(wait))
+				dists[dWait].Add(float64(wait))
 				if wait > 0 {
 					out.Branch.ParentsSuspended++
 					if n.send >= 0 {
@@ -296,9 +297,9 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 			out.Incomplete++
 		default:
 			out.Completed++
-			dists[dLatency].add(float64(last - first))
+			dists[dLatency].Add(float64(last - first))
 		}
-		dists[dRequests].add(float64(requests))
+		dists[dRequests].Add(float64(requests))
 		subagents, depth := 0, 0
 		lane := SessionLane{Session: r0.Session}
 		for _, k := range order {
@@ -327,15 +328,15 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 				b.ChildrenTruncated++
 			default:
 				b.ChildrenCompleted++
-				dists[dSubLatency].add(float64(acc.last - acc.first))
+				dists[dSubLatency].Add(float64(acc.last - acc.first))
 			}
 			if acc.delayed {
 				b.ChildrenDelayed++
 			}
-			dists[dSubRequests].add(float64(acc.requests))
+			dists[dSubRequests].Add(float64(acc.requests))
 		}
-		dists[dSubagents].add(float64(subagents))
-		dists[dDepth].add(float64(depth))
+		dists[dSubagents].Add(float64(subagents))
+		dists[dDepth].Add(float64(depth))
 		if len(out.Lanes) < maxLanes && len(lane.Agents) > 0 {
 			slices.SortStableFunc(lane.Agents, func(x, y AgentSpan) int { return agentOrder(meta, x.Agent, y.Agent) })
 			out.Lanes = append(out.Lanes, lane)
@@ -347,7 +348,7 @@ func (a *analysis) sessions(s *Summary, parts []*logAnalysis) {
 	}
 	for i, d := range dists {
 		def := sessionDefs[i]
-		if st := d.stats(def.div); st != nil {
+		if st := d.Stats(def.div); st != nil {
 			out.Results = append(out.Results, Result{MetricDef: def, Stats: st})
 		}
 	}

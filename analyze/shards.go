@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/analyze/rundir"
 	"github.com/llmbench/llmbench/rawlog"
 )
@@ -135,7 +136,7 @@ func (rep *ShardReport) judgeClocks(o *Options) {
 }
 
 // shardLag collects each shard's dispatch lag, for its own verdict.
-type shardLag map[int]*dist
+type shardLag map[int]*accum.Dist
 
 func (sl shardLag) add(run int, c *collector, limit int) {
 	if sl == nil || c == nil || c.d[MDispatchLag] == nil {
@@ -143,10 +144,10 @@ func (sl shardLag) add(run int, c *collector, limit int) {
 	}
 	d := sl[run]
 	if d == nil {
-		d = newDist(limit, catalog[MDispatchLag].hdrScale)
+		d = accum.NewDist(limit, catalog[MDispatchLag].hdrScale)
 		sl[run] = d
 	}
-	d.merge(c.d[MDispatchLag])
+	d.Merge(c.d[MDispatchLag])
 }
 
 // judgeShards gives each shard its own verdict, from its dispatch lag and its workers.
@@ -159,7 +160,7 @@ func (a *analysis) judgeShards(s *Summary, lags shardLag) {
 		sh := &rep.Shards[i]
 		sub := &Summary{}
 		if d := lags[sh.run]; d != nil {
-			if st := d.stats(catalog[MDispatchLag].div); st != nil {
+			if st := d.Stats(catalog[MDispatchLag].div); st != nil {
 				sub.Results = []Result{{MetricDef: catalog[MDispatchLag], Stats: st}}
 			}
 		}

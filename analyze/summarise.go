@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze/rundir"
+	"github.com/llmbench/llmbench/analyze/serverside"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/redact"
@@ -181,7 +182,7 @@ func (a *analysis) wholeResults(s *Summary, parts []*logAnalysis, m *merged) {
 	meta := a.in.meta
 	s.Workers, s.Notes = a.workerHealth(parts, s, s.Notes)
 	cpuDist := a.cpuDist(parts, s)
-	s.GPUs = gpuSummaries(parts, a.in, s.StartUnixNs, s.EndUnixNs)
+	s.GPUs = serverside.GPUSummaries(a.in.runs, gpuLogs(a.in.jobs, parts), s.StartUnixNs, s.EndUnixNs)
 	s.Results = a.results(m.all, resultEnv{durNs: s.EndUnixNs - s.StartUnixNs, lost: s.Counts.Lost, warmup: s.Counts.WarmupSeen,
 		offered: a.in.offer.Rate(), nominal: nominalOf(meta), cpu: cpuDist, workers: s.Workers, gpus: s.GPUs, concurrency: meta.Concurrency, whole: true})
 	s.Errors = m.all.errorCounts()

@@ -1,4 +1,4 @@
-package analyze
+package accum
 
 import (
 	"math"
@@ -8,15 +8,15 @@ import (
 )
 
 func TestStatsPopulationStd(t *testing.T) {
-	d := newDist(100, 1)
+	d := NewDist(100, 1)
 	for _, v := range []float64{2, 4, 4, 4, 5, 5, 7, 9} {
-		d.add(v)
+		d.Add(v)
 	}
-	s := d.stats(1)
+	s := d.Stats(1)
 	if s.Std != 2 || s.Avg != 5 || s.Count != 8 || s.Sum != 40 || s.Min != 2 || s.Max != 9 || s.Approx {
 		t.Fatalf("stats %+v; want avg 5 std 2 (population) sum 40", s)
 	}
-	if s := newDist(10, 1).stats(1); s != nil {
+	if s := NewDist(10, 1).Stats(1); s != nil {
 		t.Fatalf("empty distribution gave %+v", s)
 	}
 }
@@ -43,20 +43,20 @@ func TestStatsNonFinite(t *testing.T) {
 	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 	for _, c := range cases {
 		for _, limit := range []int{100, 1} { // exact, then histogram mode
-			d := newDist(limit, 1)
+			d := NewDist(limit, 1)
 			for _, v := range c.in {
-				d.add(v)
+				d.Add(v)
 			}
-			s := d.stats(1)
+			s := d.Stats(1)
 			if s == nil || s.Count != c.count || s.NaN != c.nans || !same(s.Sum, c.sum) || !same(s.Avg, c.avg) ||
 				!same(s.Min, c.min) || !same(s.Max, c.max) || !same(s.P[4], c.p50) || !same(s.P[8], c.p99) || !same(s.Std, c.std) {
 				t.Errorf("%s (limit %d): %+v", c.name, limit, s)
 			}
 		}
 	}
-	d := newDist(10, 1)
-	d.add(nan)
-	if s := d.stats(1); s != nil {
+	d := NewDist(10, 1)
+	d.Add(nan)
+	if s := d.Stats(1); s != nil {
 		t.Errorf("only NaN: %+v, want no statistics", s)
 	}
 }
@@ -67,11 +67,11 @@ func TestStatsNonFinite(t *testing.T) {
 // plain sums gave.
 func TestStatsNoOverflow(t *testing.T) {
 	for _, limit := range []int{100, 1} {
-		d := newDist(limit, 1)
+		d := NewDist(limit, 1)
 		for _, v := range []float64{1.7e308, -1.7e308, 1.7e308, 1.7e308} {
-			d.add(v)
+			d.Add(v)
 		}
-		s := d.stats(1)
+		s := d.Stats(1)
 		if s.Avg != 0.85e308 || s.Min != -1.7e308 || s.Max != 1.7e308 || math.IsNaN(s.Std) || math.IsInf(s.Std, 0) ||
 			math.Abs(s.Std-math.Sqrt(3)*0.85e308)/s.Std > 1e-12 || !math.IsInf(s.Sum, 1) {
 			t.Errorf("limit %d: %+v", limit, s)
@@ -82,21 +82,21 @@ func TestStatsNoOverflow(t *testing.T) {
 			}
 		}
 		// A true sum beyond float64.
-		e := newDist(limit, 1)
-		e.add(1.7e308)
-		e.add(1.7e308)
-		if st := e.stats(1); !math.IsInf(st.Sum, 1) || st.Avg != 1.7e308 || st.Std != 0 {
+		e := NewDist(limit, 1)
+		e.Add(1.7e308)
+		e.Add(1.7e308)
+		if st := e.Stats(1); !math.IsInf(st.Sum, 1) || st.Avg != 1.7e308 || st.Std != 0 {
 			t.Errorf("limit %d: sum of two 1.7e308: %+v", limit, st)
 		}
 		// The same as unscaled sums for ordinary values.
-		f := newDist(limit, 1)
+		f := NewDist(limit, 1)
 		var sum float64
 		for i := range 50 {
 			v := float64(i*i) * 1.37e6
-			f.add(v)
+			f.Add(v)
 			sum += v
 		}
-		if st := f.stats(1e6); st.Avg != sum/50/1e6 && math.Abs(st.Avg-sum/50/1e6) > 1e-9 {
+		if st := f.Stats(1e6); st.Avg != sum/50/1e6 && math.Abs(st.Avg-sum/50/1e6) > 1e-9 {
 			t.Errorf("limit %d: avg %v, want %v", limit, st.Avg, sum/50/1e6)
 		}
 	}
@@ -106,14 +106,14 @@ func TestStatsNoOverflow(t *testing.T) {
 // digits of the exact values, with exact count, mean, min and max, negative values included.
 func TestStatsHistogramFallback(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	exact := newDist(1<<30, 1)
-	approx := newDist(1000, 1)
+	exact := NewDist(1<<30, 1)
+	approx := NewDist(1000, 1)
 	for i := 0; i < 200_000; i++ {
 		v := math.Exp(r.NormFloat64())*20e6 - 2e6 // latencies in ns, some negative
-		exact.add(v)
-		approx.add(v)
+		exact.Add(v)
+		approx.Add(v)
 	}
-	e, a := exact.stats(nsToMs), approx.stats(nsToMs)
+	e, a := exact.Stats(1e6), approx.Stats(1e6) // ns to ms
 	if !a.Approx || e.Approx {
 		t.Fatalf("approx flags %v %v", e.Approx, a.Approx)
 	}
@@ -138,33 +138,33 @@ func TestStatsMergeDeterministic(t *testing.T) {
 	for i := range vals {
 		vals[i] = r.Float64() * 1e7
 	}
-	whole := newDist(1<<20, 1)
+	whole := NewDist(1<<20, 1)
 	for _, v := range vals {
-		whole.add(v)
+		whole.Add(v)
 	}
-	parts := []*dist{newDist(1<<20, 1), newDist(1<<20, 1), newDist(1<<20, 1)}
+	parts := []*Dist{NewDist(1<<20, 1), NewDist(1<<20, 1), NewDist(1<<20, 1)}
 	rev := slices.Clone(vals)
 	slices.Reverse(rev)
 	for i, v := range rev {
-		parts[i%3].add(v)
+		parts[i%3].Add(v)
 	}
-	merged := newDist(1<<20, 1)
+	merged := NewDist(1<<20, 1)
 	for _, p := range parts {
-		merged.merge(p)
+		merged.Merge(p)
 	}
-	if a, b := *whole.stats(1), *merged.stats(1); a != b {
+	if a, b := *whole.Stats(1), *merged.Stats(1); a != b {
 		t.Fatalf("merged %+v\nwhole  %+v", b, a)
 	}
 }
 
 func TestStatsMergeIntoHistogram(t *testing.T) {
-	a, b := newDist(100, 1), newDist(100, 1)
+	a, b := NewDist(100, 1), NewDist(100, 1)
 	for i := 0; i < 80; i++ {
-		a.add(float64(i))
-		b.add(float64(i + 80))
+		a.Add(float64(i))
+		b.Add(float64(i + 80))
 	}
-	a.merge(b)
-	s := a.stats(1)
+	a.Merge(b)
+	s := a.Stats(1)
 	if !s.Approx || s.Count != 160 || s.Min != 0 || s.Max != 159 {
 		t.Fatalf("%+v", s)
 	}

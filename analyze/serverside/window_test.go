@@ -1,4 +1,4 @@
-package analyze
+package serverside
 
 import (
 	"math"
@@ -37,7 +37,7 @@ func TestWindowMetrics(t *testing.T) {
 			{t: 3 * s, sum: 3, count: 30, buckets: []histBucket{{0.01, 5}, {0.1, 30}, {math.Inf(1), 30}}}}}
 	origins := byOrigin([]*sourceSeries{gauge, counter, hist})
 	ms := windowMetrics(origins, 1*s, 3*s)
-	by := map[string]ServerMetric{}
+	by := map[string]Metric{}
 	for _, m := range ms {
 		by[m.Name] = m
 	}
@@ -90,7 +90,7 @@ func TestWindowMetricsNonFinite(t *testing.T) {
 			{t: 0, sum: -1.7e308, count: 0, buckets: []histBucket{{1e308, 0}, {inf, 0}}},
 			{t: 2 * s, sum: 1.7e308, count: 4e300, buckets: []histBucket{{1e308, 4e300}, {inf, 4e300}}}}},
 	}
-	by := map[string]ServerMetric{}
+	by := map[string]Metric{}
 	for _, m := range windowMetrics(byOrigin(series), 0, 2*s) {
 		by[m.Name] = m
 	}

@@ -1,23 +1,23 @@
-package analyze
+package accum
 
 import "math"
 
 // Sums over values from outside (a server's gauges and counters, usage token counts, DCGM
 // fields) must not overflow: two gauges at 1e308 have a mean of 1e308, not +Inf, and a
-// spread of 2e308 must not turn a percentile into NaN. fsum keeps a sum scaled by a power of
+// spread of 2e308 must not turn a percentile into NaN. Sum keeps a sum scaled by a power of
 // two, so no partial sum outgrows the number of terms; scaling by a power of two is exact,
 // so a sum that fits a float64 comes out bit for bit as the plain compensated sum would.
 
-// fsum is an overflow-free Neumaier-compensated sum of finite values: the sum is
+// Sum is an overflow-free Neumaier-compensated sum of finite values: the sum is
 // (s + c)·2^exp, exp being the binary exponent of the largest term so far (never below 0).
-// NaN and infinite terms are the caller's to count: add ignores them.
-type fsum struct {
+// NaN and infinite terms are the caller's to count: Add ignores them.
+type Sum struct {
 	s, c float64
 	exp  int
 }
 
-// add adds v.
-func (a *fsum) add(v float64) {
+// Add adds v.
+func (a *Sum) Add(v float64) {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return
 	}
@@ -28,7 +28,7 @@ func (a *fsum) add(v float64) {
 }
 
 // addScaled adds x, a term already divided by 2^a.exp.
-func (a *fsum) addScaled(x float64) {
+func (a *Sum) addScaled(x float64) {
 	t := a.s + x
 	if math.Abs(a.s) >= math.Abs(x) {
 		a.c += (a.s - t) + x
@@ -39,13 +39,13 @@ func (a *fsum) addScaled(x float64) {
 }
 
 // rescale changes the scale to 2^e (e > a.exp).
-func (a *fsum) rescale(e int) {
+func (a *Sum) rescale(e int) {
 	a.s, a.c = math.Ldexp(a.s, a.exp-e), math.Ldexp(a.c, a.exp-e)
 	a.exp = e
 }
 
-// merge adds the terms of o.
-func (a *fsum) merge(o fsum) {
+// Merge adds the terms of o.
+func (a *Sum) Merge(o Sum) {
 	if o.exp > a.exp {
 		a.rescale(o.exp)
 	}
@@ -53,14 +53,14 @@ func (a *fsum) merge(o fsum) {
 	a.addScaled(math.Ldexp(o.c, o.exp-a.exp))
 }
 
-// value is the sum: ±Inf only when the true sum is beyond float64.
-func (a *fsum) value() float64 { return math.Ldexp(a.s+a.c, a.exp) }
+// Value is the sum: ±Inf only when the true sum is beyond float64.
+func (a *Sum) Value() float64 { return math.Ldexp(a.s+a.c, a.exp) }
 
-// div is the sum divided by d (a count, a duration, a unit), computed before the scale is
+// Div is the sum divided by d (a count, a duration, a unit), computed before the scale is
 // put back so that a quotient within float64 stays finite whatever the sum.
-func (a *fsum) div(d float64) float64 { return math.Ldexp((a.s+a.c)/d, a.exp) }
+func (a *Sum) Div(d float64) float64 { return math.Ldexp((a.s+a.c)/d, a.exp) }
 
-// scaleExp is the exponent fsum would scale finite values of largest magnitude m by: their
+// scaleExp is the exponent Sum would scale finite values of largest magnitude m by: their
 // binary exponent, never below 0.
 func scaleExp(m float64) int {
 	_, e := math.Frexp(m)
@@ -110,51 +110,54 @@ func (n nonFinite) apply(f float64) float64 {
 	return f
 }
 
-// total is a sum of any terms, by IEEE rules but without overflow: the finite terms in an
-// fsum, the others counted, so that the value is infinite only when a term was (or the true
+// Total is a sum of any terms, by IEEE rules but without overflow: the finite terms in an
+// Sum, the others counted, so that the value is infinite only when a term was (or the true
 // sum is beyond float64), and NaN when a term was NaN or infinities of both signs met.
-type total struct {
-	f   fsum
+type Total struct {
+	f   Sum
 	inf nonFinite
 }
 
-func (t *total) add(v float64) {
+// Add adds v, counting it when it is not finite.
+func (t *Total) Add(v float64) {
 	if !t.inf.count(v) {
-		t.f.add(v)
+		t.f.Add(v)
 	}
 }
 
-// addDiff adds b - a without overflowing where the difference itself would.
-func (t *total) addDiff(b, a float64) {
+// AddDiff adds b - a without overflowing where the difference itself would.
+func (t *Total) AddDiff(b, a float64) {
 	if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(b) || math.IsInf(b, 0) {
-		t.add(b - a)
+		t.Add(b - a)
 		return
 	}
-	t.f.add(b)
-	t.f.add(-a)
+	t.f.Add(b)
+	t.f.Add(-a)
 }
 
-func (t *total) merge(o *total) {
-	t.f.merge(o.f)
+// Merge adds the terms of o.
+func (t *Total) Merge(o *Total) {
+	t.f.Merge(o.f)
 	t.inf.merge(o.inf)
 }
 
-func (t *total) value() float64 { return t.inf.apply(t.f.value()) }
+// Value is the sum by IEEE rules (see Total).
+func (t *Total) Value() float64 { return t.inf.apply(t.f.Value()) }
 
-// divided is t divided by d, kept as a total: a mean of sums each beyond float64 stays
+// Divided is t divided by d, kept as a Total: a mean of sums each beyond float64 stays
 // usable in a ratio.
-func (t *total) divided(d float64) *total {
-	return &total{f: fsum{s: t.f.s / d, c: t.f.c / d, exp: t.f.exp}, inf: t.inf}
+func (t *Total) Divided(d float64) *Total {
+	return &Total{f: Sum{s: t.f.s / d, c: t.f.c / d, exp: t.f.exp}, inf: t.inf}
 }
 
-// div is the sum divided by d, finite whenever the quotient fits a float64.
-func (t *total) div(d float64) float64 { return t.inf.apply(t.f.div(d)) }
+// Div is the sum divided by d, finite whenever the quotient fits a float64.
+func (t *Total) Div(d float64) float64 { return t.inf.apply(t.f.Div(d)) }
 
-// ratio is a / b, finite whenever the quotient fits a float64 (NaN when b is 0 or either
+// Ratio is a / b, finite whenever the quotient fits a float64 (NaN when b is 0 or either
 // side is NaN, as IEEE division gives).
-func ratio(a, b *total) float64 {
+func Ratio(a, b *Total) float64 {
 	if a.inf != (nonFinite{}) || b.inf != (nonFinite{}) {
-		return a.value() / b.value()
+		return a.Value() / b.Value()
 	}
 	num, den := a.f.s+a.f.c, b.f.s+b.f.c
 	if den == 0 {
@@ -163,9 +166,9 @@ func ratio(a, b *total) float64 {
 	return math.Ldexp(num/den, a.f.exp-b.f.exp)
 }
 
-// clampInt64 converts v to int64, saturating where Go's conversion is undefined: a count
+// ClampInt64 converts v to int64, saturating where Go's conversion is undefined: a count
 // from outside may be any float. NaN is 0.
-func clampInt64(v float64) int64 {
+func ClampInt64(v float64) int64 {
 	switch {
 	case math.IsNaN(v):
 		return 0

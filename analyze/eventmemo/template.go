@@ -1,4 +1,4 @@
-package analyze
+package eventmemo
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 // A stream's content events are nearly always the same JSON with a different text in one
 // string: vLLM, SGLang and TensorRT-LLM repeat the id, created, model and choice layout in
-// every chunk. eventTemplate remembers that layout (the bytes before and after the text) from an
+// every chunk. Template remembers that layout (the bytes before and after the text) from an
 // event the endpoint parser handled, so the next events of the same layout are read without
 // parsing JSON: the one difference is a plain string, which the parser would append as is.
 // This is what lets analysis keep up with millions of events per second per core.
@@ -17,12 +17,12 @@ import (
 // The memo is a cache of the parser, never a second judge: it is learned only when it is
 // provably equivalent to parsing. The text occurs once in the event as a plain JSON string
 // (no escapes, valid UTF-8), and a probe event with a different text in its place, parsed
-// into an empty Delta, gives exactly what apply would: that text in the same field, the same
+// into an empty Delta, gives exactly what Apply would: that text in the same field, the same
 // end marker (so a stream the memo read is judged complete or cut exactly as the parser would
 // judge it), and nothing else: no usage, no end, no items, no error. The memo outlives a
 // request (a worker's requests share one layout), so everything the parser would have set
-// must come from apply, never from an earlier request's parse.
-type eventTemplate struct {
+// must come from Apply, never from an earlier request's parse.
+type Template struct {
 	ok        bool
 	name      []byte // SSE event type
 	prefix    []byte // up to and including the text's opening quote
@@ -47,8 +47,8 @@ func plainString(b []byte) bool {
 	return utf8.Valid(b)
 }
 
-// match returns the text of an event that has the memorised layout.
-func (s *eventTemplate) match(name, data []byte) ([]byte, bool) {
+// Match returns the text of an event that has the memorised layout.
+func (s *Template) Match(name, data []byte) ([]byte, bool) {
 	if !s.ok || len(data) <= len(s.prefix)+len(s.suffix) || !bytes.Equal(name, s.name) ||
 		!bytes.HasPrefix(data, s.prefix) || !bytes.HasSuffix(data, s.suffix) {
 		return nil, false
@@ -60,9 +60,9 @@ func (s *eventTemplate) match(name, data []byte) ([]byte, bool) {
 	return text, true
 }
 
-// learn tries to memorise the layout of an event whose parse appended text, and only text, to
+// Learn tries to memorise the layout of an event whose parse appended text, and only text, to
 // Content (or to Reasoning when reasoning is set).
-func (s *eventTemplate) learn(ep *endpoint.Endpoint, name, data, text []byte, reasoning bool) {
+func (s *Template) Learn(ep *endpoint.Endpoint, name, data, text []byte, reasoning bool) {
 	s.ok = false
 	if len(text) == 0 || !plainString(text) {
 		return
@@ -85,9 +85,12 @@ func (s *eventTemplate) learn(ep *endpoint.Endpoint, name, data, text []byte, re
 	s.ok = s.parsesAsApplied(&s.probe)
 }
 
-// apply adds what an event of the memorised layout carrying text contributes to d: exactly
+// Reasoning reports whether the memorised layout's text is reasoning, not visible output.
+func (s *Template) Reasoning() bool { return s.reasoning }
+
+// Apply adds what an event of the memorised layout carrying text contributes to d: exactly
 // what ParseEvent would add.
-func (s *eventTemplate) apply(d *endpoint.Delta, text []byte) {
+func (s *Template) Apply(d *endpoint.Delta, text []byte) {
 	if s.reasoning {
 		d.Reasoning = append(d.Reasoning, text...)
 	} else {
@@ -99,9 +102,9 @@ func (s *eventTemplate) apply(d *endpoint.Delta, text []byte) {
 }
 
 // parsesAsApplied reports whether got, the probe event parsed into an empty Delta, is what
-// apply gives an empty Delta for the probe text: every field of endpoint.Delta is compared
+// Apply gives an empty Delta for the probe text: every field of endpoint.Delta is compared
 // (TestEventTemplateComparesEveryDeltaField keeps this list whole).
-func (s *eventTemplate) parsesAsApplied(got *endpoint.Delta) bool {
+func (s *Template) parsesAsApplied(got *endpoint.Delta) bool {
 	text, other := got.Content, got.Reasoning
 	if s.reasoning {
 		text, other = other, text

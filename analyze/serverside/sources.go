@@ -1,10 +1,11 @@
-package analyze
+package serverside
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"net"
 	"net/url"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze/accum"
+	"github.com/llmbench/llmbench/analyze/rundir"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/servermetrics"
 )
@@ -57,51 +60,67 @@ type originSeries struct {
 	runs                             []*sourceSeries // by run
 }
 
-// serverMetrics fills s.ServerSeries, s.ServerMetrics and each slice's ServerMetrics.
-func (a *analysis) serverMetrics(s *Summary, parts []*logAnalysis) {
+// GPULog is one log's GPU samples: a telemetry log's, on its run's monotonic clock.
+type GPULog struct {
+	rundir.Log
+	Samples []rawlog.GPUSample
+}
+
+// Origins are the server and GPU metrics a set of runs read, one group of series per
+// stable name and origin, in the order they first occur.
+type Origins struct{ origins []*originSeries }
+
+// Read reads each run's server_metrics.jsonl and the GPU samples of the telemetry logs
+// among gpus into series by origin. notes say what was left out: unreadable files, torn
+// lines, the scraper's own notes, NaN samples.
+func Read(runs []rundir.Run, gpus []GPULog) (o *Origins, notes []string) {
 	var sources []*sourceSeries
 	nan := map[string]int{} // NaN samples left out, by stable name
 	hosts := map[string]bool{}
-	for _, r := range a.in.runs {
+	for _, r := range runs {
 		hosts[r.Manifest.Host] = true
 	}
 	multiHost := len(hosts) > 1
-	for ri, r := range a.in.runs {
+	for ri, r := range runs {
 		path := filepath.Join(r.Dir, servermetrics.FileName)
 		f, err := servermetrics.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			s.Notes = append(s.Notes, fmt.Sprintf("server metrics left out: %v", err))
+			notes = append(notes, fmt.Sprintf("server metrics left out: %v", err))
 			continue
 		}
 		if f.Torn > 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s: a torn final line (%d bytes) was skipped", path, f.Torn))
+			notes = append(notes, fmt.Sprintf("%s: a torn final line (%d bytes) was skipped", path, f.Torn))
 		}
 		for _, n := range f.Notes {
-			s.Notes = append(s.Notes, "server metrics: "+n.Message)
+			notes = append(notes, "server metrics: "+n.Message)
 		}
 		sources = append(sources, serverSources(f, ri, r.Manifest.Host, multiHost, nan)...)
 	}
-	sources = append(sources, gpuSources(a, parts, multiHost)...)
-	s.Notes = append(s.Notes, nanNotes(nan)...)
-	if len(sources) == 0 {
-		return
-	}
-	origins := byOrigin(sources)
-	for _, o := range origins {
-		if ser := o.series(s.StartUnixNs); len(ser.T) > 0 {
-			s.ServerSeries = append(s.ServerSeries, ser)
+	sources = append(sources, gpuSources(runs, gpus, multiHost)...)
+	notes = append(notes, nanNotes(nan)...)
+	return &Origins{origins: byOrigin(sources)}, notes
+}
+
+// Empty reports whether no run read any server or GPU metric.
+func (o *Origins) Empty() bool { return len(o.origins) == 0 }
+
+// Series are the metrics' series in display units, T in seconds since zero (wall clock,
+// ns): one per origin that has points, nil when none has.
+func (o *Origins) Series(zero int64) []Series {
+	var out []Series
+	for _, x := range o.origins {
+		if ser := x.series(zero); len(ser.T) > 0 {
+			out = append(out, ser)
 		}
 	}
-	s.ServerMetrics = windowMetrics(origins, s.StartUnixNs, s.EndUnixNs)
-	for i := range s.Slices {
-		sl := &s.Slices[i]
-		sl.ServerMetrics = windowMetrics(origins, sl.StartUnixNs, sl.EndUnixNs)
-	}
-	s.Notes = append(s.Notes, nonFiniteNotes(s.ServerMetrics)...)
+	return out
 }
+
+// Window computes every stable metric over [lo, hi] (wall clock, ns).
+func (o *Origins) Window(lo, hi int64) []Metric { return windowMetrics(o.origins, lo, hi) }
 
 // isLoopback reports whether rawURL names this machine: each host that scraped it scraped
 // its own server.
@@ -149,9 +168,9 @@ func serverSources(f *servermetrics.File, run int, host string, multiHost bool, 
 	for _, sc := range f.Scrapes {
 		type acc struct {
 			n          int
-			v          total
-			buckets    map[float64]*total
-			sum, count total
+			v          accum.Total
+			buckets    map[float64]*accum.Total
+			sum, count accum.Total
 		}
 		accs := map[key]*acc{}
 		for _, v := range sc.Values {
@@ -165,7 +184,7 @@ func serverSources(f *servermetrics.File, run int, host string, multiHost bool, 
 			}
 			x := accs[k]
 			if x == nil {
-				x = &acc{buckets: map[float64]*total{}}
+				x = &acc{buckets: map[float64]*accum.Total{}}
 				accs[k] = x
 			}
 			if math.IsNaN(v.V) {
@@ -175,22 +194,22 @@ func serverSources(f *servermetrics.File, run int, host string, multiHost bool, 
 			se := &f.Series[v.Series]
 			switch {
 			case m.Kind != servermetrics.KindHistogram:
-				x.v.add(v.V)
+				x.v.Add(v.V)
 				x.n++
 			case strings.HasSuffix(se.Name, "_bucket"):
 				le, err := strconv.ParseFloat(se.Labels["le"], 64)
 				if err == nil {
 					b := x.buckets[le]
 					if b == nil {
-						b = &total{}
+						b = &accum.Total{}
 						x.buckets[le] = b
 					}
-					b.add(v.V)
+					b.Add(v.V)
 				}
 			case strings.HasSuffix(se.Name, "_sum"):
-				x.sum.add(v.V)
+				x.sum.Add(v.V)
 			case strings.HasSuffix(se.Name, "_count"):
-				x.count.add(v.V)
+				x.count.Add(v.V)
 				x.n++
 			}
 		}
@@ -214,14 +233,14 @@ func serverSources(f *servermetrics.File, run int, host string, multiHost bool, 
 				byKey[k] = t
 				out = append(out, t)
 			}
-			p := scrapePoint{t: f.Header.StartUnixNs + sc.TimeNs, v: x.v.value()}
+			p := scrapePoint{t: f.Header.StartUnixNs + sc.TimeNs, v: x.v.Value()}
 			if m.Agg == servermetrics.AggMean {
-				p.v = x.v.div(float64(x.n))
+				p.v = x.v.Div(float64(x.n))
 			}
 			if m.Kind == servermetrics.KindHistogram {
-				p.sum, p.count = x.sum.value(), x.count.value()
+				p.sum, p.count = x.sum.Value(), x.count.Value()
 				for le, n := range x.buckets {
-					p.buckets = append(p.buckets, histBucket{le, n.value()})
+					p.buckets = append(p.buckets, histBucket{le, n.Value()})
 				}
 				slices.SortFunc(p.buckets, func(a, b histBucket) int { return cmp.Compare(a.le, b.le) })
 			}
@@ -266,7 +285,7 @@ func gpuOrigin(host string, gpu int, uuid string) string {
 }
 
 // gpuSources are the GPU samples of the telemetry logs, one series per run, GPU and field.
-func gpuSources(a *analysis, parts []*logAnalysis, multiHost bool) []*sourceSeries {
+func gpuSources(runs []rundir.Run, gpus []GPULog, multiHost bool) []*sourceSeries {
 	type key struct {
 		run, gpu int
 		uuid     string
@@ -274,16 +293,16 @@ func gpuSources(a *analysis, parts []*logAnalysis, multiHost bool) []*sourceSeri
 	}
 	byKey := map[key]*sourceSeries{}
 	var out []*sourceSeries
-	for i, job := range a.in.jobs {
-		if !job.Telemetry || parts[i] == nil {
+	for _, job := range gpus {
+		if !job.Telemetry {
 			continue
 		}
-		m := a.in.runs[job.Run].Manifest
+		m := runs[job.Run].Manifest
 		source := "nvml"
 		if m.Options["gpu_telemetry_source"] == "dcgm" {
 			source = "dcgm"
 		}
-		for _, g := range parts[i].gpu {
+		for _, g := range job.Samples {
 			for fi, f := range gpuFields {
 				v := f.get(&g)
 				if v < 0 {
@@ -336,8 +355,8 @@ func byOrigin(sources []*sourceSeries) []*originSeries {
 // series is the origin's metric in display units on the benchmark clock: a gauge's points
 // from every run that read it, a counter's rate and a histogram's interval mean between
 // consecutive points of one run (never across runs, whose clocks differ), all in time order.
-func (o *originSeries) series(zero int64) ServerMetricSeries {
-	s := ServerMetricSeries{Name: o.name, Unit: o.unit, Labels: o.labels, Kind: o.kind}
+func (o *originSeries) series(zero int64) Series {
+	s := Series{Name: o.name, Unit: o.unit, Labels: o.labels, Kind: o.kind}
 	if o.kind == servermetrics.KindHistogram {
 		s.Kind = "histogram_mean"
 	}
@@ -355,19 +374,19 @@ func (o *originSeries) series(zero int64) ServerMetricSeries {
 				if i == 0 || p.t <= t.pts[i-1].t {
 					continue
 				}
-				var inc total
+				var inc accum.Total
 				addIncrease(&inc, t.pts[i-1].v, p.v)
-				all = append(all, tv{p.t, inc.div(float64(p.t-t.pts[i-1].t)/1e9) * o.scale})
+				all = append(all, tv{p.t, inc.Div(float64(p.t-t.pts[i-1].t)/1e9) * o.scale})
 			case servermetrics.KindHistogram:
 				if i == 0 {
 					continue
 				}
 				q := t.pts[i-1]
-				var sum, count total
-				sum.addDiff(p.sum, q.sum)
-				count.addDiff(p.count, q.count)
-				if dc := count.value(); dc > 0 {
-					all = append(all, tv{p.t, ratio(&sum, &count) * o.scale})
+				var sum, count accum.Total
+				sum.AddDiff(p.sum, q.sum)
+				count.AddDiff(p.count, q.count)
+				if dc := count.Value(); dc > 0 {
+					all = append(all, tv{p.t, accum.Ratio(&sum, &count) * o.scale})
 				}
 			}
 		}
@@ -383,30 +402,8 @@ func (o *originSeries) series(zero int64) ServerMetricSeries {
 // nanNotes say how many NaN samples each metric had.
 func nanNotes(nan map[string]int) []string {
 	var out []string
-	for _, n := range sortedKeys(nan) {
+	for _, n := range slices.Sorted(maps.Keys(nan)) {
 		out = append(out, fmt.Sprintf("server metrics: %s: %d NaN samples left out (a NaN sample has no value)", n, nan[n]))
-	}
-	return out
-}
-
-// nonFiniteNotes say which statistics are not finite (null in the JSON exports;
-// docs/metrics.md "Values that are not finite").
-func nonFiniteNotes(ms []ServerMetric) []string {
-	var out []string
-	for i := range ms {
-		m := &ms[i]
-		var bad []string
-		for _, st := range serverStats[m.Kind] {
-			if v, _ := m.Stat(st); math.IsNaN(v) {
-				bad = append(bad, st+" NaN")
-			} else if math.IsInf(v, 0) {
-				bad = append(bad, st+" "+FormatNumber(v))
-			}
-		}
-		if len(bad) > 0 {
-			out = append(out, fmt.Sprintf("server metrics: %s is not finite (%s): the server reported infinite values, or values whose statistics are beyond float64; JSON exports write them as null",
-				m.Name, strings.Join(bad, ", ")))
-		}
 	}
 	return out
 }

@@ -1,10 +1,11 @@
-package analyze
+package serverside
 
 import (
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/servermetrics"
 )
 
@@ -13,57 +14,42 @@ import (
 // histograms quantile estimates from their bucket increases over it. What several runs
 // (shards) read from one origin counts once: a counter's rate and a histogram's increases
 // are taken per run and averaged over the runs of one origin, then summed over origins; a
-// gauge pools every point. Every sum is overflow-free (fsum), and a value that is not
-// finite is reported as such (see Stats).
+// gauge pools every point. Every sum is overflow-free (accum.Total), and a value that is not
+// finite is reported as such (see accum.Stats).
 
 // addIncrease adds a counter's increase from a to b to t, without overflowing where b - a
 // itself would; a counter that went down was reset, and counted from zero again.
-func addIncrease(t *total, a, b float64) {
+func addIncrease(t *accum.Total, a, b float64) {
 	if b < a {
-		t.add(b)
+		t.Add(b)
 		return
 	}
-	t.addDiff(b, a)
+	t.AddDiff(b, a)
 }
 
-// bracket returns the indexes of the points that enclose [lo, hi] as tightly as they allow:
-// the last at or before lo (else the first) and the first at or after hi (else the last).
+// bracket returns the indexes of the points that enclose [lo, hi] (accum.Bracket).
 func (t *sourceSeries) bracket(lo, hi int64) (int, int, bool) {
-	if len(t.pts) < 2 {
-		return 0, 0, false
-	}
-	fi, li := 0, len(t.pts)-1
-	for i, p := range t.pts {
-		if p.t <= lo {
-			fi = i
-		}
-	}
-	for i := len(t.pts) - 1; i >= 0; i-- {
-		if t.pts[i].t >= hi {
-			li = i
-		}
-	}
-	return fi, li, t.pts[li].t > t.pts[fi].t
+	return accum.Bracket(len(t.pts), func(i int) int64 { return t.pts[i].t }, lo, hi)
 }
 
 // windowMetrics computes every stable metric over [lo, hi] (wall clock, ns).
-func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
+func windowMetrics(origins []*originSeries, lo, hi int64) []Metric {
 	type acc struct {
-		m          ServerMetric
-		d          *dist
+		m          Metric
+		d          *accum.Dist
 		scale      float64
-		rate       total
-		buckets    map[float64]*total
-		sum, count total
+		rate       accum.Total
+		buckets    map[float64]*accum.Total
+		sum, count accum.Total
 		ok         bool
-		ratioN     total // prefix-cache hits and queries, for the derived hit rate
+		ratioN     accum.Total // prefix-cache hits and queries, for the derived hit rate
 	}
 	byName := map[string]*acc{}
 	var names []string
 	get := func(o *originSeries) *acc {
 		x := byName[o.name]
 		if x == nil {
-			x = &acc{m: ServerMetric{Name: o.name, Unit: o.unit, Kind: o.kind, Source: o.source}, scale: o.scale, buckets: map[float64]*total{}}
+			x = &acc{m: Metric{Name: o.name, Unit: o.unit, Kind: o.kind, Source: o.source}, scale: o.scale, buckets: map[float64]*accum.Total{}}
 			byName[o.name] = x
 			names = append(names, o.name)
 		} else if !strings.Contains(x.m.Source, o.source) {
@@ -71,10 +57,10 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 		}
 		return x
 	}
-	bucket := func(m map[float64]*total, le float64) *total {
+	bucket := func(m map[float64]*accum.Total, le float64) *accum.Total {
 		b := m[le]
 		if b == nil {
-			b = &total{}
+			b = &accum.Total{}
 			m[le] = b
 		}
 		return b
@@ -103,26 +89,26 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 			}
 			x := get(o)
 			if x.d == nil {
-				x.d = newDist(1<<20, 1e6)
+				x.d = accum.NewDist(1<<20, 1e6)
 			}
 			for _, v := range in {
-				x.d.add(v)
+				x.d.Add(v)
 			}
 			x.ok = true
 		case servermetrics.KindCounter:
-			var rate, inc total
+			var rate, inc accum.Total
 			runs, samples := 0, 0
 			for _, t := range o.runs {
 				fi, li, ok := t.bracket(lo, hi)
 				if !ok {
 					continue
 				}
-				var ti total
+				var ti accum.Total
 				for i := fi + 1; i <= li; i++ {
 					addIncrease(&ti, t.pts[i-1].v, t.pts[i].v)
 				}
-				rate.add(ti.div(float64(t.pts[li].t-t.pts[fi].t) / 1e9))
-				inc.merge(&ti)
+				rate.Add(ti.Div(float64(t.pts[li].t-t.pts[fi].t) / 1e9))
+				inc.Merge(&ti)
 				runs++
 				samples += li - fi + 1
 			}
@@ -130,13 +116,13 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 				continue
 			}
 			x := get(o)
-			x.rate.add(rate.div(float64(runs)) * o.scale)
-			x.ratioN.merge(inc.divided(float64(runs)))
+			x.rate.Add(rate.Div(float64(runs)) * o.scale)
+			x.ratioN.Merge(inc.Divided(float64(runs)))
 			x.m.Samples += int64(samples)
 			x.ok = true
 		case servermetrics.KindHistogram:
-			var sum, count total
-			buckets := map[float64]*total{}
+			var sum, count accum.Total
+			buckets := map[float64]*accum.Total{}
 			runs := 0
 			for _, t := range o.runs {
 				fi, li, ok := t.bracket(lo, hi)
@@ -147,10 +133,10 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 				if b.count < a.count { // reset: count from zero
 					a = scrapePoint{}
 				}
-				sum.addDiff(b.sum, a.sum)
-				count.addDiff(b.count, a.count)
+				sum.AddDiff(b.sum, a.sum)
+				count.AddDiff(b.count, a.count)
 				for _, bk := range b.buckets {
-					bucket(buckets, bk.le).addDiff(bk.n, bucketAt(a.buckets, bk.le))
+					bucket(buckets, bk.le).AddDiff(bk.n, bucketAt(a.buckets, bk.le))
 				}
 				runs++
 			}
@@ -159,15 +145,15 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 			}
 			x := get(o)
 			k := float64(runs)
-			x.sum.merge(sum.divided(k))
-			x.count.merge(count.divided(k))
+			x.sum.Merge(sum.Divided(k))
+			x.count.Merge(count.Divided(k))
 			for le, b := range buckets {
-				bucket(x.buckets, le).merge(b.divided(k))
+				bucket(x.buckets, le).Merge(b.Divided(k))
 			}
 			x.ok = true
 		}
 	}
-	var out []ServerMetric
+	var out []Metric
 	for _, n := range names {
 		x := byName[n]
 		if !x.ok {
@@ -176,7 +162,7 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 		m := x.m
 		switch m.Kind {
 		case servermetrics.KindGauge:
-			if st := x.d.stats(1); st != nil {
+			if st := x.d.Stats(1); st != nil {
 				m.Avg, m.Min, m.Max, m.P50, m.P99, m.Samples = st.Avg, st.Min, st.Max, st.P[4], st.P[8], st.Count
 			} else {
 				// Every point NaN (label sets at +Inf and -Inf): reported as such.
@@ -184,28 +170,28 @@ func windowMetrics(origins []*originSeries, lo, hi int64) []ServerMetric {
 				m.Avg, m.Min, m.Max, m.P50, m.P99 = nan, nan, nan, nan, nan
 			}
 		case servermetrics.KindCounter:
-			m.Rate = x.rate.value()
+			m.Rate = x.rate.Value()
 		case servermetrics.KindHistogram:
-			count := x.count.value()
+			count := x.count.Value()
 			if count <= 0 {
 				continue
 			}
 			cum := make(map[float64]float64, len(x.buckets))
 			for le, b := range x.buckets {
-				cum[le] = b.value()
+				cum[le] = b.Value()
 			}
-			m.Avg = ratio(&x.sum, &x.count) * x.scale
+			m.Avg = accum.Ratio(&x.sum, &x.count) * x.scale
 			m.P50 = histQuantile(cum, 0.50) * x.scale
 			m.P99 = histQuantile(cum, 0.99) * x.scale
-			m.Samples = clampInt64(math.Round(count))
+			m.Samples = accum.ClampInt64(math.Round(count))
 		}
 		m.Present = true
 		out = append(out, m)
 	}
 	// vLLM reports prefix caching as two counters: their ratio is the hit rate.
-	if h, q := byName["server.prefix_cache_hits"], byName["server.prefix_cache_queries"]; h != nil && q != nil && h.ok && q.ok && q.ratioN.value() > 0 && byName["server.prefix_cache_hit_rate"] == nil {
-		out = append(out, ServerMetric{Name: "server.prefix_cache_hit_rate", Unit: "ratio", Kind: "ratio", Source: h.m.Source + "/" + q.m.Source,
-			Avg: ratio(&h.ratioN, &q.ratioN), Samples: q.m.Samples, Present: true})
+	if h, q := byName["server.prefix_cache_hits"], byName["server.prefix_cache_queries"]; h != nil && q != nil && h.ok && q.ok && q.ratioN.Value() > 0 && byName["server.prefix_cache_hit_rate"] == nil {
+		out = append(out, Metric{Name: "server.prefix_cache_hit_rate", Unit: "ratio", Kind: "ratio", Source: h.m.Source + "/" + q.m.Source,
+			Avg: accum.Ratio(&h.ratioN, &q.ratioN), Samples: q.m.Samples, Present: true})
 	}
 	return out
 }
