@@ -39,9 +39,8 @@ type Claim struct {
 	verdict Verdict
 }
 
-// NewClaim is the benchmark claim of s from its three parts, each judged beside its evidence
-// (GeneratorClaim, ShapeClaim, and analyze/judge's thresholds, where the gates are): it sets
-// s.Claim and returns it. Trustworthy = Generator ∧ Shape ∧ Thresholds.
+// NewClaim is the benchmark claim of s from its three parts, judged by analyze/benchclaim:
+// it sets s.Claim and returns it. Trustworthy = Generator ∧ Shape ∧ Thresholds.
 func NewClaim(s *Summary, generator, shape, thresholds ClaimPart) *Claim {
 	c := &Claim{Generator: generator, Shape: shape, Thresholds: thresholds}
 	c.Trustworthy = c.Generator.Validated && c.Shape.Validated && c.Thresholds.Validated
@@ -61,74 +60,6 @@ func part(status, evidence string, figures map[string]float64) ClaimPart {
 		figures = map[string]float64{}
 	}
 	return ClaimPart{Validated: status == StatusValidated, Status: status, Evidence: evidence, Figures: figures}
-}
-
-// GeneratorClaim is the claim's generator part: the run's own verdict (Summary.Verdict) must
-// hold, and g, a generator validation (read from file) made for this plan, machine and
-// workers (run), must have passed. g is nil when there is none.
-func GeneratorClaim(s *Summary, g *GeneratorValidation, file string, run RunIdentity) ClaimPart {
-	figs := map[string]float64{}
-	v := s.Verdict
-	if v.LagKnown {
-		figs["run_dispatch_lag_p99_ms"] = round4(v.DispatchLagP99Ms)
-	}
-	if v.CPUKnown {
-		figs["run_busiest_worker_cpu_pct"] = round4(v.BusiestWorkerPct)
-	}
-	if g != nil {
-		for k, x := range g.Figures {
-			figs[k] = x
-		}
-	}
-	if v.Known && !v.Kept {
-		return part(StatusFailed, "the run did not keep its schedule: "+strings.Join(v.Reasons, "; "), figs)
-	}
-	if g == nil {
-		return part(StatusNotValidated, "no generator validation: run profile --validate-generator (or replay --validate), or give --generator-validation FILE", figs)
-	}
-	if why := g.Mismatch(run); why != "" {
-		return part(StatusNotValidated, fmt.Sprintf("the generator validation %s does not stand for this run: %s", file, why), figs)
-	}
-	shared := ""
-	if g.SharedCPUs {
-		shared = "; no CPU was free of workers, so it measured client and mock server together"
-	}
-	if !g.Passed {
-		return part(StatusFailed, fmt.Sprintf("the generator validation %s failed: %s%s", file, strings.Join(g.Reasons, "; "), shared), figs)
-	}
-	if !v.Known {
-		return part(StatusNotValidated, "the generator validation passed, but this run's own schedule could not be judged (no request sent, no CPU sampled)", figs)
-	}
-	errs := fmt.Sprintf("errors within tolerance (TTFT p99 %s ms, inter-chunk p99 %s ms)", FormatNumber(g.Figures[FigTTFTP99Error]), FormatNumber(g.Figures[FigICLP99Error]))
-	if t99, ok := g.Figures[FigClientTTFTP99]; ok {
-		recv := ""
-		if r99, ok := g.Figures[FigReceiveP99]; ok {
-			recv = ", receive delay p99 " + FormatNumber(r99) + " ms"
-		}
-		if e99, ok := g.Figures[FigTTFTP99Error]; ok {
-			recv += "; measured − configured, with the mock server's lateness, TTFT p99 " + FormatNumber(e99) + " ms"
-		}
-		errs = fmt.Sprintf("the client's own share within tolerance (TTFT p99 %s ms%s)", FormatNumber(t99), recv)
-	}
-	return part(StatusValidated, fmt.Sprintf("validated against a mock server (TTFT %s ms, ITL %s ms) on %s with %d workers: %s, and this run kept its schedule%s",
-		FormatNumber(g.Mock.TTFTMs), FormatNumber(g.Mock.ITLMs), g.Machine.Host, g.Workers, errs, shared), figs)
-}
-
-// ShapeClaim is the claim's shape part: a reference must have been given and every
-// comparison of r, the workload shape report (nil: not computed), and the plan's own arrival
-// fidelity must pass.
-func ShapeClaim(r *ShapeReport) ClaimPart {
-	if r == nil {
-		return part(StatusNotValidated, "the workload shape was not compared with a reference: give --validate-shape REFERENCE (a trace, a production sample or another run)", nil)
-	}
-	figs := r.figures()
-	if fails := r.failures(); len(fails) > 0 {
-		return part(StatusFailed, "the workload shape differs: "+strings.Join(fails, "; "), figs)
-	}
-	if r.Reference == "" {
-		return part(StatusNotValidated, "no reference given (--validate-shape REFERENCE): "+r.describe(), figs)
-	}
-	return part(StatusValidated, "matches "+r.Reference+": "+r.describe(), figs)
 }
 
 // namedPart is a claim part with its name in the exports.

@@ -2,6 +2,7 @@ package analyze_test
 
 import (
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/analyze/output"
 )
 
@@ -14,4 +15,7 @@ func init() {
 	analyze.WriteTimeslicesJSON = output.WriteTimeslicesJSON
 	analyze.WriteTimeslicesCSV = output.WriteTimeslicesCSV
 	analyze.UseCSVName(output.CSVName)
+	analyze.GeneratorClaimWithout = func(s *analyze.Summary) analyze.ClaimPart {
+		return benchclaim.GeneratorClaim(s, nil, "", benchclaim.RunIdentity{})
+	}
 }

@@ -17,6 +17,10 @@ var (
 	csvName func(header, unit string) string
 )
 
+// GeneratorClaimWithout is analyze/benchclaim's generator part of the claim of s without a
+// generator validation, handed in the same way (benchclaim imports analyze).
+var GeneratorClaimWithout func(s *Summary) ClaimPart
+
 // UseCSVName sets the CSV's metric names (analyze/output.CSVName) for the tests here.
 func UseCSVName(name func(header, unit string) string) { csvName = name }
 

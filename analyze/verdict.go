@@ -109,7 +109,7 @@ func verdict(s *Summary, o *Options, in verdictInputs) Verdict {
 		}
 	}
 	v.Jitter = false
-	v.BusiestWorker, v.BusiestWorkerPct, v.SharedBy, v.CPUKnown = busiestCPU(s.Workers)
+	v.BusiestWorker, v.BusiestWorkerPct, v.SharedBy, v.CPUKnown = BusiestCPU(s.Workers)
 	if r := s.ResultOf(MDispatchLag); r != nil && r.Stats != nil {
 		v.LagKnown = true
 		v.DispatchLagP99Ms = r.Stats.P[8]
@@ -176,11 +176,11 @@ func jitterFact(v *Verdict) string {
 	return s + "; latencies are measured from the actual send"
 }
 
-// busiestCPU finds the client's busiest core over the profile window: the busiest worker,
+// BusiestCPU finds the client's busiest core over the profile window: the busiest worker,
 // or, when workers were pinned to one CPU together and their sum is higher, that CPU (its
 // workers' CPU summed, sharedBy of them, worker the busiest). known is false without CPU
 // samples.
-func busiestCPU(workers []WorkerSummary) (worker int, pct float64, sharedBy int, known bool) {
+func BusiestCPU(workers []WorkerSummary) (worker int, pct float64, sharedBy int, known bool) {
 	worker = -1
 	type core struct{ run, cpu int }
 	sum := map[core]float64{}
