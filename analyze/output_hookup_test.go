@@ -14,6 +14,8 @@ func init() {
 	analyze.WriteConsoleColor = output.WriteConsoleColor
 	analyze.WriteTimeslicesJSON = output.WriteTimeslicesJSON
 	analyze.WriteTimeslicesCSV = output.WriteTimeslicesCSV
+	analyze.ShardLines = output.ShardLines
+	analyze.VerdictLine = output.VerdictLine
 	analyze.UseCSVName(output.CSVName)
 	analyze.GeneratorClaimWithout = func(s *analyze.Summary) analyze.ClaimPart {
 		return benchclaim.GeneratorClaim(s, nil, "", benchclaim.RunIdentity{})

@@ -13,6 +13,8 @@ var (
 	WriteConsoleColor   func(io.Writer, *Summary, bool) error
 	WriteTimeslicesJSON func(io.Writer, *Summary) error
 	WriteTimeslicesCSV  func(io.Writer, *Summary) error
+	ShardLines          func(*Summary) []string
+	VerdictLine         func(*Summary) string
 
 	csvName func(header, unit string) string
 )

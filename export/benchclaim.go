@@ -12,6 +12,7 @@ import (
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/analyze/judge"
+	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -97,7 +98,7 @@ func (c *Claim) exit(s *analyze.Summary, code int, stderr io.Writer) int {
 		}
 		if c.RequireTrustworthy && !s.Claim.Trustworthy {
 			fmt.Fprintln(stderr, "analyze: --require-trustworthy: the benchmark claim is not trustworthy:")
-			for _, l := range analyze.ClaimLines(s.Claim)[1:] {
+			for _, l := range output.ClaimLines(s.Claim)[1:] {
 				fmt.Fprintln(stderr, l)
 			}
 			code = ExitGate

@@ -364,7 +364,7 @@ func TestClaimConsoleLines(t *testing.T) {
 			// No gates: the thresholds part as analyze/judge says it (TestClaimThresholds there).
 			noGates := analyze.NewClaimPart(analyze.StatusNotValidated, "thresholds not validated: no gates (--gate, --gates FILE)", nil)
 			analyze.NewClaim(s, GeneratorClaim(s, c.g, "", thisRun), ShapeClaim(nil), noGates)
-			lines := analyze.ClaimConsoleLines(s.Claim)
+			lines := output.ClaimConsoleLines(s.Claim)
 			if len(lines) != 5 || !strings.HasPrefix(lines[0].Text, c.head) {
 				t.Fatalf("got %d lines, head %q; want 5, head %q", len(lines), lines[0].Text, c.head)
 			}
@@ -380,7 +380,7 @@ func TestClaimConsoleLines(t *testing.T) {
 			if strings.Join(failed, ",") != strings.Join(c.failed, ",") || lines[0].Failed != (len(c.failed) > 0) {
 				t.Errorf("failed parts %v (head %v), want %v", failed, lines[0].Failed, c.failed)
 			}
-			text := strings.Join(analyze.ClaimLines(s.Claim), "\n")
+			text := strings.Join(output.ClaimLines(s.Claim), "\n")
 			for _, p := range c.present {
 				if !strings.Contains(text, p) {
 					t.Errorf("no %q in:\n%s", p, text)
