@@ -25,6 +25,3 @@ var GeneratorClaimWithout func(s *Summary) ClaimPart
 
 // UseCSVName sets the CSV's metric names (analyze/output.CSVName) for the tests here.
 func UseCSVName(name func(header, unit string) string) { csvName = name }
-
-// ansiRed is the colour analyze/output writes a failed claim line in.
-const ansiRed = "\x1b[31m"
