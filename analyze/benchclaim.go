@@ -1,13 +1,5 @@
 package analyze
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/llmbench/llmbench/internal/pyjson"
-)
-
 // Claim statuses: each part of the benchmark claim is validated, not validated (no
 // evidence was given) or failed (the evidence contradicts it).
 const (
@@ -35,13 +27,12 @@ type ClaimPart struct {
 type Claim struct {
 	Generator, Shape, Thresholds ClaimPart
 	Trustworthy                  bool
-	// verdict is the run's own verdict: the schedule's console line (ClaimConsoleLines).
+	// verdict is the run's own verdict: the schedule's console line (RunVerdict).
 	verdict Verdict
 }
 
-// NewClaim is the benchmark claim of s from its three parts, each judged beside its evidence
-// (GeneratorClaim, ShapeClaim, and analyze/judge's thresholds, where the gates are): it sets
-// s.Claim and returns it. Trustworthy = Generator ∧ Shape ∧ Thresholds.
+// NewClaim is the benchmark claim of s from its three parts, judged by analyze/benchclaim:
+// it sets s.Claim and returns it. Trustworthy = Generator ∧ Shape ∧ Thresholds.
 func NewClaim(s *Summary, generator, shape, thresholds ClaimPart) *Claim {
 	c := &Claim{Generator: generator, Shape: shape, Thresholds: thresholds}
 	c.Trustworthy = c.Generator.Validated && c.Shape.Validated && c.Thresholds.Validated
@@ -53,205 +44,12 @@ func NewClaim(s *Summary, generator, shape, thresholds ClaimPart) *Claim {
 // NewClaimPart is a claim part of status (StatusValidated, StatusNotValidated,
 // StatusFailed) with its evidence and figures (none: an empty map).
 func NewClaimPart(status, evidence string, figures map[string]float64) ClaimPart {
-	return part(status, evidence, figures)
-}
-
-func part(status, evidence string, figures map[string]float64) ClaimPart {
 	if figures == nil {
 		figures = map[string]float64{}
 	}
 	return ClaimPart{Validated: status == StatusValidated, Status: status, Evidence: evidence, Figures: figures}
 }
 
-// GeneratorClaim is the claim's generator part: the run's own verdict (Summary.Verdict) must
-// hold, and g, a generator validation (read from file) made for this plan, machine and
-// workers (run), must have passed. g is nil when there is none.
-func GeneratorClaim(s *Summary, g *GeneratorValidation, file string, run RunIdentity) ClaimPart {
-	figs := map[string]float64{}
-	v := s.Verdict
-	if v.LagKnown {
-		figs["run_dispatch_lag_p99_ms"] = round4(v.DispatchLagP99Ms)
-	}
-	if v.CPUKnown {
-		figs["run_busiest_worker_cpu_pct"] = round4(v.BusiestWorkerPct)
-	}
-	if g != nil {
-		for k, x := range g.Figures {
-			figs[k] = x
-		}
-	}
-	if v.Known && !v.Kept {
-		return part(StatusFailed, "the run did not keep its schedule: "+strings.Join(v.Reasons, "; "), figs)
-	}
-	if g == nil {
-		return part(StatusNotValidated, "no generator validation: run profile --validate-generator (or replay --validate), or give --generator-validation FILE", figs)
-	}
-	if why := g.Mismatch(run); why != "" {
-		return part(StatusNotValidated, fmt.Sprintf("the generator validation %s does not stand for this run: %s", file, why), figs)
-	}
-	shared := ""
-	if g.SharedCPUs {
-		shared = "; no CPU was free of workers, so it measured client and mock server together"
-	}
-	if !g.Passed {
-		return part(StatusFailed, fmt.Sprintf("the generator validation %s failed: %s%s", file, strings.Join(g.Reasons, "; "), shared), figs)
-	}
-	if !v.Known {
-		return part(StatusNotValidated, "the generator validation passed, but this run's own schedule could not be judged (no request sent, no CPU sampled)", figs)
-	}
-	errs := fmt.Sprintf("errors within tolerance (TTFT p99 %s ms, inter-chunk p99 %s ms)", FormatNumber(g.Figures[FigTTFTP99Error]), FormatNumber(g.Figures[FigICLP99Error]))
-	if t99, ok := g.Figures[FigClientTTFTP99]; ok {
-		recv := ""
-		if r99, ok := g.Figures[FigReceiveP99]; ok {
-			recv = ", receive delay p99 " + FormatNumber(r99) + " ms"
-		}
-		if e99, ok := g.Figures[FigTTFTP99Error]; ok {
-			recv += "; measured − configured, with the mock server's lateness, TTFT p99 " + FormatNumber(e99) + " ms"
-		}
-		errs = fmt.Sprintf("the client's own share within tolerance (TTFT p99 %s ms%s)", FormatNumber(t99), recv)
-	}
-	return part(StatusValidated, fmt.Sprintf("validated against a mock server (TTFT %s ms, ITL %s ms) on %s with %d workers: %s, and this run kept its schedule%s",
-		FormatNumber(g.Mock.TTFTMs), FormatNumber(g.Mock.ITLMs), g.Machine.Host, g.Workers, errs, shared), figs)
-}
-
-// ShapeClaim is the claim's shape part: a reference must have been given and every
-// comparison of r, the workload shape report (nil: not computed), and the plan's own arrival
-// fidelity must pass.
-func ShapeClaim(r *ShapeReport) ClaimPart {
-	if r == nil {
-		return part(StatusNotValidated, "the workload shape was not compared with a reference: give --validate-shape REFERENCE (a trace, a production sample or another run)", nil)
-	}
-	figs := r.figures()
-	if fails := r.failures(); len(fails) > 0 {
-		return part(StatusFailed, "the workload shape differs: "+strings.Join(fails, "; "), figs)
-	}
-	if r.Reference == "" {
-		return part(StatusNotValidated, "no reference given (--validate-shape REFERENCE): "+r.describe(), figs)
-	}
-	return part(StatusValidated, "matches "+r.Reference+": "+r.describe(), figs)
-}
-
-// namedPart is a claim part with its name in the exports.
-type namedPart struct {
-	name string
-	p    ClaimPart
-}
-
-// parts are the three parts in export order.
-func (c *Claim) parts() []namedPart {
-	return []namedPart{{"generator", c.Generator}, {"shape", c.Shape}, {"thresholds", c.Thresholds}}
-}
-
-// ClaimLines are the console lines of the claim (ClaimConsoleLines, uncoloured).
-func ClaimLines(c *Claim) []string {
-	var out []string
-	for _, l := range ClaimConsoleLines(c) {
-		out = append(out, l.Text)
-	}
-	return out
-}
-
-// ClaimLine is a console line of the claim; Failed marks one that says a check failed (the
-// only lines a terminal shows in colour).
-type ClaimLine struct {
-	Text   string
-	Failed bool
-}
-
-// ClaimConsoleLines are the claim in a few lines: the conclusion, then one compact line per
-// part (generator, schedule, shape, thresholds). A part that was not validated is
-// information, said in words; only a part whose check failed is marked Failed and said in
-// capitals, with its whole evidence.
-func ClaimConsoleLines(c *Claim) []ClaimLine {
-	if c == nil {
-		return nil
-	}
-	type row struct {
-		name, status, text string
-	}
-	gen := c.Generator
-	rows := []row{{"generator", gen.Status, gen.Evidence}}
-	if v := c.verdict; v.Known && !v.Kept {
-		// generatorPart fails a run that fell behind before it looks at any validation:
-		// the schedule line below says why, once.
-		rows[0].text = "this run did not keep its schedule (see schedule)"
-	}
-	rows = append(rows, scheduleRow(c.verdict))
-	rows = append(rows, row{"shape", c.Shape.Status, c.Shape.Evidence}, row{"thresholds", c.Thresholds.Status, c.Thresholds.Evidence})
-	var failed, unvalidated []string
-	lines := []ClaimLine{{}}
-	for _, r := range rows {
-		ev := strings.TrimPrefix(r.text, r.name+" "+r.status+": ") // "thresholds not validated: ..." once
-		l := ClaimLine{}
-		switch r.status {
-		case StatusFailed:
-			failed = append(failed, r.name)
-			l = ClaimLine{Text: fmt.Sprintf("  %-11s FAILED: %s", r.name, ev), Failed: true}
-		case StatusValidated:
-			l.Text = fmt.Sprintf("  %-11s %s", r.name, ClipWords(ev, claimEvidenceBytes))
-		default:
-			unvalidated = append(unvalidated, r.name)
-			l.Text = fmt.Sprintf("  %-11s %s: %s", r.name, r.status, ClipWords(ev, claimEvidenceBytes))
-		}
-		lines = append(lines, l)
-	}
-	switch {
-	case len(failed) > 0:
-		lines[0] = ClaimLine{Text: "Benchmark claim: trustworthy: NO (" + strings.Join(failed, ", ") + " failed)", Failed: true}
-	case c.Trustworthy && len(unvalidated) == 0:
-		lines[0].Text = "Benchmark claim: trustworthy: yes (generator, schedule, shape and thresholds each validated)"
-	default:
-		lines[0].Text = "Benchmark claim: trustworthy: not shown (" + strings.Join(unvalidated, ", ") + " not validated; docs/metrics.md \"The benchmark claim\")"
-	}
-	return lines
-}
-
-// claimEvidenceBytes bounds the evidence of a part that did not fail on its console line
-// (the exports keep it whole).
-const claimEvidenceBytes = 110
-
-// scheduleRow is the schedule's part of the claim's console lines, from the run's verdict.
-func scheduleRow(v Verdict) (r struct{ name, status, text string }) {
-	r.name = "schedule"
-	switch {
-	case !v.Known:
-		r.status, r.text = "not judged", "no request was sent and no worker CPU was sampled"
-	case !v.Kept:
-		r.status, r.text = StatusFailed, "not kept: "+strings.Join(v.Reasons, "; ")+"; these numbers describe the client, not the server"
-	default:
-		r.status = StatusValidated
-		var facts []string
-		if v.LagKnown {
-			facts = append(facts, fmt.Sprintf("dispatch lag p99 %s ms (bound %s ms)", FormatNumber(v.DispatchLagP99Ms), FormatNumber(v.MaxLagMs)))
-		}
-		if v.CPUKnown {
-			facts = append(facts, fmt.Sprintf("busiest worker %s%% CPU (bound %s%%)", FormatNumber(v.BusiestWorkerPct), FormatNumber(v.MaxCPUPct)))
-		}
-		r.text = strings.TrimSuffix("kept: "+strings.Join(facts, ", "), ": ")
-	}
-	return r
-}
-
-// ClaimJSON is the claim in the JSON export (llmbench.benchmark_claim).
-func ClaimJSON(c *Claim) *pyjson.Object {
-	o := &pyjson.Object{}
-	for _, p := range c.parts() {
-		figs := &pyjson.Object{}
-		for _, k := range sortedKeys(p.p.Figures) {
-			figs.Add(k, pyjson.Float(p.p.Figures[k]))
-		}
-		o.Add(p.name, (&pyjson.Object{}).Add("validated", p.p.Validated).Add("status", p.p.Status).
-			Add("evidence", p.p.Evidence).Add("figures", figs))
-	}
-	o.Add("trustworthy", c.Trustworthy)
-	return o
-}
-
-// ClaimCSVRows are the claim in the CSV export: Claim,Status,Validated,Evidence.
-func ClaimCSVRows(c *Claim) [][]string {
-	rows := [][]string{{"Claim", "Status", "Validated", "Evidence"}}
-	for _, p := range c.parts() {
-		rows = append(rows, []string{p.name, p.p.Status, strconv.FormatBool(p.p.Validated), p.p.Evidence})
-	}
-	return append(rows, []string{"trustworthy", "", strconv.FormatBool(c.Trustworthy), ""})
-}
+// RunVerdict is the run's own verdict the claim was made with: the schedule's line among the
+// claim's console lines (analyze/output).
+func (c *Claim) RunVerdict() Verdict { return c.verdict }

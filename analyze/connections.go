@@ -1,10 +1,6 @@
 package analyze
 
-import (
-	"fmt"
-
-	"github.com/llmbench/llmbench/rawlog"
-)
+import "github.com/llmbench/llmbench/rawlog"
 
 // ServerConnections is what the server did to the client's connections over the profile
 // requests. A server that closes connections (llama.cpp after every streamed response, while
@@ -40,22 +36,4 @@ func (a *analysis) serverConnections(c *collector) ServerConnections {
 		sc.AfterEachResponse = true
 	}
 	return sc
-}
-
-// serverCloseFact is the verdict's sentence about the server's closes; "" when the server
-// closed nothing the client would have reused.
-func serverCloseFact(sc *ServerConnections) string {
-	if sc.ServerClosed == 0 && sc.Reconnects == 0 {
-		return ""
-	}
-	what := fmt.Sprintf("the server closed %d connections the client would have reused", sc.ServerClosed)
-	if sc.AfterEachResponse {
-		what = "the server closed the connection after each response"
-	}
-	reconnects := "reconnects"
-	if sc.Reconnects == 1 {
-		reconnects = "reconnect"
-	}
-	return fmt.Sprintf("%s: %d %s, %d of %d requests on a new connection for it (the server's doing, not the client's: dispatch lag counts from each request's first attempt)",
-		what, sc.Reconnects, reconnects, sc.ServerClosed, sc.Sent)
 }

@@ -62,7 +62,7 @@ func TestServerClosesAreNotTheClients(t *testing.T) {
 					t.Errorf("server connections %+v", s.Verdict.Server)
 				}
 			}
-			if g := GeneratorClaim(s, nil, "", RunIdentity{}); g.Status == StatusFailed {
+			if g := GeneratorClaimWithout(s); g.Status == StatusFailed {
 				t.Errorf("generator claim failed: %s", g.Evidence)
 			}
 		})

@@ -27,8 +27,9 @@
 // per-request or per-run formula (builtin.go), and those a user registers at run time, which
 // every output, gate, goodput objective and comparison then takes like a built-in one. The
 // judgements over the results (release gates, goodput objectives, the gates file, a run's
-// health, the claim's thresholds) are package analyze/judge's, compiled through metricexpr:
-// both import analyze, and analyze imports neither. The schedule verdict stays here: it is
+// health) are package analyze/judge's, compiled through metricexpr; the benchmark claim
+// (the generator validation, the workload shape check, the thresholds) is
+// analyze/benchclaim's: both import analyze, and analyze imports neither. The schedule verdict stays here: it is
 // computed with the summary and every output reads it.
 //
 // The flow is vegeta's: Analyze reduces the logs to one Summary, and each output is a

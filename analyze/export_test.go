@@ -7,8 +7,8 @@ import (
 )
 
 // Hooks for the external tests (package analyze_test) that judge analysed runs with
-// analyze/judge: judge imports analyze, so analyze's own tests cannot import it, and its
-// tests cannot reach the synthetic runs built here.
+// analyze/judge and analyze/benchclaim: they import analyze, so analyze's own tests cannot
+// import them, and their tests cannot reach the synthetic runs built here.
 
 // HealthCase is one of TestHealth's runs (judgement_test.go), built and analysed: the bound
 // it is judged at, its problems' kinds in order and a substring of their texts.
@@ -72,4 +72,34 @@ func HealthCases(t *testing.T) []HealthCase {
 func WithRunStatuses(s *Summary, statuses []string) *Summary {
 	s.runStatus = statuses
 	return s
+}
+
+// ShapeCase is one of TestValidateShapeRun's runs (shape_run_test.go), built and analysed:
+// its directory, and whether its plan has send instants for the fidelity check.
+type ShapeCase struct {
+	Name     string
+	RunDir   string
+	Summary  *Summary
+	Fidelity bool
+}
+
+// ShapeCases builds and analyses TestValidateShapeRun's runs: one at a rate, one closed loop.
+func ShapeCases(t *testing.T) []ShapeCase {
+	var out []ShapeCase
+	for _, c := range []struct {
+		name     string
+		sc       scenario
+		fidelity bool
+	}{
+		{"rate", scenario{n: 40, ttft: 20 * ms, itl: 5 * ms, tokens: 8, rate: 50, streaming: true}, true},
+		{"closed loop", scenario{n: 40, ttft: 20 * ms, itl: 5 * ms, tokens: 8, concurrency: 4, streaming: true}, false},
+	} {
+		run := c.sc.build(t, t.TempDir())
+		s, err := Analyze(Options{RunDirs: []string{run}, Tokenizer: wordCounter{}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ShapeCase{Name: c.name, RunDir: run, Summary: s, Fidelity: c.fidelity})
+	}
+	return out
 }

@@ -65,7 +65,7 @@ type Options struct {
 	// and size) to the records; ExportHTTPTrace includes them.
 	ExportPerChunkData bool
 	// OnRequest, when set, is given every sent profile request's client timing (the
-	// generator validation matches them with the mock server's log: ShareCollector.Add). It is
+	// generator validation matches them with the mock server's log: benchclaim.ShareCollector.Add). It is
 	// called from the goroutines reading the logs, possibly several at once.
 	OnRequest func(ContentTiming)
 }
@@ -191,4 +191,18 @@ func openInput(o *Options) (*input, error) {
 		}
 	}
 	return in, nil
+}
+
+// ContentTiming is one sent profile request as its client logged it, handed to
+// Options.OnRequest (the generator validation's benchclaim.ShareCollector): its session
+// and turn, when its write began and returned, and the read instant of each content event
+// (run clock, ns).
+type ContentTiming struct {
+	Index         uint32
+	Session, Turn uint32
+	WriteStartNs  int64
+	WriteEndNs    int64
+	// ContentNs are the read instants of the request's content events in order (a whole
+	// JSON body is one, at its last read); nil for a request that did not complete validly. The slice is reused once the call returns.
+	ContentNs []int64
 }

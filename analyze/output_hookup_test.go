@@ -2,6 +2,7 @@ package analyze_test
 
 import (
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/analyze/output"
 )
 
@@ -13,5 +14,10 @@ func init() {
 	analyze.WriteConsoleColor = output.WriteConsoleColor
 	analyze.WriteTimeslicesJSON = output.WriteTimeslicesJSON
 	analyze.WriteTimeslicesCSV = output.WriteTimeslicesCSV
+	analyze.ShardLines = output.ShardLines
+	analyze.VerdictLine = output.VerdictLine
 	analyze.UseCSVName(output.CSVName)
+	analyze.GeneratorClaimWithout = func(s *analyze.Summary) analyze.ClaimPart {
+		return benchclaim.GeneratorClaim(s, nil, "", benchclaim.RunIdentity{})
+	}
 }

@@ -13,12 +13,15 @@ var (
 	WriteConsoleColor   func(io.Writer, *Summary, bool) error
 	WriteTimeslicesJSON func(io.Writer, *Summary) error
 	WriteTimeslicesCSV  func(io.Writer, *Summary) error
+	ShardLines          func(*Summary) []string
+	VerdictLine         func(*Summary) string
 
 	csvName func(header, unit string) string
 )
 
+// GeneratorClaimWithout is analyze/benchclaim's generator part of the claim of s without a
+// generator validation, handed in the same way (benchclaim imports analyze).
+var GeneratorClaimWithout func(s *Summary) ClaimPart
+
 // UseCSVName sets the CSV's metric names (analyze/output.CSVName) for the tests here.
 func UseCSVName(name func(header, unit string) string) { csvName = name }
-
-// ansiRed is the colour analyze/output writes a failed claim line in.
-const ansiRed = "\x1b[31m"

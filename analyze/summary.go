@@ -142,7 +142,7 @@ type Summary struct {
 	// Damaged lists the logs that could not be read whole (an unreadable header, a corrupt
 	// record before the end): the results leave out what they held. Notes say more.
 	Damaged []string
-	// Claim is the benchmark claim (analyze/benchclaim.go), set by EvaluateClaim; nil before.
+	// Claim is the benchmark claim (benchclaim.go), set by analyze/benchclaim.Evaluate; nil before.
 	Claim *Claim
 	// Shards describes the shards of a distributed run (analyze/shards.go); nil otherwise.
 	Shards *ShardReport

@@ -109,7 +109,7 @@ func verdict(s *Summary, o *Options, in verdictInputs) Verdict {
 		}
 	}
 	v.Jitter = false
-	v.BusiestWorker, v.BusiestWorkerPct, v.SharedBy, v.CPUKnown = busiestCPU(s.Workers)
+	v.BusiestWorker, v.BusiestWorkerPct, v.SharedBy, v.CPUKnown = BusiestCPU(s.Workers)
 	if r := s.ResultOf(MDispatchLag); r != nil && r.Stats != nil {
 		v.LagKnown = true
 		v.DispatchLagP99Ms = r.Stats.P[8]
@@ -122,11 +122,11 @@ func verdict(s *Summary, o *Options, in verdictInputs) Verdict {
 		}
 	}
 	if v.CPUKnown && v.BusiestWorkerPct >= v.MaxCPUPct {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("%s at %s%% CPU ≥ %s%%", busiestWords(&v), FormatNumber(v.BusiestWorkerPct), FormatNumber(v.MaxCPUPct)))
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%s at %s%% CPU ≥ %s%%", BusiestWords(&v), FormatNumber(v.BusiestWorkerPct), FormatNumber(v.MaxCPUPct)))
 	}
 	if v.CPUKnown && v.SameReadPct > sameReadBound*100 && v.BusiestWorkerPct >= sameReadCPUBound {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("%s%% of inter-chunk gaps are same-read while %s was at %s%% CPU (≥ %s%%): the client read late",
-			FormatNumber(v.SameReadPct), busiestWords(&v), FormatNumber(v.BusiestWorkerPct), FormatNumber(sameReadCPUBound)))
+			FormatNumber(v.SameReadPct), BusiestWords(&v), FormatNumber(v.BusiestWorkerPct), FormatNumber(sameReadCPUBound)))
 	}
 	v.Known = v.LagKnown || v.CPUKnown
 	v.Kept = v.Known && len(v.Reasons) == 0
@@ -152,35 +152,11 @@ func lagShapes(v *Verdict) string {
 	return ""
 }
 
-// floorFact is the machine's floor as printed beside the lag; "" without calibration.
-func floorFact(v *Verdict) string {
-	if !v.FloorKnown {
-		return ""
-	}
-	return fmt.Sprintf("machine floor: timer wake-up p50 %s ms p99 %s ms, loopback round trip %s µs, syscall %s µs",
-		FormatNumber(v.FloorTimerLagP50Ms), FormatNumber(v.FloorTimerLagP99Ms), FormatNumber(v.FloorLoopbackRTTUs), FormatNumber(v.FloorSyscallUs))
-}
-
-// jitterFact explains a kept run whose lag was over the fixed bound.
-func jitterFact(v *Verdict) string {
-	s := fmt.Sprintf("the lag over %s ms only jittered the arrivals", FormatNumber(v.MaxLagMs))
-	if v.MeanGapMs > 0 {
-		s += fmt.Sprintf(" (%s%% of the plan's mean gap %s ms)", FormatNumber(v.DispatchLagP99Ms/v.MeanGapMs*100), FormatNumber(v.MeanGapMs))
-	}
-	if v.LatencyP50Ms > 0 {
-		s += fmt.Sprintf(", it is %s%% of %s p50 %s ms", FormatNumber(v.DispatchLagP99Ms/v.LatencyP50Ms*100), v.LatencyName, FormatNumber(v.LatencyP50Ms))
-	}
-	if v.FloorKnown && v.DispatchLagP99Ms <= 2*v.FloorTimerLagP99Ms {
-		s += ", and within twice this machine's timer wake-up p99"
-	}
-	return s + "; latencies are measured from the actual send"
-}
-
-// busiestCPU finds the client's busiest core over the profile window: the busiest worker,
+// BusiestCPU finds the client's busiest core over the profile window: the busiest worker,
 // or, when workers were pinned to one CPU together and their sum is higher, that CPU (its
 // workers' CPU summed, sharedBy of them, worker the busiest). known is false without CPU
 // samples.
-func busiestCPU(workers []WorkerSummary) (worker int, pct float64, sharedBy int, known bool) {
+func BusiestCPU(workers []WorkerSummary) (worker int, pct float64, sharedBy int, known bool) {
 	worker = -1
 	type core struct{ run, cpu int }
 	sum := map[core]float64{}
@@ -212,9 +188,9 @@ func busiestCPU(workers []WorkerSummary) (worker int, pct float64, sharedBy int,
 	return worker, pct, sharedBy, known
 }
 
-// busiestWords names the busiest core for the verdict: "worker N", or "CPU of worker N
+// BusiestWords names the busiest core for the verdict: "worker N", or "CPU of worker N
 // (shared by K workers)".
-func busiestWords(v *Verdict) string {
+func BusiestWords(v *Verdict) string {
 	if v.SharedBy > 1 {
 		return fmt.Sprintf("CPU of worker %d (shared by %d workers)", v.BusiestWorker, v.SharedBy)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // How analyze words its findings: numbers as AIPerf's console prints them, long messages cut
-// at a clause, and the verdict's line. The notes, the verdict and the claim are written with
+// at a clause, and which runs ended early. The notes, the verdict and the claim are written with
 // these, and so is every console output (analyze/output), so that a number reads the same in
 // a note and in the table.
 
@@ -70,63 +70,16 @@ func ClipWords(s string, n int) string {
 	return head + "…"
 }
 
-// VerdictLine is the one-line judgement of whether the client kept its schedule.
-func VerdictLine(s *Summary) string {
-	v := s.Verdict
-	var facts []string
-	if v.LagKnown {
-		facts = append(facts, fmt.Sprintf("dispatch lag p99 %s ms (bound %s ms)", FormatNumber(v.DispatchLagP99Ms), FormatNumber(v.MaxLagMs)))
-	}
-	if v.CPUKnown {
-		facts = append(facts, fmt.Sprintf("busiest %s at %s%% CPU (bound %s%%)", busiestWords(&v), FormatNumber(v.BusiestWorkerPct), FormatNumber(v.MaxCPUPct)))
-	}
-	if f := floorFact(&v); f != "" {
-		facts = append(facts, f)
-	}
-	if v.Kept && v.Jitter {
-		facts = append(facts, jitterFact(&v))
-	}
-	server := serverCloseFact(&v.Server)
-	if server != "" {
-		facts = append(facts, server)
-	}
-	var line string
-	switch {
-	case !v.Known:
-		line = "Verdict: unknown: no request was sent and no worker CPU was sampled"
-	case v.Kept && s.Counts.Valid == 0:
-		// Nothing succeeded: there is no server performance to describe, only its failures.
-		line = "Verdict: schedule kept: " + strings.Join(facts, "; ") +
-			". But every request failed, so these numbers describe failures, not the server's performance: see Errors."
-	case v.Kept:
-		line = "Verdict: schedule kept: " + strings.Join(facts, "; ") + ". These numbers describe the server."
-	default:
-		reasons := v.Reasons
-		if f := floorFact(&v); f != "" {
-			reasons = append(reasons[:len(reasons):len(reasons)], f)
-		}
-		if server != "" {
-			reasons = append(reasons[:len(reasons):len(reasons)], server)
-		}
-		line = "Verdict: schedule NOT kept: " + strings.Join(reasons, "; ") +
-			". These numbers describe the client, not the server: use more workers or a lower rate."
-	}
-	if e := endedEarly(s); e != "" {
-		line += " " + e
-	}
-	return line
-}
-
-// endedEarly says which runs (shards) of s did not run to their end, "" when all did: the
-// numbers then cover only what their logs hold.
-func endedEarly(s *Summary) string {
+// EndedEarly says which runs (shards) of s did not run to their end, "" when all did: the
+// numbers then cover only what their logs hold (the verdict's line ends with it).
+func EndedEarly(s *Summary) string {
 	statuses := s.runStatus
 	if statuses == nil && s.RunStatus != "" {
 		statuses = []string{s.RunStatus}
 	}
 	var ended []string
 	for i, st := range statuses {
-		how, _ := runOutcome(st, "")
+		how, _ := RunOutcome(st, "")
 		switch {
 		case how == "":
 		case s.Shards != nil:

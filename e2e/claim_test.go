@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -82,7 +83,7 @@ func TestBenchmarkClaim(t *testing.T) {
 		t.Fatalf("profile --validate-generator: exit %d\nstdout:\n%s\nstderr:\n%s", pr.code, pr.stdout, pr.stderr)
 	}
 
-	gv, err := analyze.ReadGeneratorValidation(filepath.Join(run, analyze.GeneratorValidationName))
+	gv, err := benchclaim.ReadGeneratorValidation(filepath.Join(run, benchclaim.GeneratorValidationName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,15 +91,15 @@ func TestBenchmarkClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gv.PlanHash != m.PlanHash || gv.Machine.Host != m.Host || gv.Workers != len(m.Workers) || gv.Figures[analyze.FigRequests] != 40 ||
+	if gv.PlanHash != m.PlanHash || gv.Machine.Host != m.Host || gv.Workers != len(m.Workers) || gv.Figures[benchclaim.FigRequests] != 40 ||
 		gv.Mock.TTFTMs != 2 || gv.Mock.ITLMs != 1 || !gv.SharedCPUs {
 		t.Fatalf("validation file: %+v (run.json plan %s host %s, %d workers)", gv, m.PlanHash, m.Host, len(m.Workers))
 	}
 	// Every request met its record in the mock server's schedule log, so the client's own
 	// share was measured (and, on any machine, is not negative beyond the clocks' agreement).
-	if gv.Figures[analyze.FigMatched] != 40 || gv.Figures[analyze.FigClientTTFTP50] < -0.5 || gv.Figures[analyze.FigReceiveP50] < -0.5 {
+	if gv.Figures[benchclaim.FigMatched] != 40 || gv.Figures[benchclaim.FigClientTTFTP50] < -0.5 || gv.Figures[benchclaim.FigReceiveP50] < -0.5 {
 		t.Errorf("client's share: matched %v of 40, TTFT share p50 %v ms, receive delay p50 %v ms (figures %v, notes %q)",
-			gv.Figures[analyze.FigMatched], gv.Figures[analyze.FigClientTTFTP50], gv.Figures[analyze.FigReceiveP50], gv.Figures, gv.Notes)
+			gv.Figures[benchclaim.FigMatched], gv.Figures[benchclaim.FigClientTTFTP50], gv.Figures[benchclaim.FigReceiveP50], gv.Figures, gv.Notes)
 	}
 	if !gv.Passed {
 		// The tolerances are milliseconds; a CI machine loaded past them fails the
@@ -114,7 +115,7 @@ func TestBenchmarkClaim(t *testing.T) {
 	other := *gv
 	other.PlanHash = strings.Repeat("0", 64)
 	otherFile := filepath.Join(dir, "other_validation.json")
-	if err := analyze.WriteGeneratorValidation(otherFile, &other); err != nil {
+	if err := benchclaim.WriteGeneratorValidation(otherFile, &other); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()

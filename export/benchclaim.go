@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/analyze/judge"
+	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -36,20 +38,20 @@ type Claim struct {
 // --tokenizer, load how a tokenizer is loaded. Errors are bad input: an unreadable
 // validation file or reference.
 func (c *Claim) judge(s *analyze.Summary, gates []judge.Gate, dirs []string, tokSpec string, load func(string) (*tokenizer.Tokenizer, error)) error {
-	o := judge.ClaimOptions{Gates: gates, Agreed: c.Agreed}
-	if id, err := analyze.RunIdentityOf(dirs[0]); err == nil {
+	o := benchclaim.Options{Gates: gates, Agreed: c.Agreed}
+	if id, err := benchclaim.RunIdentityOf(dirs[0]); err == nil {
 		o.Run = id
 	} else {
 		o.Run.PlanHash = s.PlanHash
 	}
 	path := c.GeneratorFile
 	if path == "" {
-		if p := filepath.Join(dirs[0], analyze.GeneratorValidationName); fileExists(p) {
+		if p := filepath.Join(dirs[0], benchclaim.GeneratorValidationName); fileExists(p) {
 			path = p
 		}
 	}
 	if path != "" {
-		g, err := analyze.ReadGeneratorValidation(path)
+		g, err := benchclaim.ReadGeneratorValidation(path)
 		if err != nil {
 			return fmt.Errorf("--generator-validation: %w", err)
 		}
@@ -63,9 +65,9 @@ func (c *Claim) judge(s *analyze.Summary, gates []judge.Gate, dirs []string, tok
 		}
 		return load(spec)
 	}
-	so := analyze.ShapeOptions{Reference: c.ValidateShape, LoadTokenizer: loadSpec}
+	so := benchclaim.ShapeOptions{Reference: c.ValidateShape, LoadTokenizer: loadSpec}
 	if s.Counts.Valid > 0 {
-		r, err := analyze.ValidateShape(s, so)
+		r, err := benchclaim.ValidateShape(s, so)
 		if err != nil {
 			return err
 		}
@@ -73,7 +75,7 @@ func (c *Claim) judge(s *analyze.Summary, gates []judge.Gate, dirs []string, tok
 	} else if c.ValidateShape != "" {
 		return fmt.Errorf("--validate-shape: the run has no valid profile requests to take the shape of")
 	}
-	judge.EvaluateClaim(s, o)
+	benchclaim.Evaluate(s, o)
 	return nil
 }
 
@@ -96,7 +98,7 @@ func (c *Claim) exit(s *analyze.Summary, code int, stderr io.Writer) int {
 		}
 		if c.RequireTrustworthy && !s.Claim.Trustworthy {
 			fmt.Fprintln(stderr, "analyze: --require-trustworthy: the benchmark claim is not trustworthy:")
-			for _, l := range analyze.ClaimLines(s.Claim)[1:] {
+			for _, l := range output.ClaimLines(s.Claim)[1:] {
 				fmt.Fprintln(stderr, l)
 			}
 			code = ExitGate

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay"
@@ -122,7 +123,7 @@ func (g *outputGuard) inputsBefore(o Options, dirs []string) {
 		}
 	}
 	for _, d := range dirs {
-		g.add("a run's generator validation file", filepath.Join(d, analyze.GeneratorValidationName))
+		g.add("a run's generator validation file", filepath.Join(d, benchclaim.GeneratorValidationName))
 		if m, err := rawlog.ReadManifest(d); err == nil && m.PlanPath != "" {
 			// Named before the analysis reads it: where analyze looks for it (as given,
 			// relative to the run, or beside run.json).
@@ -138,7 +139,7 @@ func (g *outputGuard) inputsBefore(o Options, dirs []string) {
 func (g *outputGuard) inputsAfter(s *analyze.Summary) {
 	g.add("the plan of the run", s.PlanPath)
 	for _, d := range s.RunDirs {
-		g.add("a run's generator validation file", filepath.Join(d, analyze.GeneratorValidationName))
+		g.add("a run's generator validation file", filepath.Join(d, benchclaim.GeneratorValidationName))
 	}
 }
 

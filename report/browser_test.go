@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/output"
 )
 
 // The browser tests open the pages in headless Chromium (Debian's chromium package) with
@@ -244,7 +245,7 @@ func TestBrowserPages(t *testing.T) {
 			return WriteRun(w, RunInput{Summary: a.Summary, Records: a.Records, Gates: fixtureGates})
 		})
 		res := openPage(t, bctx, path)
-		if want := analyze.VerdictLine(a.Summary); res.verdict != want {
+		if want := output.VerdictLine(a.Summary); res.verdict != want {
 			t.Errorf("verdict on the page %q, analyze says %q", res.verdict, want)
 		}
 		if len(res.charts) < 12 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/analyze/judge"
+	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/internal/numfmt"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/stats"
@@ -377,7 +378,7 @@ func runRows(runs []Run) []RunRow {
 			Completed: s.Counts.Valid, Status: s.RunStatus, Endpoint: strings.TrimSpace(s.Endpoint + " " + strings.Join(s.URLs, ",")),
 			Problems:              append([]string{}, r.Problems...),
 			OutputTokenThroughput: Number(value(s, "output_token_throughput")), RequestThroughput: Number(value(s, "request_throughput")),
-			Verdict: analyze.VerdictLine(s), Saturated: s.Verdict.Known && !s.Verdict.Kept}
+			Verdict: output.VerdictLine(s), Saturated: s.Verdict.Known && !s.Verdict.Kept}
 		if h, err := bodiesHash(s.PlanPath); err != nil {
 			rows[i].bodiesWhy = err.Error()
 		} else {

@@ -37,7 +37,7 @@ type RunPage struct {
 	Kind    string `json:"kind"`
 	Title   string `json:"title"`
 	Run     Info   `json:"run"`
-	// Verdict is analyze.VerdictLine, verbatim.
+	// Verdict is output.VerdictLine, verbatim.
 	Verdict string `json:"verdict"`
 	// Checks are the three validations of the benchmark claim: generator, shape, thresholds.
 	Checks      []Check    `json:"checks"`
@@ -227,7 +227,7 @@ func rows(s *analyze.Summary, cr []output.ConsoleRow) []Row {
 // BuildRun computes the run page's data from in.
 func BuildRun(in RunInput) *RunPage {
 	s := in.Summary
-	p := &RunPage{Version: PageVersion, Kind: "run", Run: info(s), Verdict: analyze.VerdictLine(s), Gates: in.Gates,
+	p := &RunPage{Version: PageVersion, Kind: "run", Run: info(s), Verdict: output.VerdictLine(s), Gates: in.Gates,
 		Notes: s.Notes}
 	if p.Gates == nil {
 		p.Gates = []GateLine{}
@@ -326,7 +326,7 @@ func checks(s *analyze.Summary, gates []GateLine) ([]Check, *bool) {
 		t := c.Trustworthy
 		return []Check{part(checkGenerator, c.Generator), part(checkShape, c.Shape), part(checkThresholds, c.Thresholds)}, &t
 	}
-	gen := Check{Name: checkGenerator, Status: analyze.StatusNotValidated, Evidence: analyze.VerdictLine(s), Figures: map[string]Number{}}
+	gen := Check{Name: checkGenerator, Status: analyze.StatusNotValidated, Evidence: output.VerdictLine(s), Figures: map[string]Number{}}
 	v := s.Verdict
 	switch {
 	case v.Known && v.Kept:

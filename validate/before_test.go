@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/replay"
 	"github.com/llmbench/llmbench/tokenizer"
 )
@@ -40,7 +40,7 @@ func TestBefore(t *testing.T) {
 	if !strings.Contains(stderr.String(), "generator validation: replaying 4 profile requests (at most 5s) against a mock server (TTFT 2ms, ITL 1ms)") {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
-	path := filepath.Join(runDir, analyze.GeneratorValidationName)
+	path := filepath.Join(runDir, benchclaim.GeneratorValidationName)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("the file was written before the run locked the directory: %v", err)
 	}
@@ -53,11 +53,11 @@ func TestBefore(t *testing.T) {
 	if err := ro.DirLocked(runDir); err != nil {
 		t.Fatal(err)
 	}
-	g, err := analyze.ReadGeneratorValidation(path)
+	g, err := benchclaim.ReadGeneratorValidation(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Bound.Requests != 4 || g.Workers != 1 || g.Mock.TTFTMs != 2 || g.Figures[analyze.FigRequests] != 4 {
+	if g.Bound.Requests != 4 || g.Workers != 1 || g.Mock.TTFTMs != 2 || g.Figures[benchclaim.FigRequests] != 4 {
 		t.Errorf("validation %+v", g)
 	}
 	if !strings.Contains(stderr.String(), "generator validation ") || !strings.Contains(stderr.String(), ": "+path) {

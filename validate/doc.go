@@ -3,7 +3,7 @@
 // bounded share of the plan as a sub-plan, serves an in-process mock server with known
 // TTFT and ITL (package mockllm) on the CPUs the workers leave free, replays the share with
 // the run's own options (load, bodies, workers, CPUs) against it, analyses that run, and
-// judges the client's errors against the documented tolerances (analyze.JudgeGenerator),
+// judges the client's errors against the documented tolerances (benchclaim.JudgeGenerator),
 // matching its requests with the mock's schedule log for the client's share. The result
 // is written into the run directory once the run has locked it (generator_validation.json)
 // for the benchmark claim.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/internal/version"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/mockllm"
@@ -67,8 +68,8 @@ func Before(o Options, ro *replay.Options, stderr io.Writer) error {
 		return fmt.Errorf("generator validation: %w", err)
 	}
 	ro.DirLocked = func(dir string) error {
-		path := filepath.Join(dir, analyze.GeneratorValidationName)
-		if err := analyze.WriteGeneratorValidation(path, g); err != nil {
+		path := filepath.Join(dir, benchclaim.GeneratorValidationName)
+		if err := benchclaim.WriteGeneratorValidation(path, g); err != nil {
 			return err
 		}
 		fmt.Fprintln(stderr, Line(g, path))
@@ -78,7 +79,7 @@ func Before(o Options, ro *replay.Options, stderr io.Writer) error {
 }
 
 // Line says the outcome of g, written to path, in one line.
-func Line(g *analyze.GeneratorValidation, path string) string {
+func Line(g *benchclaim.GeneratorValidation, path string) string {
 	f := func(name string) string { // "n/a" for a figure the run did not give (no stream: no TTFT)
 		if v, ok := g.Figures[name]; ok {
 			return fmt.Sprintf("%.3f", v)
@@ -86,14 +87,14 @@ func Line(g *analyze.GeneratorValidation, path string) string {
 		return "n/a"
 	}
 	figs := fmt.Sprintf("TTFT error p50 %s / p99 %s ms, ITL error p50 %s / p99 %s ms, inter-chunk error p50 %s / p99 %s ms, schedule lag p99 %s ms, busiest worker %s%% CPU, %d requests",
-		f(analyze.FigTTFTP50Error), f(analyze.FigTTFTP99Error), f(analyze.FigITLP50Error), f(analyze.FigITLP99Error),
-		f(analyze.FigICLP50Error), f(analyze.FigICLP99Error), f(analyze.FigScheduleLag), f(analyze.FigWorkerCPU), int(g.Figures[analyze.FigRequests]))
-	if _, ok := g.Figures[analyze.FigClientTTFTP99]; ok {
+		f(benchclaim.FigTTFTP50Error), f(benchclaim.FigTTFTP99Error), f(benchclaim.FigITLP50Error), f(benchclaim.FigITLP99Error),
+		f(benchclaim.FigICLP50Error), f(benchclaim.FigICLP99Error), f(benchclaim.FigScheduleLag), f(benchclaim.FigWorkerCPU), int(g.Figures[benchclaim.FigRequests]))
+	if _, ok := g.Figures[benchclaim.FigClientTTFTP99]; ok {
 		figs = fmt.Sprintf("client's share of TTFT p50 %s / p99 %s ms, receive delay p50 %s / p99 %s ms (%d requests matched with the mock's log); measured − configured: %s",
-			f(analyze.FigClientTTFTP50), f(analyze.FigClientTTFTP99), f(analyze.FigReceiveP50), f(analyze.FigReceiveP99), int(g.Figures[analyze.FigMatched]), figs)
+			f(benchclaim.FigClientTTFTP50), f(benchclaim.FigClientTTFTP99), f(benchclaim.FigReceiveP50), f(benchclaim.FigReceiveP99), int(g.Figures[benchclaim.FigMatched]), figs)
 	}
-	if _, ok := g.Figures[analyze.FigMockLateP99]; ok {
-		figs += fmt.Sprintf("; the mock's own lateness p99 %s ms", f(analyze.FigMockLateP99))
+	if _, ok := g.Figures[benchclaim.FigMockLateP99]; ok {
+		figs += fmt.Sprintf("; the mock's own lateness p99 %s ms", f(benchclaim.FigMockLateP99))
 	}
 	where := fmt.Sprintf("mock server on CPUs %v, workers on %v", g.ServerCPUs, g.WorkerCPUs)
 	if g.SharedCPUs {
@@ -107,9 +108,9 @@ func Line(g *analyze.GeneratorValidation, path string) string {
 
 // Run replays the bounded share of the plan of the replay ro (its load, bodies, workers and
 // CPUs) against an in-process mock server with known timing and judges the client's errors
-// against the documented tolerances (analyze.JudgeGenerator). stderr gets one line saying
+// against the documented tolerances (benchclaim.JudgeGenerator). stderr gets one line saying
 // what is replayed.
-func Run(o Options, ro replay.Options, stderr io.Writer) (*analyze.GeneratorValidation, error) {
+func Run(o Options, ro replay.Options, stderr io.Writer) (*benchclaim.GeneratorValidation, error) {
 	p, err := mmapds.Open(ro.Plan, mmapds.Options{})
 	if err != nil {
 		return nil, err
@@ -165,7 +166,7 @@ func Run(o Options, ro replay.Options, stderr io.Writer) (*analyze.GeneratorVali
 	if m == nil {
 		return nil, err
 	}
-	client := &analyze.ShareCollector{}
+	client := &benchclaim.ShareCollector{}
 	s, aerr := analyze.Analyze(analyze.Options{RunDirs: []string{ro.OutputDir}, Tokenizer: counter(tok), OnRequest: client.Add,
 		LoadTokenizer: func(spec string) (analyze.TokenCounter, error) {
 			return tokenizer.LoadWithOptions(spec, o.Tokenizers)
@@ -173,15 +174,15 @@ func Run(o Options, ro replay.Options, stderr io.Writer) (*analyze.GeneratorVali
 	if aerr != nil {
 		return nil, errors.Join(aerr, err)
 	}
-	tol := analyze.DefaultTolerances()
-	mt := analyze.MockTiming{TTFTMs: ms(mock.ttft), ITLMs: ms(mock.itl)}
+	tol := benchclaim.DefaultTolerances()
+	mt := benchclaim.MockTiming{TTFTMs: ms(mock.ttft), ITLMs: ms(mock.itl)}
 	share := client.ClientShareOf(late.events(), m.StartUnixNs, clockOffset)
-	figs, passed, reasons, notes := analyze.JudgeGenerator(s, mt, tol, share)
-	g := &analyze.GeneratorValidation{FormatVersion: analyze.GeneratorValidationVersion, Tool: "llmbench", ToolVersion: version.String(),
+	figs, passed, reasons, notes := benchclaim.JudgeGenerator(s, mt, tol, share)
+	g := &benchclaim.GeneratorValidation{FormatVersion: benchclaim.GeneratorValidationVersion, Tool: "llmbench", ToolVersion: version.String(),
 		CreatedUnixNs: time.Now().UnixNano(), PlanHash: p.HashHex(),
-		Machine: analyze.Machine{Host: m.Host, CPUModel: m.CPUModel, Kernel: m.Kernel},
+		Machine: benchclaim.Machine{Host: m.Host, CPUModel: m.CPUModel, Kernel: m.Kernel},
 		Workers: len(m.Workers), Mock: mt, Tolerances: tol, Figures: figs, Passed: passed, Reasons: reasons,
-		Bound: analyze.ValidationBound{Requests: n, DurationS: o.Duration.Seconds()}, Notes: notes}
+		Bound: benchclaim.ValidationBound{Requests: n, DurationS: o.Duration.Seconds()}, Notes: notes}
 	if g.Reasons == nil {
 		g.Reasons = []string{}
 	}
@@ -193,10 +194,10 @@ func Run(o Options, ro replay.Options, stderr io.Writer) (*analyze.GeneratorVali
 		g.Notes = append(g.Notes, "no CPU was free of workers: the mock server shared the workers' CPUs, so the figures measure client and server together")
 	}
 	if p50, p99, ok := late.percentiles(); ok {
-		g.Figures[analyze.FigMockLateP50], g.Figures[analyze.FigMockLateP99] = p50, p99
+		g.Figures[benchclaim.FigMockLateP50], g.Figures[benchclaim.FigMockLateP99] = p50, p99
 		if p99 > tol.ScheduleLagP99Ms {
 			what := "the measured − configured errors include it"
-			if _, judged := g.Figures[analyze.FigClientTTFTP99]; judged {
+			if _, judged := g.Figures[benchclaim.FigClientTTFTP99]; judged {
 				what = "the client's share, judged instead, leaves it out"
 			}
 			g.Notes = append(g.Notes, fmt.Sprintf("the mock server itself wrote its events late (p99 %.3f ms after their due instants): %s", p99, what))
@@ -325,11 +326,11 @@ func writeSubPlan(p *mmapds.Plan, path string, maxReq int, dur time.Duration, mo
 
 // mockLog keeps the mock server's schedule log (one JSON ScheduleRecord a line; writes are
 // serialized by the server): its event lateness, and each request's write instants (every
-// token event of a stream, or the one body) for the client's share (analyze.ClientShareOf).
+// token event of a stream, or the one body) for the client's share (benchclaim.ClientShareOf).
 type mockLog struct {
 	mu   sync.Mutex
 	late []float64
-	recs []analyze.ServerEvents
+	recs []benchclaim.ServerEvents
 }
 
 // Write takes one or more schedule log lines.
@@ -344,7 +345,7 @@ func (l *mockLog) Write(p []byte) (int, error) {
 		for j := range min(len(r.DueNs), len(r.SentNs)) {
 			l.late = append(l.late, float64(r.SentNs[j]-r.DueNs[j])/1e6)
 		}
-		ev := analyze.ServerEvents{Correlation: r.CorrelationID, ArrivalUnixNs: r.ArrivalUnixNs, SentUnixNs: make([]int64, len(r.SentNs))}
+		ev := benchclaim.ServerEvents{Correlation: r.CorrelationID, ArrivalUnixNs: r.ArrivalUnixNs, SentUnixNs: make([]int64, len(r.SentNs))}
 		for j, t := range r.SentNs {
 			ev.SentUnixNs[j] = r.ArrivalUnixNs + t
 		}
@@ -354,7 +355,7 @@ func (l *mockLog) Write(p []byte) (int, error) {
 }
 
 // events are the requests' records.
-func (l *mockLog) events() []analyze.ServerEvents {
+func (l *mockLog) events() []benchclaim.ServerEvents {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.recs)

@@ -1,9 +1,8 @@
 // Package judge holds analyze's judgements that are written by users and checked after a
 // run is analysed: release gates (--gate, the server and GPU gates, SLA criteria), goodput
-// objectives (--goodput), the agreed gates file (--gates), a run's health (Health: the one
-// rule profile's sweeps, repeats and searches and analyze compare judge a run by) and the
-// benchmark claim's verdict over its three parts (its thresholds part judged here, where the
-// gates are).
+// objectives (--goodput), the agreed gates file (--gates) and a run's health (Health: the one
+// rule profile's sweeps, repeats and searches and analyze compare judge a run by). The
+// benchmark claim, whose thresholds part reads these gates, is analyze/benchclaim's.
 //
 // Their syntaxes are sugar over the one expression layer, package metricexpr (CEL), which
 // also compiles user metrics, --where and --group-by: sugar.go reads a gate or an objective
@@ -12,7 +11,7 @@
 // into an expression of that layer, which is what runs: a gate over the run's summary, an
 // objective over each request (analyze.SLO.Met).
 //
-// judge imports analyze (the summary, the registry, the claim's parts) and metricexpr; it
+// judge imports analyze (the summary, the registry) and metricexpr; it
 // must not import the workflows above it (export, profile, report) nor replay; analyze
 // must not import judge.
 package judge

@@ -106,7 +106,7 @@ func WriteAIPerfCSV(w io.Writer, s *analyze.Summary) error {
 	if s.Claim != nil {
 		cw.Write(nil)
 		cw.Write(nil)
-		for _, row := range analyze.ClaimCSVRows(s.Claim) { // the benchmark claim, after the metrics (claim.go)
+		for _, row := range ClaimCSVRows(s.Claim) { // the benchmark claim, after the metrics (benchclaim_export.go)
 			cw.Write(row)
 		}
 	}

@@ -230,7 +230,7 @@ func ownBlock(s *analyze.Summary) *pyjson.Object {
 	o.Add("counts", counts).Add("verdict", verdict).Add("goodput_slos", slos)
 	o.Add("workers", workers).Add("notes", notes)
 	if s.Claim != nil {
-		o.Add("benchmark_claim", analyze.ClaimJSON(s.Claim))
+		o.Add("benchmark_claim", ClaimJSON(s.Claim))
 	}
 	if sm := serverMetricsJSON(s); sm != nil {
 		o.Add("server_metrics", sm)

@@ -189,9 +189,9 @@ func summaryLines(s *analyze.Summary, color bool) []string {
 	for _, n := range s.Notes {
 		out = append(out, "Note: "+n)
 	}
-	out = append(out, analyze.ShardLines(s)...)
-	out = append(out, analyze.VerdictLine(s))
-	for _, l := range analyze.ClaimConsoleLines(s.Claim) {
+	out = append(out, ShardLines(s)...)
+	out = append(out, VerdictLine(s))
+	for _, l := range ClaimConsoleLines(s.Claim) {
 		if l.Failed && color {
 			l.Text = ansiRed + l.Text + ansiReset
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 )
@@ -190,7 +191,7 @@ func TestValidateIntoHeldDirectory(t *testing.T) {
 	plan := writePlan(t, 4, 0)
 	held := t.TempDir()
 	old := []byte(`{"the":"old run's evidence"}` + "\n")
-	for name, b := range map[string][]byte{rawlog.ManifestName: []byte("{}\n"), analyze.GeneratorValidationName: old} {
+	for name, b := range map[string][]byte{rawlog.ManifestName: []byte("{}\n"), benchclaim.GeneratorValidationName: old} {
 		if err := os.WriteFile(filepath.Join(held, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +201,7 @@ func TestValidateIntoHeldDirectory(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr.String(), "already holds a run") || strings.Count(stderr.String(), "\n") != 1 {
 		t.Fatalf("exit %d, stderr %q; want 2 and one line: the directory holds a run", code, stderr.String())
 	}
-	if b, _ := os.ReadFile(filepath.Join(held, analyze.GeneratorValidationName)); !bytes.Equal(b, old) {
-		t.Fatalf("the held run's %s was replaced: %q", analyze.GeneratorValidationName, b)
+	if b, _ := os.ReadFile(filepath.Join(held, benchclaim.GeneratorValidationName)); !bytes.Equal(b, old) {
+		t.Fatalf("the held run's %s was replaced: %q", benchclaim.GeneratorValidationName, b)
 	}
 }

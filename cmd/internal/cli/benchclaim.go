@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/analyze/judge"
 )
 
@@ -33,7 +34,7 @@ func addClaimFlags(fs *pflag.FlagSet) *claimFlags {
 	fs.BoolVar(&c.acceptScheduleMiss, "accept-schedule-miss", os.Getenv(AcceptScheduleMissEnv) == "1", "exit 0 (gates permitting) even when the client did not keep its schedule; by default such a run exits 1, as its numbers describe the client, not the server ($"+AcceptScheduleMissEnv+"=1 sets this default)")
 	fs.StringVar(&c.gatesFile, "gates", "", "YAML file of agreed gates (version: 1; gates: each with gate, owner and reason): adds them and marks them agreed")
 	fs.StringVar(&c.validateShape, "validate-shape", "", "compare the run's ISL, OSL, inter-arrival and prefix reuse with REFERENCE: a dataset file in any --custom-dataset-type (TYPE:PATH to force one), a plan file or another run directory")
-	fs.StringVar(&c.generatorFile, "generator-validation", "", "generator validation file to reuse (default: RUN_DIR/"+analyze.GeneratorValidationName+" when there is one); it counts only for the same plan, machine and workers")
+	fs.StringVar(&c.generatorFile, "generator-validation", "", "generator validation file to reuse (default: RUN_DIR/"+benchclaim.GeneratorValidationName+" when there is one); it counts only for the same plan, machine and workers")
 	return c
 }
 
@@ -72,12 +73,12 @@ func findGate(gates []judge.Gate, g judge.Gate) (int, bool) {
 // --generator-validation file reads.
 func (c *claimFlags) check() error {
 	if c.validateShape != "" {
-		if err := analyze.CheckReference(c.validateShape); err != nil {
+		if err := benchclaim.CheckReference(c.validateShape); err != nil {
 			return err
 		}
 	}
 	if c.generatorFile != "" {
-		if _, err := analyze.ReadGeneratorValidation(c.generatorFile); err != nil {
+		if _, err := benchclaim.ReadGeneratorValidation(c.generatorFile); err != nil {
 			return fmt.Errorf("--generator-validation: %w", err)
 		}
 	}

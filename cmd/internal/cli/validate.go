@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/replay"
 	"github.com/llmbench/llmbench/tokenizer"
 	"github.com/llmbench/llmbench/validate"
@@ -81,8 +81,8 @@ func (v *Validate) Exit(o *replay.Options, code int, stderr io.Writer) int {
 	if !v.enabled || code != 0 {
 		return code
 	}
-	path := filepath.Join(o.OutputDir, analyze.GeneratorValidationName)
-	g, err := analyze.ReadGeneratorValidation(path)
+	path := filepath.Join(o.OutputDir, benchclaim.GeneratorValidationName)
+	g, err := benchclaim.ReadGeneratorValidation(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "replay: the generator validation left no readable %s: %v\n", path, err)
 		return 1

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -15,8 +15,8 @@ import (
 func TestValidateExit(t *testing.T) {
 	write := func(passed bool) string {
 		dir := t.TempDir()
-		g := &analyze.GeneratorValidation{FormatVersion: analyze.GeneratorValidationVersion, PlanHash: "ab", Passed: passed, Figures: map[string]float64{}}
-		if err := analyze.WriteGeneratorValidation(filepath.Join(dir, analyze.GeneratorValidationName), g); err != nil {
+		g := &benchclaim.GeneratorValidation{FormatVersion: benchclaim.GeneratorValidationVersion, PlanHash: "ab", Passed: passed, Figures: map[string]float64{}}
+		if err := benchclaim.WriteGeneratorValidation(filepath.Join(dir, benchclaim.GeneratorValidationName), g); err != nil {
 			t.Fatal(err)
 		}
 		return dir

@@ -1,28 +1,29 @@
-package judge
+package benchclaim
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/judge"
 )
 
-func mustGate(t *testing.T, expr string) Gate {
+func mustGate(t *testing.T, expr string) judge.Gate {
 	t.Helper()
-	g, err := ParseGate(expr)
+	g, err := judge.ParseGate(expr)
 	if err != nil {
 		// server.* and gpu.* gates come with the server metrics: stand one in by its expression.
-		return Gate{Expr: expr, Metric: analyze.MetricDef{Tag: strings.SplitN(expr, ".", 2)[0]}}
+		return judge.Gate{Expr: expr, Metric: analyze.MetricDef{Tag: strings.SplitN(expr, ".", 2)[0]}}
 	}
 	return g
 }
 
 // TestClaimThresholds covers each branch of the claim's thresholds part.
 func TestClaimThresholds(t *testing.T) {
-	agreed := func(exprs ...string) *GatesFile {
-		f := &GatesFile{Version: 1, Path: "gates.yaml"}
+	agreed := func(exprs ...string) *judge.GatesFile {
+		f := &judge.GatesFile{Version: 1, Path: "gates.yaml"}
 		for _, e := range exprs {
-			f.Gates = append(f.Gates, AgreedGate{Gate: e, Owner: "o", Reason: "r"})
+			f.Gates = append(f.Gates, judge.AgreedGate{Gate: e, Owner: "o", Reason: "r"})
 		}
 		return f
 	}
@@ -31,7 +32,7 @@ func TestClaimThresholds(t *testing.T) {
 	cases := []struct {
 		name   string
 		gates  []string
-		file   *GatesFile
+		file   *judge.GatesFile
 		status string
 		want   string
 	}{
@@ -45,11 +46,11 @@ func TestClaimThresholds(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var gates []Gate
+			var gates []judge.Gate
 			for _, e := range c.gates {
 				gates = append(gates, mustGate(t, e))
 			}
-			p := EvaluateClaim(&analyze.Summary{}, ClaimOptions{Gates: gates, Agreed: c.file}).Thresholds
+			p := Evaluate(&analyze.Summary{}, Options{Gates: gates, Agreed: c.file}).Thresholds
 			if p.Status != c.status || !strings.Contains(p.Evidence, c.want) {
 				t.Errorf("got %s: %s; want %s containing %q", p.Status, p.Evidence, c.status, c.want)
 			}

@@ -1,17 +1,15 @@
-package analyze
+package benchclaim
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/stats"
-	"github.com/llmbench/llmbench/tokenizer"
 )
 
 // TestShapeCompareFailed: Failed() agrees with the asymptotic p-values (stats.KS2 above its
@@ -75,65 +73,16 @@ func TestShapeDescribe(t *testing.T) {
 	}
 }
 
-// TestValidateShapeRun: a rate run's own plan as reference matches it (ISL, OSL, arrivals),
-// the plan fidelity is compared, and a tokenizer that does not load leaves prefix reuse
-// unknown rather than failing; a closed loop skips the fidelity check.
-func TestValidateShapeRun(t *testing.T) {
-	noTok := func(spec string) (*tokenizer.Tokenizer, error) { return nil, errors.New("no such tokenizer") }
-	for _, c := range []struct {
-		name     string
-		sc       scenario
-		fidelity bool
-	}{
-		{"rate", scenario{n: 40, ttft: 20 * ms, itl: 5 * ms, tokens: 8, rate: 50, streaming: true}, true},
-		{"closed loop", scenario{n: 40, ttft: 20 * ms, itl: 5 * ms, tokens: 8, concurrency: 4, streaming: true}, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			run := c.sc.build(t, t.TempDir())
-			s, err := Analyze(Options{RunDirs: []string{run}, Tokenizer: wordCounter{}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := ValidateShape(s, ShapeOptions{LoadTokenizer: noTok})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Requests != 40 || r.Reference != "" || (r.Fidelity.Skipped == "") != c.fidelity || r.Fidelity.Failed() {
-				t.Fatalf("no reference: %+v", r)
-			}
-			if p := ShapeClaim(r); p.Status != StatusNotValidated {
-				t.Errorf("no reference: %s", p.Status)
-			}
-			r, err = ValidateShape(s, ShapeOptions{Reference: s.PlanPath, LoadTokenizer: noTok})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.RefKind != "plan" || r.RefRequests != 40 || r.Compares[0].KS.D != 0 || r.Compares[1].KS.D != 0 || r.Reuse != -1 ||
-				!strings.Contains(r.ReuseNote, "no such tokenizer") {
-				t.Fatalf("own plan: %+v", r)
-			}
-			want := StatusValidated
-			if p := ShapeClaim(r); p.Status != want {
-				t.Errorf("own plan: %s: %s", p.Status, p.Evidence)
-			}
-			if _, err := ValidateShape(s, ShapeOptions{Reference: filepath.Join(run, "nope.jsonl"), LoadTokenizer: noTok}); err == nil ||
-				!strings.Contains(err.Error(), "--validate-shape") || !strings.Contains(err.Error(), "nope.jsonl") {
-				t.Errorf("missing reference: %v", err)
-			}
-		})
-	}
-}
-
 // TestRunShapeMultiTurnFidelity: in a rate plan of multi-turn sessions only the first turns
 // have planned instants; the fidelity compares those turns' achieved gaps with their planned
 // ones instead of calling the plan a closed loop.
 func TestRunShapeMultiTurnFidelity(t *testing.T) {
 	const msNs = int64(1e6)
-	var samples []shapeSample
+	var samples []analyze.ShapeSample
 	for i, at := range []int64{0, 100, 300} {
 		samples = append(samples,
-			shapeSample{index: uint32(2 * i), sendUnixNs: 1e18 + (at+5)*msNs, intendedNs: at * msNs},
-			shapeSample{index: uint32(2*i + 1), sendUnixNs: 1e18 + (at+40)*msNs, intendedNs: mmapds.NoSendOffset})
+			analyze.ShapeSample{Index: uint32(2 * i), SendUnixNs: 1e18 + (at+5)*msNs, IntendedNs: at * msNs},
+			analyze.ShapeSample{Index: uint32(2*i + 1), SendUnixNs: 1e18 + (at+40)*msNs, IntendedNs: mmapds.NoSendOffset})
 	}
 	d, plan, err := runShape(samples, nil, nil, nil, false)
 	if err != nil {

@@ -1,4 +1,4 @@
-package analyze
+package benchclaim
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -135,7 +136,7 @@ const (
 // a usable share, measured − configured is judged. Always judged: the p99 schedule (dispatch)
 // lag, the busiest worker's CPU and failed requests (the mock never fails one); no measured
 // request at all fails it.
-func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientShare) (figures map[string]float64, passed bool, reasons, notes []string) {
+func JudgeGenerator(s *analyze.Summary, mock MockTiming, tol Tolerances, share *ClientShare) (figures map[string]float64, passed bool, reasons, notes []string) {
 	figures = map[string]float64{}
 	failed := s.Counts.Errors - s.Counts.NotSent
 	figures[FigRequests] = float64(s.Counts.Valid)
@@ -148,14 +149,14 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 	}
 	judge := func(list *[]string, e50, e99, tol50, tol99 float64, what string) {
 		if math.Abs(e50) > tol50 {
-			*list = append(*list, fmt.Sprintf("%s %s ms exceeds ±%s ms", fmt.Sprintf(what, "p50"), FormatNumber(e50), FormatNumber(tol50)))
+			*list = append(*list, fmt.Sprintf("%s %s ms exceeds ±%s ms", fmt.Sprintf(what, "p50"), analyze.FormatNumber(e50), analyze.FormatNumber(tol50)))
 		}
 		if math.Abs(e99) > tol99 {
-			*list = append(*list, fmt.Sprintf("%s %s ms exceeds ±%s ms", fmt.Sprintf(what, "p99"), FormatNumber(e99), FormatNumber(tol99)))
+			*list = append(*list, fmt.Sprintf("%s %s ms exceeds ±%s ms", fmt.Sprintf(what, "p99"), analyze.FormatNumber(e99), analyze.FormatNumber(tol99)))
 		}
 	}
 	var overall []string // measured − configured beyond tolerance
-	check := func(id MetricID, configured float64, name50, name99 string, tol50, tol99 float64, what string) {
+	check := func(id analyze.MetricID, configured float64, name50, name99 string, tol50, tol99 float64, what string) {
 		r := s.ResultOf(id)
 		if r == nil || r.Stats == nil {
 			return
@@ -164,9 +165,9 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 		figures[name50], figures[name99] = round4(e50), round4(e99)
 		judge(&overall, e50, e99, tol50, tol99, what+" %s error")
 	}
-	check(MTimeToFirstToken, mock.TTFTMs, FigTTFTP50Error, FigTTFTP99Error, tol.TTFTP50Ms, tol.TTFTP99Ms, "TTFT")
-	check(MInterTokenLatency, mock.ITLMs, FigITLP50Error, FigITLP99Error, tol.ITLP50Ms, tol.ITLP99Ms, "ITL")
-	check(MInterChunkLatency, mock.ITLMs, FigICLP50Error, FigICLP99Error, tol.ChunkGapP50Ms, tol.ChunkGapP99Ms, "inter-chunk gap")
+	check(analyze.MTimeToFirstToken, mock.TTFTMs, FigTTFTP50Error, FigTTFTP99Error, tol.TTFTP50Ms, tol.TTFTP99Ms, "TTFT")
+	check(analyze.MInterTokenLatency, mock.ITLMs, FigITLP50Error, FigITLP99Error, tol.ITLP50Ms, tol.ITLP99Ms, "ITL")
+	check(analyze.MInterChunkLatency, mock.ITLMs, FigICLP50Error, FigICLP99Error, tol.ChunkGapP50Ms, tol.ChunkGapP99Ms, "inter-chunk gap")
 
 	ok, why := share.usable(s.Counts.Valid)
 	if ok {
@@ -185,7 +186,7 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 		figures[FigMockReadP50], figures[FigMockReadP99] = round4(d50), round4(d99)
 		if len(overall) > 0 {
 			notes = append(notes, fmt.Sprintf("measured − configured: %s; the client's own share stayed within tolerance (TTFT p99 %s ms), so the rest is the mock server's: it read requests p99 %s ms after the client wrote them and wrote their first event p99 %s ms after that (%s ms configured)",
-				strings.Join(overall, "; "), FormatNumber(t99), FormatNumber(d99), FormatNumber(m99), FormatNumber(mock.TTFTMs)))
+				strings.Join(overall, "; "), analyze.FormatNumber(t99), analyze.FormatNumber(d99), analyze.FormatNumber(m99), analyze.FormatNumber(mock.TTFTMs)))
 		}
 	} else {
 		reasons = append(reasons, overall...)
@@ -193,20 +194,20 @@ func JudgeGenerator(s *Summary, mock MockTiming, tol Tolerances, share *ClientSh
 			notes = append(notes, "judged on measured − configured alone: "+why)
 		}
 	}
-	if r := s.ResultOf(MDispatchLag); r != nil && r.Stats != nil {
+	if r := s.ResultOf(analyze.MDispatchLag); r != nil && r.Stats != nil {
 		figures[FigScheduleLag] = round4(r.Stats.P[8])
 		if r.Stats.P[8] > tol.ScheduleLagP99Ms {
-			reasons = append(reasons, fmt.Sprintf("schedule lag p99 %s ms exceeds %s ms", FormatNumber(r.Stats.P[8]), FormatNumber(tol.ScheduleLagP99Ms)))
+			reasons = append(reasons, fmt.Sprintf("schedule lag p99 %s ms exceeds %s ms", analyze.FormatNumber(r.Stats.P[8]), analyze.FormatNumber(tol.ScheduleLagP99Ms)))
 		}
 	}
-	if _, busiest, sharedBy, known := busiestCPU(s.Workers); known {
+	if _, busiest, sharedBy, known := analyze.BusiestCPU(s.Workers); known {
 		figures[FigWorkerCPU] = round4(busiest)
 		if busiest >= tol.WorkerCPUPct {
 			who := "a worker"
 			if sharedBy > 1 {
 				who = fmt.Sprintf("%d workers sharing a CPU", sharedBy)
 			}
-			reasons = append(reasons, fmt.Sprintf("%s used %s%% of a core (bound %s%%)", who, FormatNumber(busiest), FormatNumber(tol.WorkerCPUPct)))
+			reasons = append(reasons, fmt.Sprintf("%s used %s%% of a core (bound %s%%)", who, analyze.FormatNumber(busiest), analyze.FormatNumber(tol.WorkerCPUPct)))
 		}
 	}
 	return figures, len(reasons) == 0, reasons, notes

@@ -1,4 +1,4 @@
-package analyze
+package benchclaim
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/stats"
 )
 
@@ -18,19 +19,6 @@ import (
 // compares the client's log with the mock server's schedule log for the same requests, so
 // that a mock server that falls behind on a busy machine is not taken for a slow client.
 
-// ContentTiming is one sent profile request as its client logged it, handed to
-// Options.OnRequest: its session and turn, when its write began and returned, and the read
-// instant of each content event (run clock, ns).
-type ContentTiming struct {
-	Index         uint32
-	Session, Turn uint32
-	WriteStartNs  int64
-	WriteEndNs    int64
-	// ContentNs are the read instants of the request's content events in order (a whole
-	// JSON body is one, at its last read); nil for a request that did not complete validly. The slice is reused once the call returns.
-	ContentNs []int64
-}
-
 // ServerEvents is what a server logged for one request: the correlation header it carried,
 // when the server read its head and when it began writing each content event, Unix ns.
 type ServerEvents struct {
@@ -40,14 +28,14 @@ type ServerEvents struct {
 }
 
 // ShareCollector gathers the client's timings for ClientShareOf. Its Add is meant as
-// Options.OnRequest and may be called from several goroutines at once.
+// analyze.Options.OnRequest and may be called from several goroutines at once.
 type ShareCollector struct {
 	mu   sync.Mutex
-	reqs []ContentTiming
+	reqs []analyze.ContentTiming
 }
 
 // Add keeps a copy of t.
-func (c *ShareCollector) Add(t ContentTiming) {
+func (c *ShareCollector) Add(t analyze.ContentTiming) {
 	t.ContentNs = slices.Clone(t.ContentNs)
 	c.mu.Lock()
 	c.reqs = append(c.reqs, t)
@@ -97,7 +85,7 @@ func (c *ShareCollector) ClientShareOf(server []ServerEvents, startUnixNs, offse
 	c.mu.Lock()
 	reqs := slices.Clone(c.reqs)
 	c.mu.Unlock()
-	slices.SortFunc(reqs, func(a, b ContentTiming) int {
+	slices.SortFunc(reqs, func(a, b analyze.ContentTiming) int {
 		if a.Session != b.Session {
 			return cmp.Compare(int64(a.Session), int64(b.Session))
 		}
@@ -152,7 +140,7 @@ func (s *ClientShare) usable(valid int64) (bool, string) {
 	case float64(s.Matched) < 0.9*float64(valid):
 		return false, fmt.Sprintf("only %d of %d requests matched the mock server's log", s.Matched, valid)
 	case s.MinDelay < -0.5:
-		return false, fmt.Sprintf("the client read an event %s ms before the mock server wrote it: the processes' clocks disagree", FormatNumber(-s.MinDelay))
+		return false, fmt.Sprintf("the client read an event %s ms before the mock server wrote it: the processes' clocks disagree", analyze.FormatNumber(-s.MinDelay))
 	}
 	return true, ""
 }

@@ -1,4 +1,4 @@
-package analyze
+package benchclaim
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/output"
 	"github.com/llmbench/llmbench/stats"
 )
 
@@ -18,9 +20,22 @@ func passedValidation() *GeneratorValidation {
 
 var thisRun = RunIdentity{PlanHash: "ab", Machine: Machine{Host: "h", CPUModel: "c"}, WorkerCPUs: []int{0, 1}}
 
+// builtinDef is the built-in metric id's definition.
+func builtinDef(id analyze.MetricID) analyze.MetricDef {
+	for _, d := range analyze.Metrics() {
+		if d.ID == id {
+			return d
+		}
+	}
+	panic("no built-in metric")
+}
+
+// ansiRed is the colour analyze/output writes a failed claim line in.
+const ansiRed = "\x1b[31m"
+
 // TestClaimGenerator covers each branch of the claim's generator part.
 func TestClaimGenerator(t *testing.T) {
-	kept := Verdict{Known: true, Kept: true, LagKnown: true, DispatchLagP99Ms: 0.2}
+	kept := analyze.Verdict{Known: true, Kept: true, LagKnown: true, DispatchLagP99Ms: 0.2}
 	failedV := func() *GeneratorValidation {
 		g := passedValidation()
 		g.Passed, g.Reasons = false, []string{"schedule lag p99 3.00 ms exceeds 1.00 ms"}
@@ -35,26 +50,26 @@ func TestClaimGenerator(t *testing.T) {
 	withShare.Figures[FigClientTTFTP99], withShare.Figures[FigReceiveP99] = 0.25, 0.125
 	cases := []struct {
 		name    string
-		verdict Verdict
+		verdict analyze.Verdict
 		g       *GeneratorValidation
 		status  string
 		want    string
 	}{
-		{"validated", kept, passedValidation(), StatusValidated, "errors within tolerance (TTFT p99 1.50 ms, inter-chunk p99 0.00 ms), and this run kept its schedule"},
-		{"validated on the client's share", kept, withShare, StatusValidated,
+		{"validated", kept, passedValidation(), analyze.StatusValidated, "errors within tolerance (TTFT p99 1.50 ms, inter-chunk p99 0.00 ms), and this run kept its schedule"},
+		{"validated on the client's share", kept, withShare, analyze.StatusValidated,
 			"the client's own share within tolerance (TTFT p99 0.25 ms, receive delay p99 0.12 ms; measured − configured, with the mock server's lateness, TTFT p99 1.50 ms), and this run kept"},
-		{"no validation", kept, nil, StatusNotValidated, "no generator validation"},
-		{"validation failed", kept, failedV(), StatusFailed, "schedule lag p99 3.00 ms exceeds"},
-		{"other plan", kept, other, StatusNotValidated, "does not stand for this run: it validated plan"},
-		{"other workers", kept, otherWorkers, StatusNotValidated, "it ran 1 workers"},
-		{"run bent its schedule", Verdict{Known: true, Reasons: []string{"dispatch lag p99 5 ms > 1 ms"}}, passedValidation(), StatusFailed, "did not keep its schedule"},
-		{"run unjudged", Verdict{}, passedValidation(), StatusNotValidated, "could not be judged"},
+		{"no validation", kept, nil, analyze.StatusNotValidated, "no generator validation"},
+		{"validation failed", kept, failedV(), analyze.StatusFailed, "schedule lag p99 3.00 ms exceeds"},
+		{"other plan", kept, other, analyze.StatusNotValidated, "does not stand for this run: it validated plan"},
+		{"other workers", kept, otherWorkers, analyze.StatusNotValidated, "it ran 1 workers"},
+		{"run bent its schedule", analyze.Verdict{Known: true, Reasons: []string{"dispatch lag p99 5 ms > 1 ms"}}, passedValidation(), analyze.StatusFailed, "did not keep its schedule"},
+		{"run unjudged", analyze.Verdict{}, passedValidation(), analyze.StatusNotValidated, "could not be judged"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &Summary{Verdict: c.verdict}
+			s := &analyze.Summary{Verdict: c.verdict}
 			p := GeneratorClaim(s, c.g, "gv.json", thisRun)
-			if p.Status != c.status || p.Validated != (c.status == StatusValidated) || !strings.Contains(p.Evidence, c.want) {
+			if p.Status != c.status || p.Validated != (c.status == analyze.StatusValidated) || !strings.Contains(p.Evidence, c.want) {
 				t.Errorf("got %s (validated %v): %s; want %s containing %q", p.Status, p.Validated, p.Evidence, c.status, c.want)
 			}
 			if c.g != nil && c.g.Mismatch(thisRun) == "" && p.Figures[FigTTFTP99Error] != 1.5 {
@@ -82,13 +97,13 @@ func TestClaimShape(t *testing.T) {
 		status string
 		want   string
 	}{
-		{"not computed", nil, StatusNotValidated, "not compared with a reference"},
-		{"no reference", &ShapeReport{Fidelity: ShapeCompare{Name: "plan_inter_arrival", KS: same}, Reuse: -1, RefReuse: -1}, StatusNotValidated, "no reference given"},
-		{"passes", with(same, 0.45, 0.47), StatusValidated, "matches ref.jsonl"},
-		{"large samples, immaterial difference", with(significantButSmall, 0.45, 0.47), StatusValidated, "matches"},
-		{"isl differs", with(far, 0.45, 0.47), StatusFailed, "isl distribution differs"},
-		{"reuse differs", with(same, 0.45, 0.2), StatusFailed, "prefix reuse 0.450 vs the reference's 0.200"},
-		{"client bent the arrivals", bent, StatusFailed, "the client bent the arrival process"},
+		{"not computed", nil, analyze.StatusNotValidated, "not compared with a reference"},
+		{"no reference", &ShapeReport{Fidelity: ShapeCompare{Name: "plan_inter_arrival", KS: same}, Reuse: -1, RefReuse: -1}, analyze.StatusNotValidated, "no reference given"},
+		{"passes", with(same, 0.45, 0.47), analyze.StatusValidated, "matches ref.jsonl"},
+		{"large samples, immaterial difference", with(significantButSmall, 0.45, 0.47), analyze.StatusValidated, "matches"},
+		{"isl differs", with(far, 0.45, 0.47), analyze.StatusFailed, "isl distribution differs"},
+		{"reuse differs", with(same, 0.45, 0.2), analyze.StatusFailed, "prefix reuse 0.450 vs the reference's 0.200"},
+		{"client bent the arrivals", bent, analyze.StatusFailed, "the client bent the arrival process"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -104,12 +119,12 @@ func TestClaimShape(t *testing.T) {
 func TestClaimTrustworthy(t *testing.T) {
 	shape := &ShapeReport{Reference: "ref", Fidelity: ShapeCompare{Name: "plan_inter_arrival", Skipped: "closed loop"}, Reuse: -1, RefReuse: -1}
 	// The thresholds part is analyze/judge's (TestClaimThresholds there judges the gates).
-	agreed := NewClaimPart(StatusValidated, "2 gates agreed in g.yaml", nil)
-	unagreed := NewClaimPart(StatusNotValidated, "thresholds not validated: the gates are not agreed", nil)
+	agreed := analyze.NewClaimPart(analyze.StatusValidated, "2 gates agreed in g.yaml", nil)
+	unagreed := analyze.NewClaimPart(analyze.StatusNotValidated, "thresholds not validated: the gates are not agreed", nil)
 	type parts struct {
 		g     *GeneratorValidation
 		shape *ShapeReport
-		th    ClaimPart
+		th    analyze.ClaimPart
 	}
 	all := parts{passedValidation(), shape, agreed}
 	for _, c := range []struct {
@@ -125,12 +140,12 @@ func TestClaimTrustworthy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o := all
 			c.drop(&o)
-			s := &Summary{Verdict: Verdict{Known: true, Kept: true}, Counts: Counts{Profile: 1, Valid: 1}}
-			if got := NewClaim(s, GeneratorClaim(s, o.g, "", thisRun), ShapeClaim(o.shape), o.th).Trustworthy; got != c.want {
+			s := &analyze.Summary{Verdict: analyze.Verdict{Known: true, Kept: true}, Counts: analyze.Counts{Profile: 1, Valid: 1}}
+			if got := analyze.NewClaim(s, GeneratorClaim(s, o.g, "", thisRun), ShapeClaim(o.shape), o.th).Trustworthy; got != c.want {
 				t.Fatalf("trustworthy %v, want %v: %+v", got, c.want, s.Claim)
 			}
 			var js, csv, con bytes.Buffer
-			if err := WriteAIPerfJSON(&js, s); err != nil {
+			if err := output.WriteAIPerfJSON(&js, s); err != nil {
 				t.Fatal(err)
 			}
 			var doc struct {
@@ -151,7 +166,7 @@ func TestClaimTrustworthy(t *testing.T) {
 			if doc.LLMBench.Claim.Trustworthy != c.want || doc.LLMBench.Claim.Generator.Status != s.Claim.Generator.Status {
 				t.Errorf("JSON benchmark_claim %+v, want trustworthy %v", doc.LLMBench.Claim, c.want)
 			}
-			if err := WriteAIPerfCSV(&csv, s); err != nil {
+			if err := output.WriteAIPerfCSV(&csv, s); err != nil {
 				t.Fatal(err)
 			}
 			wantCSV := "trustworthy,,false,"
@@ -161,7 +176,7 @@ func TestClaimTrustworthy(t *testing.T) {
 			if !strings.Contains(csv.String(), "Claim,Status,Validated,Evidence") || !strings.Contains(csv.String(), wantCSV) {
 				t.Errorf("CSV lacks the claim:\n%s", csv.String())
 			}
-			if err := WriteConsole(&con, s); err != nil {
+			if err := output.WriteConsole(&con, s); err != nil {
 				t.Fatal(err)
 			}
 			wantCon := "Benchmark claim: trustworthy: yes"
@@ -177,15 +192,15 @@ func TestClaimTrustworthy(t *testing.T) {
 // mock server's log, the share is judged and a measured − configured error beyond tolerance
 // is the mock's, noted, unless the share does not stand for the run.
 func TestJudgeGenerator(t *testing.T) {
-	st := func(p50, p99 float64) *Stats {
-		s := &Stats{Count: 10}
+	st := func(p50, p99 float64) *analyze.Stats {
+		s := &analyze.Stats{Count: 10}
 		s.P[4], s.P[8] = p50, p99
 		return s
 	}
-	summary := func(ttft99, lag99, cpu float64, failed int64) *Summary {
-		return &Summary{Counts: Counts{Valid: 10, Errors: failed}, Workers: []WorkerSummary{{Worker: 0, CPUPct: cpu}, {Worker: 1, CPUPct: -1}},
-			Results: []Result{{MetricDef: catalog[MTimeToFirstToken], Stats: st(20.3, ttft99)}, {MetricDef: catalog[MInterTokenLatency], Stats: st(5, 5.2)},
-				{MetricDef: catalog[MInterChunkLatency], Stats: st(5, 6)}, {MetricDef: catalog[MDispatchLag], Stats: st(0.1, lag99)}}}
+	summary := func(ttft99, lag99, cpu float64, failed int64) *analyze.Summary {
+		return &analyze.Summary{Counts: analyze.Counts{Valid: 10, Errors: failed}, Workers: []analyze.WorkerSummary{{Worker: 0, CPUPct: cpu}, {Worker: 1, CPUPct: -1}},
+			Results: []analyze.Result{{MetricDef: builtinDef(analyze.MTimeToFirstToken), Stats: st(20.3, ttft99)}, {MetricDef: builtinDef(analyze.MInterTokenLatency), Stats: st(5, 5.2)},
+				{MetricDef: builtinDef(analyze.MInterChunkLatency), Stats: st(5, 6)}, {MetricDef: builtinDef(analyze.MDispatchLag), Stats: st(0.1, lag99)}}}
 	}
 	repeat := func(v float64, n int) []float64 { return slices.Repeat([]float64{v}, n) }
 	share := func(ttft, receive float64, matched int) *ClientShare {
@@ -195,7 +210,7 @@ func TestJudgeGenerator(t *testing.T) {
 	mock, tol := MockTiming{TTFTMs: 20, ITLMs: 5}, DefaultTolerances()
 	cases := []struct {
 		name    string
-		s       *Summary
+		s       *analyze.Summary
 		share   *ClientShare
 		passed  bool
 		want    string // in the reasons
@@ -208,9 +223,9 @@ func TestJudgeGenerator(t *testing.T) {
 		{"lag", summary(25, 3, 10, 0), nil, false, "schedule lag p99 3.00 ms exceeds 1.00 ms", "", nil},
 		{"cpu", summary(25, 0.5, 95, 0), nil, false, "a worker used 95.00% of a core", "", nil},
 		{"failures", summary(25, 0.5, 10, 2), nil, false, "2 requests failed", "", nil},
-		{"cpu shared", &Summary{Counts: Counts{Valid: 10}, Workers: []WorkerSummary{{Worker: 0, CPU: 1, CPUPct: 50}, {Worker: 1, CPU: 1, CPUPct: 45}, {Worker: 2, CPU: 0, CPUPct: 60}},
+		{"cpu shared", &analyze.Summary{Counts: analyze.Counts{Valid: 10}, Workers: []analyze.WorkerSummary{{Worker: 0, CPU: 1, CPUPct: 50}, {Worker: 1, CPU: 1, CPUPct: 45}, {Worker: 2, CPU: 0, CPUPct: 60}},
 			Results: summary(25, 0.5, 10, 0).Results}, nil, false, "2 workers sharing a CPU used 95.00% of a core", "", map[string]float64{FigWorkerCPU: 95}},
-		{"nothing", &Summary{}, nil, false, "no request completed", "", nil},
+		{"nothing", &analyze.Summary{}, nil, false, "no request completed", "", nil},
 		{"mock late, client fine", summary(45, 0.5, 10, 0), share(0.2, 0.05, 10), true, "",
 			"TTFT p99 error 25.00 ms exceeds ±10.00 ms; the client's own share stayed within tolerance (TTFT p99 0.20 ms), so the rest is the mock server's: it read requests p99 0.50 ms after",
 			map[string]float64{FigClientTTFTP99: 0.2, FigReceiveP99: 0.05, FigMatched: 10, FigMockTTFTP99Error: 24, FigMockReadP99: 0.5, FigTTFTP99Error: 25}},
@@ -249,12 +264,12 @@ func TestClientShareOf(t *testing.T) {
 	var c ShareCollector
 	// Session 7, two turns; session 8 one turn; session 9 with a record of another length;
 	// session 10 without a record; session 11 not valid (no content).
-	c.Add(ContentTiming{Index: 2, Session: 7, Turn: 1, WriteStartNs: ms(100), WriteEndNs: ms(100.1), ContentNs: []int64{ms(130.4), ms(135.2)}})
-	c.Add(ContentTiming{Index: 1, Session: 7, Turn: 0, WriteStartNs: ms(10), WriteEndNs: ms(10.2), ContentNs: []int64{ms(31), ms(36.5), ms(41)}})
-	c.Add(ContentTiming{Index: 3, Session: 8, WriteStartNs: ms(5), WriteEndNs: ms(5.1), ContentNs: []int64{ms(26)}})
-	c.Add(ContentTiming{Index: 4, Session: 9, WriteStartNs: ms(5), WriteEndNs: ms(5.1), ContentNs: []int64{ms(26), ms(30)}})
-	c.Add(ContentTiming{Index: 5, Session: 10, WriteStartNs: ms(5), WriteEndNs: ms(5.1), ContentNs: []int64{ms(26)}})
-	c.Add(ContentTiming{Index: 6, Session: 11, WriteStartNs: ms(5), WriteEndNs: ms(5.1)})
+	c.Add(analyze.ContentTiming{Index: 2, Session: 7, Turn: 1, WriteStartNs: ms(100), WriteEndNs: ms(100.1), ContentNs: []int64{ms(130.4), ms(135.2)}})
+	c.Add(analyze.ContentTiming{Index: 1, Session: 7, Turn: 0, WriteStartNs: ms(10), WriteEndNs: ms(10.2), ContentNs: []int64{ms(31), ms(36.5), ms(41)}})
+	c.Add(analyze.ContentTiming{Index: 3, Session: 8, WriteStartNs: ms(5), WriteEndNs: ms(5.1), ContentNs: []int64{ms(26)}})
+	c.Add(analyze.ContentTiming{Index: 4, Session: 9, WriteStartNs: ms(5), WriteEndNs: ms(5.1), ContentNs: []int64{ms(26), ms(30)}})
+	c.Add(analyze.ContentTiming{Index: 5, Session: 10, WriteStartNs: ms(5), WriteEndNs: ms(5.1), ContentNs: []int64{ms(26)}})
+	c.Add(analyze.ContentTiming{Index: 6, Session: 11, WriteStartNs: ms(5), WriteEndNs: ms(5.1)})
 	server := []ServerEvents{
 		{Correlation: "7", ArrivalUnixNs: unix(100.5), SentUnixNs: []int64{unix(130), unix(135)}},
 		{Correlation: "7", ArrivalUnixNs: unix(11), SentUnixNs: []int64{unix(30.5), unix(36), unix(40.9)}},
@@ -324,11 +339,11 @@ func TestGeneratorValidationFile(t *testing.T) {
 func TestClaimConsoleLines(t *testing.T) {
 	failedGen := passedValidation()
 	failedGen.Passed, failedGen.Reasons = false, []string{"TTFT p99 error 9 ms > 2 ms"}
-	kept := Verdict{Known: true, Kept: true, LagKnown: true, DispatchLagP99Ms: 0.3, MaxLagMs: 1}
-	late := Verdict{Known: true, Reasons: []string{"dispatch lag p99 3 ms > 1 ms"}, LagKnown: true, DispatchLagP99Ms: 3, MaxLagMs: 1}
+	kept := analyze.Verdict{Known: true, Kept: true, LagKnown: true, DispatchLagP99Ms: 0.3, MaxLagMs: 1}
+	late := analyze.Verdict{Known: true, Reasons: []string{"dispatch lag p99 3 ms > 1 ms"}, LagKnown: true, DispatchLagP99Ms: 3, MaxLagMs: 1}
 	cases := []struct {
 		name    string
-		v       Verdict
+		v       analyze.Verdict
 		g       *GeneratorValidation
 		head    string
 		failed  []string // the parts marked failed
@@ -340,16 +355,16 @@ func TestClaimConsoleLines(t *testing.T) {
 			[]string{"  generator   FAILED: the generator validation  failed: TTFT p99 error 9 ms > 2 ms"}},
 		{"schedule not kept", late, passedValidation(), "Benchmark claim: trustworthy: NO (generator, schedule failed)", []string{"generator", "schedule"},
 			[]string{"  generator   FAILED: this run did not keep its schedule (see schedule)", "  schedule    FAILED: not kept: dispatch lag p99 3 ms > 1 ms; these numbers describe the client"}},
-		{"not judged", Verdict{}, nil, "Benchmark claim: trustworthy: not shown (generator, schedule, shape, thresholds not validated", nil,
+		{"not judged", analyze.Verdict{}, nil, "Benchmark claim: trustworthy: not shown (generator, schedule, shape, thresholds not validated", nil,
 			[]string{"  schedule    not judged: no request was sent"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &Summary{Verdict: c.v, Counts: Counts{Profile: 1, Valid: 1}}
+			s := &analyze.Summary{Verdict: c.v, Counts: analyze.Counts{Profile: 1, Valid: 1}}
 			// No gates: the thresholds part as analyze/judge says it (TestClaimThresholds there).
-			noGates := NewClaimPart(StatusNotValidated, "thresholds not validated: no gates (--gate, --gates FILE)", nil)
-			NewClaim(s, GeneratorClaim(s, c.g, "", thisRun), ShapeClaim(nil), noGates)
-			lines := ClaimConsoleLines(s.Claim)
+			noGates := analyze.NewClaimPart(analyze.StatusNotValidated, "thresholds not validated: no gates (--gate, --gates FILE)", nil)
+			analyze.NewClaim(s, GeneratorClaim(s, c.g, "", thisRun), ShapeClaim(nil), noGates)
+			lines := output.ClaimConsoleLines(s.Claim)
 			if len(lines) != 5 || !strings.HasPrefix(lines[0].Text, c.head) {
 				t.Fatalf("got %d lines, head %q; want 5, head %q", len(lines), lines[0].Text, c.head)
 			}
@@ -365,7 +380,7 @@ func TestClaimConsoleLines(t *testing.T) {
 			if strings.Join(failed, ",") != strings.Join(c.failed, ",") || lines[0].Failed != (len(c.failed) > 0) {
 				t.Errorf("failed parts %v (head %v), want %v", failed, lines[0].Failed, c.failed)
 			}
-			text := strings.Join(ClaimLines(s.Claim), "\n")
+			text := strings.Join(output.ClaimLines(s.Claim), "\n")
 			for _, p := range c.present {
 				if !strings.Contains(text, p) {
 					t.Errorf("no %q in:\n%s", p, text)
@@ -373,7 +388,7 @@ func TestClaimConsoleLines(t *testing.T) {
 			}
 			for _, color := range []bool{false, true} {
 				var con bytes.Buffer
-				if err := WriteConsoleColor(&con, s, color); err != nil {
+				if err := output.WriteConsoleColor(&con, s, color); err != nil {
 					t.Fatal(err)
 				}
 				if red := strings.Count(con.String(), ansiRed); red != map[bool]int{false: 0, true: len(c.failed) + min(len(c.failed), 1)}[color] {

@@ -1,4 +1,4 @@
-package analyze
+package benchclaim
 
 import (
 	"encoding/binary"
@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/plan/dataset"
 	"github.com/llmbench/llmbench/rawlog"
@@ -35,49 +36,9 @@ const (
 	ShapeGapResolutionNs = 1e6
 	// ShapeReuseBlock is the block size of prefix reuse when the reference has no hash_ids.
 	ShapeReuseBlock = dataset.DefaultBlockSize
-	// maxShapeSamples bounds the requests one log contributes to the shape samples, and
-	// maxReuseRequests the requests whose bodies are tokenized for prefix reuse.
-	maxShapeSamples  = 200000
+	// maxReuseRequests bounds the requests whose bodies are tokenized for prefix reuse.
 	maxReuseRequests = 4000
 )
-
-// shapeSample is one valid profile request, for shape validation.
-type shapeSample struct {
-	index      uint32
-	isl, osl   float64
-	sendUnixNs int64
-	intendedNs int64 // the plan's offset, or mmapds.NoSendOffset
-}
-
-// shapeSamples collects the requests of one log.
-type shapeSamples struct {
-	s       []shapeSample
-	dropped int64
-}
-
-func (c *shapeSamples) add(m *requestMetrics) {
-	if !m.Valid || !m.Sent || m.Phase != mmapds.PhaseProfile {
-		return
-	}
-	if len(c.s) >= maxShapeSamples {
-		c.dropped++
-		return
-	}
-	c.s = append(c.s, shapeSample{index: m.Index, isl: m.Values[MInputSequenceLength], osl: m.Values[MOutputSequenceLength],
-		sendUnixNs: m.StartUnixNs + m.SendNs, intendedNs: m.IntendedNs})
-}
-
-// mergeShape joins the logs' samples.
-func mergeShape(parts []*logAnalysis) *shapeSamples {
-	out := &shapeSamples{}
-	for _, p := range parts {
-		if p != nil {
-			out.s = append(out.s, p.shape.s...)
-			out.dropped += p.shape.dropped
-		}
-	}
-	return out
-}
 
 // ShapeCompare is one distribution compared with the reference's.
 type ShapeCompare struct {
@@ -203,8 +164,8 @@ type ShapeOptions struct {
 
 // ValidateShape reports the workload shape of the analysed run s and compares it with the
 // reference. Errors about the reference name it.
-func ValidateShape(s *Summary, o ShapeOptions) (*ShapeReport, error) {
-	if s.shape == nil || len(s.shape.s) == 0 {
+func ValidateShape(s *analyze.Summary, o ShapeOptions) (*ShapeReport, error) {
+	if len(s.ShapeSamples()) == 0 {
 		return nil, errors.New("analyze: --validate-shape: the run has no valid profile requests to take the shape of")
 	}
 	load := o.LoadTokenizer
@@ -224,7 +185,7 @@ func ValidateShape(s *Summary, o ShapeOptions) (*ShapeReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &ShapeReport{Requests: len(s.shape.s), Reuse: run.reuse, RefReuse: -1, ReuseNote: run.reuseNote}
+	r := &ShapeReport{Requests: len(s.ShapeSamples()), Reuse: run.reuse, RefReuse: -1, ReuseNote: run.reuseNote}
 	r.Fidelity = ShapeCompare{Name: "plan_inter_arrival"}
 	switch {
 	case run.plannedCount == 0:
@@ -272,16 +233,16 @@ func gapsOf(ts []int64) []float64 {
 
 // runShape is the run's side: ISL, OSL, achieved gaps and prefix reuse from its samples and
 // plan, and the planned gaps of the same requests.
-func runShape(samples []shapeSample, p *mmapds.Plan, tok *tokenizer.Tokenizer, load func(string) (*tokenizer.Tokenizer, error), reuse bool) (*shapeData, []float64, error) {
+func runShape(samples []analyze.ShapeSample, p *mmapds.Plan, tok *tokenizer.Tokenizer, load func(string) (*tokenizer.Tokenizer, error), reuse bool) (*shapeData, []float64, error) {
 	d := &shapeData{reuse: -1}
 	sent := make([]int64, 0, len(samples))
 	var planned, plannedSent []int64
 	for _, x := range samples {
-		d.isl, d.osl = append(d.isl, x.isl), append(d.osl, x.osl)
-		sent = append(sent, x.sendUnixNs)
-		if x.intendedNs != mmapds.NoSendOffset && x.intendedNs >= 0 {
-			planned = append(planned, x.intendedNs)
-			plannedSent = append(plannedSent, x.sendUnixNs)
+		d.isl, d.osl = append(d.isl, x.ISL), append(d.osl, x.OSL)
+		sent = append(sent, x.SendUnixNs)
+		if x.IntendedNs != mmapds.NoSendOffset && x.IntendedNs >= 0 {
+			planned = append(planned, x.IntendedNs)
+			plannedSent = append(plannedSent, x.SendUnixNs)
 		}
 	}
 	d.gaps = gapsOf(sent)
@@ -303,7 +264,7 @@ func runShape(samples []shapeSample, p *mmapds.Plan, tok *tokenizer.Tokenizer, l
 	}
 	idx := make([]uint32, 0, len(samples))
 	for _, x := range samples {
-		idx = append(idx, x.index)
+		idx = append(idx, x.Index)
 	}
 	slices.Sort(idx)
 	if len(idx) > maxReuseRequests {
@@ -467,7 +428,7 @@ func referenceShape(ref string, tok *tokenizer.Tokenizer, load func(string) (*to
 
 // planReference is the shape a plan file asks for: ISL, requested OSL, planned gaps.
 func planReference(p *mmapds.Plan, tok *tokenizer.Tokenizer, load func(string) (*tokenizer.Tokenizer, error)) (*shapeData, string, error) {
-	var samples []shapeSample
+	var samples []analyze.ShapeSample
 	for i := 0; i < p.Len(); i++ {
 		rec, _, err := p.Record(i)
 		if err != nil {
@@ -476,14 +437,14 @@ func planReference(p *mmapds.Plan, tok *tokenizer.Tokenizer, load func(string) (
 		if rec.Phase != mmapds.PhaseProfile {
 			continue
 		}
-		samples = append(samples, shapeSample{index: uint32(i), isl: float64(rec.ISL), osl: float64(rec.OSL),
-			sendUnixNs: rec.SendOffsetNs, intendedNs: rec.SendOffsetNs})
+		samples = append(samples, analyze.ShapeSample{Index: uint32(i), ISL: float64(rec.ISL), OSL: float64(rec.OSL),
+			SendUnixNs: rec.SendOffsetNs, IntendedNs: rec.SendOffsetNs})
 	}
 	d, _, err := runShape(samples, p, tok, load, true)
 	if err != nil {
 		return nil, "", err
 	}
-	if len(samples) > 0 && samples[0].intendedNs == mmapds.NoSendOffset {
+	if len(samples) > 0 && samples[0].IntendedNs == mmapds.NoSendOffset {
 		d.gaps, d.gapsWhy = nil, "the reference plan is a closed loop: it plans no send instants"
 	}
 	return d, "plan", nil
@@ -491,15 +452,15 @@ func planReference(p *mmapds.Plan, tok *tokenizer.Tokenizer, load func(string) (
 
 // runReference analyses another run and takes its shape.
 func runReference(dir string, tok *tokenizer.Tokenizer, load func(string) (*tokenizer.Tokenizer, error)) (*shapeData, string, error) {
-	opts := Options{RunDirs: []string{dir}, LoadTokenizer: func(spec string) (TokenCounter, error) { return load(spec) }}
+	opts := analyze.Options{RunDirs: []string{dir}, LoadTokenizer: func(spec string) (analyze.TokenCounter, error) { return load(spec) }}
 	if tok != nil {
 		opts.Tokenizer = tok
 	}
-	s, err := Analyze(opts, nil)
+	s, err := analyze.Analyze(opts, nil)
 	if err != nil {
 		return nil, "", fmt.Errorf("analyze: --validate-shape %s: %w", dir, err)
 	}
-	if s.shape == nil || len(s.shape.s) == 0 {
+	if len(s.ShapeSamples()) == 0 {
 		return nil, "", fmt.Errorf("analyze: --validate-shape %s: the reference run has no valid profile requests", dir)
 	}
 	d, _, err := summaryShape(s, tok, load, true)
@@ -510,11 +471,11 @@ func runReference(dir string, tok *tokenizer.Tokenizer, load func(string) (*toke
 }
 
 // summaryShape is runShape over an analysed run's samples and plan.
-func summaryShape(s *Summary, tok *tokenizer.Tokenizer, load func(string) (*tokenizer.Tokenizer, error), reuse bool) (*shapeData, []float64, error) {
+func summaryShape(s *analyze.Summary, tok *tokenizer.Tokenizer, load func(string) (*tokenizer.Tokenizer, error), reuse bool) (*shapeData, []float64, error) {
 	p, err := mmapds.Open(s.PlanPath, mmapds.Options{SkipHash: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("analyze: --validate-shape: %w", err)
 	}
 	defer p.Close()
-	return runShape(s.shape.s, p, tok, load, reuse)
+	return runShape(s.ShapeSamples(), p, tok, load, reuse)
 }
