@@ -195,14 +195,7 @@ func TestConnBudgetSpreadsLoopback(t *testing.T) {
 			o.portRange = portRange{Lo: 40000, Hi: 40199, TWReuse: 2}
 			var notes strings.Builder
 			o.Notice = &notes
-			r, err := New(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := r.Run()
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := runReplay(t, o)
 			if m.Counts.Completed != n {
 				t.Fatalf("counts %+v", m.Counts)
 			}
@@ -258,14 +251,7 @@ func TestLoopWritesDuringConnectBurst(t *testing.T) {
 	srv := newTestServer(t)
 	o := testOptions(t, plan, srv.URL)
 	o.Client, o.Workers = ClientLoop, 1
-	r, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := r.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := runReplay(t, o)
 	recs := readRun(t, m, o.OutputDir)
 	if m.Counts.Completed != n {
 		t.Fatalf("counts %+v", m.Counts)

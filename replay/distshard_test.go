@@ -253,14 +253,7 @@ func TestDistributedRunsShareStart(t *testing.T) {
 		o.ShardIndex, o.ShardCount, o.StartAt, o.RunID, o.Workers = i, 3, start, "r1", 1
 		var notices strings.Builder
 		o.Notice = &notices
-		r, err := New(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := r.Run()
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := runReplay(t, o)
 		if m.Status != rawlog.StatusComplete || m.Counts.Planned != 6 || m.Counts.Completed != 6 {
 			t.Fatalf("shard %d: %s %+v %s", i, m.Status, m.Counts, m.Error)
 		}

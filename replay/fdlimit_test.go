@@ -162,14 +162,7 @@ func TestWorkersScaleToFileLimit(t *testing.T) {
 	o.CPUs = cpus[:1]
 	var notes strings.Builder
 	o.Notice = &notes
-	r, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := r.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := runReplay(t, o)
 	recs := readRun(t, m, o.OutputDir)
 	if m.Counts.Completed != n || len(recs) != n || len(m.Workers) != 3 {
 		t.Fatalf("%d workers, counts %+v, %d records", len(m.Workers), m.Counts, len(recs))

@@ -297,6 +297,20 @@ func readLog(t testing.TB, path string) map[uint32]rawlog.Request {
 }
 
 // percentile returns the p-th percentile (0..100) of v (sorted in place).
+// runReplay runs o to its end and returns the run's manifest; an error fails the test.
+func runReplay(t testing.TB, o Options) *rawlog.Manifest {
+	t.Helper()
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func percentile(v []int64, p float64) int64 {
 	if len(v) == 0 {
 		return 0

@@ -117,14 +117,7 @@ func TestMaxResponseBytesThroughCoordinator(t *testing.T) {
 	ps.meta.Concurrency = 1
 	o := testOptions(t, ps.write(t, t.TempDir()), srv.URL)
 	o.Workers, o.MaxResponseBytes = 1, 100<<10
-	r, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := r.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := runReplay(t, o)
 	q := readRun(t, m, o.OutputDir)[0]
 	if m.Counts.Failed != 1 || len(q.Body) != 100<<10 || !strings.HasPrefix(q.Err, "response too large") {
 		t.Fatalf("counts %+v, %d bytes kept, err %q", m.Counts, len(q.Body), q.Err)

@@ -146,14 +146,7 @@ func TestRunJSONRecordsCalibration(t *testing.T) {
 	plan := ps.write(t, t.TempDir())
 	o := testOptions(t, plan, srv.URL)
 	o.Workers = 1
-	r, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := r.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := runReplay(t, o)
 	back, err := rawlog.ReadManifest(o.OutputDir)
 	if err != nil {
 		t.Fatal(err)

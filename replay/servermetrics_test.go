@@ -41,14 +41,7 @@ func TestRunScrapesServerAndDCGM(t *testing.T) {
 	o.ServerMetricsInterval = 50 * time.Millisecond
 	o.GPUSampleInterval = 0
 	o.GPUTelemetryURLs = []string{dcgm.URL}
-	r, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := r.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := runReplay(t, o)
 	if m.Counts.Completed != 12 {
 		t.Fatalf("counts %+v", m.Counts)
 	}
@@ -179,14 +172,7 @@ func TestRunWithHugeMetricsPage(t *testing.T) {
 	o.ServerMetricsInterval = 50 * time.Millisecond
 	var console lockbuf.Buffer
 	o.Notice = &console
-	r, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := r.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := runReplay(t, o)
 	if m.Status != rawlog.StatusComplete || m.Counts.Completed != 12 {
 		t.Fatalf("status %s, counts %+v", m.Status, m.Counts)
 	}
