@@ -17,6 +17,7 @@
 // prerendered.go serves the APIs that answer at once, each rendered by its
 // own file (embeddings.go, rankings.go, images.go), as are models.go and
 // health.go; clock*.go keep time; metrics.go counts; words.go builds the
-// vocabulary; parse.go reads requests. JSON is written with
+// vocabulary; parse.go reads requests; serve.go runs the command's listener until Ctrl-C
+// (Serve). JSON is written with
 // internal/jsonwire.
 package mockllm

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/timespan"
 	"github.com/llmbench/llmbench/plan/dataset"
 )
 
@@ -16,7 +17,7 @@ import (
 const (
 	// MaxSpan bounds every duration flag, every think time and every planned instant: a plan
 	// spans at most 365 days (spanWords).
-	MaxSpan   = 365 * 24 * time.Hour
+	MaxSpan   = timespan.Max
 	spanWords = "365 days"
 	// MaxDatasetEntries bounds --num-dataset-entries and --prompt-prefix-pool-size.
 	MaxDatasetEntries = 1 << 20
@@ -255,19 +256,4 @@ func checkedNs(seconds float64, what string) (int64, error) {
 			what, humanSeconds(seconds), num(math.Round(seconds)), spanWords)
 	}
 	return int64(math.Round(seconds * 1e9)), nil
-}
-
-// Seconds converts an option in seconds (flag name, for the error) into a duration: a finite
-// number, positive (or zero when zero is allowed), at most MaxSpan (the bound of every
-// duration flag). Out of range is an error naming the flag, never a clamped or wrapped-around
-// duration.
-func Seconds(name string, v float64, zero bool) (time.Duration, error) {
-	hi := MaxSpan.Seconds()
-	switch {
-	case zero && !(v >= 0 && v <= hi):
-		return 0, fmt.Errorf("--%s %v: want seconds in [0, %d] (365 days)", name, v, int64(hi))
-	case !zero && !(v > 0 && v <= hi):
-		return 0, fmt.Errorf("--%s %v: want seconds in (0, %d] (365 days)", name, v, int64(hi))
-	}
-	return time.Duration(v * float64(time.Second)), nil
 }

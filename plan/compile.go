@@ -8,7 +8,10 @@
 // one named component; schedule.go turns them into instants per timing mode, render.go turns
 // dataset turns into bodies through package endpoint, and Compile writes the file. Source
 // (source.go) is where the requests come from (input file, tokenizer, prompt corpus), with
-// its checks, beside Options; the command only fills both from its flags.
+// its checks, beside Options; the command only fills both from its flags. Flags (flags.go)
+// is the one table of the plan's flags — names, defaults, help — defined on a command's
+// flag set through the FlagSet interface (this package never imports pflag), and the
+// recorded spec a plan file keeps is read back from the same table (Spec).
 package plan
 
 import (

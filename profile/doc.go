@@ -13,7 +13,8 @@
 // The three stages are an interface (Stages) the command builds from its flag sets, so
 // the workflow reads no flag and no environment, and its tests drive it with stages of
 // their own. SweepSettings (settings.go) are the multi-run settings as given, checked and
-// turned into SweepOptions here, beside the options they fill. The decisions — validity,
+// turned into SweepOptions here, beside the options they fill; Noted (noted.go) lists AIPerf's
+// flags that profile accepts with a note, and the values it still refuses of them. The decisions — validity,
 // Pareto, the search's next probe — are package sweep's, the statistics package stats';
 // this package runs the points and writes the files.
 package profile

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmbench/llmbench/plan"
+	"github.com/llmbench/llmbench/internal/timespan"
 	"github.com/llmbench/llmbench/stats"
 	"github.com/llmbench/llmbench/sweep"
 )
@@ -63,7 +63,7 @@ func (s SweepSettings) Options(planMode, goodput bool) (*SweepOptions, error) {
 			o.PointCooldown = o.Cooldown
 			continue
 		}
-		d, err := plan.Seconds(c.name, c.v, true)
+		d, err := timespan.Seconds(c.name, c.v, true)
 		if err != nil {
 			return nil, err
 		}

@@ -663,3 +663,18 @@ func attached(a string, f func(string) string) string {
 	}
 	return flag + f(v)
 }
+
+// AddCredentials registers the credentials this process sends, the API key and
+// the values of secret-named headers (with and without their scheme, "Bearer X" and "X";
+// HeaderSecrets), so that no line or export ever holds one a server echoes back
+// (AddSecrets).
+func AddCredentials(apiKey string, headers []string) {
+	AddSecrets(apiKey)
+	var hs [][2]string
+	for _, h := range headers {
+		if k, v, ok := strings.Cut(h, ":"); ok {
+			hs = append(hs, [2]string{k, v})
+		}
+	}
+	AddSecrets(HeaderSecrets(hs)...)
+}

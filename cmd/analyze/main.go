@@ -28,7 +28,7 @@ import (
 // credential of a URL it read.
 func main() {
 	// The key a replay of this run may have sent: a server's error body may echo it.
-	cli.RegisterSecrets(os.Getenv("OPENAI_API_KEY"), nil)
+	redact.AddCredentials(os.Getenv("OPENAI_API_KEY"), nil)
 	os.Exit(run(os.Args[1:], redact.NewWriter(os.Stdout), redact.NewWriter(os.Stderr)))
 }
 

@@ -10,12 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/llmbench/llmbench/cmd/internal/cli"
 	"github.com/llmbench/llmbench/mockllm"
@@ -115,73 +112,5 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		return 2
 	}
 	o.Tokenizer = tok
-	var sched *errWriter
-	if *schedPath != "" {
-		f, err := os.Create(*schedPath)
-		if err != nil {
-			fmt.Fprintf(stderr, "mockllm: --schedule-log %s: %v\n", *schedPath, err)
-			return 2
-		}
-		sched = &errWriter{w: f}
-		o.ScheduleLog = sched
-		defer f.Close()
-	}
-	srv, err := mockllm.New(o)
-	if err != nil {
-		fmt.Fprintf(stderr, "mockllm: --tokenizer %s: %v\n", *tokSpec, err)
-		return 2
-	}
-	// Each stream holds a file descriptor: take every one the hard limit allows.
-	fdLimit, err := mockllm.RaiseFileLimit()
-	if err != nil {
-		fmt.Fprintf(stderr, "%v (serving with the lower limit)\n", err)
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "mockllm: --addr %s: %v\n", *addr, err)
-		return 2
-	}
-	ln = mockllm.GuardAccept(ln, stderr)
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "mockllm: serving on http://%s (tokenizer %s, ttft %v, itl %v, seed %d, open-file limit %d)\n",
-		ln.Addr(), tok.Name(), o.TTFT, o.ITL, o.Seed, fdLimit)
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		fmt.Fprintf(stderr, "mockllm: serving: %v\n", err)
-		return 1
-	case <-ctx.Done():
-	}
-	// Stop streams at their next scheduled event, then close connections.
-	srv.Close()
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		_ = hs.Close()
-	}
-	if sched != nil && sched.err != nil {
-		fmt.Fprintf(stderr, "mockllm: --schedule-log %s: %v\n", *schedPath, sched.err)
-		return 1
-	}
-	fmt.Fprintln(stderr, "mockllm: stopped")
-	return 0
-}
-
-// errWriter keeps the first write error of the schedule log, reported at exit.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	e.err = err
-	return n, err
+	return mockllm.Serve(ctx, o, mockllm.ServeOptions{Addr: *addr, ScheduleLog: *schedPath, Tokenizer: *tokSpec, TokenizerName: tok.Name(), Stderr: stderr, Ready: ready})
 }

@@ -67,20 +67,20 @@ func newCommand() *command {
 	c.fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	c.fs.StringVarP(&c.configPath, "config", "f", "", "YAML config file: flag names as keys, or AIPerf's config v2 (schemaVersion \"2.0\"); flags on the command line win")
 	c.fs.BoolVar(&c.printConfig, "print-config", false, "print the effective configuration (the flags set, then the defaults as comments) as YAML --config reads, and exit")
-	for _, n := range noted {
-		if c.fs.Lookup(n.name) != nil {
+	for _, n := range profile.Noted {
+		if c.fs.Lookup(n.Name) != nil {
 			continue // a flag that now has work here (a composed set defines it)
 		}
 		switch {
-		case n.isBool:
-			c.fs.Bool(n.name, false, "accepted: "+n.note)
-		case n.list:
-			c.fs.StringSlice(n.name, nil, "accepted: "+n.note)
+		case n.IsBool:
+			c.fs.Bool(n.Name, false, "accepted: "+n.Note)
+		case n.List:
+			c.fs.StringSlice(n.Name, nil, "accepted: "+n.Note)
 		default:
-			c.fs.String(n.name, "", "accepted: "+n.note)
+			c.fs.String(n.Name, "", "accepted: "+n.Note)
 		}
-		if n.optional != "" {
-			c.fs.Lookup(n.name).NoOptDefVal = n.optional
+		if n.Optional != "" {
+			c.fs.Lookup(n.Name).NoOptDefVal = n.Optional
 		}
 	}
 	c.fs.CountP("verbose", "v", "accepted: more detail is in the run directory (raw logs, run.json); the output is the same")
@@ -252,7 +252,11 @@ func (c *command) check(stderr io.Writer) error {
 		case f.Name == "ui-type":
 			err = c.replay.CheckUI() // before the plan is compiled; replay says what dashboard does
 		case strings.HasPrefix(f.Usage, "accepted: "):
-			if err = checkNoted(f); err == nil { // noted.go
+			vals := []string{f.Value.String()}
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				vals = sv.GetSlice()
+			}
+			if err = profile.CheckNoted(f.Name, vals); err == nil { // profile/noted.go
 				fmt.Fprintf(stderr, "profile: --%s accepted: %s\n", f.Name, strings.TrimPrefix(f.Usage, "accepted: "))
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/llmbench/llmbench/cmd/internal/cli"
 	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/profile"
+	"github.com/llmbench/llmbench/replay"
 )
 
 // stages are profile's plan, replay and analyze flag sets as the stages of profile.Run:
@@ -51,7 +52,7 @@ func (s *stages) Replay(planPath, runDir string) int {
 		fmt.Fprintln(s.stderr, cli.OneLine("profile", err))
 		return 2
 	}
-	code, everyFailed := cli.RunReplayReport(o, s.stderr)
+	code, everyFailed := replay.RunReport(o, s.stderr)
 	if everyFailed {
 		// A whole run in which every request failed: the analysis judges it (its error-rate
 		// line names the failures, and the run does not count), as a run with some failures.

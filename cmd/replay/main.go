@@ -83,7 +83,8 @@ func run(argv []string, stderr io.Writer, getenv func(string) string) int {
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2
 	}
-	return validation.Exit(o, cli.RunReplay(o, stderr), stderr) // a failed --validate fails the run
+	code, _ := replay.RunReport(o, stderr)
+	return validation.Exit(o, code, stderr) // a failed --validate fails the run
 }
 
 // validation holds the generator validation flags of the last parse (one per process).

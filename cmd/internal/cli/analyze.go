@@ -16,6 +16,7 @@ import (
 	"github.com/llmbench/llmbench/analyze/judge"
 	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/export"
+	"github.com/llmbench/llmbench/internal/timespan"
 	"github.com/llmbench/llmbench/plan"
 )
 
@@ -40,7 +41,7 @@ func (s secondsFlag) String() string {
 func (s secondsFlag) Set(v string) error {
 	errRange := errors.New("want a positive duration of at most 365 days")
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		d, err := plan.Seconds("", f, false) // NaN, infinities and past the bound refused
+		d, err := timespan.Seconds("", f, false) // NaN, infinities and past the bound refused
 		if err != nil {
 			return errRange
 		}

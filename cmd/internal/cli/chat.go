@@ -9,8 +9,10 @@ import (
 
 	"github.com/llmbench/llmbench/chat"
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/internal/timespan"
 	"github.com/llmbench/llmbench/internal/version"
 	"github.com/llmbench/llmbench/plan"
+	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 	"github.com/llmbench/llmbench/replay/probe"
 	"github.com/llmbench/llmbench/tokenizer"
@@ -117,7 +119,7 @@ func (c *Chat) Options(args []string, getenv func(string) string) (*chat.Options
 	if *c.maxTokens < 0 {
 		return nil, fmt.Errorf("--output-tokens-mean %d: want 0 (the model decides) or more", *c.maxTokens)
 	}
-	timeout, err := plan.Seconds("request-timeout-seconds", *c.timeout, false)
+	timeout, err := timespan.Seconds("request-timeout-seconds", *c.timeout, false)
 	if err != nil {
 		return nil, err
 	}
@@ -129,15 +131,15 @@ func (c *Chat) Options(args []string, getenv func(string) string) (*chat.Options
 		if Changed(c.FS, "api-key") {
 			return nil, errors.New("--api-key and --api-key-file are mutually exclusive")
 		}
-		if key, err = readAPIKey(*c.apiKeyFile); err != nil {
+		if key, err = replay.ReadAPIKey(*c.apiKeyFile); err != nil {
 			return nil, err
 		}
 	}
 	if key == "" {
 		key = getenv("OPENAI_API_KEY")
 	}
-	RegisterSecrets(key, *c.headers) // a refusing server's body may echo them
-	if err := CheckURL("url", *c.url); err != nil {
+	redact.AddCredentials(key, *c.headers) // a refusing server's body may echo them
+	if err := replay.CheckURL("url", *c.url); err != nil {
 		return nil, err
 	}
 	o.Single = probe.SingleOptions{URL: *c.url, Path: ep.RequestPath(true), Headers: ep.Headers, UserHeaders: *c.headers,

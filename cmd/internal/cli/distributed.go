@@ -55,7 +55,7 @@ func (d *Distributed) Apply(o *replay.Options, getenv func(string) string, now t
 	}
 	o.ShardIndex, o.ShardCount = id.Index, id.Count
 	if *d.startAt != "" {
-		t, err := ParseStartAt(*d.startAt, now)
+		t, err := replay.ParseStartAt(*d.startAt, now)
 		if err != nil {
 			return err
 		}
@@ -94,21 +94,4 @@ func (d *Distributed) Apply(o *replay.Options, getenv func(string) string, now t
 func (d *Distributed) shard(getenv func(string) string) (shardenv.Identity, error) {
 	return shardenv.Resolve(shardenv.Flags{Index: *d.index, Count: *d.count,
 		IndexSet: Changed(d.fs, "shard-index"), CountSet: Changed(d.fs, "shard-count")}, getenv)
-}
-
-// ParseStartAt parses --start-at: an RFC 3339 time (sub-second digits allowed) or
-// +DURATION after now.
-func ParseStartAt(s string, now time.Time) (time.Time, error) {
-	if rest, ok := strings.CutPrefix(s, "+"); ok {
-		d, err := time.ParseDuration(rest)
-		if err != nil || d < 0 {
-			return time.Time{}, fmt.Errorf("--start-at %q: want +DURATION such as +30s", s)
-		}
-		return now.Add(d), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--start-at %q: want RFC 3339 with a zone (2026-12-01T14:00:00.000Z) or +DURATION (+30s)", s)
-	}
-	return t, nil
 }

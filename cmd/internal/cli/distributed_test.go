@@ -2,12 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -66,27 +64,6 @@ func TestDistributedShardIdentity(t *testing.T) {
 				t.Fatalf("notice %q does not say where from (%s)", notice.String(), tc.from)
 			}
 		})
-	}
-}
-
-func TestParseStartAt(t *testing.T) {
-	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Time
-		err  bool
-	}{
-		{in: "+30s", want: now.Add(30 * time.Second)},
-		{in: "2026-12-01T14:00:00.123456789Z", want: time.Date(2026, 12, 1, 14, 0, 0, 123456789, time.UTC)},
-		{in: "2026-12-01T15:00:00+01:00", want: time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)},
-		{in: "2026-12-01 14:00:00", err: true},
-		{in: "+-3s", err: true},
-		{in: "tomorrow", err: true},
-	} {
-		got, err := ParseStartAt(tc.in, now)
-		if (err != nil) != tc.err || (!tc.err && !got.Equal(tc.want)) {
-			t.Errorf("%q: %v %v, want %v (error %v)", tc.in, got, err, tc.want, tc.err)
-		}
 	}
 }
 
@@ -198,12 +175,5 @@ func TestRendezvousFlags(t *testing.T) {
 		if err != nil || o.Rendezvous != tc.addr || o.RendezvousTimeout != tc.timeout {
 			t.Errorf("%q: %q %v %v", tc.args, o.Rendezvous, o.RendezvousTimeout, err)
 		}
-	}
-}
-
-// The terminal check sees os.Stderr through the redacting writer the commands wrap it in.
-func TestIsStderrThroughRedact(t *testing.T) {
-	if !isStderr(os.Stderr) || !isStderr(redact.NewWriter(os.Stderr)) || isStderr(redact.NewWriter(&bytes.Buffer{})) || isStderr(&bytes.Buffer{}) {
-		t.Error("isStderr does not tell os.Stderr through a redact.Writer")
 	}
 }

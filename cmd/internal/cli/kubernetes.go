@@ -4,14 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/deploy/kubernetes"
-	"github.com/llmbench/llmbench/plan"
+	"github.com/llmbench/llmbench/internal/timespan"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -119,81 +117,16 @@ func kubeOptions(name string, args []string, stderr io.Writer, now time.Time) (*
 		}
 		return bad(ParseError(fs, err))
 	}
-	switch {
-	case *plan == "":
-		return bad(errors.New("--plan is required"))
-	case *shards < 1:
-		return bad(fmt.Errorf("--shards %d: want at least 1", *shards))
-	case len(*urls) == 0:
-		return bad(errors.New("--url is required"))
-	case *image == "":
-		return bad(errors.New("--image is required"))
-	case Changed(fs, "start-in") && *startAt != "":
-		return bad(errors.New("--start-in and --start-at: give one"))
-	case Changed(fs, "start-in") && *startIn <= 0:
-		return bad(fmt.Errorf("--start-in %v: must be positive", *startIn))
-	case (Changed(fs, "start-in") || *startAt != "") && (Changed(fs, "rendezvous-port") || Changed(fs, "rendezvous-timeout")):
-		return bad(errors.New("--rendezvous-port and --rendezvous-timeout go with the rendezvous, not with a fixed --start-in or --start-at"))
-	case *rdvTimeout <= 0:
-		return bad(fmt.Errorf("--rendezvous-timeout %v: must be positive", *rdvTimeout))
-	case *ttl <= 0:
-		return bad(fmt.Errorf("--ttl %v: must be positive", *ttl))
-	case Changed(fs, "active-deadline") && *deadline <= 0:
-		return bad(fmt.Errorf("--active-deadline %v: must be positive", *deadline))
-	}
-	if err := kubernetes.CheckCPU(*cpu); err != nil {
-		return bad(fmt.Errorf("--%w", err))
-	}
-	if err := kubernetes.CheckMemory(*mem); err != nil {
-		return bad(fmt.Errorf("--%w", err))
-	}
-	for _, u := range *urls {
-		if err := kubernetes.CheckURL(u); err != nil {
-			return bad(err)
-		}
-	}
-	grace, err := checkShardArgs(fs.Args(), *apiKeySecret != "")
+	o, err := kubernetes.Settings{Plan: *plan, Shards: *shards, URLs: *urls, Image: *image, RunID: *runID, Namespace: *ns,
+		ResultsClaim: *results, PlanClaim: *planClaim, PlanClaimPath: *planClaimPath, CPU: *cpu, Memory: *mem, TTL: *ttl,
+		APIKeySecret: *apiKeySecret, RendezvousPort: *rdvPort, RendezvousTimeout: *rdvTimeout, StartIn: *startIn, StartAt: *startAt,
+		RendezvousPortSet: Changed(fs, "rendezvous-port"), RendezvousTimeoutSet: Changed(fs, "rendezvous-timeout"),
+		StartInSet: Changed(fs, "start-in"), Deadline: *deadline, DeadlineSet: Changed(fs, "active-deadline"),
+		ReplayArgs: fs.Args(), CheckReplayArgs: checkShardArgs}.Options(now)
 	if err != nil {
 		return bad(err)
 	}
-	secret, secretKey, _ := strings.Cut(*apiKeySecret, ":")
-	shape, err := kubernetes.ReadPlanShape(*plan)
-	if err != nil {
-		return bad(err)
-	}
-	o := kubernetes.Options{PlanHash: shape.Hash, PlanSize: shape.Size, PlanDuration: shape.Duration, Shards: *shards, URLs: *urls, Image: *image, Now: now,
-		RunID: *runID, Namespace: *ns, ResultsClaim: *results, PlanClaim: *planClaim, PlanClaimPath: *planClaimPath,
-		CPU: *cpu, Memory: *mem, TTL: *ttl, Deadline: *deadline, Grace: grace, ReplayArgs: fs.Args(),
-		RendezvousPort: *rdvPort, RendezvousTimeout: *rdvTimeout, APIKeySecret: secret, APIKeySecretKey: secretKey}
-	if err := shape.CheckShards(*shards); err != nil {
-		return bad(err)
-	}
-	switch {
-	case Changed(fs, "start-in"):
-		o.StartAt = now.Add(*startIn)
-	case *startAt != "":
-		if o.StartAt, err = ParseStartAt(*startAt, now); err != nil {
-			return bad(err)
-		}
-		if !o.StartAt.After(now) {
-			return bad(fmt.Errorf("--start-at %s is in the past (now %s): every shard would refuse it",
-				o.StartAt.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339)))
-		}
-	}
-	if err := replay.CheckStartAhead(o.StartAt, now); err != nil { // every shard would refuse it
-		return bad(fmt.Errorf("--start-in/--%w", err))
-	}
-	if o.RunID == "" {
-		o.RunID = fmt.Sprintf("llmbench-%s-%d", o.PlanHash[:8], now.Unix())
-	}
-	if o.PlanClaim == "" {
-		b, err := os.ReadFile(*plan)
-		if err != nil {
-			return bad(err)
-		}
-		o.PlanBytes = b
-	}
-	return &o, 0
+	return o, 0
 }
 
 // checkShardArgs checks the replay flags given after "--" as every shard will parse them,
@@ -225,11 +158,11 @@ func checkShardArgs(args []string, keySecret bool) (time.Duration, error) {
 		zero bool
 	}{{"request-timeout-seconds", false}, {"wait-for-model-timeout", true}, {"wait-for-model-interval", true}} {
 		v, _ := fs.GetFloat64(f.name)
-		if _, err := plan.Seconds(f.name, v, f.zero); err != nil {
+		if _, err := timespan.Seconds(f.name, v, f.zero); err != nil {
 			return 0, fmt.Errorf(after+"%w", err)
 		}
 	}
-	g, err := parseGrace(*rf.grace)
+	g, err := replay.ParseGrace(*rf.grace)
 	if err != nil {
 		return 0, fmt.Errorf(after+"%w", err)
 	}

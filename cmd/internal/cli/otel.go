@@ -31,16 +31,16 @@ func addOtelFlags(fs *pflag.FlagSet) *otelFlags {
 	}
 }
 
-// apply sets o.Observer to the live export when --otel-url is given; the other OTel flags
+// observer is the live export when --otel-url is given; the other OTel flags
 // need it. warn receives the export's one-line warnings.
-func (f *otelFlags) apply(o *replay.Options, warn io.Writer) error {
+func (f *otelFlags) observer(warn io.Writer) (replay.Observer, error) {
 	if *f.url == "" {
 		for _, n := range []string{"stream", "otel-resource-attributes", "gen-ai-provider"} {
 			if Changed(f.fs, n) {
-				return fmt.Errorf("--%s needs --otel-url", n)
+				return nil, fmt.Errorf("--%s needs --otel-url", n)
 			}
 		}
-		return nil
+		return nil, nil
 	}
 	po := otelpush.Options{URL: *f.url, Provider: strings.TrimSpace(*f.provider), Warn: warn, Name: "replay",
 		ServiceVersion: version.String(), LoadTokenizer: loadTokenizer}
@@ -53,13 +53,13 @@ func (f *otelFlags) apply(o *replay.Options, warn io.Writer) error {
 		case otelpush.StreamDefault:
 			po.Metrics, po.Timing = true, true
 		default:
-			return fmt.Errorf("--stream %q: want %s, %s or %s", s, otelpush.StreamMetrics, otelpush.StreamTiming, otelpush.StreamDefault)
+			return nil, fmt.Errorf("--stream %q: want %s, %s or %s", s, otelpush.StreamMetrics, otelpush.StreamTiming, otelpush.StreamDefault)
 		}
 	}
 	for _, kv := range *f.attrs {
 		k, v, ok := strings.Cut(kv, "=")
 		if k = strings.TrimSpace(k); !ok || k == "" {
-			return fmt.Errorf("--otel-resource-attributes %q: want key=value", kv)
+			return nil, fmt.Errorf("--otel-resource-attributes %q: want key=value", kv)
 		}
 		if po.ResourceAttributes == nil {
 			po.ResourceAttributes = map[string]string{}
@@ -68,8 +68,7 @@ func (f *otelFlags) apply(o *replay.Options, warn io.Writer) error {
 	}
 	p, err := otelpush.New(po)
 	if err != nil {
-		return fmt.Errorf("--otel-url: %w", err)
+		return nil, fmt.Errorf("--otel-url: %w", err)
 	}
-	o.Observer = p
-	return nil
+	return p, nil
 }
