@@ -81,6 +81,9 @@ type Manifest struct {
 	Clock *ClockState `json:"clock,omitempty"`
 	// Preflight is what the preflight found before the run; nil when none ran.
 	Preflight *Preflight `json:"preflight,omitempty"`
+	// TraceKey is the run's trace key (internal/tracectx, 32 hex digits) when every request
+	// carried a W3C traceparent derived from it and its plan index; "" when none did.
+	TraceKey string `json:"trace_key,omitempty"`
 }
 
 // WorkerInfo describes one worker process.
