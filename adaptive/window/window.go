@@ -11,7 +11,8 @@
 // population std): a window's TTFT p95 is computed as the run's is.
 //
 // It imports adaptive (the SLA spec), analyze (the registry, a request's metrics),
-// analyze/accum and internal/suggest; never replay or anything that runs a benchmark.
+// analyze/accum, rawlog (a raw record's instants) and internal/suggest; never replay or
+// anything that runs a benchmark.
 package window
 
 import (
@@ -24,6 +25,7 @@ import (
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/internal/suggest"
+	"github.com/llmbench/llmbench/rawlog"
 )
 
 // Kind is how an SLA's value is taken from a window's requests.
@@ -229,6 +231,17 @@ func (c *Criteria) Record(m analyze.RequestMetrics, startNs, endNs int64) Record
 		}
 	}
 	return r
+}
+
+// RecordOf is Record for raw record q of a run whose wall-clock zero is startUnixNs
+// (run.json's start_unix_ns): sent at startUnixNs+q.WriteStartNs and ended at
+// startUnixNs+q.EndNs, the per-request export's request_start_ns and request_end_ns. False
+// for a request that was never sent (no attempt) or has no end.
+func (c *Criteria) RecordOf(m analyze.RequestMetrics, q *rawlog.Request, startUnixNs int64) (Record, bool) {
+	if q.Outcome == rawlog.OutcomeNotSent || q.WriteStartNs < 0 || q.EndNs < 0 {
+		return Record{}, false
+	}
+	return c.Record(m, startUnixNs+q.WriteStartNs, startUnixNs+q.EndNs), true
 }
 
 // Bounds are a window's bounds on the per-request export's clock: it judges the requests
