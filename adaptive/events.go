@@ -122,15 +122,3 @@ func ReadEvents(r io.Reader, name string) ([]Event, error) {
 	}
 	return out, nil
 }
-
-// ReadSummary reads adaptive_scale_summary.json; name is for errors ("FILE: ...").
-func ReadSummary(r io.Reader, name string) (*Summary, error) {
-	var s Summary
-	if err := json.NewDecoder(r).Decode(&s); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	if s.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s: schema_version %d, this build reads %d", name, s.SchemaVersion, SchemaVersion)
-	}
-	return &s, nil
-}

@@ -1,7 +1,8 @@
 // Package audit checks an adaptive-scale run's decisions against its raw logs: every
 // adaptive_window event of adaptive_scale_events.jsonl is judged again by package
 // adaptive/window, from the per-request records analyze's RequestAnalyzer computes from the
-// raw logs (the requests sent inside the window's bounds, on the per-request export's clock),
+// raw logs (the requests sent inside the window's bounds, wherever they ended, on the clock of
+// the per-request export's request_start_ns: window.JudgeStarted, as the controller judges),
 // under the SLAs the summary names, and each window's values and decision are compared with
 // the event's. It also gives the control value over time, for report.html.
 //
@@ -15,6 +16,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,8 +34,8 @@ import (
 
 // DefaultTolerance is the relative difference allowed between an event's value and the
 // recomputed one when the controller judged another set of requests than the logs hold in
-// the window (its count differs: a record not yet in the log when it judged): the ±5 % the
-// issue's acceptance allows. When the counts agree the records are the same and the values
+// the window (its count differs: a request still running, or not yet in the log, when it
+// judged): the ±5 % the acceptance allows. When the counts agree the records are the same and the values
 // must be equal (ExactTolerance: the same code over the same values, up to the last bits of
 // a float written to JSON and read back).
 const DefaultTolerance = 0.05
@@ -194,12 +196,25 @@ func (rep *Report) readSummary(path string) error {
 		return err
 	}
 	defer f.Close()
-	s, err := adaptive.ReadSummary(f, path)
+	s, err := readSummary(f, path)
 	if err != nil {
 		return err
 	}
 	rep.Summary, rep.SummaryPath, rep.SLAs, rep.ControlVariable = s, path, s.SLAs, s.ControlVariable
 	return nil
+}
+
+// readSummary reads adaptive_scale_summary.json and refuses another schema version; name is
+// for errors ("FILE: ...").
+func readSummary(r io.Reader, name string) (*adaptive.Summary, error) {
+	var s adaptive.Summary
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if s.SchemaVersion != adaptive.SchemaVersion {
+		return nil, fmt.Errorf("%s: schema_version %d, this build reads %d", name, s.SchemaVersion, adaptive.SchemaVersion)
+	}
+	return &s, nil
 }
 
 // control takes the control value over time from the events: a phase's start, each
@@ -229,8 +244,8 @@ func (rep *Report) control(events []adaptive.Event) {
 	}
 }
 
-// Records computes the window records of every request the run's logs hold, with
-// analyze's RequestAnalyzer, in log order.
+// Records computes the window records of every profile request the run's logs hold that was
+// sent, with analyze's RequestAnalyzer, in log order.
 func Records(o Options, crit *window.Criteria) ([]window.Record, error) {
 	runs, _, err := rundir.Open(o.RunDirs)
 	if err != nil {
@@ -284,6 +299,9 @@ func readLog(out []window.Record, path string, wall int64, plan *mmapds.Plan, a 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
+		if rec.Phase != mmapds.PhaseProfile {
+			continue // warmup: before adaptive scale's windows, as the controller leaves it out
+		}
 		if w, ok := crit.RecordOf(a.Analyze(q, &rec), q, wall); ok {
 			out = append(out, w)
 		}
@@ -306,7 +324,7 @@ func (rep *Report) judge(events []adaptive.Event, crit *window.Criteria, records
 			rep.Windows = append(rep.Windows, w)
 			continue
 		}
-		w.Verdict = crit.Judge(records, window.Bounds{StartNs: e.WindowStartNs, EndNs: e.WindowEndNs})
+		w.Verdict = crit.JudgeStarted(records, window.Bounds{StartNs: e.WindowStartNs, EndNs: e.WindowEndNs})
 		w.SameRecords = w.Verdict.Completed == e.CompletedRequests
 		w.Extended = e.Passed == nil
 		if !w.Extended {

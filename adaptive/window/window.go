@@ -233,15 +233,20 @@ func (c *Criteria) Record(m analyze.RequestMetrics, startNs, endNs int64) Record
 	return r
 }
 
-// RecordOf is Record for raw record q of a run whose wall-clock zero is startUnixNs
-// (run.json's start_unix_ns): sent at startUnixNs+q.WriteStartNs and ended at
-// startUnixNs+q.EndNs, the per-request export's request_start_ns and request_end_ns. False
-// for a request that was never sent (no attempt) or has no end.
+// RecordOf is Record for raw record q of a run whose wall-clock zero is startUnixNs (the
+// log header's and run.json's start_unix_ns): sent at startUnixNs+q.WriteStartNs and ended at
+// startUnixNs+q.EndNs, the per-request export's request_start_ns and request_end_ns; a
+// request that never ended (the run stopped) ends never (math.MaxInt64). False for a
+// request that was never sent: no attempt.
 func (c *Criteria) RecordOf(m analyze.RequestMetrics, q *rawlog.Request, startUnixNs int64) (Record, bool) {
-	if q.Outcome == rawlog.OutcomeNotSent || q.WriteStartNs < 0 || q.EndNs < 0 {
+	if q.Outcome == rawlog.OutcomeNotSent || q.WriteStartNs < 0 {
 		return Record{}, false
 	}
-	return c.Record(m, startUnixNs+q.WriteStartNs, startUnixNs+q.EndNs), true
+	end := int64(math.MaxInt64)
+	if q.EndNs >= 0 {
+		end = startUnixNs + q.EndNs
+	}
+	return c.Record(m, startUnixNs+q.WriteStartNs, end), true
 }
 
 // Bounds are a window's bounds on the per-request export's clock: it judges the requests
