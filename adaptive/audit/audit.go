@@ -23,6 +23,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/llmbench/llmbench/adaptive"
 	"github.com/llmbench/llmbench/adaptive/window"
@@ -177,6 +179,7 @@ func Run(path string, o Options) (*Report, error) {
 		}
 		rep.judge(events, crit, records)
 	}
+	rep.checkSummary(events)
 	rep.OK = len(rep.Problems) == 0
 	for _, w := range rep.Windows {
 		rep.OK = rep.OK && w.Agree
@@ -387,6 +390,60 @@ func (rep *Report) compare(w *Window, e adaptive.Event) {
 	}
 	w.Agree = len(why) == 0
 	w.Why = joinWhy(why)
+}
+
+// checkSummary checks the summary's tallies against the window events (each judged window
+// counted at its control value: the candidates, in the order first tried; the sustain
+// windows): the summary must say what its events say. The events' decisions themselves are
+// checked against the logs window by window.
+func (rep *Report) checkSummary(events []adaptive.Event) {
+	s := rep.Summary
+	if s == nil {
+		return
+	}
+	var cands []adaptive.Candidate
+	sustain, sustainPassed := 0, 0
+	for _, e := range events {
+		if e.Event != adaptive.Window || e.Passed == nil || e.ControlValue == nil {
+			continue
+		}
+		i := slices.IndexFunc(cands, func(c adaptive.Candidate) bool { return c.Value == *e.ControlValue })
+		if i < 0 {
+			cands = append(cands, adaptive.Candidate{Value: *e.ControlValue})
+			i = len(cands) - 1
+		}
+		cands[i].Windows++
+		if *e.Passed {
+			cands[i].WindowsPassed++
+		}
+		if e.Phase == "sustain" {
+			sustain++
+			if *e.Passed {
+				sustainPassed++
+			}
+		}
+	}
+	short := func(c []adaptive.Candidate) string {
+		var b strings.Builder
+		for i, x := range c {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s: %d of %d passed", show(x.Value), x.WindowsPassed, x.Windows)
+		}
+		return b.String()
+	}
+	mine := make([]adaptive.Candidate, len(s.Candidates))
+	for i, c := range s.Candidates {
+		mine[i] = adaptive.Candidate{Value: c.Value, Windows: c.Windows, WindowsPassed: c.WindowsPassed}
+	}
+	if !slices.Equal(mine, cands) {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: candidates %s, but its window events give %s", rep.SummaryPath, short(mine), short(cands)))
+	}
+	if s.SustainWindowsTotal != sustain || s.SustainWindowsPassed != sustainPassed {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %d of %d sustain windows passed, but its window events give %d of %d",
+			rep.SummaryPath, s.SustainWindowsPassed, s.SustainWindowsTotal, sustainPassed, sustain))
+	}
 }
 
 // near reports whether a and b differ by at most tol of the larger magnitude.

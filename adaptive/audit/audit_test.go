@@ -45,6 +45,8 @@ func TestAudit(t *testing.T) {
 		{dir: "wrong-decision", bad: []int{0}, why: "the event says pass, but its own values fail; the event says pass, the logs say fail"},
 		{dir: "fewer-records", ok: true, same: []bool{true, false, true, true}},
 		{dir: "borderline", ok: true, same: []bool{true, true, false, true}, boundary: true},
+		{dir: "wrong-summary", why: "candidates 8: 0 of 1 passed, 4: 1 of 2 passed, but its window events give 8: 0 of 1 passed, 4: 2 of 2 passed; testdata/wrong-summary/adaptive_scale_summary.json: 0 of 1 sustain windows passed, but its window events give 1 of 1",
+			same: []bool{true, true, true, true}},
 		{dir: "no-summary", why: "no adaptive_scale_summary.json beside"},
 	}
 	for _, c := range cases {
@@ -93,7 +95,8 @@ func TestAudit(t *testing.T) {
 		if got := rep.Control; len(got) != 2 || got[0].Value != 8 || got[1].Value != 4 {
 			t.Errorf("%s: control %+v, want 8 then 4", c.dir, got)
 		}
-		if !strings.HasPrefix(rep.Line(), map[bool]string{true: "Adaptive audit: PASS (3 windows", false: "Adaptive audit: FAIL (1 of 4 windows disagree"}[c.ok]) {
+		if want := map[bool]string{true: "Adaptive audit: PASS (3 windows", false: "Adaptive audit: FAIL ("}[c.ok]; !strings.HasPrefix(rep.Line(), want) ||
+			len(c.bad) > 0 && !strings.Contains(rep.Line(), "1 of 4 windows disagree with the raw logs") {
 			t.Errorf("%s: %s", c.dir, rep.Line())
 		}
 	}

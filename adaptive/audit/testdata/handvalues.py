@@ -55,9 +55,11 @@ def write(name, evs, summ=summary):
 write('agree',events)
 def win(evs,i): return [e for e in evs if e['event']=='adaptive_window' and e['window_index']==i][0]
 w=copy.deepcopy(events); win(w,2)['sla_values']['ttft:p95']=45.0; write('wrong-value',w)
-w=copy.deepcopy(events); win(w,0)['passed']=True; write('wrong-decision',w)
+w=copy.deepcopy(events); win(w,0)['passed']=True; sm=copy.deepcopy(summary); sm['candidates'][0].update(windows_passed=1,passed=True); write('wrong-decision',w,sm)
+sm=copy.deepcopy(summary); sm['candidates'][1]['windows_passed']=1; sm['sustain_windows_passed']=0; write('wrong-summary',events,sm)
 w=copy.deepcopy(events); x=win(w,1); x['completed_requests']-=1; x['sla_values']['ttft:p95']=38.5; write('fewer-records',w)
-w=copy.deepcopy(events); x=win(w,2); x['completed_requests']-=1; x['sla_values']['ttft:p95']=53.5; x['passed']=False; x['binding_sla']='ttft:p95'; write('borderline',w)
+w=copy.deepcopy(events); x=win(w,2); x['completed_requests']-=1; x['sla_values']['ttft:p95']=53.5; x['passed']=False; x['binding_sla']='ttft:p95'
+sm=copy.deepcopy(summary); sm['candidates'][1].update(windows_passed=1,passed=False); sm['sustain_windows_passed']=0; write('borderline',w,sm)
 write('no-summary',events,None)
 for e in events:
     if e['event']=='adaptive_window': print(e['window_index'],e['completed_requests'],e['straddling_requests'],e['sla_values'],e.get('passed'),e.get('binding_sla'))
