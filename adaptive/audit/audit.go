@@ -23,8 +23,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/llmbench/llmbench/adaptive"
 	"github.com/llmbench/llmbench/adaptive/window"
@@ -263,20 +265,36 @@ func Records(o Options, crit *window.Criteria) ([]window.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", planPath, err)
 	}
-	a, err := analyze.NewRequestAnalyzer(analyze.RequestOptions{Endpoint: ep, Tokenizer: o.Tokenizer,
-		UseServerTokenCount: o.UseServerTokenCount, Metrics: o.Metrics})
-	if err != nil {
+	ro := analyze.RequestOptions{Endpoint: ep, Tokenizer: o.Tokenizer, UseServerTokenCount: o.UseServerTokenCount, Metrics: o.Metrics}
+	if _, err := analyze.NewRequestAnalyzer(ro); err != nil {
 		return nil, err
 	}
+	// The logs are read in parallel, an analyzer each (as analyze reads them), and their
+	// records joined in log order.
 	logs, _ := rundir.Logs(runs)
-	var out []window.Record
-	for _, l := range logs {
+	parts := make([][]window.Record, len(logs))
+	errs := make([]error, len(logs))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, l := range logs {
 		if l.Telemetry || l.Recovery {
 			continue
 		}
-		if out, err = readLog(out, l.Path, runs[l.Run].Manifest.StartUnixNs, plan, a, crit); err != nil {
-			return nil, err
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			a, _ := analyze.NewRequestAnalyzer(ro) // checked above
+			parts[i], errs[i] = readLog(nil, l.Path, runs[l.Run].Manifest.StartUnixNs, plan, a, crit)
+		}()
+	}
+	wg.Wait()
+	var out []window.Record
+	for i := range parts {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
+		out = append(out, parts[i]...)
 	}
 	return out, nil
 }
