@@ -81,7 +81,13 @@ func (rep *Report) Line() string {
 // after zeroUnixNs, the benchmark's start) and the notes. The gate line (Line) is the
 // caller's to print with the other gates.
 func (rep *Report) WriteConsole(w io.Writer, zeroUnixNs int64) error {
-	sec := func(ns int64) string { return strconv.FormatFloat(float64(ns-zeroUnixNs)/1e9, 'f', 2, 64) }
+	sec := func(ns int64) string {
+		x := float64(ns-zeroUnixNs) / 1e9
+		if math.Abs(x) < 0.005 {
+			x = 0 // a window that opens with the run, a hair before its first send: not "-0.00"
+		}
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Adaptive scale audit of %s: control %s; SLAs %s; %d windows\n", rep.EventsPath, orNone(rep.ControlVariable),
 		orNone(strings.Join(rep.SLAs, ", ")), len(rep.Windows))
