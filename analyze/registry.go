@@ -160,7 +160,7 @@ func (r *Registry) Register(m UserMetric) (MetricDef, error) {
 	if r == nil || r == builtins {
 		return MetricDef{}, fmt.Errorf("analyze: metric %q: register on a NewRegistry, not the built-in one", m.Name)
 	}
-	if err := checkName(m.Name); err != nil {
+	if err := CheckMetricName(m.Name); err != nil {
 		return MetricDef{}, err
 	}
 	if id, ok := r.byTag[m.Name]; ok {
@@ -189,8 +189,8 @@ func (r *Registry) Register(m UserMetric) (MetricDef, error) {
 	return d, nil
 }
 
-// checkName says what is wrong with a user metric's name, nil when nothing.
-func checkName(name string) error {
+// CheckMetricName says what is wrong with a user metric's name, nil when nothing.
+func CheckMetricName(name string) error {
 	bad := name == "" || len(name) > maxNameLen || (name[0] >= '0' && name[0] <= '9')
 	for _, c := range []byte(name) {
 		if !(c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
