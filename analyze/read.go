@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/llmbench/llmbench/analyze/accum"
+	"github.com/llmbench/llmbench/analyze/record"
 	"github.com/llmbench/llmbench/analyze/rundir"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
@@ -279,7 +280,7 @@ func (a *analysis) readLog(part int, job rundir.Log, p *logAnalysis, w io.Writer
 				c.add(m)
 			}
 			if bw != nil {
-				line = appendRecord(line[:0], m, q, ro)
+				line = record.AppendJSONL(line[:0], m, q, ro)
 				if _, err := bw.Write(line); err != nil {
 					return fmt.Errorf("analyze: write records: %w", err)
 				}
@@ -328,11 +329,11 @@ func floorDiv(a, b int64) int64 {
 }
 
 // recordOpts are the per-request record options for run number run.
-func (a *analysis) recordOpts(run int) recordOpts {
-	o := recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].Manifest), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData,
-		grouped: a.opts.GroupBy != nil}
+func (a *analysis) recordOpts(run int) *record.Options {
+	o := &record.Options{Columns: a.reg.or().columns, Correlated: record.SessionHeaderSent(a.in.runs[run].Manifest),
+		Trace: a.opts.ExportHTTPTrace, Chunks: a.opts.ExportPerChunkData, Grouped: a.opts.GroupBy != nil}
 	if a.in.plan.HasGraph() {
-		o.graph = a.in.plan
+		o.Graph = a.in.plan
 	}
 	return o
 }
