@@ -14,6 +14,7 @@ import (
 	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/analyze/record"
 	"github.com/llmbench/llmbench/analyze/rundir"
+	"github.com/llmbench/llmbench/analyze/sessions"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 )
@@ -56,11 +57,11 @@ type logAnalysis struct {
 	// in flight when the worker stopped logging (lost). It is nil when the log has no Sent
 	// record at all (a writer that does not write them, or a worker that sent nothing).
 	inFlight map[uint32]struct{}
-	damaged  string       // why part or all of the log could not be read, for Summary.Notes
-	shape    shapeSamples // valid profile requests, for shape validation (shape.go)
-	records  *os.File     // per-request JSONL, when written to a temporary file
-	nodes    []nodeTiming // a graph plan's profile requests, for the session metrics
-	sel      selected     // what --where left out, and the --group-by groups
+	damaged  string          // why part or all of the log could not be read, for Summary.Notes
+	shape    shapeSamples    // valid profile requests, for shape validation (shape.go)
+	records  *os.File        // per-request JSONL, when written to a temporary file
+	nodes    []sessions.Node // a graph plan's profile requests, for the session metrics
+	sel      selected        // what --where left out, and the --group-by groups
 }
 
 // Analyze reads the run directories of opts and computes the summary. When records is not
@@ -237,7 +238,7 @@ func (a *analysis) readLog(part int, job rundir.Log, p *logAnalysis, w io.Writer
 			}
 			if a.in.plan.HasGraph() {
 				// Sessions are of the whole graph, whatever --where keeps of its requests.
-				p.nodes = append(p.nodes, timing(m, q))
+				p.nodes = append(p.nodes, sessions.Of(m, q))
 			}
 			var c choice
 			if a.selecting() && !m.NotDue {
