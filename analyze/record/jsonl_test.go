@@ -59,3 +59,18 @@ func TestAppendJSONL(t *testing.T) {
 		})
 	}
 }
+
+// AppendJSONL is on analyze's per-request path: into a buffer that has the room, a line
+// allocates nothing.
+func TestAppendJSONLNoAllocs(t *testing.T) {
+	cols := []Column{NewColumn(0, "ttft", "ms"), NewColumn(1, "icl", "ms")}
+	cols[0].NsToMs, cols[0].Div = true, 1e6
+	cols[1].List = ListICL
+	m := &Metrics{Index: 1, Worker: 0, Valid: true, Sent: true, Values: []float64{1_500_000, 0}, Has: []bool{true, false},
+		ICL: []int64{2_000_000, 250_000}, Group: "g", Grouped: true}
+	o := &Options{Columns: cols, Correlated: true, Grouped: true}
+	buf := make([]byte, 0, 4096)
+	if n := testing.AllocsPerRun(100, func() { buf = AppendJSONL(buf[:0], m, nil, o) }); n != 0 {
+		t.Errorf("%v allocations per line", n)
+	}
+}
