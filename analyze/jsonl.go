@@ -93,6 +93,9 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 	b = strconv.AppendInt(b, int64(m.ContentEvents), 10)
 	b = append(b, `,"same_read_chunk_gaps":`...)
 	b = strconv.AppendInt(b, int64(m.SameReadGaps), 10)
+	if o.extra != nil {
+		b = o.extra(m.Index, b)
+	}
 	if o.grouped {
 		b = append(b, `,"group":`...)
 		if m.Grouped {
@@ -191,6 +194,7 @@ type recordOpts struct {
 	// graph is the plan when it has a graph section: each record then says its agent and
 	// the records it waited for.
 	graph *mmapds.Plan
+	extra func(uint32, []byte) []byte // Options.RecordMetadata
 }
 
 // appendGraph appends a graph plan's fields of record idx to a record's metadata: its agent

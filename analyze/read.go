@@ -330,7 +330,7 @@ func floorDiv(a, b int64) int64 {
 // recordOpts are the per-request record options for run number run.
 func (a *analysis) recordOpts(run int) recordOpts {
 	o := recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].Manifest), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData,
-		grouped: a.opts.GroupBy != nil}
+		grouped: a.opts.GroupBy != nil, extra: a.opts.RecordMetadata}
 	if a.in.plan.HasGraph() {
 		o.graph = a.in.plan
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/llmbench/llmbench/analyze/servertime"
 	"io"
 	"math"
 	"os"
@@ -63,6 +64,7 @@ func (secondsFlag) Type() string { return "duration" }
 
 type analyzeFlags struct {
 	outputDir       string
+	serverTraces    string // --server-traces
 	plan            string
 	serverTokens    bool
 	goodput         string
@@ -121,6 +123,7 @@ func NewAnalyze() *Analyze {
 	a.html = addHTMLFlags(fs)   // report.html (report.go)
 	a.user = addUserMetricFlags(fs)
 	a.sel = addSelectionFlags(fs)
+	fs.StringVar(&c.serverTraces, "server-traces", "", "join this OTLP traces file's server spans to the requests (the Collector's file exporter output; default: the run's server_traces.jsonl): server_queue_time, server_prefill_time, ... (docs/metrics.md \"Server traces\")")
 	fs.StringSliceVar(&c.exports, "export", nil, "also export in these formats: parquet (requests.parquet and chunks.parquet, docs/run-format.md)")
 	return a
 }
@@ -131,6 +134,7 @@ type checked struct {
 	gates   []judge.Gate // --gate, then the --gates file's
 	// reg holds the user metrics (nil: none); where and groupBy are --where and --group-by.
 	reg     *analyze.Registry
+	traces  *servertime.Metrics // the server metrics in reg (--server-traces)
 	where   *analyze.Selection
 	groupBy *analyze.Grouping
 	parquet bool
@@ -179,11 +183,11 @@ func (a *Analyze) check() (*checked, error) {
 			return nil, fmt.Errorf("--export %q: want parquet", e)
 		}
 	}
-	reg, err := a.user.registry() // --metric, --metrics-file: checked before any log is read
+	reg, traces, err := a.user.registry() // --metric, --metrics-file: checked before any log is read
 	if err != nil {
 		return nil, err
 	}
-	out.reg = reg
+	out.reg, out.traces = reg, traces
 	if out.parquet {
 		if err := columnar.Check(reg); err != nil {
 			return nil, err
@@ -264,7 +268,7 @@ func (a *Analyze) Options(dirs []string, stdout, stderr io.Writer) (export.Optio
 			Goodput: ck.goodput, LoadTokenizer: loadTokenizer,
 			Metrics: ck.reg, Where: ck.where, GroupBy: ck.groupBy,
 		},
-		Parquet:   ck.parquet,
+		Parquet: ck.parquet, ServerTraces: ck.traces, ServerTracesFile: c.serverTraces,
 		OutputDir: c.outputDir, ExportPrefix: c.exportPrefix, Level: c.exportLevel,
 		Gates: ck.gates, MaxErrorRate: c.maxErrorRate, Quiet: c.quiet, TraceTiming: c.traceTiming,
 		Color:  ColorTerminal(os.Getenv, os.Stdout),

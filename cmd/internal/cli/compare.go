@@ -61,7 +61,7 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	if !(*maxDrop > 0 && *maxDrop <= 100) {
 		return bad(fmt.Errorf("--max-completed-drop %v: want a percentage above 0, at most 100", *maxDrop))
 	}
-	reg, err := user.registry()
+	reg, traces, err := user.registry()
 	if err != nil {
 		return bad(err)
 	}
@@ -77,7 +77,7 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad(err)
 	}
-	return export.Compare(export.CompareOptions{Dirs: dirs, OutputDir: *out, Compare: opts, Metrics: reg, NoHTML: *noHTML, Quiet: *quiet,
+	return export.Compare(export.CompareOptions{Dirs: dirs, OutputDir: *out, Compare: opts, Metrics: reg, ServerTraces: traces, NoHTML: *noHTML, Quiet: *quiet,
 		LoadTokenizer: openTokenizer, Stdout: stdout, Stderr: stderr})
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/llmbench/llmbench/analyze/servertime"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -30,34 +31,37 @@ func (u *userMetricFlags) defined() bool { return len(u.metrics) > 0 || u.file !
 // registry compiles the user metrics (--metrics-file's first, then each --metric) onto a new
 // registry: nil, the built-ins, when there are none. A bad definition is an error naming
 // the metric and the column of the expression.
-func (u *userMetricFlags) registry() (*analyze.Registry, error) {
-	if !u.defined() {
-		return nil, nil
+func (u *userMetricFlags) registry() (*analyze.Registry, *servertime.Metrics, error) {
+	// The server metrics (from server spans, analyze --server-traces) come first: user
+	// metrics, gates and selections may name them.
+	reg := analyze.NewRegistry()
+	traces, err := servertime.Register(reg)
+	if err != nil || !u.defined() {
+		return reg, traces, err
 	}
 	var specs []analyze.MetricSpec
 	if u.file != "" {
 		b, err := os.ReadFile(u.file)
 		if err != nil {
-			return nil, fmt.Errorf("--metrics-file: %w", err)
+			return nil, nil, fmt.Errorf("--metrics-file: %w", err)
 		}
 		fs, err := analyze.ParseMetricsFile(b, u.file)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		specs = append(specs, fs...)
 	}
 	for _, m := range u.metrics {
 		s, err := analyze.ParseMetricFlag(m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		specs = append(specs, s)
 	}
-	reg := analyze.NewRegistry()
 	if err := metricexpr.Register(reg, specs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return reg, nil
+	return reg, traces, nil
 }
 
 // selectionFlags are --where and --group-by (docs/metrics.md "Selections and groups").

@@ -1,0 +1,224 @@
+// Package servertime owns the join of a server's own trace spans to a run's requests, and
+// the per-request server metrics it derives: server_queue_time, server_prefill_time,
+// server_decode_time, server_time_to_first_token, server_e2e_latency, ttft_outside_server
+// (our TTFT minus the server's) and server_clock_offset (docs/metrics.md "Server traces").
+//
+// A span belongs to the request whose traceparent carried its trace id (internal/tracectx:
+// the run's key maps a trace id back to a plan index, without any table). Durations come
+// from the span's attributes, in the server's own words (layouts.go maps each server's);
+// the server's clock is never used for an instant of the run's timeline: a span's start
+// only gives the request's clock offset.
+//
+// It registers its metrics in an analyze.Registry (Register), so every output that reads
+// the registry (console, JSON, CSV, JSONL, Parquet, expressions, gates, compare, time
+// slices, report.html) has them. It may import analyze, servertrace, rawlog and internal/,
+// never replay or cmd.
+package servertime
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/tracectx"
+	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/servertrace"
+)
+
+// The metrics' tags, in the order Register adds them.
+const (
+	TagQueue     = "server_queue_time"
+	TagPrefill   = "server_prefill_time"
+	TagDecode    = "server_decode_time"
+	TagTTFT      = "server_time_to_first_token"
+	TagE2E       = "server_e2e_latency"
+	TagOutside   = "ttft_outside_server"
+	TagClockSkew = "server_clock_offset"
+)
+
+// metric is one derived metric: its definition and its value from a joined request.
+type metric struct {
+	tag, v, desc string
+	console      bool
+	value        func(j *joined, v *analyze.RequestView) (float64, bool)
+}
+
+// phase returns the joined span's phase p in ms.
+func phase(p Phase) func(*joined, *analyze.RequestView) (float64, bool) {
+	return func(j *joined, _ *analyze.RequestView) (float64, bool) {
+		return j.ms[p], j.has[p]
+	}
+}
+
+var metrics = []metric{
+	{TagQueue, "server_queue_ms", "Time the request waited in the server's queue before it was scheduled (its span's queue attribute).", true, phase(Queue)},
+	{TagPrefill, "server_prefill_ms", "Time the server spent computing the request's prompt (prefill), from its span.", true, phase(Prefill)},
+	{TagDecode, "server_decode_ms", "Time the server spent generating the request's output after the first token (decode), from its span.", true, phase(Decode)},
+	{TagTTFT, "server_ttft_ms", "The server's own time to first token: from the request's arrival at the server to its first token, from its span.", true, phase(TTFT)},
+	{TagE2E, "server_e2e_ms", "The server's own end-to-end latency of the request, from its span.", true, phase(E2E)},
+	{TagOutside, "ttft_outside_ms", "Our time to first token minus the server's: the network, HTTP and client part of TTFT.", true,
+		func(j *joined, v *analyze.RequestView) (float64, bool) {
+			ttft, ok := v.Value(analyze.MTimeToFirstToken)
+			if !ok || !j.has[TTFT] {
+				return 0, false
+			}
+			return ttft - j.ms[TTFT], true
+		}},
+	{TagClockSkew, "", "The server span's start minus the instant our write of the request began, on the two machines' clocks: network one way plus the clocks' offset (never used for a duration).", false,
+		func(j *joined, v *analyze.RequestView) (float64, bool) {
+			send := v.SendUnixNs()
+			if send < 0 || j.startUnixNs <= 0 {
+				return 0, false
+			}
+			return float64(j.startUnixNs-send) / 1e6, true
+		}},
+}
+
+// Metrics are the server metrics registered in one registry, and the join they read once
+// bound (Bind).
+type Metrics struct {
+	join atomic.Pointer[Join]
+}
+
+// Register adds the server metrics to reg (a NewRegistry) and returns them, unbound: every
+// request has no value until Bind gives them a join.
+func Register(reg *analyze.Registry) (*Metrics, error) {
+	m := &Metrics{}
+	for i := range metrics {
+		d := &metrics[i]
+		first := i == 0
+		eval := func(v *analyze.RequestView) (float64, bool) {
+			j := m.join.Load()
+			if j == nil {
+				return 0, false
+			}
+			r := j.byIndex[v.Index()]
+			if first { // once per valid profile request
+				if r != nil {
+					j.joinedRequests.Add(1)
+				} else {
+					j.withoutSpan.Add(1)
+				}
+			}
+			if r == nil {
+				return 0, false
+			}
+			return d.value(r, v)
+		}
+		if _, err := reg.RegisterJoined(analyze.JoinedMetric{UserMetric: analyze.UserMetric{Name: d.tag, Unit: "ms",
+			Description: d.desc, Eval: eval}, Var: d.v, Console: d.console}); err != nil {
+			return nil, fmt.Errorf("servertime: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Bind makes m's metrics read j (nil: no values).
+func (m *Metrics) Bind(j *Join) { m.join.Store(j) }
+
+// Join is a run's requests joined to the server spans whose trace ids they carried.
+type Join struct {
+	key     tracectx.Key
+	byIndex map[uint32]*joined
+	counts  analyze.TraceJoin
+	// joinedRequests and withoutSpan count the valid profile requests as the analysis
+	// evaluates them.
+	joinedRequests, withoutSpan atomic.Int64
+}
+
+// joined is the span chosen for one request, and what the join derived from it.
+type joined struct {
+	span        servertrace.Span
+	layout      *Layout
+	score       int
+	others      int // further spans of the request's trace
+	ms          [numPhases]float64
+	has         [numPhases]bool
+	startUnixNs int64
+}
+
+// Open joins the run in runDirs (their run.json's trace_key) to the spans of file, or of
+// the first run directory's servertrace.FileName when file is "" (none: a join without
+// spans). It returns nil, nil when the run carried no trace context and no file is given:
+// there is nothing to join.
+func Open(runDirs []string, file string) (*Join, error) {
+	if len(runDirs) == 0 {
+		return nil, nil
+	}
+	man, err := rawlog.ReadManifest(runDirs[0])
+	if err != nil {
+		return nil, nil // analyze reports the run directory's own problems
+	}
+	j := &Join{byIndex: map[uint32]*joined{}}
+	if man.TraceKey != "" {
+		if j.key, err = tracectx.ParseKey(man.TraceKey); err != nil {
+			return nil, fmt.Errorf("%s: trace_key: %w", filepath.Join(runDirs[0], rawlog.ManifestName), err)
+		}
+	}
+	given := file != ""
+	if !given {
+		file = filepath.Join(runDirs[0], servertrace.FileName)
+		if _, err := os.Stat(file); err != nil {
+			file = ""
+		}
+	}
+	if j.key.IsZero() && !given {
+		return nil, nil
+	}
+	if file == "" {
+		return j, nil
+	}
+	if j.key.IsZero() {
+		return nil, fmt.Errorf("--server-traces %s: the run sent no traceparent (its run.json has no trace_key), so no span can be joined to its requests", file)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("--server-traces: %w", err)
+	}
+	defer f.Close()
+	st, err := servertrace.Read(f, file, j.add)
+	if err != nil {
+		return nil, err
+	}
+	j.counts.Source, j.counts.Layout, j.counts.Spans = file, st.Layout, st.Spans
+	return j, nil
+}
+
+// add joins one span: to the request its trace id names, the best span of its trace
+// (choose) winning.
+func (j *Join) add(s *servertrace.Span) error {
+	i, ok := j.key.Index(s.TraceID)
+	if !ok {
+		j.counts.Unmatched++
+		return nil
+	}
+	j.counts.Matched++
+	l, score := choose(s)
+	cur := j.byIndex[i]
+	if cur != nil {
+		cur.others++
+		if score <= cur.score {
+			return nil
+		}
+	}
+	n := &joined{span: *s, layout: l, score: score, startUnixNs: s.StartUnixNs}
+	if cur != nil {
+		n.others = cur.others
+	}
+	if l != nil {
+		for p := Phase(0); p < numPhases; p++ {
+			n.ms[p], n.has[p] = l.phase(s, p)
+		}
+	}
+	j.byIndex[i] = n
+	return nil
+}
+
+// Counts are the join's counts, once the analysis has evaluated every request.
+func (j *Join) Counts() *analyze.TraceJoin {
+	c := j.counts
+	c.Joined, c.WithoutSpan = j.joinedRequests.Load(), j.withoutSpan.Load()
+	return &c
+}
