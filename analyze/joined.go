@@ -14,8 +14,11 @@ type JoinedMetric struct {
 	// Var is the metric's short name in expressions and the Parquet column of that name
 	// (MetricDef.Var); "" for none.
 	Var string
-	// Console shows it in the console table when it has values.
+	// Header is its display name ("" : its tag); Console shows it in the console table
+	// when it has values, at Order (DisplayOrder: TTFT is 100, request latency 300).
+	Header  string
 	Console bool
+	Order   int
 }
 
 // RegisterJoined adds a joined metric: evaluated as a user metric is (m.Eval, for every
@@ -28,6 +31,12 @@ func (r *Registry) RegisterJoined(m JoinedMetric) (MetricDef, error) {
 	}
 	p := &r.defs[d.ID]
 	p.User, p.Origin, p.Var, p.Console, p.Expression = false, OriginServer, m.Var, m.Console, ""
+	if m.Header != "" {
+		p.Header = m.Header
+	}
+	if m.Order != 0 {
+		p.order = m.Order
+	}
 	return *p, nil
 }
 

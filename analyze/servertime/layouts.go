@@ -55,7 +55,9 @@ func (l *Layout) phase(s *servertrace.Span, p Phase) (float64, bool) {
 	if !ok || sec < 0 || math.IsNaN(sec) || math.IsInf(sec, 0) {
 		return 0, false
 	}
-	return sec * 1000, true
+	// Rounded to the nanosecond (what a float of seconds holds beyond it is noise), so
+	// that 0.000123456 s is 0.123456 ms.
+	return math.Round(sec*1e9) / 1e6, true
 }
 
 // choose returns the layout span s follows (nil: none known; its attributes go raw to the

@@ -40,9 +40,10 @@ const (
 
 // metric is one derived metric: its definition and its value from a joined request.
 type metric struct {
-	tag, v, desc string
-	console      bool
-	value        func(j *joined, v *analyze.RequestView) (float64, bool)
+	tag, header string
+	v, desc     string
+	console     bool
+	value       func(j *joined, v *analyze.RequestView) (float64, bool)
 }
 
 // phase returns the joined span's phase p in ms.
@@ -53,12 +54,12 @@ func phase(p Phase) func(*joined, *analyze.RequestView) (float64, bool) {
 }
 
 var metrics = []metric{
-	{TagQueue, "server_queue_ms", "Time the request waited in the server's queue before it was scheduled (its span's queue attribute).", true, phase(Queue)},
-	{TagPrefill, "server_prefill_ms", "Time the server spent computing the request's prompt (prefill), from its span.", true, phase(Prefill)},
-	{TagDecode, "server_decode_ms", "Time the server spent generating the request's output after the first token (decode), from its span.", true, phase(Decode)},
-	{TagTTFT, "server_ttft_ms", "The server's own time to first token: from the request's arrival at the server to its first token, from its span.", true, phase(TTFT)},
-	{TagE2E, "server_e2e_ms", "The server's own end-to-end latency of the request, from its span.", true, phase(E2E)},
-	{TagOutside, "ttft_outside_ms", "Our time to first token minus the server's: the network, HTTP and client part of TTFT.", true,
+	{TagQueue, "Server Queue Time", "server_queue_ms", "Time the request waited in the server's queue before it was scheduled (its span's queue attribute).", true, phase(Queue)},
+	{TagPrefill, "Server Prefill Time", "server_prefill_ms", "Time the server spent computing the request's prompt (prefill), from its span.", true, phase(Prefill)},
+	{TagDecode, "Server Decode Time", "server_decode_ms", "Time the server spent generating the request's output after the first token (decode), from its span.", true, phase(Decode)},
+	{TagTTFT, "Server Time to First Token", "server_ttft_ms", "The server's own time to first token: from the request's arrival at the server to its first token, from its span.", true, phase(TTFT)},
+	{TagE2E, "Server E2E Latency", "server_e2e_ms", "The server's own end-to-end latency of the request, from its span.", true, phase(E2E)},
+	{TagOutside, "TTFT Outside Server", "ttft_outside_ms", "Our time to first token minus the server's: the network, HTTP and client part of TTFT.", true,
 		func(j *joined, v *analyze.RequestView) (float64, bool) {
 			ttft, ok := v.Value(analyze.MTimeToFirstToken)
 			if !ok || !j.has[TTFT] {
@@ -66,7 +67,7 @@ var metrics = []metric{
 			}
 			return ttft - j.ms[TTFT], true
 		}},
-	{TagClockSkew, "", "The server span's start minus the instant our write of the request began, on the two machines' clocks: network one way plus the clocks' offset (never used for a duration).", false,
+	{TagClockSkew, "Server Clock Offset", "", "The server span's start minus the instant our write of the request began, on the two machines' clocks: network one way plus the clocks' offset (never used for a duration).", false,
 		func(j *joined, v *analyze.RequestView) (float64, bool) {
 			send := v.SendUnixNs()
 			if send < 0 || j.startUnixNs <= 0 {
@@ -108,7 +109,7 @@ func Register(reg *analyze.Registry) (*Metrics, error) {
 			return d.value(r, v)
 		}
 		if _, err := reg.RegisterJoined(analyze.JoinedMetric{UserMetric: analyze.UserMetric{Name: d.tag, Unit: "ms",
-			Description: d.desc, Eval: eval}, Var: d.v, Console: d.console}); err != nil {
+			Description: d.desc, Eval: eval}, Header: d.header, Var: d.v, Console: d.console, Order: 310 + i}); err != nil {
 			return nil, fmt.Errorf("servertime: %w", err)
 		}
 	}
