@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/analyze/output"
+	st "github.com/llmbench/llmbench/analyze/servertime/servertimetest"
 	"github.com/llmbench/llmbench/servertrace"
 )
 
@@ -31,7 +34,7 @@ func analyse(t *testing.T, dir, file string) (*analyze.Summary, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := analyze.Options{RunDirs: []string{dir}, Tokenizer: words{}, TempDir: t.TempDir(), Metrics: reg}
+	o := analyze.Options{RunDirs: []string{dir}, Tokenizer: st.Words{}, TempDir: t.TempDir(), Metrics: reg}
 	if j != nil {
 		m.Bind(j)
 		o.RecordMetadata = j.AppendMetadata
@@ -103,11 +106,11 @@ func golden(t *testing.T, name string, got []byte) {
 // loses to the engine's, foreign spans are unmatched; the records and the console are
 // golden.
 func TestJoin(t *testing.T) {
-	f := newFixture(12)
+	f := st.New(12)
 	dir := t.TempDir()
-	f.write(t, dir)
+	f.Write(t, dir)
 	traces := filepath.Join(t.TempDir(), "otel-traces.json")
-	collectorFile(t, traces, f.spans(map[int]bool{4: true}, 3))
+	st.WriteCollectorFile(t, traces, f.Spans(map[int]bool{4: true}, 3))
 	s, rec := analyse(t, dir, traces)
 
 	got := *s.ServerTraces
@@ -116,12 +119,12 @@ func TestJoin(t *testing.T) {
 		t.Fatalf("counts %+v, want %+v", got, want)
 	}
 	rs := records(t, rec)
-	if len(rs) != f.n {
+	if len(rs) != f.N {
 		t.Fatalf("%d records", len(rs))
 	}
-	for i := 0; i < f.n; i++ {
+	for i := 0; i < f.N; i++ {
 		r := rs[i]
-		if r.Metadata.TraceID != hexID(f.key.TraceID(uint32(i))) {
+		if r.Metadata.TraceID != hexID(f.Key.TraceID(uint32(i))) {
 			t.Fatalf("request %d: trace_id %q", i, r.Metadata.TraceID)
 		}
 		v := func(tag string) (float64, bool) { m, ok := r.Metrics[tag]; x, _ := m.Value.(float64); return x, ok }
@@ -132,8 +135,8 @@ func TestJoin(t *testing.T) {
 			continue
 		}
 		ms := func(ns int64) float64 { return float64(ns) / 1e6 }
-		for tag, want := range map[string]float64{TagQueue: ms(f.queue[i]), TagPrefill: ms(f.prefill[i]), TagDecode: ms(f.decode[i]),
-			TagTTFT: ms(f.serverTTFT(i)), TagE2E: ms(f.serverTTFT(i) + f.decode[i]), TagOutside: ms(f.outside[i]), TagClockSkew: 3001} {
+		for tag, want := range map[string]float64{TagQueue: ms(f.Queue[i]), TagPrefill: ms(f.Prefill[i]), TagDecode: ms(f.Decode[i]),
+			TagTTFT: ms(f.ServerTTFT(i)), TagE2E: ms(f.ServerTTFT(i) + f.Decode[i]), TagOutside: ms(f.Outside[i]), TagClockSkew: 3001} {
 			if got, ok := v(tag); !ok || math.Abs(got-want) > 1e-6 {
 				t.Fatalf("request %d: %s = %v (%v), want %v", i, tag, got, ok, want)
 			}
@@ -182,10 +185,10 @@ func TestJoin(t *testing.T) {
 
 // TestJoinRunFile reads the run's own server_traces.jsonl when no file is given.
 func TestJoinRunFile(t *testing.T) {
-	f := newFixture(4)
+	f := st.New(4)
 	dir := t.TempDir()
-	f.write(t, dir)
-	otlp, err := jsonMarshal(f.spans(nil, 0))
+	f.Write(t, dir)
+	otlp, err := jsonMarshal(f.Spans(nil, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,10 +205,10 @@ func TestJoinRunFile(t *testing.T) {
 // TestNoTraces: a run without trace context and no file has no join and no server metric
 // values; one with trace context but no spans still names each request's trace id.
 func TestNoTraces(t *testing.T) {
-	f := newFixture(3)
-	f.noKey = true
+	f := st.New(3)
+	f.NoKey = true
 	dir := t.TempDir()
-	f.write(t, dir)
+	f.Write(t, dir)
 	s, rec := analyse(t, dir, "")
 	if s.ServerTraces != nil || bytes.Contains(rec, []byte("trace_id")) {
 		t.Fatalf("a run without traces: %+v", s.ServerTraces)
@@ -219,9 +222,9 @@ func TestNoTraces(t *testing.T) {
 		t.Fatalf("a traces file for a run without trace context: %v", err)
 	}
 
-	f = newFixture(3)
+	f = st.New(3)
 	dir = t.TempDir()
-	f.write(t, dir)
+	f.Write(t, dir)
 	s, rec = analyse(t, dir, "")
 	if c := s.ServerTraces; c == nil || c.Source != "" || c.WithoutSpan != 3 {
 		t.Fatalf("counts %+v", c)
@@ -232,9 +235,9 @@ func TestNoTraces(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	f := newFixture(2)
+	f := st.New(2)
 	dir := t.TempDir()
-	f.write(t, dir)
+	f.Write(t, dir)
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte("{\"resourceSpans\":[]}\nnope\n"), 0o644)
 	for file, want := range map[string]string{
@@ -245,4 +248,10 @@ func TestOpenErrors(t *testing.T) {
 			t.Fatalf("%s: %v, want %q", file, err, want)
 		}
 	}
+}
+
+func hexID(id [16]byte) string { return fmt.Sprintf("%x", id[:]) }
+
+func jsonMarshal(td ptrace.Traces) ([]byte, error) {
+	return (&ptrace.JSONMarshaler{}).MarshalTraces(td)
 }
