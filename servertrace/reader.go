@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -45,8 +47,8 @@ func (s *Span) Float(key string) (float64, bool) {
 		return v, true
 	case int64:
 		return float64(v), true
-	case json.Number:
-		f, err := v.Float64()
+	case string: // a number some exporters send as a string
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		return f, err == nil
 	}
 	return 0, false

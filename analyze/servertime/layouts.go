@@ -44,20 +44,20 @@ var Layouts = []Layout{
 	}},
 }
 
-// phase is span s's duration of p in ms, false when s does not give it (or gives a value
+// phase is span s's duration of p in ns, false when s does not give it (or gives a value
 // that is not a finite, non-negative number of seconds).
-func (l *Layout) phase(s *servertrace.Span, p Phase) (float64, bool) {
+func (l *Layout) phase(s *servertrace.Span, p Phase) (int64, bool) {
 	a := l.Attributes[p]
 	if a == "" {
 		return 0, false
 	}
 	sec, ok := s.Float(a)
-	if !ok || sec < 0 || math.IsNaN(sec) || math.IsInf(sec, 0) {
+	if !ok || !(sec >= 0 && sec < 1e9) { // NaN, negative, infinite or beyond 30 years
 		return 0, false
 	}
 	// Rounded to the nanosecond (what a float of seconds holds beyond it is noise), so
 	// that 0.000123456 s is 0.123456 ms.
-	return math.Round(sec*1e9) / 1e6, true
+	return int64(math.Round(sec * 1e9)), true
 }
 
 // choose returns the layout span s follows (nil: none known; its attributes go raw to the

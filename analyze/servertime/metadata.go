@@ -2,7 +2,6 @@ package servertime
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"strconv"
 
 	"github.com/llmbench/llmbench/internal/jsonwire"
@@ -25,15 +24,14 @@ func (j *Join) AppendMetadata(i uint32, b []byte) []byte {
 	if r == nil {
 		return b
 	}
-	s := &r.span
 	b = append(b, `,"server_span":{"name":`...)
-	b = jsonwire.AppendString(b, s.Name)
+	b = jsonwire.AppendString(b, r.name)
 	b = append(b, `,"kind":`...)
-	b = jsonwire.AppendString(b, s.Kind)
+	b = jsonwire.AppendString(b, r.kind)
 	b = append(b, `,"service":`...)
-	b = jsonwire.AppendString(b, s.Service)
+	b = jsonwire.AppendString(b, r.service)
 	b = append(b, `,"span_id":"`...)
-	b = hex.AppendEncode(b, s.SpanID[:])
+	b = hex.AppendEncode(b, r.spanID[:])
 	b = append(b, `","layout":`...)
 	layout := ""
 	if r.layout != nil {
@@ -41,14 +39,10 @@ func (j *Join) AppendMetadata(i uint32, b []byte) []byte {
 	}
 	b = jsonwire.AppendString(b, layout)
 	b = append(b, `,"start_unix_ns":`...)
-	b = strconv.AppendInt(b, s.StartUnixNs, 10)
+	b = strconv.AppendInt(b, r.startUnixNs, 10)
 	b = append(b, `,"other_spans":`...)
 	b = strconv.AppendInt(b, int64(r.others), 10)
 	b = append(b, `,"attributes":`...)
-	attrs, err := json.Marshal(s.Attributes)
-	if err != nil || s.Attributes == nil {
-		attrs = []byte("{}")
-	}
-	b = append(b, attrs...)
+	b = append(b, r.attributes...)
 	return append(b, '}')
 }

@@ -16,7 +16,9 @@
 package servertime
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -49,7 +51,7 @@ type metric struct {
 // phase returns the joined span's phase p in ms.
 func phase(p Phase) func(*joined, *analyze.RequestView) (float64, bool) {
 	return func(j *joined, _ *analyze.RequestView) (float64, bool) {
-		return j.ms[p], j.has[p]
+		return float64(j.ns[p]) / 1e6, j.has[p]
 	}
 }
 
@@ -65,7 +67,9 @@ var metrics = []metric{
 			if !ok || !j.has[TTFT] {
 				return 0, false
 			}
-			return ttft - j.ms[TTFT], true
+			// In whole nanoseconds (ours are, the server's are rounded to them), so that TTFT
+			// = server TTFT + this, digit for digit.
+			return float64(int64(math.Round(ttft*1e6))-j.ns[TTFT]) / 1e6, true
 		}},
 	{TagClockSkew, "Server Clock Offset", "", "The server span's start minus the instant our write of the request began, on the two machines' clocks: network one way plus the clocks' offset (never used for a duration).", false,
 		func(j *joined, v *analyze.RequestView) (float64, bool) {
@@ -122,6 +126,7 @@ func (m *Metrics) Bind(j *Join) { m.join.Store(j) }
 // Join is a run's requests joined to the server spans whose trace ids they carried.
 type Join struct {
 	key     tracectx.Key
+	planned int64 // the run's planned requests (0: unknown): a larger index is no request
 	byIndex map[uint32]*joined
 	counts  analyze.TraceJoin
 	// joinedRequests and withoutSpan count the valid profile requests as the analysis
@@ -131,19 +136,21 @@ type Join struct {
 
 // joined is the span chosen for one request, and what the join derived from it.
 type joined struct {
-	span        servertrace.Span
-	layout      *Layout
-	score       int
-	others      int // further spans of the request's trace
-	ms          [numPhases]float64
-	has         [numPhases]bool
-	startUnixNs int64
+	name, kind, service string
+	spanID              [8]byte
+	layout              *Layout
+	score               int
+	others              int // further spans of the request's trace
+	ns                  [numPhases]int64
+	has                 [numPhases]bool
+	startUnixNs         int64
+	attributes          []byte // the span's attributes as a JSON object
 }
 
-// Open joins the run in runDirs (their run.json's trace_key) to the spans of file, or of
-// the first run directory's servertrace.FileName when file is "" (none: a join without
-// spans). It returns nil, nil when the run carried no trace context and no file is given:
-// there is nothing to join.
+// Open joins the run in runDirs (their run.json's trace_key) to the spans of file, or,
+// when file is "", of each run directory's servertrace.FileName that exists (none: a join
+// without spans). It returns nil, nil when the run carried no trace context and no file is
+// given: there is nothing to join.
 func Open(runDirs []string, file string) (*Join, error) {
 	if len(runDirs) == 0 {
 		return nil, nil
@@ -152,46 +159,75 @@ func Open(runDirs []string, file string) (*Join, error) {
 	if err != nil {
 		return nil, nil // analyze reports the run directory's own problems
 	}
-	j := &Join{byIndex: map[uint32]*joined{}}
+	j := &Join{byIndex: map[uint32]*joined{}, planned: int64(man.Counts.Planned)}
 	if man.TraceKey != "" {
 		if j.key, err = tracectx.ParseKey(man.TraceKey); err != nil {
 			return nil, fmt.Errorf("%s: trace_key: %w", filepath.Join(runDirs[0], rawlog.ManifestName), err)
 		}
 	}
-	given := file != ""
-	if !given {
-		file = filepath.Join(runDirs[0], servertrace.FileName)
-		if _, err := os.Stat(file); err != nil {
-			file = ""
+	var files []string
+	if file != "" {
+		if j.key.IsZero() {
+			return nil, fmt.Errorf("--server-traces %s: the run sent no traceparent (its run.json has no trace_key), so no span can be joined to its requests", file)
+		}
+		files = []string{file}
+	} else {
+		if j.key.IsZero() {
+			return nil, nil
+		}
+		for _, d := range runDirs {
+			if p := filepath.Join(d, servertrace.FileName); fileExists(p) {
+				files = append(files, p)
+			}
 		}
 	}
-	if j.key.IsZero() && !given {
-		return nil, nil
+	for _, name := range files {
+		if err := j.read(name, file != ""); err != nil {
+			return nil, err
+		}
 	}
-	if file == "" {
-		return j, nil
-	}
-	if j.key.IsZero() {
-		return nil, fmt.Errorf("--server-traces %s: the run sent no traceparent (its run.json has no trace_key), so no span can be joined to its requests", file)
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, fmt.Errorf("--server-traces: %w", err)
-	}
-	defer f.Close()
-	st, err := servertrace.Read(f, file, j.add)
-	if err != nil {
-		return nil, err
-	}
-	j.counts.Source, j.counts.Layout, j.counts.Spans = file, st.Layout, st.Spans
 	return j, nil
 }
 
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// read adds the spans of one traces file.
+func (j *Join) read(name string, given bool) error {
+	f, err := os.Open(name)
+	if err != nil {
+		if given {
+			return fmt.Errorf("--server-traces: %w", err)
+		}
+		return err
+	}
+	defer f.Close()
+	st, err := servertrace.Read(f, name, j.add)
+	if err != nil {
+		return err
+	}
+	c := &j.counts
+	if c.Source != "" {
+		c.Source += ", "
+	}
+	c.Source += name
+	if c.Layout == "" || c.Layout == st.Layout {
+		c.Layout = st.Layout
+	} else if st.Layout != "" {
+		c.Layout += ", " + st.Layout
+	}
+	c.Spans += st.Spans
+	return nil
+}
+
 // add joins one span: to the request its trace id names, the best span of its trace
-// (choose) winning.
+// (choose) winning. Only what the join keeps of the span is kept: its phases, identity and
+// attributes as JSON.
 func (j *Join) add(s *servertrace.Span) error {
 	i, ok := j.key.Index(s.TraceID)
-	if !ok {
+	if !ok || (j.planned > 0 && int64(i) >= j.planned) {
 		j.counts.Unmatched++
 		return nil
 	}
@@ -204,13 +240,19 @@ func (j *Join) add(s *servertrace.Span) error {
 			return nil
 		}
 	}
-	n := &joined{span: *s, layout: l, score: score, startUnixNs: s.StartUnixNs}
+	n := &joined{name: s.Name, kind: s.Kind, service: s.Service, spanID: s.SpanID, layout: l, score: score, startUnixNs: s.StartUnixNs}
 	if cur != nil {
 		n.others = cur.others
 	}
 	if l != nil {
 		for p := Phase(0); p < numPhases; p++ {
-			n.ms[p], n.has[p] = l.phase(s, p)
+			n.ns[p], n.has[p] = l.phase(s, p)
+		}
+	}
+	n.attributes = []byte("{}")
+	if len(s.Attributes) > 0 {
+		if b, err := json.Marshal(s.Attributes); err == nil {
+			n.attributes = b
 		}
 	}
 	j.byIndex[i] = n

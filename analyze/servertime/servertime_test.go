@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"math"
 	"os"
@@ -97,7 +98,13 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the golden file (go test -run %s -update rewrites it):\n%s", name, t.Name(), got)
+		g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < len(g) && i < len(w); i++ {
+			if g[i] != w[i] {
+				t.Fatalf("%s differs from the golden file at line %d (go test -run %s -update rewrites it):\ngot  %s\nwant %s", name, i+1, t.Name(), g[i], w[i])
+			}
+		}
+		t.Fatalf("%s: %d lines, the golden file %d (go test -run %s -update rewrites it)", name, len(g), len(w), t.Name())
 	}
 }
 
@@ -254,4 +261,27 @@ func hexID(id [16]byte) string { return fmt.Sprintf("%x", id[:]) }
 
 func jsonMarshal(td ptrace.Traces) ([]byte, error) {
 	return (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+}
+
+// TestBeyondPlan: a span carrying this run's key but an index past its planned requests
+// belongs to no request (unmatched); a string-valued attribute holding a number is read.
+func TestBeyondPlan(t *testing.T) {
+	f := st.New(3)
+	dir := t.TempDir()
+	f.Write(t, dir)
+	td := f.Spans(map[int]bool{1: true, 2: true}, 0)
+	spans := td.ResourceSpans().At(1).ScopeSpans().At(0).Spans()
+	spans.At(0).Attributes().PutStr("gen_ai.latency.time_in_queue", "0.25")
+	far := spans.AppendEmpty()
+	far.SetName("llm_request")
+	far.SetTraceID(pcommon.TraceID(f.Key.TraceID(50)))
+	traces := filepath.Join(t.TempDir(), "t.json")
+	st.WriteCollectorFile(t, traces, td)
+	s, rec := analyse(t, dir, traces)
+	if c := s.ServerTraces; c.Matched != 1 || c.Unmatched != 1 || c.Joined != 1 || c.WithoutSpan != 2 {
+		t.Fatalf("counts %+v", c)
+	}
+	if !bytes.Contains(rec, []byte(`"server_queue_time":{"value":250.0,"unit":"ms"}`)) {
+		t.Fatal("the string attribute was not read as 250 ms")
+	}
 }
