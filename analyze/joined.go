@@ -51,6 +51,16 @@ type TraceJoin struct {
 	Spans, Matched, Unmatched int64
 	// Joined are the valid profile requests a span was joined to; WithoutSpan those none was.
 	Joined, WithoutSpan int64
+	// Split sums the TTFT of the joined requests whose span gives the server's TTFT and
+	// queue (Split.Requests of them), split: queue + prefill + other server time + outside
+	// the server = TTFT, request by request.
+	Split TTFTSplit
+}
+
+// TTFTSplit is a sum of requests' TTFT and of its parts, in ns.
+type TTFTSplit struct {
+	Requests                                       int64
+	TTFTNs, QueueNs, PrefillNs, OtherNs, OutsideNs int64
 }
 
 // SendUnixNs is the instant the request's write began on the client's wall clock (Unix

@@ -103,6 +103,7 @@ func Register(reg *analyze.Registry) (*Metrics, error) {
 			if first { // once per valid profile request
 				if r != nil {
 					j.joinedRequests.Add(1)
+					j.tally(r, v)
 				} else {
 					j.withoutSpan.Add(1)
 				}
@@ -132,6 +133,25 @@ type Join struct {
 	// joinedRequests and withoutSpan count the valid profile requests as the analysis
 	// evaluates them.
 	joinedRequests, withoutSpan atomic.Int64
+	// split sums the TTFT split of the joined requests (analyze.TTFTSplit's fields).
+	split [6]atomic.Int64
+}
+
+// tally adds request v's TTFT split to the join's sums: queue, prefill, other server time
+// (the server's TTFT beyond both) and outside the server, which add up to its TTFT.
+func (j *Join) tally(r *joined, v *analyze.RequestView) {
+	ttft, ok := v.Value(analyze.MTimeToFirstToken)
+	if !ok || !r.has[TTFT] || !r.has[Queue] {
+		return
+	}
+	t := int64(math.Round(ttft * 1e6))
+	pre := int64(0)
+	if r.has[Prefill] {
+		pre = r.ns[Prefill]
+	}
+	for k, x := range [6]int64{1, t, r.ns[Queue], pre, r.ns[TTFT] - r.ns[Queue] - pre, t - r.ns[TTFT]} {
+		j.split[k].Add(x)
+	}
 }
 
 // joined is the span chosen for one request, and what the join derived from it.
@@ -263,5 +283,8 @@ func (j *Join) add(s *servertrace.Span) error {
 func (j *Join) Counts() *analyze.TraceJoin {
 	c := j.counts
 	c.Joined, c.WithoutSpan = j.joinedRequests.Load(), j.withoutSpan.Load()
+	sp := &j.split
+	c.Split = analyze.TTFTSplit{Requests: sp[0].Load(), TTFTNs: sp[1].Load(), QueueNs: sp[2].Load(), PrefillNs: sp[3].Load(),
+		OtherNs: sp[4].Load(), OutsideNs: sp[5].Load()}
 	return &c
 }

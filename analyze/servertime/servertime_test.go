@@ -122,6 +122,14 @@ func TestJoin(t *testing.T) {
 
 	got := *s.ServerTraces
 	want := analyze.TraceJoin{Source: traces, Layout: servertrace.LayoutCollectorJSON, Spans: 12 + 3, Matched: 12, Unmatched: 3, Joined: 11, WithoutSpan: 1}
+	for i := 0; i < f.N; i++ {
+		if i != 4 {
+			sp := &want.Split
+			sp.Requests++
+			sp.QueueNs, sp.PrefillNs, sp.OutsideNs = sp.QueueNs+f.Queue[i], sp.PrefillNs+f.Prefill[i], sp.OutsideNs+f.Outside[i]
+			sp.TTFTNs += f.ServerTTFT(i) + f.Outside[i]
+		}
+	}
 	if got != want {
 		t.Fatalf("counts %+v, want %+v", got, want)
 	}
