@@ -67,3 +67,28 @@ func TestServerTraces(t *testing.T) {
 		t.Fatalf("a bad traces file: exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// TestCompareServerTraces: analyze compare joins each run to its own server_traces.jsonl
+// and compares the server metrics: the candidate's queue, 50 ms longer, is a regression.
+func TestCompareServerTraces(t *testing.T) {
+	root := t.TempDir()
+	mk := func(name string, extraQueue int64) string {
+		f := st.New(30)
+		for i := range f.Queue {
+			f.Queue[i] += extraQueue
+		}
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f.Write(t, dir)
+		st.WriteRunFile(t, dir, f.Spans(nil, 0))
+		return dir
+	}
+	base, cand := mk("base", 0), mk("slow-queue", 50_000_000)
+	out := filepath.Join(t.TempDir(), "cmp")
+	code, stdout, stderr := runCmd("compare", "--output-dir", out, "--fail-on-regression", "server_queue_time:10", base, cand)
+	if code != 1 || !strings.Contains(stderr, "server_queue_time") || !strings.Contains(stdout, "server_queue_time") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}

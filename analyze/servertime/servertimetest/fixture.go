@@ -6,6 +6,7 @@
 package servertimetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/llmbench/llmbench/internal/tracectx"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/servertrace"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -76,7 +78,7 @@ func (f *Fixture) Write(t testing.TB, dir string) {
 		}
 	}
 	h, err := w.Close(&mmapds.Meta{Endpoint: "chat", Paths: []string{"/v1/chat/completions"}, Method: "POST", Model: "m",
-		Streaming: true, ProfileCount: f.N, Tokenizer: "words", OfferedRate: 20})
+		Streaming: true, ProfileCount: f.N, Tokenizer: "builtin", OfferedRate: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +201,30 @@ func WriteCollectorFile(t testing.TB, path string, td ptrace.Traces) {
 		b = append(append(b, line...), '\n')
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// WriteRunFile writes td as the run's trace receiver keeps it: dir's server_traces.jsonl,
+// one line (servertrace.Line) per resource, received over OTLP/HTTP JSON.
+func WriteRunFile(t testing.TB, dir string, td ptrace.Traces) {
+	t.Helper()
+	var b []byte
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		one := ptrace.NewTraces()
+		td.ResourceSpans().At(i).CopyTo(one.ResourceSpans().AppendEmpty())
+		otlp, err := (&ptrace.JSONMarshaler{}).MarshalTraces(one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := json.Marshal(servertrace.Line{FormatVersion: servertrace.FormatVersion, ReceivedUnixNs: int64(i + 1),
+			Transport: servertrace.TransportHTTPJSON, Traces: otlp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, line...), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, servertrace.FileName), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
