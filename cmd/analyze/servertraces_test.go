@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -57,6 +58,14 @@ func TestServerTraces(t *testing.T) {
 	if code := run([]string{"--server-traces", traces, "--tokenizer", "builtin", "--no-html", "--gate", "server_queue_time.p99<10", dir}, &out, &errb); code != 1 ||
 		!strings.Contains(out.String(), "Gate server_queue_time.p99<10: FAIL") {
 		t.Fatalf("a failing server gate: exit %d\n%s", code, out.String())
+	}
+
+	// --where on a server metric: requests 3, 8 (30 ms queued) and 9 (40 ms) of the 11 joined.
+	out.Reset()
+	if code := run([]string{"--server-traces", traces, "--tokenizer", "builtin", "--no-html", "--where", "server_queue_time > 25",
+		"--output-dir", filepath.Join(t.TempDir(), "sel"), dir}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Server Queue Time") ||
+		!regexp.MustCompile(`Request Count\s+3\.00`).MatchString(out.String()) {
+		t.Fatalf("--where on a server metric: exit %d\n%s", code, out.String())
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.json")
