@@ -39,20 +39,20 @@ func (u *userMetricFlags) registry() (*analyze.Registry, *servertime.Metrics, er
 	if err != nil || !u.defined() {
 		return reg, traces, err
 	}
-	var specs []analyze.MetricSpec
+	var specs []metricexpr.MetricSpec
 	if u.file != "" {
 		b, err := os.ReadFile(u.file)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--metrics-file: %w", err)
 		}
-		fs, err := analyze.ParseMetricsFile(b, u.file)
+		fs, err := metricexpr.ParseMetricsFile(b, u.file)
 		if err != nil {
 			return nil, nil, err
 		}
 		specs = append(specs, fs...)
 	}
 	for _, m := range u.metrics {
-		s, err := analyze.ParseMetricFlag(m)
+		s, err := metricexpr.ParseMetricFlag(m)
 		if err != nil {
 			return nil, nil, err
 		}
