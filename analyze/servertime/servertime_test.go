@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -291,5 +292,41 @@ func TestBeyondPlan(t *testing.T) {
 	}
 	if !bytes.Contains(rec, []byte(`"server_queue_time":{"value":250.0,"unit":"ms"}`)) {
 		t.Fatal("the string attribute was not read as 250 ms")
+	}
+}
+
+// BenchmarkJoin is the analysis of a 5000-request run without its spans and joined to them
+// (reading the Collector file included): the join's cost as a ratio of the two.
+func BenchmarkJoin(b *testing.B) {
+	f := st.New(5000)
+	dir := b.TempDir()
+	f.Write(b, dir)
+	traces := filepath.Join(b.TempDir(), "t.json")
+	st.WriteCollectorFile(b, traces, f.Spans(nil, 0))
+	for _, c := range []struct {
+		name string
+		join bool
+	}{{"plain", false}, {"joined", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				reg := analyze.NewRegistry()
+				o := analyze.Options{RunDirs: []string{dir}, Tokenizer: st.Words{}, TempDir: b.TempDir(), Metrics: reg}
+				if c.join {
+					m, err := Register(reg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					j, err := Open([]string{dir}, traces)
+					if err != nil {
+						b.Fatal(err)
+					}
+					m.Bind(j)
+					o.RecordMetadata = j.AppendMetadata
+				}
+				if _, err := analyze.Analyze(o, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
