@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -160,4 +161,25 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("%d spans given, stats say %d", n, st.Spans)
 		}
 	})
+}
+
+// TestReadCollectorLine reads an export request as another exporter writes OTLP JSON: hex
+// ids, kind as a number, 64-bit integers as strings.
+func TestReadCollectorLine(t *testing.T) {
+	line := `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"vllm"}}]},` +
+		`"scopeSpans":[{"scope":{"name":"vllm.llm_engine"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c",` +
+		`"spanId":"eee19b7ec3c1b174","parentSpanId":"eee19b7ec3c1b173","name":"llm_request","kind":2,` +
+		`"startTimeUnixNano":"1544712660000000000","endTimeUnixNano":"1544712661000000000","attributes":[` +
+		`{"key":"gen_ai.latency.time_in_queue","value":{"doubleValue":0.0123}},{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"42"}}]}]}]}]}`
+	got, st := collect(t, []byte(line+"\n"))
+	if st.Layout != LayoutCollectorJSON || len(got) != 1 {
+		t.Fatalf("%+v, %d spans", st, len(got))
+	}
+	s := got[0]
+	q, _ := s.Float("gen_ai.latency.time_in_queue")
+	p, _ := s.Float("gen_ai.usage.prompt_tokens")
+	if fmt.Sprintf("%x", s.TraceID) != "5b8efff798038103d269b633813fc60c" || s.Kind != "Server" || s.Service != "vllm" ||
+		s.StartUnixNs != 1544712660000000000 || q != 0.0123 || p != 42 {
+		t.Fatalf("span %+v", s)
+	}
 }
