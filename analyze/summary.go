@@ -154,6 +154,9 @@ type Summary struct {
 	// Sessions are the session metrics of a graph plan (agentic workloads; sessions.go), nil
 	// for other plans.
 	Sessions *SessionSummary
+	// ServerTraces counts the server spans joined to the requests (joined.go), nil when the
+	// run carried no trace context and no traces file was given.
+	ServerTraces *TraceJoin
 	// Counter is the token counter the analysis counted output tokens with (nil: the
 	// server's counts, or an API without tokens), for judgements that recompute requests.
 	Counter TokenCounter
