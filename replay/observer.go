@@ -25,6 +25,10 @@ type RunInfo struct {
 	StartUnixNs int64
 	// URLs are the base URLs requests go to.
 	URLs []string
+	// Control changes the workers' release gate (Options.Control) and returns the run-clock
+	// instant from which every worker releases under the new value; nil when the run has no
+	// gate. It blocks until the workers applied it (or a few seconds).
+	Control func(variable string, value float64) (appliedNs int64, err error)
 }
 
 // observePeriod is how often the observer is given the progress counts.
@@ -38,7 +42,11 @@ func (r *Replay) observeLoop(procs []*proc, start time.Time, startNs int64, stop
 	if ob == nil {
 		return
 	}
-	ob.Start(RunInfo{Dir: r.dir, PlanPath: r.absPlan(), PlanHash: r.plan.HashHex(), StartUnixNs: startNs, URLs: r.opts.URLs})
+	info := RunInfo{Dir: r.dir, PlanPath: r.absPlan(), PlanHash: r.plan.HashHex(), StartUnixNs: startNs, URLs: r.opts.URLs}
+	if r.opts.Control != nil {
+		info.Control = (&controller{procs: procs}).set
+	}
+	ob.Start(info)
 	t := time.NewTicker(observePeriod)
 	defer t.Stop()
 	for {
