@@ -178,3 +178,29 @@ func TestJudgeMissingValuesFail(t *testing.T) {
 		t.Errorf("empty window: %+v", empty)
 	}
 }
+
+// JudgeStarted judges every request sent in the window, however late it ended, and counts
+// those sent before it apart.
+func TestJudgeStarted(t *testing.T) {
+	sla, err := adaptive.ParseSLA("request_latency:max:le:1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Resolve([]adaptive.SLA{sla}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := func(start, end int64, latency float64) Record {
+		return Record{StartNs: start, EndNs: end, Valid: true, Values: []float64{latency}}
+	}
+	records := []Record{
+		rec(50, 150, 100),    // sent before: straddling
+		rec(100, 200, 100),   // inside
+		rec(900, 2100, 1200), // sent inside, ended after the window: judged
+		rec(1000, 1100, 100), // sent at the end: outside
+	}
+	v := c.JudgeStarted(records, Bounds{StartNs: 100, EndNs: 1000})
+	if v.Completed != 2 || v.Straddling != 1 || v.Passed || v.Values[0].Value != 1200 {
+		t.Fatalf("%+v", v)
+	}
+}
