@@ -29,6 +29,8 @@ type RunInfo struct {
 	// instant from which every worker releases under the new value; nil when the run has no
 	// gate. It blocks until the workers applied it (or a few seconds).
 	Control func(variable string, value float64) (appliedNs int64, err error)
+	// Stop asks the run to end gracefully, as an interruption would (Replay.Stop).
+	Stop func()
 }
 
 // observePeriod is how often the observer is given the progress counts.
@@ -42,7 +44,7 @@ func (r *Replay) observeLoop(procs []*proc, start time.Time, startNs int64, stop
 	if ob == nil {
 		return
 	}
-	info := RunInfo{Dir: r.dir, PlanPath: r.absPlan(), PlanHash: r.plan.HashHex(), StartUnixNs: startNs, URLs: r.opts.URLs}
+	info := RunInfo{Dir: r.dir, PlanPath: r.absPlan(), PlanHash: r.plan.HashHex(), StartUnixNs: startNs, URLs: r.opts.URLs, Stop: r.Stop}
 	if r.opts.Control != nil {
 		info.Control = (&controller{procs: procs}).set
 	}
