@@ -64,3 +64,41 @@ func (r *Replay) observeLoop(procs []*proc, start time.Time, startNs int64, stop
 		}
 	}
 }
+
+// Observers is one Observer made of several (nil ones dropped; nil when none is left): each
+// is told everything, in order.
+func Observers(obs ...Observer) Observer {
+	var list observerList
+	for _, o := range obs {
+		if o != nil {
+			list = append(list, o)
+		}
+	}
+	switch len(list) {
+	case 0:
+		return nil
+	case 1:
+		return list[0]
+	}
+	return list
+}
+
+type observerList []Observer
+
+func (l observerList) Start(info RunInfo) {
+	for _, o := range l {
+		o.Start(info)
+	}
+}
+
+func (l observerList) Progress(sent, done, errs int64) {
+	for _, o := range l {
+		o.Progress(sent, done, errs)
+	}
+}
+
+func (l observerList) Finish() {
+	for _, o := range l {
+		o.Finish()
+	}
+}
