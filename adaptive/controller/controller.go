@@ -78,6 +78,7 @@ type Controller struct {
 	mu      sync.Mutex
 	records []window.Record
 	pending map[uint32]int64 // sent and not ended: plan index -> sent (Unix ns)
+	stopped bool             // the controller ended the run (failed at the minimum)
 
 	stop, done chan struct{}
 	tailDone   chan struct{}
@@ -141,6 +142,14 @@ func (c *Controller) Finish() {
 
 // Summary is the search's summary (after Finish: what adaptive_scale_summary.json holds).
 func (c *Controller) Summary() adaptive.Summary { return c.policy.Summary() }
+
+// StoppedRun says that the controller ended the run early, as an interruption does: the
+// search failed at the minimum (the run's "interrupted" is then its doing, not the user's).
+func (c *Controller) StoppedRun() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopped
+}
 
 // Err is the first error writing the artifacts.
 func (c *Controller) Err() error { return c.err }
@@ -230,6 +239,9 @@ func (c *Controller) loop() {
 		if st.Done {
 			c.write(c.terminal(st.Status, st.Reason))
 			if st.Status == adaptive.StatusFailed && c.info.Stop != nil {
+				c.mu.Lock()
+				c.stopped = true
+				c.mu.Unlock()
 				c.info.Stop() // nothing passes at the minimum: the rest of the run would not either
 			}
 			return

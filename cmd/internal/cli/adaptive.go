@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -73,6 +74,11 @@ func addAdaptiveFlags(fs *pflag.FlagSet) *Adaptive {
 	a.stepPercent = fs.Float64("adaptive-step-percent", adaptive.DefaultStepPercent, "with --adaptive-step-policy fixed_percent_step, the percent each passing window adds")
 	a.baseStep = fs.Float64("adaptive-base-step", adaptive.DefaultBaseStep, "with --adaptive-step-policy sla_margin, the base step")
 	a.maxMult = fs.Float64("adaptive-max-step-multiplier", adaptive.DefaultMaxStepMultiplier, "with --adaptive-step-policy sla_margin, the most base steps one window adds")
+	fs.VisitAll(func(f *pflag.Flag) {
+		if strings.HasPrefix(f.Name, "adaptive-") {
+			SetGroup(fs, GroupRepeats, f.Name) // beside --search: the other way to find the boundary
+		}
+	})
 	return a
 }
 
@@ -86,7 +92,7 @@ func (a *Adaptive) Settings() (adaptive.Settings, error) {
 	if !*a.enabled {
 		var err error
 		a.fs.VisitAll(func(f *pflag.Flag) {
-			if err == nil && f.Changed && f.Name != "adaptive-scale" && len(f.Name) > 9 && f.Name[:9] == "adaptive-" {
+			if err == nil && f.Changed && f.Name != "adaptive-scale" && strings.HasPrefix(f.Name, "adaptive-") {
 				err = fmt.Errorf("--%s needs --adaptive-scale", f.Name)
 			}
 		})
@@ -220,9 +226,12 @@ func (a *Adaptive) Apply(o *replay.Options, notice io.Writer) error {
 
 // Exit is the exit status of an adaptive run after the run's own code: a search that failed
 // or did not end exits 1, and a line on w says how it ended. Codes 2 (nothing ran) and 130
-// (interrupted) stay.
+// (interrupted by the user) stay.
 func (a *Adaptive) Exit(code int, w io.Writer, name string) int {
 	sum, ok := a.Status()
+	if ok && code == 130 && a.last.StoppedRun() {
+		code = 1 // the controller stopped the run: the search failed, nobody interrupted it
+	}
 	if !ok || code == 2 || code == 130 {
 		return code
 	}
