@@ -28,7 +28,7 @@ const (
 const (
 	DefaultAssessmentPeriod  = 3 * time.Second
 	DefaultSustainDuration   = 9 * time.Second
-	DefaultMinCompleted      = 20
+	DefaultMinCompleted      = 10
 	DefaultStepPercent       = 100.0
 	DefaultBaseStep          = 1.0
 	DefaultMaxStepMultiplier = 4.0

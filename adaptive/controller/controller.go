@@ -263,7 +263,7 @@ func (c *Controller) terminal(status, reason string) adaptive.Event {
 
 // write writes e stamped with the time; the first error is kept.
 func (c *Controller) write(e adaptive.Event) {
-	now := c.o.Now()
+	now := max(c.o.Now(), c.info.StartUnixNs) // Start comes just before the start instant
 	e.TimestampUnixNs, e.TimestampNs = now, now-c.info.StartUnixNs
 	if err := c.ev.Write(e); err != nil && c.err == nil {
 		c.err = err
