@@ -418,7 +418,7 @@ loop:
 		if b := w.sched.SkippedFor(i); b >= 0 {
 			nodeWhy = rawlog.SkippedErr(uint32(b))
 		} else if w.sched.ThinnedUnit(n.Unit()) {
-			nodeWhy = ThinnedErr
+			nodeWhy = rawlog.ThinnedErr // planned at the ceiling, held back by the gate
 		}
 		q := driver.NotSentRecord(uint32(n.Index), w.info.offsets[n.Index], w.drv.URLOfUnit(n.Unit()), nodeWhy)
 		w.logRequest(&q)
@@ -455,10 +455,6 @@ loop:
 	res.Counts.ClientFailed = int(w.clientFailed.Load())
 	return res, nil
 }
-
-// ThinnedErr is the Err of the not_sent records of the arrivals in-run adaptive scale thinned
-// out (request-rate control): planned at the ceiling, held back by the gate.
-const ThinnedErr = "not sent: thinned out by adaptive scale (request rate below the plan's)"
 
 // controlReport is a report that can say a control change was applied.
 type controlReport interface {

@@ -217,3 +217,62 @@ func readExport(t *testing.T, dir string) []exportRec {
 	}
 	return out
 }
+
+// TestAdaptiveScaleRequestRate: request-rate control thins the plan's Poisson arrivals at the
+// ceiling: the search moves the rate, each window's send rate follows the control value, and
+// the gaps between sends inside each window stay exponential (coefficient of variation ≈ 1,
+// pooled over the windows with each gap taken relative to its window's mean).
+func TestAdaptiveScaleRequestRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 20 s run")
+	}
+	url := kneeMock(t, 64)
+	r := runProfile(t, url, "--benchmark-duration", "16", "--output-tokens-mean", "2", "--adaptive-scale",
+		"--adaptive-scale-control", "request_rate:10,80", "--adaptive-scale-sla", "error_rate:avg:le:0.5",
+		"--adaptive-scale-assessment-period", "2", "--adaptive-sustain-duration", "4", "--adaptive-min-completed-requests", "5")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	dir := artifactDir(t, r.dir)
+	recs := readExport(t, dir)
+	var rel []float64
+	levels := 0
+	for _, e := range readEvents(t, dir) {
+		if e.Event != adaptive.Window || e.Passed == nil {
+			continue
+		}
+		var starts []int64
+		for _, q := range recs {
+			if q.start >= e.WindowStartNs && q.start < e.WindowEndNs {
+				starts = append(starts, q.start)
+			}
+		}
+		slices.Sort(starts)
+		secs := float64(e.WindowEndNs-e.WindowStartNs) / 1e9
+		want := *e.ControlValue * secs
+		if got := float64(len(starts)); math.Abs(got-want) > 4*math.Sqrt(want)+2 {
+			t.Errorf("window %d at %v/s over %.1f s: %d sends, want about %.0f", e.WindowIndex, *e.ControlValue, secs, len(starts), want)
+		}
+		if len(starts) < 3 {
+			continue
+		}
+		levels++
+		mean := float64(starts[len(starts)-1]-starts[0]) / float64(len(starts)-1)
+		for i := 1; i < len(starts); i++ {
+			rel = append(rel, float64(starts[i]-starts[i-1])/mean)
+		}
+	}
+	if levels < 3 || len(rel) < 100 {
+		t.Fatalf("%d windows, %d gaps", levels, len(rel))
+	}
+	var sum, sq float64
+	for _, g := range rel {
+		sum += g
+		sq += g * g
+	}
+	n := float64(len(rel))
+	cv := math.Sqrt(sq/n-(sum/n)*(sum/n)) / (sum / n)
+	if math.Abs(cv-1) > 0.2 {
+		t.Fatalf("gap coefficient of variation %.2f over %d gaps, want ≈ 1 (Poisson)", cv, len(rel))
+	}
+}
