@@ -106,14 +106,3 @@ func Thin(seed uint64, index int32) uint64 {
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
-
-// capOf is the gate's cap for a limit (-1: none); nil gate: none.
-func (g *Gate) capOf(prefill bool) int64 {
-	if g == nil {
-		return -1
-	}
-	if prefill {
-		return g.prefill.Load()
-	}
-	return g.conc.Load()
-}
