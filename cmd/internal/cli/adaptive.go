@@ -15,6 +15,8 @@ import (
 	"github.com/llmbench/llmbench/adaptive/controller"
 	"github.com/llmbench/llmbench/adaptive/window"
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/export"
+	"github.com/llmbench/llmbench/internal/helptext"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/replay"
 )
@@ -76,7 +78,7 @@ func addAdaptiveFlags(fs *pflag.FlagSet) *Adaptive {
 	a.maxMult = fs.Float64("adaptive-max-step-multiplier", adaptive.DefaultMaxStepMultiplier, "with --adaptive-step-policy sla_margin, the most base steps one window adds")
 	fs.VisitAll(func(f *pflag.Flag) {
 		if strings.HasPrefix(f.Name, "adaptive-") {
-			SetGroup(fs, GroupRepeats, f.Name) // beside --search: the other way to find the boundary
+			SetGroup(fs, helptext.GroupRepeats, f.Name) // beside --search: the other way to find the boundary
 		}
 	})
 	return a
@@ -255,4 +257,6 @@ func (a *Adaptive) Status() (adaptive.Summary, bool) {
 
 // MetricRegistry is the registry analyze's --metric and --metrics-file give (nil: none), for
 // adaptive scale's SLAs on user metrics.
-func (a *Analyze) MetricRegistry() (*analyze.Registry, error) { return a.user.registry() }
+func (a *Analyze) MetricRegistry() (*analyze.Registry, error) {
+	return export.UserMetrics(a.s.Metrics, a.s.MetricsFile)
+}
