@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,10 @@ func startFloorServer(b *testing.B, ttft, itl time.Duration, cpu int) floorServe
 		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	// As many Ps as the machine has CPUs, as the mock had in this process: on the one CPU
+	// taskset leaves it the Go runtime would give it one, and a mock that falls behind holds
+	// the client's connections (and sends) longer than the server it stands for.
+	cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", runtime.NumCPU()))
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
