@@ -280,10 +280,36 @@ func (l *Loop) handle(n int) {
 			continue
 		}
 		l.onEvent(l.conns[ev.Fd], ev.Events)
+		if i%dueCheckEvery == dueCheckEvery-1 && i+1 < n {
+			l.dispatchDue()
+		}
 	}
 	// Slots freed by this batch's events may be reused from now on.
 	l.freeSlot = append(l.freeSlot, l.closedSlots...)
 	l.closedSlots = l.closedSlots[:0]
+}
+
+// dueCheckEvery is how many events of a batch the loop handles between looks at the
+// schedule: a long batch (a burst of chunks, or the thread back from a descheduling) would
+// otherwise hold the sends that fell due meanwhile until its end, and send them back to back.
+const dueCheckEvery = 16
+
+// dispatchDue starts the requests already due, mid-batch: no spin, no timer (dispatch does
+// those after the batch). Slots closed in the batch are not reused before its end
+// (closedSlots), so a send here cannot take a slot a later event of the batch names.
+func (l *Loop) dispatchDue() {
+	w, s := l.w, l.s
+	if l.stopSeen || w.Stop.Stopping() {
+		return
+	}
+	now := w.Now()
+	for from := now; now-from <= maxDispatchBurst; now = w.Now() {
+		rel, ok := s.Due(now)
+		if !ok {
+			return
+		}
+		l.start(rel, now)
+	}
 }
 
 // flags acts on stop and abort, once each.
