@@ -45,13 +45,15 @@ bench:
 # CPU-second with one-token, zero-delay responses; and per rate (200, 2,000, 5,000 req/s) and
 # arrival (Poisson, constant) the send error p50/p99 and the realised send gaps' CV beside the
 # plan's (beside the noise on the worker's CPU meanwhile, internal/noise). Medians of ROUNDS
-# interleaved rounds; docs/performance.md reads the figures. About 3 minutes a round on 2 CPUs.
+# interleaved rounds; docs/performance.md reads the figures. About 3 minutes a round on 2 CPUs;
+# QUICK=1 keeps one setting of each (concurrency 64, 2,000 req/s Poisson): a minute or two.
 ROUNDS ?= 1
 URL ?=
 MODEL ?= Qwen/Qwen3-0.6B
+QUICK ?=
 bench-floor:
 	$(GO) test -run '^$$' -bench 'BenchmarkFloorVsClients|BenchmarkClientsScheduleLag' -benchtime 1x -timeout 60m ./replay/ \
-		-floor.rounds $(ROUNDS) -floor.url '$(URL)' -floor.model '$(MODEL)'
+		-floor.rounds $(ROUNDS) -floor.url '$(URL)' -floor.model '$(MODEL)' $(if $(QUICK),-floor.quick)
 
 # test-net-client: the replay and e2e suites with the net client as the default (--client net),
 # as `make test` runs them with the event loop: both clients must pass every test.

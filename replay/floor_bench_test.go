@@ -82,7 +82,11 @@ func BenchmarkFloorVsClients(b *testing.B) {
 		page>>10, float64(perScrape)/1e3, float64(perScrape)/float64(servermetrics.DefaultInterval)*100, servermetrics.DefaultInterval)
 	b.ReportMetric(float64(perScrape)/1e3, "scrape-cpu-µs")
 	base := map[string]*perfCounts{} // each client's start-up, once
-	for _, conc := range []int{64, 256, 1000} {
+	concs := []int{64, 256, 1000}
+	if *floorQuick {
+		concs = concs[:1]
+	}
+	for _, conc := range concs {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
 			n := max(4*conc, 512)
 			for i := 0; i < b.N; i++ {
@@ -109,6 +113,9 @@ func BenchmarkFloorVsClients(b *testing.B) {
 			one = startFloorServer(b, 0, 0, serverCPU)
 		}
 		n := *floorOneToken
+		if *floorQuick {
+			n = min(n, 10000)
+		}
 		for i := 0; i < b.N; i++ {
 			rows := map[string][]floorResult{}
 			for round := 0; round < *floorRounds; round++ {
@@ -133,6 +140,10 @@ func BenchmarkFloorVsClients(b *testing.B) {
 		}
 	})
 }
+
+// floorQuick keeps one setting of each figure (concurrency 64, 10,000 one-token requests,
+// 2,000 req/s Poisson): make bench-floor QUICK=1, a minute or two on 2 CPUs.
+var floorQuick = flag.Bool("floor.quick", false, "one setting of each figure: concurrency 64, 10,000 one-token requests, 2,000 req/s Poisson")
 
 // floorOneToken is how many one-token requests each client sends in the one-token row.
 var floorOneToken = flag.Int("floor.onetoken", 30000, "requests of the one-token row (enough for a few seconds of work)")
@@ -474,8 +485,12 @@ func BenchmarkClientsScheduleLag(b *testing.B) {
 	_, cpu, serverCPU := floorCPUs()
 	srv := startFloorServer(b, 20*time.Millisecond, 5*time.Millisecond, serverCPU)
 	type lagRow struct{ p50, p99, max, cvPlan, cvSent, cpuPct, noiseP99, noiseMax float64 }
-	for _, rate := range []float64{200, 2000, 5000} {
-		for _, arrival := range []string{"poisson", "constant"} {
+	rates, arrivals := []float64{200, 2000, 5000}, []string{"poisson", "constant"}
+	if *floorQuick {
+		rates, arrivals = []float64{2000}, arrivals[:1]
+	}
+	for _, rate := range rates {
+		for _, arrival := range arrivals {
 			b.Run(fmt.Sprintf("rate=%v/%s", rate, arrival), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					rows := map[string][]lagRow{}
