@@ -119,19 +119,23 @@ func BenchmarkFloorVsClients(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			rows := map[string][]floorResult{}
 			for round := 0; round < *floorRounds; round++ {
-				rows["floor"] = append(rows["floor"], runFloor(b, bin, one.hostPort, 64, n, 1, clientCPU, nil))
+				rows["floor"] = append(rows["floor"], runFloor(b, bin, one.hostPort, 64, n, 1, clientCPU, perf))
 				for _, client := range []string{ClientLoop, ClientNet} {
-					rows[client] = append(rows[client], runClientCPU(b, one.url, client, 64, n, 1, clientCPU, nil, nil))
+					if _, ok := base[client]; !ok && perf != nil {
+						c := runClientCPU(b, one.url, client, 1, 1, 1, clientCPU, perf, nil).counts
+						base[client] = &c
+					}
+					rows[client] = append(rows[client], runClientCPU(b, one.url, client, 64, n, 1, clientCPU, perf, base[client]))
 				}
 			}
 			fl := medianFloor(rows["floor"])
 			fmt.Printf("\none-token responses, zero delay (%s), concurrency 64, %d requests; medians of %d round(s); load %s\n",
 				one.name, n, *floorRounds, loadAvg())
-			fmt.Printf("  %-6s %16s %9s   (AIPerf's Rust runtime publishes 276.8k req/s on 144 cores: ~1.9k per core)\n", "", "requests/CPU-s", "×floor")
+			fmt.Printf("  %-6s %16s %9s %9s %8s   (AIPerf's Rust runtime publishes 276.8k req/s on 144 cores: ~1.9k per core)\n", "", "requests/CPU-s", "×floor", "syscalls", "ctxsw")
 			for _, name := range []string{"floor", ClientLoop, ClientNet} {
 				r := medianFloor(rows[name])
 				rate := 1000 / r.totalMsPerReq()
-				fmt.Printf("  %-6s %16.0f %9.2f\n", name, rate, fl.totalMsPerReq()/r.totalMsPerReq())
+				fmt.Printf("  %-6s %16.0f %9.2f %9.1f %8.2f\n", name, rate, fl.totalMsPerReq()/r.totalMsPerReq(), r.counts.syscalls, r.counts.ctxsw)
 				if name != "floor" {
 					b.ReportMetric(rate, name+"-req/cpu-s")
 					b.ReportMetric(fl.totalMsPerReq()/r.totalMsPerReq(), name+"-rate/floor")

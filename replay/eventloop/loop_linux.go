@@ -77,15 +77,19 @@ type loopUnit struct {
 
 // Loop is a worker's event loop.
 type Loop struct {
-	w      *driver.Worker
-	s      *schedule.Scheduler
-	ep     int
-	tfd    int
-	kick   *driver.Sleeper // the timerfd, as stop and abort kick it
-	events []unix.EpollEvent
-	addrs  []unix.Sockaddr // per target
-	family []int
-	picker *driver.LocalAddrPicker
+	// holding is set while a dispatch pass starts requests: their Sent records are queued
+	// and the requests held (held) until the pass flushes the records once (releaseHeld).
+	holding bool
+	held    []*loopRequest
+	w       *driver.Worker
+	s       *schedule.Scheduler
+	ep      int
+	tfd     int
+	kick    *driver.Sleeper // the timerfd, as stop and abort kick it
+	events  []unix.EpollEvent
+	addrs   []unix.Sockaddr // per target
+	family  []int
+	picker  *driver.LocalAddrPicker
 
 	conns    []*loopConn
 	freeSlot []int32
@@ -303,6 +307,8 @@ func (l *Loop) dispatchDue() {
 		return
 	}
 	now := w.Now()
+	l.holding = true
+	defer l.releaseHeld()
 	for from := now; now-from <= maxDispatchBurst; now = w.Now() {
 		rel, ok := s.Due(now)
 		if !ok {
@@ -356,6 +362,8 @@ const maxDispatchBurst = int64(5 * time.Millisecond)
 func (l *Loop) dispatch(now int64) {
 	w, s := l.w, l.s
 	l.moreDue = false
+	l.holding = true
+	defer l.releaseHeld()
 	for from := now; !l.stopSeen && !w.Stop.Stopping(); {
 		if now-from > maxDispatchBurst {
 			l.moreDue = true // the rest after this pass's events
@@ -363,6 +371,9 @@ func (l *Loop) dispatch(now int64) {
 		}
 		rel, ok := s.Due(now)
 		if !ok {
+			// What the pass started goes out before any wait for the next instant.
+			l.releaseHeld()
+			l.holding = true
 			at, open := s.NextWake()
 			var spun bool
 			if now, spun = w.SpinTo(at, open, now); !spun {
