@@ -199,20 +199,20 @@ func UserMetrics(metrics []string, file string) (*analyze.Registry, error) {
 	if len(metrics) == 0 && file == "" {
 		return nil, nil
 	}
-	var specs []analyze.MetricSpec
+	var specs []metricexpr.MetricSpec
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("--metrics-file: %w", err)
 		}
-		fs, err := analyze.ParseMetricsFile(b, file)
+		fs, err := metricexpr.ParseMetricsFile(b, file)
 		if err != nil {
 			return nil, err
 		}
 		specs = append(specs, fs...)
 	}
 	for _, m := range metrics {
-		s, err := analyze.ParseMetricFlag(m)
+		s, err := metricexpr.ParseMetricFlag(m)
 		if err != nil {
 			return nil, err
 		}
