@@ -38,7 +38,9 @@ type block struct {
 // parse returns the samples of page (Prometheus text or OpenMetrics, by contentType), as
 // parse does, parsing only the families whose lines differ from the last scrape's.
 func (c *familyCache) parse(ctx context.Context, page []byte, contentType string) ([]Sample, error) {
-	if isOpenMetrics(contentType) {
+	if isOpenMetrics(contentType) || len(page) > 0 && page[len(page)-1] != '\n' {
+		// OpenMetrics, or a page cut short of its last newline (which expfmt may refuse
+		// where a family of it alone would pass): whole.
 		return parse(ctx, page, contentType)
 	}
 	if c.fams == nil {
@@ -84,10 +86,13 @@ func (c *familyCache) parse(ctx context.Context, page []byte, contentType string
 			continue // a blank line or another comment goes with the block around it
 		}
 		endBlock(at)
+		if cur == nil {
+			at = 0 // the lines before the first family go with it
+		}
 		cur, begin = l.family, at
 	}
 	endBlock(len(page))
-	if split {
+	if split || len(c.blocks) == 0 {
 		return c.whole(ctx, page, contentType)
 	}
 	if len(c.changed) > 0 {

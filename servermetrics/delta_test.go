@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -38,12 +37,14 @@ func TestFamilyCacheMatchesWholeParse(t *testing.T) {
 	}
 }
 
-// sorted is a copy of s in a fixed order (expfmt's text decoder gives families in its map's).
-func sorted(s []Sample) []Sample {
-	out := slices.Clone(s)
-	slices.SortFunc(out, func(a, b Sample) int {
-		return strings.Compare(fmt.Sprint(a.Name, a.Labels), fmt.Sprint(b.Name, b.Labels))
-	})
+// sorted is s written out in a fixed order (expfmt's text decoder gives families in its map's
+// order), NaN equal to NaN.
+func sorted(s []Sample) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = fmt.Sprintf("%+v", x)
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -58,4 +59,32 @@ func TestKnownFamilies(t *testing.T) {
 	if got := string(c.known([]byte(page))); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
+}
+
+// FuzzFamilyCache: over two scrapes of pages a and b, the family cache gives what a whole
+// parse gives (the same samples, or an error where it errs), and its known-family filter
+// keeps whole lines.
+func FuzzFamilyCache(f *testing.F) {
+	f.Add([]byte(vllmPage), []byte(vllmPage))
+	f.Add([]byte("# TYPE a counter\na_total 1\n# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n"),
+		[]byte("# TYPE a counter\na_total 2\n# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n"))
+	f.Add([]byte("a 1\nb 2\na 3\n"), []byte("# TYPE a gauge\na 1\n"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		const text = "text/plain; version=0.0.4"
+		var c familyCache
+		for _, p := range [][]byte{a, b, a} {
+			want, werr := parse(context.Background(), p, text)
+			got, gerr := c.parse(context.Background(), p, text)
+			if (werr != nil) != (gerr != nil) {
+				t.Fatalf("error %v, whole parse's %v", gerr, werr)
+			}
+			if werr == nil && !reflect.DeepEqual(sorted(got), sorted(want)) {
+				t.Fatalf("got %+v\nwant %+v", got, want)
+			}
+			k := c.known(p)
+			if len(k) > 0 && k[len(k)-1] != '\n' {
+				t.Fatalf("known families cut a line: %q", k)
+			}
+		}
+	})
 }
