@@ -56,6 +56,8 @@ type workerConfig struct {
 	// ServerCloses lists the URLs (indexes in URLs) whose server closes every connection
 	// after one response, as the preflight found (http1.ConnPolicy).
 	ServerCloses []int `json:"server_closes,omitempty"`
+	// Control is the release gate's first setting (control.go); nil: no gate.
+	Control *Control `json:"control,omitempty"`
 
 	// load builds the worker's part of the plan; nil means schedule.LoadGraph for a plan
 	// with a graph section, else schedule.LoadChains. Tests put a graph with branches and
@@ -120,6 +122,8 @@ type worker struct {
 	// sched decides what may be sent when; the transport drives it (the event loop on its
 	// thread, the net client's dispatcher under its lock).
 	sched *schedule.Scheduler
+	// gate is the in-run control of release (nil: none), set from the command reader.
+	gate *schedule.Gate
 
 	logged []atomic.Uint64 // bit per plan index: a record was written
 
@@ -182,6 +186,13 @@ func newWorker(cfg workerConfig) (*worker, error) {
 		return fail(err)
 	}
 	w.info = info
+	if cfg.Control != nil {
+		w.gate = schedule.NewGate(schedule.Part{Shard: cfg.ShardIndex, Shards: cfg.ShardCount, Worker: cfg.ID, Workers: cfg.Workers}, w.meta.Seed)
+		if err := w.gate.Set(cfg.Control.Variable, cfg.Control.Value); err != nil {
+			return fail(err)
+		}
+		sc.Gate = w.gate
+	}
 	if len(cfg.URLs) == 0 {
 		return fail(errors.New("no URL"))
 	}
@@ -378,6 +389,8 @@ loop:
 				w.abort("run aborted")
 			case c == "stop":
 				interrupt("run interrupted")
+			case strings.HasPrefix(c, "control "):
+				w.control(c, rep)
 			}
 		case <-graceC:
 			w.abort("grace period over after interruption")
@@ -404,6 +417,8 @@ loop:
 		nodeWhy := why
 		if b := w.sched.SkippedFor(i); b >= 0 {
 			nodeWhy = rawlog.SkippedErr(uint32(b))
+		} else if w.sched.ThinnedUnit(n.Unit()) {
+			nodeWhy = rawlog.ThinnedErr // planned at the ceiling, held back by the gate
 		}
 		q := driver.NotSentRecord(uint32(n.Index), w.info.offsets[n.Index], w.drv.URLOfUnit(n.Unit()), nodeWhy)
 		w.logRequest(&q)
@@ -439,6 +454,30 @@ loop:
 	res.Counts.NotSent = int(w.counts[rawlog.OutcomeNotSent].Load())
 	res.Counts.ClientFailed = int(w.clientFailed.Load())
 	return res, nil
+}
+
+// controlReport is a report that can say a control change was applied.
+type controlReport interface {
+	controlled(seq, ns int64)
+}
+
+// control applies a "control" command to the gate, wakes the transport so that what the
+// change releases goes out now, and says when it was applied.
+func (w *worker) control(cmd string, rep workerReport) {
+	seq, c, ok := parseControl(cmd)
+	if !ok || w.gate == nil {
+		fmt.Fprintf(os.Stderr, "replay worker %d: ignored %q (no gate or malformed)\n", w.cfg.ID, cmd)
+		return
+	}
+	if err := w.gate.Set(c.Variable, c.Value); err != nil {
+		fmt.Fprintf(os.Stderr, "replay worker %d: %v\n", w.cfg.ID, err)
+		return
+	}
+	ns := w.nowNs()
+	w.tr.Wake()
+	if cr, ok := rep.(controlReport); ok {
+		cr.controlled(seq, ns)
+	}
 }
 
 // durationElapsed stops sending at the end of a duration-sized plan, when the scheduler
@@ -523,6 +562,25 @@ func (w *worker) logSent(idx uint32) error {
 	return err
 }
 
+// logSentQueued writes a Sent record for plan index idx without flushing it (logSent's first
+// half; flushSent is the second, once for several).
+func (w *worker) logSentQueued(idx uint32) error {
+	err := w.lw.WriteSent(rawlog.Sent{Index: idx, TimeNs: w.nowNs()})
+	if err != nil {
+		w.fail(err)
+	}
+	return err
+}
+
+// flushSent returns once every Sent record queued so far is in the kernel.
+func (w *worker) flushSent() error {
+	err := w.sink.flush()
+	if err != nil {
+		w.fail(err)
+	}
+	return err
+}
+
 // fail ends the run on an unrecoverable error (the log cannot be written, the plan file
 // changed): nothing new is sent, in-flight requests are cut, and the run fails. Only the
 // first error is reported, once; the rest follow from it.
@@ -594,10 +652,12 @@ func (w *worker) cpuLoop(stop, done chan struct{}) {
 // workerLog is the worker as its transport's log (driver.Log).
 type workerLog worker
 
-func (l *workerLog) Sent(idx uint32) error     { return (*worker)(l).logSent(idx) }
-func (l *workerLog) Request(q *rawlog.Request) { (*worker)(l).logRequest(q) }
-func (l *workerLog) Done(q *rawlog.Request)    { (*worker)(l).logDone(q) }
-func (l *workerLog) Fail(err error)            { (*worker)(l).fail(err) }
-func (l *workerLog) DurationElapsed()          { (*worker)(l).durationElapsed() }
-func (l *workerLog) DurationAbort()            { (*worker)(l).durationAbort() }
-func (l *workerLog) Flush()                    { l.sink.kick() }
+func (l *workerLog) Sent(idx uint32) error       { return (*worker)(l).logSent(idx) }
+func (l *workerLog) SentQueued(idx uint32) error { return (*worker)(l).logSentQueued(idx) }
+func (l *workerLog) FlushSent() error            { return (*worker)(l).flushSent() }
+func (l *workerLog) Request(q *rawlog.Request)   { (*worker)(l).logRequest(q) }
+func (l *workerLog) Done(q *rawlog.Request)      { (*worker)(l).logDone(q) }
+func (l *workerLog) Fail(err error)              { (*worker)(l).fail(err) }
+func (l *workerLog) DurationElapsed()            { (*worker)(l).durationElapsed() }
+func (l *workerLog) DurationAbort()              { (*worker)(l).durationAbort() }
+func (l *workerLog) Flush()                      { l.sink.kick() }
