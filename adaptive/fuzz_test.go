@@ -2,6 +2,8 @@ package adaptive
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,6 +28,30 @@ func FuzzParseSLA(f *testing.F) {
 		back, err := ParseSLA(sla.String())
 		if err != nil || back != sla {
 			t.Fatalf("%q: %+v written %q read back %+v, %v", s, sla, sla.String(), back, err)
+		}
+	})
+}
+
+// FuzzReadSummary: any bytes in adaptive_scale_summary.json give a summary of this schema
+// version or an error naming the file; never a panic.
+func FuzzReadSummary(f *testing.F) {
+	f.Add([]byte(`{"schema_version":1,"status":"complete","slas":["ttft:p95:le:120"],"candidates":[{"value":4,"windows":2}]}`))
+	f.Add([]byte(`{"schema_version":2}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), SummaryFile)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := ReadSummary(path)
+		if err != nil {
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("error without the file: %v", err)
+			}
+			return
+		}
+		if s.SchemaVersion != SchemaVersion {
+			t.Fatalf("schema_version %d read", s.SchemaVersion)
 		}
 	})
 }

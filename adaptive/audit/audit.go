@@ -16,7 +16,6 @@
 package audit
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -192,34 +191,16 @@ func Run(path string, o Options) (*Report, error) {
 // readSummary reads the summary beside the events file; a missing one is a problem (the
 // SLAs are unknown), an unreadable one an error.
 func (rep *Report) readSummary(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("no %s beside %s: the SLAs its windows were judged by are unknown (a run that ended before its controller wrote it)", adaptive.SummaryFile, rep.EventsPath))
 		return nil
 	}
+	s, err := adaptive.ReadSummary(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	s, err := readSummary(f, path)
-	if err != nil {
-		return err
-	}
-	rep.Summary, rep.SummaryPath, rep.SLAs, rep.ControlVariable = s, path, s.SLAs, s.ControlVariable
+	rep.Summary, rep.SummaryPath, rep.SLAs, rep.ControlVariable = &s, path, s.SLAs, s.ControlVariable
 	return nil
-}
-
-// readSummary reads adaptive_scale_summary.json and refuses another schema version; name is
-// for errors ("FILE: ...").
-func readSummary(r io.Reader, name string) (*adaptive.Summary, error) {
-	var s adaptive.Summary
-	if err := json.NewDecoder(r).Decode(&s); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	if s.SchemaVersion != adaptive.SchemaVersion {
-		return nil, fmt.Errorf("%s: schema_version %d, this build reads %d", name, s.SchemaVersion, adaptive.SchemaVersion)
-	}
-	return &s, nil
 }
 
 // control takes the control value over time from the events: a phase's start, each

@@ -177,23 +177,3 @@ func writeFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
-
-// FuzzReadSummary: any bytes give a summary of this schema version or an error naming the
-// file; never a panic.
-func FuzzReadSummary(f *testing.F) {
-	f.Add([]byte(`{"schema_version":1,"status":"complete","slas":["ttft:p95:le:120"],"candidates":[{"value":4,"windows":2}]}`))
-	f.Add([]byte(`{"schema_version":2}`))
-	f.Add([]byte(`[`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := readSummary(bytes.NewReader(b), "s.json")
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "s.json: ") {
-				t.Fatalf("error without the file: %v", err)
-			}
-			return
-		}
-		if s.SchemaVersion != adaptive.SchemaVersion {
-			t.Fatalf("schema_version %d read", s.SchemaVersion)
-		}
-	})
-}
