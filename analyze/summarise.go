@@ -65,7 +65,7 @@ func (a *analysis) newSummary() *Summary {
 		Endpoint: meta.Endpoint, Model: meta.Model, Streaming: meta.Streaming,
 		Concurrency: meta.Concurrency, OfferedRate: meta.OfferedRate, Seed: meta.Seed,
 		Tokenizer: in.tokName, TokenCount: "tokenizer", Spec: meta.Spec, Goodput: a.opts.Goodput,
-		SliceDurationNs: a.sliceNs, Registry: a.reg,
+		SliceDurationNs: a.sliceNs, Registry: a.reg, Counter: in.tok,
 	}
 	s.Notes = append(s.Notes, in.notes...)
 	if a.opts.UseServerTokenCount {

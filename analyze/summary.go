@@ -157,12 +157,25 @@ type Summary struct {
 	// ServerTraces counts the server spans joined to the requests (joined.go), nil when the
 	// run carried no trace context and no traces file was given.
 	ServerTraces *TraceJoin
+	// Counter is the token counter the analysis counted output tokens with (nil: the
+	// server's counts, or an API without tokens), for judgements that recompute requests.
+	Counter TokenCounter
+	// Blocks are members of the JSON export's llmbench block that packages above analyze
+	// judge from the run (the adaptive-scale audit), written after analyze's own, in order.
+	Blocks []Block
 
 	runStarts     []int64       // every run's wall-clock zero after the first
 	runStatus     []string      // each run's run.json status, by run (Health)
 	hosts         []string      // each run's host, by run
 	planPathShown string        // the plan path as run.json (or --plan) gave it
 	shape         *shapeSamples // the requests shape validation compares (shape.go)
+}
+
+// Block is one member of the JSON export's llmbench block: Key, and Value as package
+// internal/pyjson writes it (a *pyjson.Object, []any, numbers, strings).
+type Block struct {
+	Key   string
+	Value any
 }
 
 // Result returns the result with the given tag.

@@ -18,8 +18,10 @@ type page struct {
 	off  bool
 	path string
 	recs *report.Records
-	// gates are the gate lines of the Run, as printed.
-	gates []report.GateLine
+	// gates are the gate lines of the Run, as printed; control an adaptive-scale run's
+	// control value over time (adaptive.go).
+	gates   []report.GateLine
+	control *report.Control
 }
 
 func newPage(off bool, path string) *page { return &page{off: off, path: path} }
@@ -76,7 +78,7 @@ func (h *page) write(dir string, s *analyze.Summary, quiet bool, stdout io.Write
 	}
 	path := h.target(dir)
 	if err := WriteFileAtomic(path, func(w io.Writer) error {
-		return report.WriteRun(w, report.RunInput{Summary: s, Records: h.recs, Gates: h.gates})
+		return report.WriteRun(w, report.RunInput{Summary: s, Records: h.recs, Gates: h.gates, Control: h.control})
 	}); err != nil {
 		return fmt.Errorf("--html %s: %w", path, err)
 	}

@@ -218,6 +218,11 @@ func Run(o Options) (*analyze.Summary, int) {
 	if err := o.Claim.judge(s, gates, dirs, opts.TokenizerSpec, o.LoadTokenizer); err != nil { // the benchmark claim (benchclaim.go)
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
 	}
+	adaptiveAudit, err := auditAdaptive(dirs, opts, s) // an adaptive-scale run's decisions against its logs (adaptive.go)
+	if err != nil {
+		return bad("%v", err)
+	}
+	page.control = controlOf(adaptiveAudit)
 	exports := []export{{fileJSON, output.WriteAIPerfJSON}, {fileCSV, output.WriteAIPerfCSV}}
 	if opts.SliceDuration > 0 {
 		exports = append(exports, export{fileSlicesJSON, output.WriteTimeslicesJSON}, export{fileSlicesCSV, output.WriteTimeslicesCSV})
@@ -235,6 +240,11 @@ func Run(o Options) (*analyze.Summary, int) {
 		}
 		if o.TraceTiming {
 			if err := output.WriteTraceTiming(stdout, s); err != nil {
+				return bad("%v", err)
+			}
+		}
+		if adaptiveAudit != nil {
+			if err := adaptiveAudit.WriteConsole(stdout, s.StartUnixNs); err != nil {
 				return bad("%v", err)
 			}
 		}
@@ -272,6 +282,9 @@ func Run(o Options) (*analyze.Summary, int) {
 		}
 		report(r.OK, fmt.Sprintf("Gate %s: %s (%s = %s%s)", r.Gate, passFail(r.OK), r.Gate.Stat,
 			strings.TrimSpace(strconv.FormatFloat(math.Round(r.Actual*1e4)/1e4, 'f', -1, 64)+" "+r.Gate.Metric.Unit), sel))
+	}
+	if adaptiveAudit != nil {
+		report(adaptiveAudit.OK, adaptiveAudit.Line())
 	}
 	// Damaged logs fail the run even when every gate holds: the results leave out what
 	// the damaged logs held. Said on stderr, whatever --quiet, naming the files.

@@ -29,6 +29,8 @@ type RunInput struct {
 	Records *Records
 	// Gates are the gate lines analyze printed, the error-rate gate first.
 	Gates []GateLine
+	// Control is an adaptive-scale run's control value over time (adaptive.go); nil for others.
+	Control *Control
 }
 
 // RunPage is the data JSON of a run page.
@@ -269,7 +271,7 @@ func BuildRun(in RunInput) *RunPage {
 	}
 	p.Server, p.ServerNote = serverRows(s)
 	p.Slices = sliceTable(s)
-	p.Charts = runCharts(s, in.Records)
+	p.Charts = withControl(runCharts(s, in.Records), s, in.Control)
 	p.Sessions = sessionsSection(s)
 	if p.Table == nil {
 		p.Table = []Row{}

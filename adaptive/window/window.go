@@ -11,7 +11,8 @@
 // population std): a window's TTFT p95 is computed as the run's is.
 //
 // It imports adaptive (the SLA spec), analyze (the registry, a request's metrics),
-// analyze/accum and internal/suggest; never replay or anything that runs a benchmark.
+// analyze/accum, rawlog (a raw record's instants) and internal/suggest; never replay or
+// anything that runs a benchmark.
 package window
 
 import (
@@ -24,6 +25,7 @@ import (
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/analyze/accum"
 	"github.com/llmbench/llmbench/internal/suggest"
+	"github.com/llmbench/llmbench/rawlog"
 )
 
 // Kind is how an SLA's value is taken from a window's requests.
@@ -229,6 +231,22 @@ func (c *Criteria) Record(m analyze.RequestMetrics, startNs, endNs int64) Record
 		}
 	}
 	return r
+}
+
+// RecordOf is Record for raw record q of a run whose wall-clock zero is startUnixNs (the
+// log header's and run.json's start_unix_ns): sent at startUnixNs+q.WriteStartNs and ended at
+// startUnixNs+q.EndNs, the per-request export's request_start_ns and request_end_ns; a
+// request that never ended (the run stopped) ends never (math.MaxInt64). False for a
+// request that was never sent: no attempt.
+func (c *Criteria) RecordOf(m analyze.RequestMetrics, q *rawlog.Request, startUnixNs int64) (Record, bool) {
+	if q.Outcome == rawlog.OutcomeNotSent || q.WriteStartNs < 0 {
+		return Record{}, false
+	}
+	end := int64(math.MaxInt64)
+	if q.EndNs >= 0 {
+		end = startUnixNs + q.EndNs
+	}
+	return c.Record(m, startUnixNs+q.WriteStartNs, end), true
 }
 
 // Bounds are a window's bounds on the per-request export's clock: it judges the requests

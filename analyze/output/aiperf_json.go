@@ -250,6 +250,9 @@ func ownBlock(s *analyze.Summary) *pyjson.Object {
 			o.Add("groups", groupsJSON(s.Groups))
 		}
 	}
+	for _, b := range s.Blocks {
+		o.Add(b.Key, b.Value) // judged above analyze (the adaptive-scale audit)
+	}
 	o.Add("extra_stats", extraStats(s.Results))
 	return o
 }
