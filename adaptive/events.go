@@ -38,7 +38,8 @@ const (
 // Event is one line of adaptive_scale_events.jsonl. Fields an event type does not use are
 // omitted. Window bounds are nanoseconds on the clock of the per-request export's
 // request_start_ns, so the requests a window judged can be picked from that file: those whose
-// request_start_ns is in [WindowStartNs, WindowEndNs) and that ended before WindowEndNs.
+// request_start_ns is in [WindowStartNs, WindowEndNs), wherever they ended: the controller
+// judges a window only once all of them have ended, before it changes the control value.
 type Event struct {
 	SchemaVersion int    `json:"schema_version"`
 	Event         string `json:"event"`
