@@ -179,7 +179,7 @@ func (l *Loop) send(r *loopRequest) {
 		}
 	}
 	r.q.ConnReused = r.c.Used
-	r.eb.RenderSuffix(r.body, w.SessionHeader, r.session)
+	r.eb.RenderSuffix(r.body, w.SessionHeader, r.session, r.q.Index)
 	r.woff = 0
 	r.state = lsWrite
 	l.setTimer(r, r.deadline)
