@@ -336,9 +336,9 @@ func (l *listenAddrs) get() (string, string) {
 	return l.grpc, l.http
 }
 
-func (l *listenAddrs) Enabled(lvl zapcore.Level) bool { return lvl == zapcore.InfoLevel }
+func (l *listenAddrs) Enabled(lvl zapcore.Level) bool    { return lvl == zapcore.InfoLevel }
 func (l *listenAddrs) With([]zapcore.Field) zapcore.Core { return l }
-func (l *listenAddrs) Sync() error                      { return nil }
+func (l *listenAddrs) Sync() error                       { return nil }
 func (l *listenAddrs) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	if e.Level == zapcore.InfoLevel && strings.HasPrefix(e.Message, "Starting ") {
 		return ce.AddCore(e, l)

@@ -51,6 +51,7 @@ type Replay struct {
 
 	sm *serverMetricsFlags // --server-metrics-url, --gpu-telemetry ... (servermetrics.go)
 	ot *otelFlags          // --otel-url ... (otel.go)
+	tf *traceFlags         // --traceparent, --trace-receiver ... (traces.go)
 }
 
 // NewReplay defines the replay flags on a new set.
@@ -76,6 +77,7 @@ func NewReplay() *Replay {
 	r.noGPU = fs.Bool("no-gpu-telemetry", false, "do not sample GPUs")
 	r.sm = addServerMetricsFlags(fs)
 	r.ot = addOtelFlags(fs)
+	r.tf = addTraceFlags(fs)
 	r.caFile = fs.String("tls-ca-cert", "", "PEM file of CAs to trust for https URLs")
 	r.insecure = fs.Bool("tls-insecure-skip-verify", false, "accept any server certificate")
 	r.spin = fs.Duration("spin", 0, "wake this long before each open-loop send and busy-wait the rest (trades worker CPU for lower schedule lag)")
@@ -131,5 +133,6 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 		Preflight: *r.preflight, NoPreflight: *r.noPreflight,
 		ContentType: *r.contentType, ContentTypeSet: Changed(r.FS, "request-content-type"), UI: *r.uiType}
 	r.sm.settings(&s)
+	r.tf.settings(&s)
 	return s.Options(stderr, getenv)
 }
