@@ -4,10 +4,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmbench/llmbench/internal/tracectx"
+	"github.com/llmbench/llmbench/replay/internal/testserver"
 	"github.com/llmbench/llmbench/servertrace"
 )
 
@@ -135,5 +138,68 @@ func TestTraceOptions(t *testing.T) {
 	o := Options{TraceReceiver: "0.0.0.0:4317"}
 	if err := o.normalizeTraces(); err != nil || o.TraceReceiverHTTP != "0.0.0.0:4318" || o.TraceGrace != DefaultTraceGrace || !o.sendsTraceparent() {
 		t.Fatalf("%+v, %v", o, err)
+	}
+}
+
+// TestTraceparentSteadyStateAllocs: with the traceparent on, a worker's steady state still
+// allocates nothing per request, on both clients (as TestWorkerSteadyStateAllocs).
+func TestTraceparentSteadyStateAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	addr := testserver.RawSSE(t, 16)
+	for _, client := range []string{ClientNet, ClientLoop} {
+		t.Run(client, func(t *testing.T) {
+			mallocs := func(n int) uint64 {
+				ps := singleTurn(n, job{}, nil)
+				ps.meta.Concurrency = 4
+				plan := ps.write(t, t.TempDir())
+				cfg := workerConfig{Plan: plan, URLs: []string{"http://" + addr}, Workers: 1, CPU: -1, Client: client,
+					RequestTimeoutNs: int64(10 * time.Second), Log: filepath.Join(t.TempDir(), "w.rawlog"), Traceparent: true}
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				res, err := runWorker(cfg, make(chan string), inproc{start: time.Now().UnixNano()})
+				runtime.ReadMemStats(&after)
+				if err != nil || res.Counts.Completed != n {
+					t.Fatalf("%v %+v", err, res.Counts)
+				}
+				return after.Mallocs - before.Mallocs
+			}
+			mallocs(200)
+			small, large := mallocs(300), mallocs(3000)
+			perRequest := (float64(large) - float64(small)) / 2700
+			t.Logf("allocations with traceparent: %d for 300 requests, %d for 3000: %.3f per extra request", small, large, perRequest)
+			if perRequest > 0.5 {
+				t.Fatalf("%.2f allocations per request", perRequest)
+			}
+		})
+	}
+}
+
+// BenchmarkWorkerRequestTraceparent is BenchmarkWorkerRequest with and without the
+// traceparent, in one run, for the ratio of their per-request costs.
+func BenchmarkWorkerRequestTraceparent(b *testing.B) {
+	addr := testserver.RawSSE(b, 16)
+	for _, client := range []string{ClientNet, ClientLoop} {
+		for _, traced := range []bool{false, true} {
+			name := client + "/plain"
+			if traced {
+				name = client + "/traceparent"
+			}
+			b.Run(name, func(b *testing.B) {
+				ps := singleTurn(b.N, job{}, nil)
+				ps.meta.Concurrency = 4
+				plan := ps.write(b, b.TempDir())
+				cfg := workerConfig{Plan: plan, URLs: []string{"http://" + addr}, Workers: 1, CPU: -1, Client: client,
+					RequestTimeoutNs: int64(10 * time.Second), Log: filepath.Join(b.TempDir(), "w.rawlog"), Traceparent: traced}
+				b.ReportAllocs()
+				b.ResetTimer()
+				res, err := runWorker(cfg, make(chan string), inproc{start: time.Now().UnixNano()})
+				if err != nil || res.Counts.Completed != b.N {
+					b.Fatalf("%v %+v", err, res.Counts)
+				}
+			})
+		}
 	}
 }
