@@ -9,6 +9,10 @@
 // metric is computed with (overflow-free sums, distributions summarised as Stats);
 // analyze/serverside computes the server and GPU metrics (server_metrics.jsonl, the
 // telemetry logs' GPU samples) that summarise puts into the Summary.
+// analyze/record holds one request as it is derived (record.Metrics) and writes its
+// profile_export.jsonl line (record.AppendJSONL) from the columns the registry gives it.
+// analyze/sessions computes the session metrics of graph plans from each request's
+// sessions.Node, which summarise turns into SessionSummary.Results.
 //
 // The run directories are opened by analyze/rundir (the runs given, their run.json, the
 // plan they were made from, the logs to read), which analyze imports and which imports no

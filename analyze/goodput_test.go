@@ -22,21 +22,12 @@ func objectives(reg *Registry, spec string) []SLO {
 	return out
 }
 
-// testRegistry is the built-ins plus one user metric, "first_gap_ms".
-func testRegistry(t *testing.T) *Registry {
-	t.Helper()
-	r := NewRegistry()
-	if _, err := r.Register(UserMetric{Name: "first_gap_ms", Unit: "ms", Description: "the first inter-chunk gap",
-		Eval: func(v *RequestView) (float64, bool) {
-			if g := v.GapsNs(); len(g) > 0 {
-				return float64(g[0]) / 1e6, true
-			}
-			return 0, false
-		}}); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+// testRegistry is analyzetest.Registry: the built-ins plus one user metric, "first_gap_ms"
+// (set by output_hookup_test.go: an in-package test cannot import analyzetest).
+var testRegistry func(t testing.TB) *Registry
+
+// SetTestRegistry sets testRegistry (from the external test package).
+func SetTestRegistry(f func(t testing.TB) *Registry) { testRegistry = f }
 
 // A goodput objective on a multimodal metric is judged on the request's value: every
 // request of this run takes about 50 ms for its 2 images (about 25 ms an image), so all are

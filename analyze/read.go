@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 
 	"github.com/llmbench/llmbench/analyze/accum"
+	"github.com/llmbench/llmbench/analyze/record"
 	"github.com/llmbench/llmbench/analyze/rundir"
+	"github.com/llmbench/llmbench/analyze/sessions"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 )
@@ -55,11 +57,11 @@ type logAnalysis struct {
 	// in flight when the worker stopped logging (lost). It is nil when the log has no Sent
 	// record at all (a writer that does not write them, or a worker that sent nothing).
 	inFlight map[uint32]struct{}
-	damaged  string       // why part or all of the log could not be read, for Summary.Notes
-	shape    shapeSamples // valid profile requests, for shape validation (shape.go)
-	records  *os.File     // per-request JSONL, when written to a temporary file
-	nodes    []nodeTiming // a graph plan's profile requests, for the session metrics
-	sel      selected     // what --where left out, and the --group-by groups
+	damaged  string          // why part or all of the log could not be read, for Summary.Notes
+	shape    shapeSamples    // valid profile requests, for shape validation (shape.go)
+	records  *os.File        // per-request JSONL, when written to a temporary file
+	nodes    []sessions.Node // a graph plan's profile requests, for the session metrics
+	sel      selected        // what --where left out, and the --group-by groups
 }
 
 // Analyze reads the run directories of opts and computes the summary. When records is not
@@ -236,7 +238,7 @@ func (a *analysis) readLog(part int, job rundir.Log, p *logAnalysis, w io.Writer
 			}
 			if a.in.plan.HasGraph() {
 				// Sessions are of the whole graph, whatever --where keeps of its requests.
-				p.nodes = append(p.nodes, timing(m, q))
+				p.nodes = append(p.nodes, sessions.Of(m, q))
 			}
 			var c choice
 			if a.selecting() && !m.NotDue {
@@ -279,7 +281,7 @@ func (a *analysis) readLog(part int, job rundir.Log, p *logAnalysis, w io.Writer
 				c.add(m)
 			}
 			if bw != nil {
-				line = appendRecord(line[:0], m, q, ro)
+				line = record.AppendJSONL(line[:0], m, q, ro)
 				if _, err := bw.Write(line); err != nil {
 					return fmt.Errorf("analyze: write records: %w", err)
 				}
@@ -328,11 +330,11 @@ func floorDiv(a, b int64) int64 {
 }
 
 // recordOpts are the per-request record options for run number run.
-func (a *analysis) recordOpts(run int) recordOpts {
-	o := recordOpts{reg: a.reg, correlated: sessionHeaderSent(a.in.runs[run].Manifest), trace: a.opts.ExportHTTPTrace, chunks: a.opts.ExportPerChunkData,
-		grouped: a.opts.GroupBy != nil}
+func (a *analysis) recordOpts(run int) *record.Options {
+	o := &record.Options{Columns: a.reg.or().columns, Correlated: record.SessionHeaderSent(a.in.runs[run].Manifest),
+		Trace: a.opts.ExportHTTPTrace, Chunks: a.opts.ExportPerChunkData, Grouped: a.opts.GroupBy != nil}
 	if a.in.plan.HasGraph() {
-		o.graph = a.in.plan
+		o.Graph = a.in.plan
 	}
 	return o
 }

@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/llmbench/llmbench/analyze/record"
 	"github.com/llmbench/llmbench/endpoint"
-	"github.com/llmbench/llmbench/internal/jsonwire"
 	"github.com/llmbench/llmbench/mmapds"
 )
 
@@ -33,8 +33,8 @@ type Registry struct {
 	computed []MetricID
 	records  []MetricID
 	user     []userEval
-	// keys are each record metric's encoded JSONL key and unit, by MetricID.
-	keys []jsonKey
+	// columns are the record metrics' profile_export.jsonl columns, in records' order.
+	columns []record.Column
 }
 
 // userEval is a registered user metric's evaluator.
@@ -43,9 +43,6 @@ type userEval struct {
 	failed bool
 	eval   func(*RequestView) (float64, bool)
 }
-
-// jsonKey is a record metric's `"tag":{"value":` and `,"unit":"…"}` (profile_export.jsonl).
-type jsonKey struct{ open, close []byte }
 
 // builtins is the registry of the built-in metrics, which a nil *Registry stands for.
 var builtins = newBuiltins()
@@ -88,13 +85,18 @@ func (r *Registry) add(d MetricDef, perRequest func(*facts) (float64, bool), per
 	if perRequest != nil {
 		r.computed = append(r.computed, id)
 	}
-	var k jsonKey
 	if d.Kind == Record && d.Alias < 0 {
 		r.records = append(r.records, id)
-		k.open = append(jsonwire.AppendString(nil, d.Tag), `:{"value":`...)
-		k.close = append(append([]byte(`,"unit":`), jsonwire.AppendString(nil, d.Unit)...), '}')
+		c := record.NewColumn(int(id), d.Tag, d.Unit)
+		c.Int, c.NsToMs, c.Div, c.Failed = d.Int, d.div == nsToMs, d.div, d.failed
+		switch id {
+		case MInterChunkLatency:
+			c.List = record.ListICL
+		case MEventsPerRead:
+			c.List = record.ListEPR
+		}
+		r.columns = append(r.columns, c)
 	}
-	r.keys = append(r.keys, k)
 }
 
 // NewRegistry returns a registry holding the built-in metrics, to which user metrics can be
@@ -103,7 +105,7 @@ func NewRegistry() *Registry {
 	b := builtins
 	r := &Registry{defs: slices.Clone(b.defs), perRequest: slices.Clone(b.perRequest), perRun: slices.Clone(b.perRun),
 		byTag: make(map[string]MetricID, len(b.byTag)), computed: slices.Clone(b.computed),
-		records: slices.Clone(b.records), keys: slices.Clone(b.keys)}
+		records: slices.Clone(b.records), columns: slices.Clone(b.columns)}
 	for k, v := range b.byTag {
 		r.byTag[k] = v
 	}
@@ -160,7 +162,7 @@ func (r *Registry) Register(m UserMetric) (MetricDef, error) {
 	if r == nil || r == builtins {
 		return MetricDef{}, fmt.Errorf("analyze: metric %q: register on a NewRegistry, not the built-in one", m.Name)
 	}
-	if err := checkName(m.Name); err != nil {
+	if err := CheckMetricName(m.Name); err != nil {
 		return MetricDef{}, err
 	}
 	if id, ok := r.byTag[m.Name]; ok {
@@ -189,8 +191,8 @@ func (r *Registry) Register(m UserMetric) (MetricDef, error) {
 	return d, nil
 }
 
-// checkName says what is wrong with a user metric's name, nil when nothing.
-func checkName(name string) error {
+// CheckMetricName says what is wrong with a user metric's name, nil when nothing.
+func CheckMetricName(name string) error {
 	bad := name == "" || len(name) > maxNameLen || (name[0] >= '0' && name[0] <= '9')
 	for _, c := range []byte(name) {
 		if !(c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
@@ -354,7 +356,7 @@ func (p *processor) evalUser() {
 			continue
 		}
 		if v, ok := u.eval(view); ok && !math.IsNaN(v) {
-			m.set(u.id, v)
+			set(m, u.id, v)
 		}
 	}
 }

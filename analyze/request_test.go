@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmbench/llmbench/analyze/record"
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
@@ -401,8 +402,9 @@ func FuzzRequestMetrics(f *testing.F) {
 		if int(n) != m.ContentEvents && m.Streamed {
 			t.Fatalf("events per read sum %d != content events %d", n, m.ContentEvents)
 		}
-		for _, o := range []recordOpts{{correlated: true}, {trace: true}, {chunks: true}} {
-			if line := appendRecord(nil, m, q, o); !json.Valid(line) {
+		for _, o := range []record.Options{{Correlated: true}, {Trace: true}, {Chunks: true}} {
+			o.Columns = builtins.columns
+			if line := record.AppendJSONL(nil, m, q, &o); !json.Valid(line) {
 				t.Fatalf("record %+v is not JSON: %s", o, line)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/llmbench/llmbench/analyze/record"
 	"github.com/llmbench/llmbench/analyze/rundir"
 	"github.com/llmbench/llmbench/analyze/serverside"
 	"github.com/llmbench/llmbench/mmapds"
@@ -269,13 +270,14 @@ func (a *analysis) writeRecords(parts []*logAnalysis, unseen []unseenRequest, w 
 	var line []byte
 	n := len(a.reg.defs)
 	values, has := make([]float64, n), make([]bool, n) // an unseen request has no values
+	ro := a.recordOpts(0)
 	for _, u := range unseen {
 		rec, _, _ := a.in.plan.Record(u.idx)
 		m := requestMetrics{Index: uint32(u.idx), Phase: rec.Phase, Session: rec.Session, Turn: rec.Turn, Worker: -1,
 			IntendedNs: rec.SendOffsetNs, ReadyNs: -1, SendNs: -1, HeaderNs: -1, EndNs: -1,
 			FirstContentNs: -1, LastContentNs: -1, StartUnixNs: a.in.runs[0].Manifest.StartUnixNs,
 			Err: u.err, Values: values, Has: has, Group: u.group, Grouped: u.grouped}
-		line = appendRecord(line[:0], &m, nil, a.recordOpts(0))
+		line = record.AppendJSONL(line[:0], &m, nil, ro)
 		if _, err := w.Write(line); err != nil {
 			return fmt.Errorf("analyze: write records: %w", err)
 		}

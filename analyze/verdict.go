@@ -100,9 +100,9 @@ func verdict(s *Summary, o *Options, in verdictInputs) Verdict {
 		VerdictContext: in.ctx}
 	if v.LatencyName == "" { // a shard's verdict gets the whole run's latencies
 		if r := s.ResultOf(MTimeToFirstToken); r != nil && r.Stats != nil {
-			v.LatencyName, v.LatencyP50Ms = "TTFT", r.Stats.P[4]
+			v.LatencyName, v.LatencyP50Ms = r.Latency, r.Stats.P[4] // "TTFT"
 		} else if r := s.ResultOf(MRequestLatency); r != nil && r.Stats != nil {
-			v.LatencyName, v.LatencyP50Ms = "request latency", r.Stats.P[4]
+			v.LatencyName, v.LatencyP50Ms = r.Latency, r.Stats.P[4] // "request latency"
 		}
 		if r := s.ResultOf(MInterTokenLatency); r != nil && r.Stats != nil {
 			v.ITLP50Ms = r.Stats.P[4]

@@ -4,7 +4,8 @@
 // it arrives, and after it the turn's time to first token, output token throughput,
 // inter-token latency and prompt-cache hits, computed by analyze's own code from the turn's
 // raw record (the same definitions as every export). The command (cmd/chat) parses the
-// flags into Options and calls Run.
+// flags into Settings, whose Options method checks them (settings.go), and calls Run. It
+// imports replay (the URL, API key and response-size rules) and plan (the tokenizer default).
 package chat
 
 import (
@@ -33,7 +34,7 @@ type Options struct {
 	Model, SystemPrompt string
 	MaxTokens           int
 	LegacyMaxTokens     bool
-	// Quick sends one message, Prompt (the arguments joined, else cli.DefaultChatPrompt).
+	// Quick sends one message, Prompt (the arguments joined, else DefaultPrompt).
 	Quick  bool
 	Prompt string
 	// NoHistory sends each message without the conversation so far.

@@ -98,7 +98,7 @@ func loadTokenizer(spec string) (analyze.TokenCounter, error) {
 func analyse(t *testing.T, dir string) *analyze.Summary {
 	t.Helper()
 	reg := analyze.NewRegistry()
-	if err := metricexpr.Register(reg, []analyze.MetricSpec{{Name: "third_event_ms", Expression: "chunks_ms[2]", Unit: "ms"}}); err != nil {
+	if err := metricexpr.Register(reg, []metricexpr.MetricSpec{{Name: "third_event_ms", Expression: "chunks_ms[2]", Unit: "ms"}}); err != nil {
 		t.Fatal(err)
 	}
 	group, err := metricexpr.GroupBy(reg, "turn")
@@ -284,7 +284,7 @@ func TestParquetNullsAndOrder(t *testing.T) {
 	node, api := duckdbModules(t)
 	dir := t.TempDir()
 	reg := analyze.NewRegistry()
-	if err := metricexpr.Register(reg, []analyze.MetricSpec{{Name: "third_event_ms", Expression: "chunks_ms[2]"}}); err != nil {
+	if err := metricexpr.Register(reg, []metricexpr.MetricSpec{{Name: "third_event_ms", Expression: "chunks_ms[2]"}}); err != nil {
 		t.Fatal(err)
 	}
 	f := columnar.New(dir, reg, true)

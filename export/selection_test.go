@@ -30,11 +30,11 @@ func TestSelectionLeavesRunExports(t *testing.T) {
 		before[f] = b
 	}
 	reg := analyze.NewRegistry()
-	spec, err := analyze.ParseMetricFlag("twice_ttft = ttft_ms * 2.0")
+	spec, err := metricexpr.ParseMetricFlag("twice_ttft = ttft_ms * 2.0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := metricexpr.Register(reg, []analyze.MetricSpec{spec}); err != nil {
+	if err := metricexpr.Register(reg, []metricexpr.MetricSpec{spec}); err != nil {
 		t.Fatal(err)
 	}
 	where, err := metricexpr.Where(reg, "isl > 10")

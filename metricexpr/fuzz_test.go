@@ -30,7 +30,7 @@ func FuzzExpressions(f *testing.F) {
 			}
 		}
 		opts := analyze.Options{Parallelism: 1}
-		if err := Register(reg, []analyze.MetricSpec{{Name: "m", Expression: expr}}); err != nil {
+		if err := Register(reg, []MetricSpec{{Name: "m", Expression: expr}}); err != nil {
 			oneLine(err, "metric m")
 		}
 		if w, err := Where(reg, expr); err != nil {
@@ -64,7 +64,7 @@ func TestCostBound(t *testing.T) {
 	dir := t.TempDir()
 	writeFixture(t, dir, fixture(4))
 	reg := analyze.NewRegistry()
-	if err := Register(reg, []analyze.MetricSpec{{Name: "deep", Expression: deep}, {Name: "cheap", Expression: "size(" + ten + ".map(a, " + ten + ".map(b, a+b)))"}}); err != nil {
+	if err := Register(reg, []MetricSpec{{Name: "deep", Expression: deep}, {Name: "cheap", Expression: "size(" + ten + ".map(a, " + ten + ".map(b, a+b)))"}}); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := analyse(t, dir, reg, analyze.Options{})

@@ -8,7 +8,9 @@
 //
 // It is the one expression layer: the gates and goodput objectives of package analyze/judge
 // are translated into its expressions too (judged.go), a gate over a run's summary, an
-// objective over one request. metricexpr imports analyze and cel-go; it must not import
+// objective over one request. The user metrics' definitions as given (--metric NAME = EXPR,
+// the --metrics-file document: MetricSpec, metricsfile.go) are read here too. metricexpr
+// imports analyze, internal/yamlline, cel-go and sigs.k8s.io/yaml; it must not import
 // analyze/judge or anything above it.
 package metricexpr
 
@@ -200,7 +202,7 @@ func number(v ref.Val) (float64, bool) {
 // may use the metrics registered before it by name. A name that is a variable, a bad
 // expression or one that does not give a number is an error naming the metric (and its
 // column), and nothing after it is registered.
-func Register(reg *analyze.Registry, specs []analyze.MetricSpec) error {
+func Register(reg *analyze.Registry, specs []MetricSpec) error {
 	if len(specs) == 0 {
 		return nil
 	}
@@ -235,7 +237,7 @@ func Register(reg *analyze.Registry, specs []analyze.MetricSpec) error {
 }
 
 // describe is a metric's description, or its expression when it has none.
-func describe(s analyze.MetricSpec) string {
+func describe(s MetricSpec) string {
 	if s.Description != "" {
 		return s.Description
 	}

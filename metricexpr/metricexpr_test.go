@@ -23,103 +23,103 @@ func TestVariables(t *testing.T) {
 	type want func(i int, r fakeReq) (float64, bool)
 	valid := func(i int, r fakeReq) bool { return r.status == 0 && !r.lost }
 	cases := []struct {
-		spec analyze.MetricSpec
+		spec MetricSpec
 		want want
 	}{
-		{analyze.MetricSpec{Name: "first", Expression: "chunks_ms[0]", Unit: "ms"}, func(i int, r fakeReq) (float64, bool) { return ms(r.arrivals()[0]), true }},
-		{analyze.MetricSpec{Name: "ttft", Expression: "ttft_ms"}, func(i int, r fakeReq) (float64, bool) { return ms(r.arrivals()[0]), true }},
-		{analyze.MetricSpec{Name: "third_event_ms", Expression: "chunks_ms[2]"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "first", Expression: "chunks_ms[0]", Unit: "ms"}, func(i int, r fakeReq) (float64, bool) { return ms(r.arrivals()[0]), true }},
+		{MetricSpec{Name: "ttft", Expression: "ttft_ms"}, func(i int, r fakeReq) (float64, bool) { return ms(r.arrivals()[0]), true }},
+		{MetricSpec{Name: "third_event_ms", Expression: "chunks_ms[2]"}, func(i int, r fakeReq) (float64, bool) {
 			a := r.arrivals()
 			if len(a) < 3 {
 				return 0, false
 			}
 			return ms(a[2]), true
 		}},
-		{analyze.MetricSpec{Name: "last_gap", Expression: "gaps_ms[size(gaps_ms) - 1]"}, func(i int, r fakeReq) (float64, bool) { return 0, true }},
-		{analyze.MetricSpec{Name: "first_gap", Expression: "gaps_ms[0]"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "last_gap", Expression: "gaps_ms[size(gaps_ms) - 1]"}, func(i int, r fakeReq) (float64, bool) { return 0, true }},
+		{MetricSpec{Name: "first_gap", Expression: "gaps_ms[0]"}, func(i int, r fakeReq) (float64, bool) {
 			a := r.arrivals()
 			return ms(a[1] - a[0]), true
 		}},
-		{analyze.MetricSpec{Name: "n_reads", Expression: "size(reads)"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "n_reads", Expression: "size(reads)"}, func(i int, r fakeReq) (float64, bool) {
 			a := r.arrivals()
 			return float64(len(slices.Compact(a))), true
 		}},
-		{analyze.MetricSpec{Name: "last_read_events", Expression: "reads[size(reads) - 1]"}, func(i int, r fakeReq) (float64, bool) { return 2, true }},
-		{analyze.MetricSpec{Name: "input", Expression: "isl"}, func(i int, r fakeReq) (float64, bool) { return float64(r.isl), true }},
-		{analyze.MetricSpec{Name: "input_all", Expression: "isl", Failed: true}, func(i int, r fakeReq) (float64, bool) { return float64(r.isl), true }},
-		{analyze.MetricSpec{Name: "status_all", Expression: "status", Failed: true}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "last_read_events", Expression: "reads[size(reads) - 1]"}, func(i int, r fakeReq) (float64, bool) { return 2, true }},
+		{MetricSpec{Name: "input", Expression: "isl"}, func(i int, r fakeReq) (float64, bool) { return float64(r.isl), true }},
+		{MetricSpec{Name: "input_all", Expression: "isl", Failed: true}, func(i int, r fakeReq) (float64, bool) { return float64(r.isl), true }},
+		{MetricSpec{Name: "status_all", Expression: "status", Failed: true}, func(i int, r fakeReq) (float64, bool) {
 			if r.status != 0 {
 				return float64(r.status), true
 			}
 			return 200, true
 		}},
-		{analyze.MetricSpec{Name: "prompt", Expression: "usage.prompt_tokens"}, func(i int, r fakeReq) (float64, bool) { return float64(r.isl), r.usage }},
-		{analyze.MetricSpec{Name: "has_usage", Expression: "'completion_tokens' in usage ? 1 : 0"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "prompt", Expression: "usage.prompt_tokens"}, func(i int, r fakeReq) (float64, bool) { return float64(r.isl), r.usage }},
+		{MetricSpec{Name: "has_usage", Expression: "'completion_tokens' in usage ? 1 : 0"}, func(i int, r fakeReq) (float64, bool) {
 			if r.usage {
 				return 1, true
 			}
 			return 0, true
 		}},
-		{analyze.MetricSpec{Name: "turn_session", Expression: "turn * 1000 + session"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "turn_session", Expression: "turn * 1000 + session"}, func(i int, r fakeReq) (float64, bool) {
 			return float64(r.turn*1000 + r.session), true
 		}},
-		{analyze.MetricSpec{Name: "latency", Expression: "latency_ms"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "latency", Expression: "latency_ms"}, func(i int, r fakeReq) (float64, bool) {
 			a := r.arrivals()
 			return ms(a[len(a)-1]), true
 		}},
-		{analyze.MetricSpec{Name: "out", Expression: "osl"}, func(i int, r fakeReq) (float64, bool) { return float64(len(r.chunksNs)), true }},
-		{analyze.MetricSpec{Name: "decode_rate", Expression: "double(osl - 1) / (latency_ms - ttft_ms) * 1000.0"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "out", Expression: "osl"}, func(i int, r fakeReq) (float64, bool) { return float64(len(r.chunksNs)), true }},
+		{MetricSpec{Name: "decode_rate", Expression: "double(osl - 1) / (latency_ms - ttft_ms) * 1000.0"}, func(i int, r fakeReq) (float64, bool) {
 			a := r.arrivals()
 			return float64(len(a)-1) / ms(a[len(a)-1]-a[0]) * 1000, true
 		}},
 		// Numbers mix as a person writes them (#38 item 9): counts are doubles, "osl / 2" a
 		// true division, an int beside a double in arithmetic, ==, ?: and orValue.
-		{analyze.MetricSpec{Name: "decode_tps", Expression: "(osl - 1) / ((latency_ms - ttft_ms) / 1000.0)"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "decode_tps", Expression: "(osl - 1) / ((latency_ms - ttft_ms) / 1000.0)"}, func(i int, r fakeReq) (float64, bool) {
 			a := r.arrivals()
 			return float64(len(a)-1) / ms(a[len(a)-1]-a[0]) * 1000, true
 		}},
-		{analyze.MetricSpec{Name: "half_osl", Expression: "osl / 2"}, func(i int, r fakeReq) (float64, bool) { return float64(len(r.chunksNs)) / 2, true }},
-		{analyze.MetricSpec{Name: "per_event_ms", Expression: "latency_ms / size(chunks_ms) + 1u - turn * 0.5"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "half_osl", Expression: "osl / 2"}, func(i int, r fakeReq) (float64, bool) { return float64(len(r.chunksNs)) / 2, true }},
+		{MetricSpec{Name: "per_event_ms", Expression: "latency_ms / size(chunks_ms) + 1u - turn * 0.5"}, func(i int, r fakeReq) (float64, bool) {
 			a := r.arrivals()
 			return ms(a[len(a)-1])/float64(len(a)) + 1 - float64(r.turn)*0.5, true
 		}},
-		{analyze.MetricSpec{Name: "is_three", Expression: "osl == 3 || 3 != osl ? (osl == 3 ? 1 : 0) : -1"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "is_three", Expression: "osl == 3 || 3 != osl ? (osl == 3 ? 1 : 0) : -1"}, func(i int, r fakeReq) (float64, bool) {
 			if len(r.chunksNs) == 3 {
 				return 1, true
 			}
 			return 0, true
 		}},
-		{analyze.MetricSpec{Name: "small_osl", Expression: "(osl in [2, 3] ? osl : 0) + 0.5 - 0.5"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "small_osl", Expression: "(osl in [2, 3] ? osl : 0) + 0.5 - 0.5"}, func(i int, r fakeReq) (float64, bool) {
 			if n := len(r.chunksNs); n <= 3 {
 				return float64(n), true
 			}
 			return 0, true
 		}},
-		{analyze.MetricSpec{Name: "reasoning_or", Expression: "usage[?'reasoning_tokens'].orValue(0) + usage[?'prompt_tokens'].orValue(0) - isl"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "reasoning_or", Expression: "usage[?'reasoning_tokens'].orValue(0) + usage[?'prompt_tokens'].orValue(0) - isl"}, func(i int, r fakeReq) (float64, bool) {
 			if r.usage {
 				return 0, true
 			}
 			return -float64(r.isl), true
 		}},
-		{analyze.MetricSpec{Name: "completion_less_one", Expression: "usage.completion_tokens - 1"}, func(i int, r fakeReq) (float64, bool) { return float64(len(r.chunksNs)) - 1, r.usage }},
-		{analyze.MetricSpec{Name: "gaps_per_event", Expression: "double(size(gaps_ms)) / size(chunks_ms)"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "completion_less_one", Expression: "usage.completion_tokens - 1"}, func(i int, r fakeReq) (float64, bool) { return float64(len(r.chunksNs)) - 1, r.usage }},
+		{MetricSpec{Name: "gaps_per_event", Expression: "double(size(gaps_ms)) / size(chunks_ms)"}, func(i int, r fakeReq) (float64, bool) {
 			return float64(len(r.chunksNs)-1) / float64(len(r.chunksNs)), true
 		}},
-		{analyze.MetricSpec{Name: "middle_event_ms", Expression: "chunks_ms[size(chunks_ms) - 1 - int(osl / 2)]"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "middle_event_ms", Expression: "chunks_ms[size(chunks_ms) - 1 - int(osl / 2)]"}, func(i int, r fakeReq) (float64, bool) {
 			a := r.arrivals()
 			return ms(a[len(a)-1-len(a)/2]), true
 		}},
-		{analyze.MetricSpec{Name: "offset", Expression: "send_offset_ms"}, func(i int, r fakeReq) (float64, bool) { return ms(r.sendNs), true }},
-		{analyze.MetricSpec{Name: "lag", Expression: "lag_ms"}, func(i int, r fakeReq) (float64, bool) { return 0, true }},
-		{analyze.MetricSpec{Name: "who", Expression: "worker * 100 + index"}, func(i int, r fakeReq) (float64, bool) { return float64(i), true }},
-		{analyze.MetricSpec{Name: "second", Expression: "time_to_second_token"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "offset", Expression: "send_offset_ms"}, func(i int, r fakeReq) (float64, bool) { return ms(r.sendNs), true }},
+		{MetricSpec{Name: "lag", Expression: "lag_ms"}, func(i int, r fakeReq) (float64, bool) { return 0, true }},
+		{MetricSpec{Name: "who", Expression: "worker * 100 + index"}, func(i int, r fakeReq) (float64, bool) { return float64(i), true }},
+		{MetricSpec{Name: "second", Expression: "time_to_second_token"}, func(i int, r fakeReq) (float64, bool) {
 			a := r.arrivals()
 			return ms(a[1] - a[0]), true
 		}},
-		{analyze.MetricSpec{Name: "twice_first", Expression: "first * 2.0"}, func(i int, r fakeReq) (float64, bool) { return 2 * ms(r.arrivals()[0]), true }},
-		{analyze.MetricSpec{Name: "sixth_or", Expression: "chunks_ms[?5].orValue(-1.0)"}, func(i int, r fakeReq) (float64, bool) { return -1, true }},
-		{analyze.MetricSpec{Name: "ok_profile", Expression: `error == "" && valid && phase == "profile" ? 1 : 0`}, func(i int, r fakeReq) (float64, bool) { return 1, true }},
-		{analyze.MetricSpec{Name: "late", Expression: "chunks_ms.filter(x, x > 15.0).size()"}, func(i int, r fakeReq) (float64, bool) {
+		{MetricSpec{Name: "twice_first", Expression: "first * 2.0"}, func(i int, r fakeReq) (float64, bool) { return 2 * ms(r.arrivals()[0]), true }},
+		{MetricSpec{Name: "sixth_or", Expression: "chunks_ms[?5].orValue(-1.0)"}, func(i int, r fakeReq) (float64, bool) { return -1, true }},
+		{MetricSpec{Name: "ok_profile", Expression: `error == "" && valid && phase == "profile" ? 1 : 0`}, func(i int, r fakeReq) (float64, bool) { return 1, true }},
+		{MetricSpec{Name: "late", Expression: "chunks_ms.filter(x, x > 15.0).size()"}, func(i int, r fakeReq) (float64, bool) {
 			n := 0
 			for _, a := range r.arrivals() {
 				if ms(a) > 15 {
@@ -130,7 +130,7 @@ func TestVariables(t *testing.T) {
 		}},
 	}
 	reg := analyze.NewRegistry()
-	var specs []analyze.MetricSpec
+	var specs []MetricSpec
 	for _, c := range cases {
 		specs = append(specs, c.spec)
 	}
@@ -192,7 +192,7 @@ func TestWhereGroupBy(t *testing.T) {
 	reqs := fixture(fixtureN)
 	writeFixture(t, dir, reqs)
 	reg := analyze.NewRegistry()
-	if err := Register(reg, []analyze.MetricSpec{{Name: "third_event_ms", Expression: "chunks_ms[2]", Unit: "ms"}}); err != nil {
+	if err := Register(reg, []MetricSpec{{Name: "third_event_ms", Expression: "chunks_ms[2]", Unit: "ms"}}); err != nil {
 		t.Fatal(err)
 	}
 	where, err := Where(reg, "isl >= 130")
@@ -323,28 +323,28 @@ func TestWhereNoValue(t *testing.T) {
 // column.
 func TestCompileErrors(t *testing.T) {
 	cases := []struct {
-		spec analyze.MetricSpec
+		spec MetricSpec
 		want string
 	}{
-		{analyze.MetricSpec{Name: "third", Expression: "chunk_ms[2]", From: "--metric third"}, "--metric third: column 1: undeclared reference to 'chunk_ms' (did you mean chunks_ms?)"},
-		{analyze.MetricSpec{Name: "x", Expression: "ttft_ms +", From: "--metric x"}, "--metric x: column 10: Syntax error"},
-		{analyze.MetricSpec{Name: "x", Expression: "ttft_ms + error", From: "--metric x"}, "--metric x: column 9: found no matching overload for '_+_' applied to '(double, string)'"},
-		{analyze.MetricSpec{Name: "x", Expression: "osl % 2", From: "--metric x"}, "--metric x: column 5: found no matching overload for '_%_' applied to '(double, int)' (token counts are doubles: write int(osl) % 2)"},
-		{analyze.MetricSpec{Name: "x", Expression: "ttft_ms * (size(gaps_ms) / size(reads))", From: "--metric x"}, "--metric x: column 26: a division of two ints truncates (7 / 2 is 3): write double(a) / b for a ratio"},
-		{analyze.MetricSpec{Name: "x", Expression: "error", From: "--metric x"}, `--metric x: "error" gives a string; want double or int or uint`},
-		{analyze.MetricSpec{Name: "x", Expression: "ttft_ms > 1", From: "--metric x"}, "gives a bool"},
-		{analyze.MetricSpec{Name: "isl", Expression: "1"}, `"isl" is a variable of expressions`},
-		{analyze.MetricSpec{Name: "time_to_first_token", Expression: "1"}, "is a built-in metric"},
-		{analyze.MetricSpec{Name: "x", Expression: "1 +\n  nope", From: "--metrics-file m.yaml line 3: metric x"}, "--metrics-file m.yaml line 3: metric x: line 2 column 3: undeclared reference to 'nope'"},
+		{MetricSpec{Name: "third", Expression: "chunk_ms[2]", From: "--metric third"}, "--metric third: column 1: undeclared reference to 'chunk_ms' (did you mean chunks_ms?)"},
+		{MetricSpec{Name: "x", Expression: "ttft_ms +", From: "--metric x"}, "--metric x: column 10: Syntax error"},
+		{MetricSpec{Name: "x", Expression: "ttft_ms + error", From: "--metric x"}, "--metric x: column 9: found no matching overload for '_+_' applied to '(double, string)'"},
+		{MetricSpec{Name: "x", Expression: "osl % 2", From: "--metric x"}, "--metric x: column 5: found no matching overload for '_%_' applied to '(double, int)' (token counts are doubles: write int(osl) % 2)"},
+		{MetricSpec{Name: "x", Expression: "ttft_ms * (size(gaps_ms) / size(reads))", From: "--metric x"}, "--metric x: column 26: a division of two ints truncates (7 / 2 is 3): write double(a) / b for a ratio"},
+		{MetricSpec{Name: "x", Expression: "error", From: "--metric x"}, `--metric x: "error" gives a string; want double or int or uint`},
+		{MetricSpec{Name: "x", Expression: "ttft_ms > 1", From: "--metric x"}, "gives a bool"},
+		{MetricSpec{Name: "isl", Expression: "1"}, `"isl" is a variable of expressions`},
+		{MetricSpec{Name: "time_to_first_token", Expression: "1"}, "is a built-in metric"},
+		{MetricSpec{Name: "x", Expression: "1 +\n  nope", From: "--metrics-file m.yaml line 3: metric x"}, "--metrics-file m.yaml line 3: metric x: line 2 column 3: undeclared reference to 'nope'"},
 	}
 	for _, c := range cases {
-		err := Register(analyze.NewRegistry(), []analyze.MetricSpec{c.spec})
+		err := Register(analyze.NewRegistry(), []MetricSpec{c.spec})
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v; want one line with %q", c.spec.Expression, err, c.want)
 		}
 	}
 	// A metric may use the ones defined before it, not after.
-	if err := Register(analyze.NewRegistry(), []analyze.MetricSpec{{Name: "a", Expression: "b"}, {Name: "b", Expression: "1.0"}}); err == nil ||
+	if err := Register(analyze.NewRegistry(), []MetricSpec{{Name: "a", Expression: "b"}, {Name: "b", Expression: "1.0"}}); err == nil ||
 		!strings.Contains(err.Error(), "undeclared reference to 'b'") {
 		t.Errorf("forward reference: %v", err)
 	}

@@ -40,6 +40,8 @@ type Flags struct {
 	StartOffset, EndOffset int64
 
 	fields []field
+	// lifted are the flags an extra input set (Apply): as if given on the command line.
+	lifted map[string]bool
 }
 
 // field is one defined flag: its name, the value it sets, its default, and how the spec

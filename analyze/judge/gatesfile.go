@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/yamlline"
 )
 
 // GatesFileVersion is the version of the --gates file format (docs/metrics.md "Agreed gates").
@@ -50,8 +51,8 @@ func ParseGatesFileOf(reg *analyze.Registry, data []byte, path string) (*GatesFi
 	var f GatesFile
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		msg := err.Error()
-		if m := analyze.UnknownField.FindStringSubmatch(msg); m != nil {
-			return nil, fmt.Errorf("--gates %s line %d: unknown field %q (want version, gates; each gate: gate, owner, reason)", path, analyze.KeyLine(data, m[1], 0), m[1])
+		if m := yamlline.UnknownField.FindStringSubmatch(msg); m != nil {
+			return nil, fmt.Errorf("--gates %s line %d: unknown field %q (want version, gates; each gate: gate, owner, reason)", path, yamlline.KeyLine(data, m[1], 0), m[1])
 		}
 		// The YAML parser's errors carry their own "line N".
 		msg = strings.TrimPrefix(strings.TrimPrefix(msg, "error converting YAML to JSON: "), "yaml: ")
@@ -60,9 +61,9 @@ func ParseGatesFileOf(reg *analyze.Registry, data []byte, path string) (*GatesFi
 	f.Path = path
 	if f.Version != GatesFileVersion {
 		if f.Version == 0 {
-			return nil, fmt.Errorf("--gates %s line %d: no version: want version: %d", path, max(analyze.KeyLine(data, "version", 0), 1), GatesFileVersion)
+			return nil, fmt.Errorf("--gates %s line %d: no version: want version: %d", path, max(yamlline.KeyLine(data, "version", 0), 1), GatesFileVersion)
 		}
-		return nil, fmt.Errorf("--gates %s line %d: version %d is not supported (this build reads version %d)", path, analyze.KeyLine(data, "version", 0), f.Version, GatesFileVersion)
+		return nil, fmt.Errorf("--gates %s line %d: version %d is not supported (this build reads version %d)", path, yamlline.KeyLine(data, "version", 0), f.Version, GatesFileVersion)
 	}
 	if len(f.Gates) == 0 {
 		return nil, fmt.Errorf("--gates %s: no gates", path)
@@ -70,7 +71,7 @@ func ParseGatesFileOf(reg *analyze.Registry, data []byte, path string) (*GatesFi
 	after := 0
 	for i := range f.Gates {
 		g := &f.Gates[i]
-		g.Line = analyze.KeyLine(data, "gate", after)
+		g.Line = yamlline.KeyLine(data, "gate", after)
 		after = g.Line
 		where := fmt.Sprintf("--gates %s line %d", path, g.Line)
 		if strings.TrimSpace(g.Gate) == "" {

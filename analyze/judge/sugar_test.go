@@ -6,23 +6,8 @@ import (
 	"testing"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/analyze/internal/analyzetest"
 )
-
-// testRegistry is the built-ins plus one user metric, "first_gap_ms".
-func testRegistry(t *testing.T) *analyze.Registry {
-	t.Helper()
-	r := analyze.NewRegistry()
-	if _, err := r.Register(analyze.UserMetric{Name: "first_gap_ms", Unit: "ms", Description: "the first inter-chunk gap",
-		Eval: func(v *analyze.RequestView) (float64, bool) {
-			if g := v.GapsNs(); len(g) > 0 {
-				return float64(g[0]) / 1e6, true
-			}
-			return 0, false
-		}}); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 func TestSplitComparison(t *testing.T) {
 	cases := []struct {
@@ -72,7 +57,7 @@ func TestSplitRef(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	r := testRegistry(t)
+	r := analyzetest.Registry(t)
 	all := scopeMetrics | scopeServer
 	cases := []struct {
 		name  string
@@ -182,7 +167,7 @@ func TestParseFiniteAndPairs(t *testing.T) {
 // The gate and goodput syntaxes over a registry with a user metric: it is named, checked
 // and suggested like a built-in one.
 func TestParseWithUserMetric(t *testing.T) {
-	r := testRegistry(t)
+	r := analyzetest.Registry(t)
 	gates := []struct {
 		in, tag, stat, err string
 	}{

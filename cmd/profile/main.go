@@ -27,6 +27,7 @@ import (
 
 	"github.com/llmbench/llmbench/cmd/internal/cli"
 	"github.com/llmbench/llmbench/config"
+	"github.com/llmbench/llmbench/internal/helptext"
 	"github.com/llmbench/llmbench/profile"
 	"github.com/llmbench/llmbench/redact"
 	"github.com/llmbench/llmbench/replay"
@@ -88,10 +89,10 @@ func newCommand() *command {
 	// --output (refused: the plan goes into the artifact directory) not at all.
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		if strings.HasPrefix(f.Usage, "accepted: ") {
-			cli.SetGroup(c.fs, cli.GroupAIPerf, f.Name)
+			cli.SetGroup(c.fs, helptext.GroupAIPerf, f.Name)
 		}
 	})
-	cli.SetGroup(c.fs, cli.GroupOmit, "output")
+	cli.SetGroup(c.fs, helptext.GroupOmit, "output")
 	c.fs.Lookup("model").Usage = "model name put in every request body (required unless --plan gives the plan); a comma list a,b gives each dataset turn one"
 	for _, n := range multimodal {
 		c.fs.String(n, "", "not supported yet")

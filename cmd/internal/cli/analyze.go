@@ -4,20 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/analyze"
-	"github.com/llmbench/llmbench/analyze/judge"
-	"github.com/llmbench/llmbench/columnar"
+	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/internal/timespan"
 	"github.com/llmbench/llmbench/plan"
+	"github.com/llmbench/llmbench/tokenizer"
 )
 
 // Exit statuses (export's) and --max-error-rate's default.
@@ -61,177 +59,77 @@ func (s secondsFlag) Set(v string) error {
 
 func (secondsFlag) Type() string { return "duration" }
 
-type analyzeFlags struct {
-	outputDir       string
-	plan            string
-	serverTokens    bool
-	goodput         string
-	gates           []string
-	maxErrorRate    float64
-	maxScheduleLag  time.Duration
-	sliceDuration   time.Duration
-	tokenizer       string
-	quiet           bool
-	parallelism     int
-	maxWorkerCPUPct float64
-	exportPrefix    string
-	exportLevel     string
-	httpTrace       bool
-	traceTiming     bool
-	perChunk        bool
-	exports         []string
-}
-
-// Analyze is the flag set of `analyze`: what to compute from a run and what to export.
+// Analyze is the flag set of `analyze`: what to compute from a run and what to export,
+// parsed into export.Settings (which checks them).
 type Analyze struct {
 	// FS holds the flags; compose it into a larger set with AddFlagSet.
 	FS *pflag.FlagSet
-	c  analyzeFlags
-	// claim holds the benchmark claim's flags (benchclaim.go).
-	claim *claimFlags
-	// html holds report.html's flags (report.go).
-	html *htmlFlags
-	// user holds --metric and --metrics-file, sel --where and --group-by (usermetrics.go).
-	user *userMetricFlags
-	sel  *selectionFlags
+	s  export.Settings
 }
+
+// AcceptScheduleMissEnv names the environment variable that, set to 1, makes
+// --accept-schedule-miss the default: for test suites and CI machines whose load is not what
+// they judge (docs/exit-codes.md). The last line still says that the schedule was not kept.
+const AcceptScheduleMissEnv = "LLMBENCH_ACCEPT_SCHEDULE_MISS"
 
 // NewAnalyze defines the analyze flags on a new set.
 func NewAnalyze() *Analyze {
 	a := &Analyze{FS: NewFlagSet("analyze")}
-	fs, c := a.FS, &a.c
-	fs.StringVar(&c.outputDir, "output-dir", "", "write exports here instead of the first RUN_DIR")
-	fs.StringVar(&c.plan, "plan", "", "plan file (default: the one run.json names)")
-	fs.BoolVar(&c.serverTokens, "use-server-token-count", false, "take ISL and OSL from the server's usage fields instead of the plan and tokenizer")
-	fs.StringVar(&c.goodput, "goodput", "", `SLOs for goodput, e.g. "time_to_first_token:400 inter_token_latency:20" (display units; each threshold a positive finite number)`)
-	fs.StringArrayVar(&c.gates, "gate", nil, "release gate metric.stat<value, e.g. 'time_to_first_token.p99<400' (repeatable; < <= > >= ==; a finite value; server.* and gpu.* names too)")
-	fs.Float64Var(&c.maxErrorRate, "max-error-rate", defaultMaxErrRate, "largest fraction of failed profile requests that passes, in [0, 1] (0: any failure fails the run)")
-	fs.DurationVar(&c.maxScheduleLag, "max-schedule-lag", time.Millisecond, "verdict bound on the p99 dispatch lag (> 0)")
-	fs.Var(secondsFlag{&c.sliceDuration}, "slice-duration", "also summarise per time slice of this length (seconds or a duration; at most 365 days)")
-	fs.StringVar(&c.tokenizer, "tokenizer", "", "tokenizer for output lengths (default: the plan's)")
-	fs.BoolVarP(&c.quiet, "quiet", "q", false, "print only gate failures and errors")
-	fs.IntVar(&c.parallelism, "parallelism", 0, "logs read at once (0: all CPUs)")
-	fs.Float64Var(&c.maxWorkerCPUPct, "max-worker-cpu", 90, "verdict bound on a worker's CPU use, percent of one core (a positive finite number)")
-	fs.StringVar(&c.exportPrefix, "profile-export-prefix", export.DefaultExportPrefix, "name every export PREFIX_aiperf.json, PREFIX_aiperf.csv, PREFIX.jsonl, ... (AIPerf's)")
-	fs.StringVar(&c.exportLevel, "export-level", "records", "summary (JSON and CSV only), records (also the per-request JSONL) or raw (as records: the run directory's raw logs hold every byte)")
-	fs.BoolVar(&c.traceTiming, "show-trace-timing", false, "also print the HTTP trace timing table (k6's http_req_* metrics: connecting, sending, waiting, receiving, duration) after the metrics")
-	fs.BoolVar(&c.httpTrace, "export-http-trace", false, "add each request's trace_data to the JSONL: send, headers, first and last read and connect times (wall-clock ns), every read as [ns, bytes], AIPerf's durations")
-	fs.BoolVar(&c.perChunk, "export-per-chunk-data", false, "add each request's response chunks (every read as [ns, bytes]) to the JSONL as trace_data; inter_chunk_latency lists are always there")
-	a.claim = addClaimFlags(fs) // the benchmark claim's flags (benchclaim.go)
-	a.html = addHTMLFlags(fs)   // report.html (report.go)
-	a.user = addUserMetricFlags(fs)
-	a.sel = addSelectionFlags(fs)
-	fs.StringSliceVar(&c.exports, "export", nil, "also export in these formats: parquet (requests.parquet and chunks.parquet, docs/run-format.md)")
+	fs, c := a.FS, &a.s
+	fs.StringVar(&c.OutputDir, "output-dir", "", "write exports here instead of the first RUN_DIR")
+	fs.StringVar(&c.Plan, "plan", "", "plan file (default: the one run.json names)")
+	fs.BoolVar(&c.UseServerTokenCount, "use-server-token-count", false, "take ISL and OSL from the server's usage fields instead of the plan and tokenizer")
+	fs.StringVar(&c.Goodput, "goodput", "", `SLOs for goodput, e.g. "time_to_first_token:400 inter_token_latency:20" (display units; each threshold a positive finite number)`)
+	fs.StringArrayVar(&c.Gates, "gate", nil, "release gate metric.stat<value, e.g. 'time_to_first_token.p99<400' (repeatable; < <= > >= ==; a finite value; server.* and gpu.* names too)")
+	fs.Float64Var(&c.MaxErrorRate, "max-error-rate", defaultMaxErrRate, "largest fraction of failed profile requests that passes, in [0, 1] (0: any failure fails the run)")
+	fs.DurationVar(&c.MaxScheduleLag, "max-schedule-lag", time.Millisecond, "verdict bound on the p99 dispatch lag (> 0)")
+	fs.Var(secondsFlag{&c.SliceDuration}, "slice-duration", "also summarise per time slice of this length (seconds or a duration; at most 365 days)")
+	fs.StringVar(&c.Tokenizer, "tokenizer", "", "tokenizer for output lengths (default: the plan's)")
+	fs.BoolVarP(&c.Quiet, "quiet", "q", false, "print only gate failures and errors")
+	fs.IntVar(&c.Parallelism, "parallelism", 0, "logs read at once (0: all CPUs)")
+	fs.Float64Var(&c.MaxWorkerCPUPct, "max-worker-cpu", 90, "verdict bound on a worker's CPU use, percent of one core (a positive finite number)")
+	fs.StringVar(&c.ExportPrefix, "profile-export-prefix", export.DefaultExportPrefix, "name every export PREFIX_aiperf.json, PREFIX_aiperf.csv, PREFIX.jsonl, ... (AIPerf's)")
+	fs.StringVar(&c.ExportLevel, "export-level", "records", "summary (JSON and CSV only), records (also the per-request JSONL) or raw (as records: the run directory's raw logs hold every byte)")
+	fs.BoolVar(&c.TraceTiming, "show-trace-timing", false, "also print the HTTP trace timing table (k6's http_req_* metrics: connecting, sending, waiting, receiving, duration) after the metrics")
+	fs.BoolVar(&c.ExportHTTPTrace, "export-http-trace", false, "add each request's trace_data to the JSONL: send, headers, first and last read and connect times (wall-clock ns), every read as [ns, bytes], AIPerf's durations")
+	fs.BoolVar(&c.ExportPerChunk, "export-per-chunk-data", false, "add each request's response chunks (every read as [ns, bytes]) to the JSONL as trace_data; inter_chunk_latency lists are always there")
+	// The benchmark claim's flags (docs/metrics.md "The benchmark claim").
+	fs.BoolVar(&c.RequireTrustworthy, "require-trustworthy", false, "exit 1 when the benchmark claim is not trustworthy (generator, shape and thresholds each validated)")
+	fs.BoolVar(&c.AcceptScheduleMiss, "accept-schedule-miss", os.Getenv(AcceptScheduleMissEnv) == "1", "exit 0 (gates permitting) even when the client did not keep its schedule; by default such a run exits 1, as its numbers describe the client, not the server ($"+AcceptScheduleMissEnv+"=1 sets this default)")
+	fs.StringVar(&c.GatesFile, "gates", "", "YAML file of agreed gates (version: 1; gates: each with gate, owner and reason): adds them and marks them agreed")
+	fs.StringVar(&c.ValidateShape, "validate-shape", "", "compare the run's ISL, OSL, inter-arrival and prefix reuse with REFERENCE: a dataset file in any --custom-dataset-type (TYPE:PATH to force one), a plan file or another run directory")
+	fs.StringVar(&c.GeneratorFile, "generator-validation", "", "generator validation file to reuse (default: RUN_DIR/"+benchclaim.GeneratorValidationName+" when there is one); it counts only for the same plan, machine and workers")
+	fs.BoolVar(&c.NoHTML, "no-html", false, "do not write "+export.FileReport)
+	fs.StringVar(&c.HTML, "html", "", "write the HTML report to this file (default: "+export.FileReport+" in the output directory)")
+	addUserMetricFlags(fs, &c.Metrics, &c.MetricsFile)
+	fs.StringVar(&c.Where, "where", "", `compute every metric over the requests this boolean CEL expression holds for, e.g. 'isl > 4096' (same variables as --metric)`)
+	fs.StringVar(&c.GroupBy, "group-by", "", `also summarise each group of requests this CEL expression splits them into, e.g. 'turn' (one block per group in the console and JSON, a column in CSV)`)
+	fs.StringSliceVar(&c.Exports, "export", nil, "also export in these formats: parquet (requests.parquet and chunks.parquet, docs/run-format.md)")
 	return a
 }
 
-// checked are the analyze flags once checked: what the gates and SLOs parse to.
-type checked struct {
-	goodput []analyze.SLO
-	gates   []judge.Gate // --gate, then the --gates file's
-	// reg holds the user metrics (nil: none); where and groupBy are --where and --group-by.
-	reg     *analyze.Registry
-	where   *analyze.Selection
-	groupBy *analyze.Grouping
-	parquet bool
+// addUserMetricFlags defines --metric and --metrics-file (docs/metrics.md "User metrics"),
+// the metrics a user defines in CEL (export.UserMetrics), for analyze and analyze compare.
+func addUserMetricFlags(fs *pflag.FlagSet, metrics *[]string, file *string) {
+	fs.StringArrayVar(metrics, "metric", nil, `user metric 'NAME = EXPR' in CEL over the request's variables, e.g. 'third_event_ms = chunks_ms[2]' (repeatable; docs/metrics.md "User metrics")`)
+	fs.StringVar(file, "metrics-file", "", "YAML file of user metrics (version: 1; metrics: each with name, expression, unit, description)")
 }
 
-// Check checks every analyze flag without reading a run: bounds, export names, the gates
-// (metrics, statistics, values), the goodput SLOs, the --gates file and the claim's files.
-// profile calls it before anything is sent, so a typo never costs a run. Errors name the
-// flag.
-func (a *Analyze) Check() error {
-	_, err := a.check()
-	return err
+// settings are the flags as given, with whether --goodput was.
+func (a *Analyze) settings() *export.Settings {
+	a.s.GoodputSet = Changed(a.FS, "goodput")
+	return &a.s
 }
 
-func (a *Analyze) check() (*checked, error) {
-	c := &a.c
-	switch c.exportLevel {
-	case export.LevelSummary, export.LevelRecords, export.LevelRaw:
-	default:
-		return nil, fmt.Errorf("--export-level %q: want summary, records or raw", c.exportLevel)
-	}
-	if c.exportPrefix == "" || strings.ContainsAny(c.exportPrefix, "/\\") {
-		return nil, fmt.Errorf("--profile-export-prefix %q: want a file name prefix without a path", c.exportPrefix)
-	}
-	switch {
-	case !(c.maxErrorRate >= 0 && c.maxErrorRate <= 1): // NaN too
-		return nil, fmt.Errorf("--max-error-rate %v: want a fraction between 0 and 1", c.maxErrorRate)
-	case c.maxScheduleLag <= 0:
-		return nil, fmt.Errorf("--max-schedule-lag %v: must be positive", c.maxScheduleLag)
-	case !(c.maxWorkerCPUPct > 0) || math.IsInf(c.maxWorkerCPUPct, 0):
-		return nil, fmt.Errorf("--max-worker-cpu %v: want a positive finite percentage of one core", c.maxWorkerCPUPct)
-	case c.parallelism < 0:
-		return nil, fmt.Errorf("--parallelism %d: must not be negative (0: all CPUs)", c.parallelism)
-	case a.html.off && a.html.path != "":
-		return nil, fmt.Errorf("--html %s and --no-html contradict each other", a.html.path)
-	}
-	if err := export.CheckHTMLDir(a.html.path); err != nil {
-		return nil, err
-	}
-	out := &checked{}
-	for _, e := range c.exports {
-		switch e {
-		case export.FormatParquet:
-			out.parquet = true
-		default:
-			return nil, fmt.Errorf("--export %q: want parquet", e)
-		}
-	}
-	reg, err := a.user.registry() // --metric, --metrics-file: checked before any log is read
-	if err != nil {
-		return nil, err
-	}
-	out.reg = reg
-	if out.parquet {
-		if err := columnar.Check(reg); err != nil {
-			return nil, err
-		}
-	}
-	if out.where, out.groupBy, err = a.sel.compile(reg); err != nil {
-		return nil, err
-	}
-	if Changed(a.FS, "goodput") {
-		slos, err := judge.ParseGoodputOf(reg, c.goodput)
-		if err != nil {
-			return nil, err
-		}
-		out.goodput = slos
-	}
-	for _, g := range c.gates {
-		gate, err := judge.ParseGateOf(reg, g)
-		if err != nil {
-			return nil, err
-		}
-		out.gates = append(out.gates, gate)
-	}
-	gates, err := a.claim.gates(reg, out.gates) // --gates FILE (benchclaim.go)
-	if err != nil {
-		return nil, err
-	}
-	out.gates = gates
-	if err := a.claim.check(); err != nil { // the claim's files (benchclaim.go)
-		return nil, err
-	}
-	return out, nil
-}
+// Check checks every analyze flag without reading a run (export.Settings.Check): profile
+// calls it before anything is sent, so a typo never costs a run. Errors name the flag.
+func (a *Analyze) Check() error { return a.settings().Check() }
 
 // CheckStreaming refuses the gates and goodput SLOs on metrics a run without streamed
-// responses has no values for (time_to_first_token, inter_token_latency, ...), naming the
-// flag: streaming is the plan's --streaming.
+// responses has no values for (export.Settings.CheckStreaming).
 func (a *Analyze) CheckStreaming(streaming bool) error {
-	if streaming {
-		return nil
-	}
-	ck, err := a.check()
-	if err != nil {
-		return err
-	}
-	return ck.checkStreaming()
+	return a.settings().CheckStreaming(streaming)
 }
-
-func (ck *checked) checkStreaming() error { return export.CheckStreaming(ck.goodput, ck.gates) }
 
 // Run analyses the run directories dirs (export.Run), writes the exports and prints the
 // console table and the gates on stdout. Exit status: 0 every gate holds, 1 a gate fails or
@@ -247,40 +145,38 @@ func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 }
 
 // Options checks the analyze flags and converts them into export.Options for the run
-// directories dirs.
+// directories dirs, with this process's tokenizer loaders, terminal colour and writers.
 func (a *Analyze) Options(dirs []string, stdout, stderr io.Writer) (export.Options, error) {
-	ck, err := a.check()
+	o, err := a.settings().Options(dirs)
 	if err != nil {
 		return export.Options{}, err
 	}
-	c := a.c
-	return export.Options{
-		RunDirs: dirs,
-		Analysis: analyze.Options{
-			PlanPath: c.plan, UseServerTokenCount: c.serverTokens,
-			TokenizerSpec: c.tokenizer, SliceDuration: c.sliceDuration, MaxScheduleLag: c.maxScheduleLag,
-			MaxWorkerCPU: c.maxWorkerCPUPct / 100, Parallelism: c.parallelism,
-			ExportHTTPTrace: c.httpTrace, ExportPerChunkData: c.perChunk,
-			Goodput: ck.goodput, LoadTokenizer: loadTokenizer,
-			Metrics: ck.reg, Where: ck.where, GroupBy: ck.groupBy,
-		},
-		Parquet:   ck.parquet,
-		OutputDir: c.outputDir, ExportPrefix: c.exportPrefix, Level: c.exportLevel,
-		Gates: ck.gates, MaxErrorRate: c.maxErrorRate, Quiet: c.quiet, TraceTiming: c.traceTiming,
-		Color:  ColorTerminal(os.Getenv, os.Stdout),
-		NoHTML: a.html.off, HTML: a.html.path,
-		Claim: export.Claim{RequireTrustworthy: a.claim.requireTrustworthy, AcceptScheduleMiss: a.claim.acceptScheduleMiss, GatesFile: a.claim.gatesFile, Agreed: a.claim.agreed,
-			ValidateShape: a.claim.validateShape, GeneratorFile: a.claim.generatorFile},
-		LoadTokenizer: openTokenizer, Stdout: stdout, Stderr: stderr,
-	}, nil
+	o.Analysis.LoadTokenizer, o.LoadTokenizer = loadTokenizer, openTokenizer
+	o.Color, o.Stdout, o.Stderr = ColorTerminal(os.Getenv, os.Stdout), stdout, stderr
+	return o, nil
 }
 
 // ExportPrefix is --profile-export-prefix: every export's file name starts with it.
-func (a *Analyze) ExportPrefix() string { return a.c.exportPrefix }
+func (a *Analyze) ExportPrefix() string { return a.s.ExportPrefix }
 
 // MaxErrorRate is --max-error-rate: the largest fraction of failed profile requests a run
 // may have and still pass (analyze's gate) or count (a sweep point, a repeat, a probe).
-func (a *Analyze) MaxErrorRate() float64 { return a.c.maxErrorRate }
+func (a *Analyze) MaxErrorRate() float64 { return a.s.MaxErrorRate }
 
 // AcceptScheduleMiss is --accept-schedule-miss (or its default from the environment).
-func (a *Analyze) AcceptScheduleMiss() bool { return a.claim.acceptScheduleMiss }
+func (a *Analyze) AcceptScheduleMiss() bool { return a.s.AcceptScheduleMiss }
+
+// openTokenizer loads a tokenizer as every command does (docs/tokenizers.md), the
+// environment's Hugging Face settings with it.
+func openTokenizer(spec string) (*tokenizer.Tokenizer, error) {
+	return tokenizer.LoadWithOptions(spec, tokenizer.EnvLoadOptions(os.Getenv))
+}
+
+// loadTokenizer is openTokenizer as analyze.Options.LoadTokenizer wants it (no typed nil).
+func loadTokenizer(spec string) (analyze.TokenCounter, error) {
+	t, err := openTokenizer(spec)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}

@@ -37,7 +37,9 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	maxDrop := fs.Float64("max-completed-drop", report.DefaultMaxCompletedDropPct, "exit 1 when a run of the baseline's plan completed more than this many percent fewer requests")
 	noHTML := fs.Bool("no-html", false, "do not write "+export.FileCompareHTML)
 	quiet := fs.BoolP("quiet", "q", false, "print only regressions and errors")
-	user := addUserMetricFlags(fs) // --metric, --metrics-file: compared like the built-ins (usermetrics.go)
+	var metrics []string
+	var metricsFile string
+	addUserMetricFlags(fs, &metrics, &metricsFile) // compared like the built-ins
 	bad := func(err error) int {
 		fmt.Fprintln(stderr, OneLine("analyze compare", err))
 		return exitBadInput
@@ -61,7 +63,7 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	if !(*maxDrop > 0 && *maxDrop <= 100) {
 		return bad(fmt.Errorf("--max-completed-drop %v: want a percentage above 0, at most 100", *maxDrop))
 	}
-	reg, err := user.registry()
+	reg, err := export.UserMetrics(metrics, metricsFile)
 	if err != nil {
 		return bad(err)
 	}

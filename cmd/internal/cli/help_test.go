@@ -2,12 +2,13 @@ package cli
 
 import (
 	"bytes"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/llmbench/llmbench/internal/helptext"
 )
 
 // helpSets are the flag sets of the commands, composed as the commands compose them.
@@ -29,13 +30,13 @@ func helpSets() map[string]*pflag.FlagSet {
 // titled group.
 func TestHelpGroups(t *testing.T) {
 	sets := helpSets()
-	for name := range flagGroups {
+	for name := range helptext.Table {
 		found := false
 		for _, fs := range sets {
 			found = found || fs.Lookup(name) != nil
 		}
 		if !found && name != "validate-generator" && name != "artifact-dir" && name != "config" && name != "print-config" && name != "check-flags" {
-			t.Errorf("flagGroups names --%s, which no command defines", name)
+			t.Errorf("helptext.Table names --%s, which no command defines", name)
 		}
 	}
 	for cmd, fs := range sets {
@@ -49,8 +50,8 @@ func TestHelpGroups(t *testing.T) {
 			if n := len(regexp.MustCompile(`(?m)^(  -., |      )--`+regexp.QuoteMeta(f.Name)+`(\[| |$)`).FindAllString(help, -1)); n != 1 {
 				t.Errorf("%s --help-all shows --%s %d times", cmd, f.Name, n)
 			}
-			if g := groupOf(f); g == GroupOther && f.Name != "help" && f.Name != "help-all" && f.Name != "version" {
-				t.Errorf("%s: --%s has no help group (add it to flagGroups)", cmd, f.Name)
+			if g := groupOf(f); g == helptext.GroupOther && f.Name != "help" && f.Name != "help-all" && f.Name != "version" {
+				t.Errorf("%s: --%s has no help group (add it to helptext.Table)", cmd, f.Name)
 			}
 		})
 	}
@@ -70,37 +71,11 @@ func TestGroupUsageNarrow(t *testing.T) {
 				t.Errorf("width %d: line %q is longer", width, l)
 			}
 		}
-		if !strings.Contains(out, "\n"+descIndent+"one two") || !strings.Contains(out, "--b[=true|false]\n"+descIndent+"short") {
+		if !strings.Contains(out, "\n"+helptext.DescIndent+"one two") || !strings.Contains(out, "--b[=true|false]\n"+helptext.DescIndent+"short") {
 			t.Errorf("width %d: descriptions not under their names:\n%s", width, out)
 		}
 	}
-	if out := groupUsage(fs, 200); strings.Contains(out, "\n"+descIndent+"one") {
+	if out := groupUsage(fs, 200); strings.Contains(out, "\n"+helptext.DescIndent+"one") {
 		t.Errorf("a wide terminal keeps the descriptions beside the names:\n%s", out)
-	}
-}
-
-func TestWidth(t *testing.T) {
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer devnull.Close()
-	fd := int(devnull.Fd()) // not a terminal
-	env := func(v string) func(string) string {
-		return func(k string) string {
-			if k == "COLUMNS" {
-				return v
-			}
-			return ""
-		}
-	}
-	cases := []struct {
-		columns string
-		want    int
-	}{{"", 80}, {"132", 132}, {"abc", 80}, {"-3", 80}, {"10", minHelpWidth}}
-	for _, c := range cases {
-		if got := Width(env(c.columns), fd); got != c.want {
-			t.Errorf("COLUMNS=%q: width %d, want %d", c.columns, got, c.want)
-		}
 	}
 }

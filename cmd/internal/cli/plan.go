@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -119,69 +118,9 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 	return 0
 }
 
-// apply maps the flags that need conversion onto o.
+// apply maps the flags that need conversion onto o (plan.Flags.Apply).
 func (p *Plan) apply(o *plan.Options) error {
-	fs, cf := p.FS, p.Flags
-	o.Seed = cf.Seed
-	if Changed(fs, "fixed-schedule-start-offset") {
-		o.FixedScheduleStartOffset = &cf.StartOffset
-	}
-	if Changed(fs, "fixed-schedule-end-offset") {
-		o.FixedScheduleEndOffset = &cf.EndOffset
-	}
-	if err := cf.Source.Check(); err != nil {
-		return err
-	}
-	if cf.Source.InputFile == "" {
-		for _, name := range []string{"custom-dataset-type", "isl-block-size", "synthesis-prompt-len-multiplier", "synthesis-prefix-len-multiplier", "synthesis-prefix-root-multiplier", "synthesis-output-len-multiplier", "synthesis-max-isl", "synthesis-max-osl"} {
-			if Changed(fs, name) {
-				return fmt.Errorf("--%s needs --input-file", name)
-			}
-		}
-	}
-	extra, err := plan.ParseExtraInputs(cf.ExtraInputs)
-	if err != nil {
-		return err
-	}
-	// AIPerf passes the template and the response field as extra inputs; they configure the
-	// plan and are not body members. Moving them onto the flags also records them in the spec
-	// under the flag names, where analyze looks for the response field.
-	lift := []struct{ key, flag string }{{"payload_template", "payload-template"}, {"response_field", "response-field"}}
-	for _, l := range lift {
-		v, ok := extra[l.key]
-		if !ok || (l.key == "payload_template" && o.EndpointType != "template") ||
-			(l.key == "response_field" && o.EndpointType != "raw" && o.EndpointType != "template") {
-			continue
-		}
-		str, isStr := v.(string)
-		if !isStr && l.key == "payload_template" {
-			// A template without actions can be valid JSON, which ParseExtraInputs decoded:
-			// take it back as text.
-			b, err := json.Marshal(v)
-			if err != nil {
-				return fmt.Errorf("--extra-inputs %s: %w", l.key, err)
-			}
-			str, isStr = string(b), true
-		}
-		if !isStr {
-			return fmt.Errorf("--extra-inputs %s: want a string", l.key)
-		}
-		// The same value is what an earlier apply put there (profile applies once to check
-		// the flags and once per compile).
-		if Changed(fs, l.flag) && fs.Lookup(l.flag).Value.String() != str {
-			return fmt.Errorf("--%s and --extra-inputs %s are both given", l.flag, l.key)
-		}
-		if err := fs.Set(l.flag, str); err != nil {
-			return fmt.Errorf("--extra-inputs %s: %w", l.key, err)
-		}
-		delete(extra, l.key)
-	}
-	if len(extra) == 0 {
-		extra = nil
-	}
-	o.ExtraInputs = extra
-	o.PayloadTemplate, err = plan.ReadPayloadTemplate(cf.PayloadTemplate)
-	return err
+	return p.Apply(o, func(name string) bool { return Changed(p.FS, name) })
 }
 
 // fail prints err as the one line "plan: ..." and returns code.

@@ -1,10 +1,13 @@
-package analyze
+package metricexpr
 
 import (
 	"fmt"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/yamlline"
 )
 
 // User metric definitions as given (analyze --metric, --metrics-file; docs/metrics.md "User
@@ -34,7 +37,7 @@ func ParseMetricFlag(s string) (MetricSpec, error) {
 	if !ok || name == "" || expr == "" || strings.HasPrefix(expr, "=") {
 		return MetricSpec{}, fmt.Errorf("--metric %q: want NAME = EXPRESSION, e.g. 'third_event_ms = chunks_ms[2]'", s)
 	}
-	if err := checkName(name); err != nil {
+	if err := analyze.CheckMetricName(name); err != nil {
 		return MetricSpec{}, fmt.Errorf("--metric %q: %s", s, strings.TrimPrefix(err.Error(), "analyze: "))
 	}
 	return MetricSpec{Name: name, Expression: expr, From: "--metric " + name}, nil
@@ -60,9 +63,9 @@ func ParseMetricsFile(data []byte, path string) ([]MetricSpec, error) {
 	var f metricsFile
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		msg := err.Error()
-		if m := UnknownField.FindStringSubmatch(msg); m != nil {
+		if m := yamlline.UnknownField.FindStringSubmatch(msg); m != nil {
 			return nil, fmt.Errorf("--metrics-file %s line %d: unknown field %q (want version, metrics; each metric: name, expression, unit, description, larger_is_better, failed_requests)",
-				path, KeyLine(data, m[1], 0), m[1])
+				path, yamlline.KeyLine(data, m[1], 0), m[1])
 		}
 		msg = strings.TrimPrefix(strings.TrimPrefix(msg, "error converting YAML to JSON: "), "yaml: ")
 		msg = strings.Join(strings.Fields(msg), " ") // the YAML decoder's list of errors, one line
@@ -70,18 +73,18 @@ func ParseMetricsFile(data []byte, path string) ([]MetricSpec, error) {
 	}
 	switch {
 	case f.Version == 0:
-		return nil, fmt.Errorf("--metrics-file %s line %d: no version: want version: %d", path, max(KeyLine(data, "version", 0), 1), MetricsFileVersion)
+		return nil, fmt.Errorf("--metrics-file %s line %d: no version: want version: %d", path, max(yamlline.KeyLine(data, "version", 0), 1), MetricsFileVersion)
 	case f.Version != MetricsFileVersion:
-		return nil, fmt.Errorf("--metrics-file %s line %d: version %d is not supported (this build reads version %d)", path, KeyLine(data, "version", 0), f.Version, MetricsFileVersion)
+		return nil, fmt.Errorf("--metrics-file %s line %d: version %d is not supported (this build reads version %d)", path, yamlline.KeyLine(data, "version", 0), f.Version, MetricsFileVersion)
 	case len(f.Metrics) == 0:
 		return nil, fmt.Errorf("--metrics-file %s: no metrics", path)
 	}
 	after := 0
 	for i := range f.Metrics {
 		m := &f.Metrics[i]
-		line := KeyLine(data, "name", after)
+		line := yamlline.KeyLine(data, "name", after)
 		if line == 0 {
-			line = KeyLine(data, "expression", after)
+			line = yamlline.KeyLine(data, "expression", after)
 		}
 		after = line
 		m.From = fmt.Sprintf("--metrics-file %s line %d", path, line)
@@ -92,7 +95,7 @@ func ParseMetricsFile(data []byte, path string) ([]MetricSpec, error) {
 		case m.Expression == "":
 			return nil, fmt.Errorf("%s: metric %s has no expression", m.From, m.Name)
 		}
-		if err := checkName(m.Name); err != nil {
+		if err := analyze.CheckMetricName(m.Name); err != nil {
 			return nil, fmt.Errorf("%s: %s", m.From, strings.TrimPrefix(err.Error(), "analyze: "))
 		}
 		m.From += ": metric " + m.Name

@@ -1,14 +1,13 @@
-package analyze
+// Package yamlline finds the line of a YAML file's error again (analyze --metrics-file,
+// --gates): sigs.k8s.io/yaml converts YAML to JSON before decoding, so encoding/json's errors
+// know no line. It imports only the standard library.
+package yamlline
 
 import (
 	"bytes"
 	"regexp"
 	"strings"
 )
-
-// The line numbers of YAML files' errors (--metrics-file here, --gates in analyze/judge):
-// sigs.k8s.io/yaml converts YAML to JSON before decoding, so encoding/json's errors know no
-// line; these find it again.
 
 // UnknownField finds the field name in encoding/json's "unknown field" error.
 var UnknownField = regexp.MustCompile(`unknown field "([^"]*)"`)

@@ -1,4 +1,4 @@
-package analyze
+package record
 
 import (
 	"math"
@@ -11,17 +11,17 @@ import (
 	"github.com/llmbench/llmbench/redact"
 )
 
-// appendRecord appends one profile_export.jsonl line for m: AIPerf's record shape
+// AppendJSONL appends one profile_export.jsonl line for m: AIPerf's record shape
 // ({"metadata", "metrics", "error"}), metric values in display units with their unit, the
 // inter-chunk gaps as a list. Fields AIPerf does not have are added to metadata, which
 // AIPerf's record model accepts as extras. correlated says the run sent the session id in
-// a header (sessionHeaderSent): it is then the record's x_correlation_id. replay sends no
+// a header (SessionHeaderSent): it is then the record's x_correlation_id. replay sends no
 // X-Request-ID, so x_request_id is null.
 //
 // o adds trace_data (AIPerf's TraceDataExport names, from q, the raw record; nil when no
 // log holds the request).
-func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) []byte {
-	correlated := o.correlated
+func AppendJSONL(b []byte, m *Metrics, q *rawlog.Request, o *Options) []byte {
+	correlated := o.Correlated
 	wall := m.StartUnixNs
 	at := func(b []byte, t int64) []byte {
 		if t < 0 {
@@ -70,8 +70,8 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 	}
 	b = append(b, `,"request_index":`...)
 	b = strconv.AppendUint(b, uint64(m.Index), 10)
-	if o.graph != nil {
-		b = appendGraph(b, o.graph, m.Index)
+	if o.Graph != nil {
+		b = appendGraph(b, o.Graph, m.Index)
 	}
 	b = append(b, `,"outcome":`...)
 	if m.Err != nil && m.Err.Kind == "lost" {
@@ -93,7 +93,7 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 	b = strconv.AppendInt(b, int64(m.ContentEvents), 10)
 	b = append(b, `,"same_read_chunk_gaps":`...)
 	b = strconv.AppendInt(b, int64(m.SameReadGaps), 10)
-	if o.grouped {
+	if o.Grouped {
 		b = append(b, `,"group":`...)
 		if m.Grouped {
 			b = jsonwire.AppendString(b, m.Group)
@@ -110,57 +110,60 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 		first = false
 		return b
 	}
-	reg := o.reg.or()
-	for _, id := range reg.records {
-		def := &reg.defs[id]
-		switch {
-		case id == MInterChunkLatency:
+	for i := range o.Columns {
+		c := &o.Columns[i]
+		switch c.List {
+		case ListICL:
 			if !m.Valid || len(m.ICL) == 0 {
 				continue
 			}
 			b = sep(b)
-			b = append(b, `"inter_chunk_latency":{"value":[`...)
+			b = append(b, c.Open...)
+			b = append(b, '[')
 			for i, g := range m.ICL {
 				if i > 0 {
 					b = append(b, ',')
 				}
 				b = pyjson.AppendNsAsMs(b, g)
 			}
-			b = append(b, `],"unit":"ms"}`...)
+			b = append(b, ']')
+			b = append(b, c.Close...)
 			continue
-		case id == MEventsPerRead:
+		case ListEPR:
 			if !m.Valid || len(m.EPR) == 0 {
 				continue
 			}
 			b = sep(b)
-			b = append(b, `"events_per_read":{"value":[`...)
+			b = append(b, c.Open...)
+			b = append(b, '[')
 			for i, n := range m.EPR {
 				if i > 0 {
 					b = append(b, ',')
 				}
 				b = strconv.AppendInt(b, int64(n), 10)
 			}
-			b = append(b, `],"unit":"events"}`...)
+			b = append(b, ']')
+			b = append(b, c.Close...)
 			continue
 		}
-		if !m.Has[id] || !kept(def, m) {
+		if !m.Has[c.ID] || !(m.Valid || c.Failed) {
 			continue
 		}
 		b = sep(b)
-		b = append(b, reg.keys[id].open...)
-		switch v := m.Values[id]; {
-		case def.Int:
+		b = append(b, c.Open...)
+		switch v := m.Values[c.ID]; {
+		case c.Int:
 			b = strconv.AppendInt(b, int64(v), 10)
-		case def.div == nsToMs && v == math.Trunc(v) && math.Abs(v) < 1e15:
+		case c.NsToMs && v == math.Trunc(v) && math.Abs(v) < 1e15:
 			b = pyjson.AppendNsAsMs(b, int64(v))
 		default:
-			b = pyjson.AppendFloat(b, v/def.div)
+			b = pyjson.AppendFloat(b, v/c.Div)
 		}
-		b = append(b, reg.keys[id].close...)
+		b = append(b, c.Close...)
 	}
 	b = append(b, '}')
-	if q != nil && (o.trace || o.chunks) {
-		b = appendTrace(b, wall, q, o.trace)
+	if q != nil && (o.Trace || o.Chunks) {
+		b = appendTrace(b, wall, q, o.Trace)
 	}
 	b = append(b, `,"error":`...)
 	if m.Err == nil {
@@ -181,16 +184,51 @@ func appendRecord(b []byte, m *requestMetrics, q *rawlog.Request, o recordOpts) 
 	return append(b, '}', '\n')
 }
 
-// recordOpts says what goes into each profile_export.jsonl line.
-type recordOpts struct {
-	reg        *Registry // the metrics written (nil: the built-ins)
-	correlated bool      // the session id was sent in a header: it is the x_correlation_id
-	trace      bool      // trace_data with every timestamp (Options.ExportHTTPTrace)
-	chunks     bool      // trace_data with the response chunks only (Options.ExportPerChunkData)
-	grouped    bool      // the requests are grouped (Options.GroupBy): metadata.group says in which
-	// graph is the plan when it has a graph section: each record then says its agent and
+// Options says what goes into each profile_export.jsonl line.
+type Options struct {
+	// Columns are the record metrics written, in order (analyze's registry: the built-ins,
+	// then the user metrics).
+	Columns    []Column
+	Correlated bool // the session id was sent in a header: it is the x_correlation_id
+	Trace      bool // trace_data with every timestamp (analyze.Options.ExportHTTPTrace)
+	Chunks     bool // trace_data with the response chunks only (analyze.Options.ExportPerChunkData)
+	Grouped    bool // the requests are grouped (analyze.Options.GroupBy): metadata.group says in which
+	// Graph is the plan when it has a graph section: each record then says its agent and
 	// the records it waited for.
-	graph *mmapds.Plan
+	Graph *mmapds.Plan
+}
+
+// Column is one record metric of a profile_export.jsonl line's "metrics" object.
+type Column struct {
+	// ID indexes Metrics.Values and Metrics.Has (analyze's MetricID).
+	ID int
+	// Open and Close are the encoded `"tag":{"value":` and `,"unit":"…"}`.
+	Open, Close []byte
+	// Int writes the value as an integer; NsToMs writes a value stored in ns in ms (exactly,
+	// when it is a whole number); otherwise the value is divided by Div.
+	Int, NsToMs bool
+	Div         float64
+	// Failed writes the value for failed requests too (otherwise for valid ones only).
+	Failed bool
+	// List says the value is one of the lists (its ID's Values are unused).
+	List List
+}
+
+// List names the per-request lists a column may write instead of a value.
+type List uint8
+
+const (
+	ListNone List = iota
+	ListICL       // the inter-chunk gaps (Metrics.ICL), in ms
+	ListEPR       // the content events of each read (Metrics.EPR)
+)
+
+// NewColumn returns the column of record metric id: tag and unit make its key; it writes
+// the value as it is stored (Div 1) until the caller says otherwise.
+func NewColumn(id int, tag, unit string) Column {
+	return Column{ID: id, Div: 1,
+		Open:  append(jsonwire.AppendString(nil, tag), `:{"value":`...),
+		Close: append(append([]byte(`,"unit":`), jsonwire.AppendString(nil, unit)...), '}')}
 }
 
 // appendGraph appends a graph plan's fields of record idx to a record's metadata: its agent
@@ -323,10 +361,10 @@ func appendTrace(b []byte, wall int64, q *rawlog.Request, full bool) []byte {
 	return append(b, '}')
 }
 
-// sessionHeaderSent reports whether replay sent every request's session id in a header
+// SessionHeaderSent reports whether replay sent every request's session id in a header
 // (run.json options.session_header; X-Correlation-ID unless --session-header changed it),
 // the value being the plan's session number, as the runner writes it.
-func sessionHeaderSent(m *rawlog.Manifest) bool {
+func SessionHeaderSent(m *rawlog.Manifest) bool {
 	h, _ := m.Options["session_header"].(string)
 	return h != ""
 }

@@ -1,8 +1,10 @@
-package analyze
+package metricexpr
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/llmbench/llmbench/analyze"
 )
 
 // TestParseMetricsFile: a metrics file's metrics with where each was given; each defect is
@@ -64,7 +66,7 @@ func FuzzParseMetricsFile(f *testing.F) {
 			return
 		}
 		for _, s := range specs {
-			if checkName(s.Name) != nil || s.Expression == "" || !strings.HasPrefix(s.From, "--metrics-file f.yaml line ") {
+			if analyze.CheckMetricName(s.Name) != nil || s.Expression == "" || !strings.HasPrefix(s.From, "--metrics-file f.yaml line ") {
 				t.Fatalf("%+v", s)
 			}
 		}
