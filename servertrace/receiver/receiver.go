@@ -190,10 +190,26 @@ func (r *Receiver) Wait(want int, deadline time.Time, stop <-chan struct{}) bool
 	}
 }
 
-// Close stops listening (export requests in progress are finished first) and returns the
-// counts. The caller owns Out and flushes it after.
+// ShutdownTimeout bounds how long Close waits for the export requests in progress: a
+// client that never finishes its request must not hold the run's end.
+const ShutdownTimeout = 5 * time.Second
+
+// Close stops listening (export requests in progress are finished first, for at most
+// ShutdownTimeout; what arrives after is dropped and counted) and returns the counts. The
+// caller owns Out and flushes it after.
 func (r *Receiver) Close() rawlog.ServerTraces {
-	err := r.rcv.Shutdown(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+		defer cancel()
+		done <- r.rcv.Shutdown(ctx)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(ShutdownTimeout + time.Second):
+		err = fmt.Errorf("export requests still in progress after %v were abandoned", ShutdownTimeout)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.closed = true
