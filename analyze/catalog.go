@@ -39,7 +39,7 @@ const (
 	OriginUser
 )
 
-var originNames = [...]string{"", "aiperf", "llmbench", "vllm", "guidellm", "genai-perf", "llmperf", "user"}
+var originNames = [...]string{"", "aiperf", "llmbench", "vllm", "guidellm", "genai-perf", "llmperf", "user", "server"}
 
 // String returns the origin's name.
 func (o Origin) String() string {

@@ -68,6 +68,10 @@ type Options struct {
 	// generator validation matches them with the mock server's log: benchclaim.ShareCollector.Add). It is
 	// called from the goroutines reading the logs, possibly several at once.
 	OnRequest func(ContentTiming)
+	// RecordMetadata, when set, appends fields (each `,"name":value`) to the metadata of
+	// the per-request export's record of the request at plan index i (a server span joined
+	// to it: analyze/servertime). Called from several goroutines at once.
+	RecordMetadata func(i uint32, dst []byte) []byte
 }
 
 func (o *Options) defaults() {

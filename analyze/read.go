@@ -332,7 +332,7 @@ func floorDiv(a, b int64) int64 {
 // recordOpts are the per-request record options for run number run.
 func (a *analysis) recordOpts(run int) *record.Options {
 	o := &record.Options{Columns: a.reg.or().columns, Correlated: record.SessionHeaderSent(a.in.runs[run].Manifest),
-		Trace: a.opts.ExportHTTPTrace, Chunks: a.opts.ExportPerChunkData, Grouped: a.opts.GroupBy != nil}
+		Trace: a.opts.ExportHTTPTrace, Chunks: a.opts.ExportPerChunkData, Grouped: a.opts.GroupBy != nil, Metadata: a.opts.RecordMetadata}
 	if a.in.plan.HasGraph() {
 		o.Graph = a.in.plan
 	}

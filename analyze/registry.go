@@ -366,7 +366,7 @@ func userNotes(r *Registry, c *collector) []string {
 	var out []string
 	for _, u := range r.or().user {
 		n := c.skipped[u.id]
-		if n == 0 {
+		if n == 0 || !r.def(u.id).User { // a joined metric's counts are its own (joined.go)
 			continue
 		}
 		d := r.def(u.id)

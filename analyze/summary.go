@@ -154,6 +154,9 @@ type Summary struct {
 	// Sessions are the session metrics of a graph plan (agentic workloads; sessions.go), nil
 	// for other plans.
 	Sessions *SessionSummary
+	// ServerTraces counts the server spans joined to the requests (joined.go), nil when the
+	// run carried no trace context and no traces file was given.
+	ServerTraces *TraceJoin
 
 	runStarts     []int64       // every run's wall-clock zero after the first
 	runStatus     []string      // each run's run.json status, by run (Health)

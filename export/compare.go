@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"github.com/llmbench/llmbench/analyze/servertime"
 	"io"
 	"os"
 	"path/filepath"
@@ -31,6 +32,9 @@ type CompareOptions struct {
 	// Metrics are the metrics each run is analysed with (user metrics are compared too);
 	// nil is the built-ins.
 	Metrics *analyze.Registry
+	// ServerTraces are the server metrics registered in Metrics: each run is joined to its
+	// own server_traces.jsonl for them (nil: not compared).
+	ServerTraces *servertime.Metrics
 	// NoHTML writes no compare.html; Quiet prints only regressions and errors.
 	NoHTML, Quiet bool
 	// LoadTokenizer loads the tokenizer of a run's plan (docs/tokenizers.md).
@@ -63,9 +67,20 @@ func Compare(o CompareOptions) int {
 	}
 	runs := make([]report.Run, 0, len(o.Dirs))
 	for _, d := range o.Dirs {
+		var join *servertime.Join
+		if o.ServerTraces != nil { // each run's own spans (runs are analysed one at a time)
+			var err error
+			if join, err = servertime.Open([]string{d}, ""); err != nil {
+				return bad(err)
+			}
+			o.ServerTraces.Bind(join)
+		}
 		r, err := analyseForCompare(d, o.OutputDir, o.Metrics, load)
 		if err != nil {
 			return bad(err)
+		}
+		if join != nil {
+			r.Summary.ServerTraces = join.Counts()
 		}
 		runs = append(runs, r)
 	}

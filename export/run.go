@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"github.com/llmbench/llmbench/analyze/servertime"
 	"io"
 	"math"
 	"os"
@@ -85,6 +86,11 @@ type Options struct {
 	// LoadTokenizer loads a tokenizer by spec (docs/tokenizers.md): for the analysis when
 	// Analysis.LoadTokenizer is nil, and for the claim's prefix reuse.
 	LoadTokenizer func(spec string) (*tokenizer.Tokenizer, error)
+	// ServerTraces are the server metrics registered in Analysis.Metrics (servertime.Register):
+	// Run joins the run's server spans to its requests for them. ServerTracesFile is the
+	// traces file (--server-traces; "": the run's server_traces.jsonl when it has one).
+	ServerTraces     *servertime.Metrics
+	ServerTracesFile string
 	// Stdout takes the console table, the gates and where the files went; Stderr the
 	// failures, one line each.
 	Stdout, Stderr io.Writer
@@ -165,6 +171,10 @@ func Run(o Options) (*analyze.Summary, int) {
 	}
 	undo = mkUndo
 	opts.TempDir = out
+	join, err := joinTraces(&o, &opts)
+	if err != nil {
+		return bad("%v", err)
+	}
 
 	var s *analyze.Summary
 	written := []string{fileJSON, fileCSV}
@@ -202,6 +212,9 @@ func Run(o Options) (*analyze.Summary, int) {
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
 	}
 	last = s
+	if join != nil {
+		s.ServerTraces = join.Counts()
+	}
 	if err := o.Claim.judge(s, gates, dirs, opts.TokenizerSpec, o.LoadTokenizer); err != nil { // the benchmark claim (benchclaim.go)
 		return bad("%s", strings.TrimPrefix(err.Error(), "analyze: "))
 	}
@@ -291,6 +304,28 @@ func Run(o Options) (*analyze.Summary, int) {
 		code = ExitGate
 	}
 	return last, o.Claim.exit(s, code, stderr) // --require-trustworthy (benchclaim.go)
+}
+
+// joinTraces joins the run's server spans to its requests (package servertime) for the
+// server metrics of o.ServerTraces, registering them in opts.Metrics when the command did
+// not; nil when the run carried no trace context and no traces file is given.
+func joinTraces(o *Options, opts *analyze.Options) (*servertime.Join, error) {
+	j, err := servertime.Open(o.RunDirs, o.ServerTracesFile)
+	if err != nil || j == nil {
+		return nil, err
+	}
+	m := o.ServerTraces
+	if m == nil {
+		if opts.Metrics == nil {
+			opts.Metrics = analyze.NewRegistry()
+		}
+		if m, err = servertime.Register(opts.Metrics); err != nil {
+			return nil, err
+		}
+	}
+	m.Bind(j)
+	opts.RecordMetadata = j.AppendMetadata
+	return j, nil
 }
 
 // incomplete is why s is not a whole run (judge.Health's incomplete problems, those of

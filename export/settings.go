@@ -10,6 +10,7 @@ import (
 	"github.com/llmbench/llmbench/analyze"
 	"github.com/llmbench/llmbench/analyze/benchclaim"
 	"github.com/llmbench/llmbench/analyze/judge"
+	"github.com/llmbench/llmbench/analyze/servertime"
 	"github.com/llmbench/llmbench/columnar"
 	"github.com/llmbench/llmbench/metricexpr"
 )
@@ -45,6 +46,9 @@ type Settings struct {
 	Metrics        []string
 	MetricsFile    string
 	Where, GroupBy string
+	// ServerTraces is --server-traces: the traces file whose server spans are joined to the
+	// requests ("": the run's server_traces.jsonl, when it has one).
+	ServerTraces string
 }
 
 // Check checks every setting without reading a run: bounds, export names, the gates
@@ -112,11 +116,11 @@ func (s *Settings) Options(dirs []string) (Options, error) {
 			return Options{}, fmt.Errorf("--export %q: want parquet", e)
 		}
 	}
-	reg, err := UserMetrics(s.Metrics, s.MetricsFile) // checked before any log is read
+	reg, traces, err := UserMetrics(s.Metrics, s.MetricsFile) // checked before any log is read
 	if err != nil {
 		return Options{}, err
 	}
-	o.Analysis.Metrics = reg
+	o.Analysis.Metrics, o.ServerTraces, o.ServerTracesFile = reg, traces, s.ServerTraces
 	if o.Parquet {
 		if err := columnar.Check(reg); err != nil {
 			return Options{}, err
@@ -193,34 +197,37 @@ func hasGate(gates []judge.Gate, g judge.Gate) bool {
 	return false
 }
 
-// UserMetrics compiles the user metrics (docs/metrics.md "User metrics": the --metrics-file's
-// first, then each --metric) onto a new registry; nil when none is given.
-func UserMetrics(metrics []string, file string) (*analyze.Registry, error) {
-	if len(metrics) == 0 && file == "" {
-		return nil, nil
+// UserMetrics returns a new registry with the server-trace metrics (analyze/servertime:
+// user metrics, gates and selections may name them), then the user metrics compiled onto it
+// (docs/metrics.md "User metrics": the --metrics-file's first, then each --metric), and the
+// server metrics to bind to a run's spans.
+func UserMetrics(metrics []string, file string) (*analyze.Registry, *servertime.Metrics, error) {
+	reg := analyze.NewRegistry()
+	traces, err := servertime.Register(reg)
+	if err != nil || (len(metrics) == 0 && file == "") {
+		return reg, traces, err
 	}
 	var specs []metricexpr.MetricSpec
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("--metrics-file: %w", err)
+			return nil, nil, fmt.Errorf("--metrics-file: %w", err)
 		}
 		fs, err := metricexpr.ParseMetricsFile(b, file)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		specs = append(specs, fs...)
 	}
 	for _, m := range metrics {
 		s, err := metricexpr.ParseMetricFlag(m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		specs = append(specs, s)
 	}
-	reg := analyze.NewRegistry()
 	if err := metricexpr.Register(reg, specs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return reg, nil
+	return reg, traces, nil
 }

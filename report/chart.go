@@ -19,15 +19,17 @@ const (
 
 // Chart is one chart of a page: uPlot's aligned data (Data[0] is x) and how to draw it.
 type Chart struct {
-	ID      string   `json:"id"`
-	Section string   `json:"section"`
-	Title   string   `json:"title"`
-	Caption string   `json:"caption"`
-	X       Axis     `json:"x"`
-	Y       Axis     `json:"y"`
-	Series  []Series `json:"series"`
-	Data    []column `json:"data"`
-	Marks   []Mark   `json:"marks,omitempty"`
+	ID      string `json:"id"`
+	Section string `json:"section"`
+	Title   string `json:"title"`
+	Caption string `json:"caption"`
+	X       Axis   `json:"x"`
+	Y       Axis   `json:"y"`
+	// Y2 is a second y axis, on the right, for the series marked Y2 (nil: none).
+	Y2     *Axis    `json:"y2,omitempty"`
+	Series []Series `json:"series"`
+	Data   []column `json:"data"`
+	Marks  []Mark   `json:"marks,omitempty"`
 	// Time says the x axis is seconds since the benchmark started, shared (range and cursor)
 	// by every time chart of the page.
 	Time bool `json:"time,omitempty"`
@@ -51,11 +53,14 @@ type Axis struct {
 	Kind  string `json:"kind,omitempty"`
 }
 
-// Series is one data column after x: its legend label and style (line, points, step, bars).
+// Series is one data column after x: its legend label and style (line, points, step, bars;
+// stack: bars drawn over each other, each a running sum, so the parts show as bands).
 type Series struct {
 	Label string `json:"label"`
 	Style string `json:"style"`
 	Color string `json:"color,omitempty"`
+	// Y2 draws the series against the chart's second axis.
+	Y2 bool `json:"y2,omitempty"`
 }
 
 // Mark is a labelled vertical line at X (a percentile on a quantile chart).

@@ -104,11 +104,16 @@
         o.paths = uPlot.paths.bars({ size: [0.9, 60], align: view.series.length > 1 ? (i === 0 ? -1 : 1) : 0 });
         o.fill = color + "99";
         o.points = { show: false };
+      } else if (s.style === "stack") {
+        o.paths = uPlot.paths.bars({ size: [0.5, 48], align: 0 });
+        o.fill = color;
+        o.points = { show: false };
       } else if (s.style === "linepoints") {
         o.points = { show: true, size: 6, stroke: color, fill: color };
       } else {
         o.points = { show: false };
       }
+      if (s.y2) o.scale = "y2";
       series.push(o);
     });
     var xScale = { time: false };
@@ -121,10 +126,15 @@
     } else if (c.time && timeRange) {
       xScale.range = [timeRange[0], timeRange[1]];
     }
+    var scales = { x: xScale }, axes = [xAxis, { label: view.y.label, size: 60 }];
+    if (c.y2) {
+      scales.y2 = { auto: true };
+      axes.push({ scale: "y2", side: 1, label: c.y2.label, size: 60, grid: { show: false } });
+    }
     var opts = {
       width: Math.max(320, Math.min(560, box.clientWidth || 560)), height: 260,
-      scales: { x: xScale },
-      axes: [xAxis, { label: view.y.label, size: 60 }],
+      scales: scales,
+      axes: axes,
       series: series,
       legend: { show: true },
       cursor: c.time ? { sync: { key: "time" } } : {},

@@ -216,8 +216,8 @@ func rows(s *analyze.Summary, cr []output.ConsoleRow) []Row {
 	out := []Row{}
 	for _, r := range cr {
 		def := definitions[r.Tag]
-		if d, ok := s.Registry.Lookup(r.Tag); ok && d.User {
-			def = d.Description // a user metric: as its definition said
+		if d, ok := s.Registry.Lookup(r.Tag); ok && (d.User || d.Origin == analyze.OriginServer) {
+			def = d.Description // a user or server-trace metric: as its definition said
 		}
 		out = append(out, Row{Tag: r.Tag, Cells: r.Cells, Definition: def, Note: rowNote(s, r.Tag)})
 	}

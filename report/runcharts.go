@@ -76,6 +76,7 @@ func runCharts(s *analyze.Summary, r *Records) []Chart {
 		out = append(out, dispatchChart(s, r))
 		out = append(out, lagCharts(s, r)...)
 		out = append(out, latencyCharts(s, r)...)
+		out = append(out, serverTraceCharts(s, r)...)
 		out = append(out, loadCharts(s, r)...)
 		out = append(out, lengthCharts(r)...)
 	}

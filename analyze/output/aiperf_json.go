@@ -235,6 +235,9 @@ func ownBlock(s *analyze.Summary) *pyjson.Object {
 	if sm := serverMetricsJSON(s); sm != nil {
 		o.Add("server_metrics", sm)
 	}
+	if st := serverTracesJSON(s); st != nil {
+		o.Add("server_traces", st)
+	}
 	if s.Sessions != nil {
 		o.Add("sessions", sessionsJSON(s.Sessions))
 	}

@@ -185,6 +185,7 @@ func summaryLines(s *analyze.Summary, color bool) []string {
 		out = append(out, fmt.Sprintf("Errors: none in %d profile requests%s", c.Profile, warmupNote(c)))
 	}
 	out = append(out, serverMetricLines(s)...)
+	out = append(out, serverTraceLines(s)...)
 	out = append(out, sessionLines(s)...)
 	for _, n := range s.Notes {
 		out = append(out, "Note: "+n)

@@ -93,6 +93,9 @@ func AppendJSONL(b []byte, m *Metrics, q *rawlog.Request, o *Options) []byte {
 	b = strconv.AppendInt(b, int64(m.ContentEvents), 10)
 	b = append(b, `,"same_read_chunk_gaps":`...)
 	b = strconv.AppendInt(b, int64(m.SameReadGaps), 10)
+	if o.Metadata != nil {
+		b = o.Metadata(m.Index, b)
+	}
 	if o.Grouped {
 		b = append(b, `,"group":`...)
 		if m.Grouped {
@@ -196,6 +199,9 @@ type Options struct {
 	// Graph is the plan when it has a graph section: each record then says its agent and
 	// the records it waited for.
 	Graph *mmapds.Plan
+	// Metadata, when set, appends fields to the record's metadata for the request at plan
+	// index i (analyze.Options.RecordMetadata).
+	Metadata func(i uint32, dst []byte) []byte
 }
 
 // Column is one record metric of a profile_export.jsonl line's "metrics" object.

@@ -104,6 +104,7 @@ func NewAnalyze() *Analyze {
 	addUserMetricFlags(fs, &c.Metrics, &c.MetricsFile)
 	fs.StringVar(&c.Where, "where", "", `compute every metric over the requests this boolean CEL expression holds for, e.g. 'isl > 4096' (same variables as --metric)`)
 	fs.StringVar(&c.GroupBy, "group-by", "", `also summarise each group of requests this CEL expression splits them into, e.g. 'turn' (one block per group in the console and JSON, a column in CSV)`)
+	fs.StringVar(&c.ServerTraces, "server-traces", "", "join this OTLP traces file's server spans to the requests (the Collector's file exporter output; default: the run's server_traces.jsonl): server_queue_time, server_prefill_time, ... (docs/metrics.md \"Server traces\")")
 	fs.StringSliceVar(&c.Exports, "export", nil, "also export in these formats: parquet (requests.parquet and chunks.parquet, docs/run-format.md)")
 	return a
 }

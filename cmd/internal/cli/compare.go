@@ -63,7 +63,7 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	if !(*maxDrop > 0 && *maxDrop <= 100) {
 		return bad(fmt.Errorf("--max-completed-drop %v: want a percentage above 0, at most 100", *maxDrop))
 	}
-	reg, err := export.UserMetrics(metrics, metricsFile)
+	reg, traces, err := export.UserMetrics(metrics, metricsFile)
 	if err != nil {
 		return bad(err)
 	}
@@ -79,7 +79,7 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad(err)
 	}
-	return export.Compare(export.CompareOptions{Dirs: dirs, OutputDir: *out, Compare: opts, Metrics: reg, NoHTML: *noHTML, Quiet: *quiet,
+	return export.Compare(export.CompareOptions{Dirs: dirs, OutputDir: *out, Compare: opts, Metrics: reg, ServerTraces: traces, NoHTML: *noHTML, Quiet: *quiet,
 		LoadTokenizer: openTokenizer, Stdout: stdout, Stderr: stderr})
 }
 
