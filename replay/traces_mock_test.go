@@ -153,6 +153,24 @@ func TestTraceReceiverMockllm(t *testing.T) {
 					t.Fatalf("request %d: span %s, parent %s", i, s.Name(), s.ParentSpanID())
 				}
 			}
+			// The format's reader (analyze's) takes the file as the receiver wrote it.
+			f, err := os.Open(filepath.Join(o.OutputDir, servertrace.FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			read := 0
+			rs, err := servertrace.Read(f, servertrace.FileName, func(s *servertrace.Span) error {
+				i, ok := key.Index(s.TraceID)
+				if _, q := s.Float(mockllm.AttrTimeInQueue); !ok || !q || s.ReceivedUnixNs <= m.StartUnixNs || s.ParentSpanID != key.SpanID(i) {
+					t.Errorf("span %+v", s)
+				}
+				read++
+				return nil
+			})
+			if err != nil || rs.Layout != servertrace.LayoutRun || rs.Spans != n || read != n {
+				t.Fatalf("read %d spans, %+v, %v", read, rs, err)
+			}
 		})
 	}
 }
