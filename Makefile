@@ -36,15 +36,24 @@ demo: build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# bench-floor: only the client against the machine's floor (replay/testdata/floor.c, built
-# with cc): CPU per request as ratios to the floor at concurrency 64, 256 and 1,000 against
-# mockllm with ITL 5 and 10 ms (system calls and context switches per request beside them
-# where perf can count them), and the schedule lag p50/p99 at 200, 500 and 2,000 req/s
-# (beside the noise on the worker's CPU meanwhile, internal/noise);
-# medians of ROUNDS interleaved rounds. About 2 minutes a round on 2 CPUs.
+# bench-floor: the client against the machine's floor (replay/testdata/floor.c, built with
+# cc), replay with its default flags (the server scrape on), against mockllm in vLLM's chunk
+# layout serving vLLM's /metrics page (TTFT 100 ms, ITL 10 ms), or any server: URL=http://IP:PORT
+# (MODEL= the model its requests name). It prints the scrape's CPU per scrape; CPU per request
+# (worker, coordinator, sum) as ratios to the floor at concurrency 64, 256 and 1,000 (system
+# calls and context switches per request beside them where perf can count them); requests per
+# CPU-second with one-token, zero-delay responses; and per rate (200, 2,000, 5,000 req/s) and
+# arrival (Poisson, constant) the send error p50/p99 and the realised send gaps' CV beside the
+# plan's (beside the noise on the worker's CPU meanwhile, internal/noise). Medians of ROUNDS
+# interleaved rounds; docs/performance.md reads the figures. About 3 minutes a round on 2 CPUs;
+# QUICK=1 keeps one setting of each (concurrency 64, 2,000 req/s Poisson): a minute or two.
 ROUNDS ?= 1
+URL ?=
+MODEL ?= Qwen/Qwen3-0.6B
+QUICK ?=
 bench-floor:
-	$(GO) test -run '^$$' -bench 'BenchmarkFloorVsClients|BenchmarkClientsScheduleLag' -benchtime 1x ./replay/ -floor.rounds $(ROUNDS)
+	$(GO) test -run '^$$' -bench 'BenchmarkFloorVsClients|BenchmarkClientsScheduleLag' -benchtime 1x -timeout 60m ./replay/ \
+		-floor.rounds $(ROUNDS) -floor.url '$(URL)' -floor.model '$(MODEL)' $(if $(QUICK),-floor.quick)
 
 # test-net-client: the replay and e2e suites with the net client as the default (--client net),
 # as `make test` runs them with the event loop: both clients must pass every test.

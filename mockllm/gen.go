@@ -147,6 +147,7 @@ type gen struct {
 	seq          uint64
 	hash         uint64
 	id           string // hex, API prefixes added by renderers
+	vllm         bool   // vLLM's chunk layout (Options.VLLMChunks)
 	created      int64
 	model        string
 	stream       bool
@@ -258,6 +259,10 @@ func (s *Server) plan(api apiKind, req *genRequest, h, seq uint64) *gen {
 		g.model = o.Model
 	}
 	g.id = string(appendHex(nil, mix(o.Seed, seq, saltID)))
+	if o.VLLMChunks {
+		g.vllm = true
+		g.id = vllmID(o.Seed, seq)
+	}
 	g.promptTokens = req.promptTokens
 	if g.promptTokens < 0 {
 		// Encoded rather than counted: the prefix cache looks at the tokens.

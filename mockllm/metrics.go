@@ -69,6 +69,10 @@ type metrics struct {
 	// ttft and e2e are vLLM's server-side latency histograms: arrival to the first token
 	// written, and to the end of the request.
 	ttft, e2e secondsHist
+	// started is when the server was built (the _created samples of vLLM's page), scrapes
+	// the /metrics pages served (its http_requests_total).
+	started time.Time
+	scrapes atomic.Uint64
 }
 
 // DefaultKVCacheTokens is the simulated KV cache's size when Options.KVCacheTokens is 0.
@@ -128,6 +132,7 @@ func (h *secondsHist) observe(ns int64) {
 }
 
 func (m *metrics) init() {
+	m.started = time.Now()
 	for i := range m.lag.shards {
 		m.lag.shards[i].h = hdrhistogram.New(1, lagMax, 3)
 	}
@@ -191,6 +196,10 @@ func (s *Server) Stats() Stats {
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ apiKind, _ int64) {
 	if s.opts.Quirks.NoMetrics {
 		writeError(w, styleOpenAI, http.StatusNotImplemented, "not_supported_error", noMetricsMessage)
+		return
+	}
+	if s.opts.VLLMMetrics {
+		s.serveVLLMMetrics(w, r)
 		return
 	}
 	m := &s.m

@@ -28,6 +28,13 @@ type Options struct {
 	// usage.prompt_tokens_details.cached_tokens (input_tokens_details on the Responses API),
 	// as vLLM does with --enable-prompt-tokens-details: only when some were found.
 	PromptTokensDetails bool
+	// VLLMChunks renders chat and completions streams in vLLM's exact chunk layout
+	// (vllmlayout.go): ids of 32 hex digits, stop_reason beside the last finish_reason, and
+	// the usage chunk's fields in vLLM's order without completion_tokens_details.
+	VLLMChunks bool
+	// VLLMMetrics serves vLLM's /metrics page (vllmmetrics.go: its families, labels and
+	// buckets, about 100 kB) instead of the mock's own, its values from the mock's counters.
+	VLLMMetrics bool
 	// Seed makes output text, lengths, jitter and faults reproducible.
 	Seed uint64
 	// Tokenizer counts prompt tokens and supplies the output vocabulary.

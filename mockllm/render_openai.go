@@ -110,6 +110,7 @@ func (g *gen) endOpenAIChunk(b []byte, j int, idPrefix, object string) []byte {
 	} else {
 		b = append(b, `null`...)
 	}
+	b = g.appendVLLMStopReason(b, last, object)
 	b = append(b, `}]}`...)
 	b = sseEnd(b)
 	if last {
@@ -117,7 +118,11 @@ func (g *gen) endOpenAIChunk(b []byte, j int, idPrefix, object string) []byte {
 			b = sseData(b)
 			b = g.appendOpenAIHead(b, idPrefix, object)
 			b = append(b, `,"choices":[],"usage":`...)
-			b = g.appendOpenAIUsage(b)
+			if g.vllm {
+				b = g.appendVLLMUsage(b)
+			} else {
+				b = g.appendOpenAIUsage(b)
+			}
 			b = append(b, '}')
 			b = sseEnd(b)
 		}

@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/mockllm"
 	"github.com/llmbench/llmbench/rawlog"
+	"github.com/llmbench/llmbench/servermetrics"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -31,8 +34,8 @@ var floorRounds = flag.Int("floor.rounds", 1, "interleaved rounds whose medians 
 
 // floorBody is the request floor.c sends (testdata/floor.c): 128 words in, osl tokens out.
 func floorBody(osl int) []byte {
-	return []byte(fmt.Sprintf(`{"model":"Qwen/Qwen3-0.6B","messages":[{"role":"user","content":"%s"}],"stream":true,"max_tokens":%d,"ignore_eos":true}`,
-		strings.Repeat("word ", 128), osl))
+	return []byte(fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"%s"}],"stream":true,"max_tokens":%d,"ignore_eos":true}`,
+		*floorModel, strings.Repeat("word ", 128), osl))
 }
 
 // floorCPUs returns the CPU the client runs on and the one the server runs on (-1, -1 when
@@ -46,15 +49,20 @@ func floorCPUs() (all []int, client, server int) {
 }
 
 // BenchmarkFloorVsClients runs the floor program (testdata/floor.c, built with cc), the
-// event-loop client (the default) and the net client against the same mockllm (TTFT 20 ms,
-// ITL 5 ms and 10 ms, 128 words in, 100 tokens out), closed loop at concurrency 64, 256 and
-// 1,000, the client on one CPU and mockllm on the other, in -floor.rounds interleaved rounds.
-// It prints, per setting, each one's CPU per request and per read (start-up excluded: the
-// floor counts from its last connect, a worker from its first CPU sample after its last
-// connect: steadyCPU) as ratios to the floor's, medians over the rounds. Where perf can count tracepoints (perf stat -e
-// raw_syscalls:sys_enter), it also prints what a load on the machine does not change: system
-// calls and context switches per request, the worker's start-up (a one-request run)
-// subtracted. -benchtime=1x runs each once.
+// event-loop client (the default) and the net client against the same server, closed loop at
+// concurrency 64, 256 and 1,000 (128 words in, 100 tokens out), the client on one CPU and the
+// server on the other, in -floor.rounds interleaved rounds. The server is mockllm in vLLM's
+// chunk layout serving vLLM's /metrics page (TTFT 100 ms, ITL 10 ms, in a process of its own),
+// or -floor.url's; our clients run with replay's default flags (the server scrape on). It
+// prints the scrape's own CPU per scrape (scrapeCost) and, per setting, each client's CPU per
+// request and per read as ratios to the floor's, medians over the rounds: the worker's (from
+// its first CPU sample after its last connect, as the floor counts from its last connect:
+// steadyCPU), the coordinator's (this process's CPU over the run: scrapes, progress, start
+// and end) and their sum, the figure the floor is held to. Then the one-token row: requests
+// completed per CPU-second of the client with one-token, zero-delay responses. Where perf can
+// count tracepoints (perf stat -e raw_syscalls:sys_enter), it also prints what a load on the
+// machine does not change: system calls and context switches per request, the worker's
+// start-up (a one-request run) subtracted. -benchtime=1x runs each once.
 func BenchmarkFloorVsClients(b *testing.B) {
 	cc, err := exec.LookPath("cc")
 	if err != nil {
@@ -64,74 +72,123 @@ func BenchmarkFloorVsClients(b *testing.B) {
 	if out, err := exec.Command(cc, "-O2", "-o", bin, "testdata/floor.c").CombinedOutput(); err != nil {
 		b.Fatalf("cc floor.c: %v\n%s", err, out)
 	}
-	// pin keeps this process (mockllm) on the server's CPU while the floor runs; the
-	// coordinator moves itself off the worker's CPU on its own.
-	all, clientCPU, serverCPU := floorCPUs()
-	pin := func(cpus []int) {
-		if clientCPU >= 0 {
-			if err := setAffinity(cpus); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	defer pin(all)
+	_, clientCPU, serverCPU := floorCPUs()
 	perf := newPerfCounter(b)
 	const osl = 100
-	for _, itl := range []time.Duration{5 * time.Millisecond, 10 * time.Millisecond} {
-		url := startMock(b, 20*time.Millisecond, itl)
-		port := url[strings.LastIndexByte(url, ':')+1:]
-		base := map[string]*perfCounts{} // each client's start-up, once per server
-		for _, conc := range []int{64, 256, 1000} {
-			b.Run(fmt.Sprintf("itl=%v/concurrency=%d", itl, conc), func(b *testing.B) {
-				n := max(4*conc, 512)
-				for i := 0; i < b.N; i++ {
-					rows := map[string][]floorResult{}
-					for round := 0; round < *floorRounds; round++ {
-						pin([]int{serverCPU})
-						rows["floor"] = append(rows["floor"], runFloor(b, bin, port, conc, n, osl, clientCPU, perf))
-						pin(all)
-						for _, client := range []string{ClientLoop, ClientNet} {
-							if _, ok := base[client]; !ok && perf != nil {
-								c := runClientCPU(b, url, client, 1, 1, osl, clientCPU, perf, nil).counts
-								base[client] = &c
-							}
-							rows[client] = append(rows[client], runClientCPU(b, url, client, conc, n, osl, clientCPU, perf, base[client]))
+	srv := startFloorServer(b, 100*time.Millisecond, 10*time.Millisecond, serverCPU)
+	perScrape, page := scrapeCost(b, srv)
+	fmt.Printf("\nserver: %s; load %s\n", srv.name, loadAvg())
+	fmt.Printf("  scrape of its /metrics (%d kB): %.0f µs CPU per scrape = %.3f%% of one core at the default interval (%v), on the coordinator's CPUs (off the worker's)\n",
+		page>>10, float64(perScrape)/1e3, float64(perScrape)/float64(servermetrics.DefaultInterval)*100, servermetrics.DefaultInterval)
+	b.ReportMetric(float64(perScrape)/1e3, "scrape-cpu-µs")
+	base := map[string]*perfCounts{} // each client's start-up, once
+	concs := []int{64, 256, 1000}
+	if *floorQuick {
+		concs = concs[:1]
+	}
+	for _, conc := range concs {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			n := max(4*conc, 512)
+			for i := 0; i < b.N; i++ {
+				rows := map[string][]floorResult{}
+				for round := 0; round < *floorRounds; round++ {
+					rows["floor"] = append(rows["floor"], runFloor(b, bin, srv.hostPort, conc, n, osl, clientCPU, perf))
+					for _, client := range []string{ClientLoop, ClientNet} {
+						if _, ok := base[client]; !ok && perf != nil {
+							c := runClientCPU(b, srv.url, client, 1, 1, osl, clientCPU, perf, nil).counts
+							base[client] = &c
 						}
-					}
-					fl := medianFloor(rows["floor"])
-					fmt.Printf("\nmockllm ITL %v, concurrency %d, %d requests of %d tokens, client on CPU %d, mockllm on CPU %d; medians of %d round(s); load %s\n",
-						itl, conc, n, osl, clientCPU, serverCPU, *floorRounds, loadAvg())
-					fmt.Printf("  %-6s %10s %7s %9s %7s %9s", "", "CPU ms/req", "×floor", "µs/read", "×floor", "reads/req")
-					if perf != nil {
-						fmt.Printf(" %9s %8s %8s %8s %8s %8s %8s", "syscalls", "ctxsw", "epoll", "read", "futex+ns", "timerset", "epollctl")
-					}
-					fmt.Println()
-					for _, name := range []string{"floor", ClientLoop, ClientNet} {
-						r := medianFloor(rows[name])
-						fmt.Printf("  %-6s %10.3f %7.2f %9.2f %7.2f %9.1f", name, r.msPerReq, r.msPerReq/fl.msPerReq, r.usPerRead, r.usPerRead/fl.usPerRead, r.readsPerReq)
-						if perf != nil {
-							c := r.counts
-							fmt.Printf(" %9.1f %8.1f %8.1f %8.1f %8.2f %8.2f %8.2f", c.syscalls, c.ctxsw, c.epoll, c.read, c.futex+c.nanosleep, c.timerSet, c.epollCtl)
-						}
-						fmt.Println()
-						if name != "floor" {
-							b.ReportMetric(r.msPerReq/fl.msPerReq, name+"-req/floor")
-						}
-					}
-					if perf != nil {
-						fmt.Println("  (per request: system calls, context switches, epoll_wait+epoll_pwait, read, futex+nanosleep, timerfd_settime, epoll_ctl; the workers' start-up subtracted)")
+						rows[client] = append(rows[client], runClientCPU(b, srv.url, client, conc, n, osl, clientCPU, perf, base[client]))
 					}
 				}
-			})
+				fmt.Printf("\nconcurrency %d, %d requests of %d tokens, client on CPU %d, server on CPU %d; medians of %d round(s); load %s\n",
+					conc, n, osl, clientCPU, serverCPU, *floorRounds, loadAvg())
+				printFloorRows(b, rows, perf != nil)
+			}
+		})
+	}
+	b.Run("one-token", func(b *testing.B) {
+		one := srv
+		if *floorURL == "" {
+			one = startFloorServer(b, 0, 0, serverCPU)
 		}
+		n := *floorOneToken
+		if *floorQuick {
+			n = min(n, 10000)
+		}
+		for i := 0; i < b.N; i++ {
+			rows := map[string][]floorResult{}
+			for round := 0; round < *floorRounds; round++ {
+				rows["floor"] = append(rows["floor"], runFloor(b, bin, one.hostPort, 64, n, 1, clientCPU, perf))
+				for _, client := range []string{ClientLoop, ClientNet} {
+					if _, ok := base[client]; !ok && perf != nil {
+						c := runClientCPU(b, one.url, client, 1, 1, 1, clientCPU, perf, nil).counts
+						base[client] = &c
+					}
+					rows[client] = append(rows[client], runClientCPU(b, one.url, client, 64, n, 1, clientCPU, perf, base[client]))
+				}
+			}
+			fl := medianFloor(rows["floor"])
+			fmt.Printf("\none-token responses, zero delay (%s), concurrency 64, %d requests; medians of %d round(s); load %s\n",
+				one.name, n, *floorRounds, loadAvg())
+			fmt.Printf("  %-6s %16s %9s %9s %8s   (AIPerf's Rust runtime publishes 276.8k req/s on 144 cores: ~1.9k per core)\n", "", "requests/CPU-s", "×floor", "syscalls", "ctxsw")
+			for _, name := range []string{"floor", ClientLoop, ClientNet} {
+				r := medianFloor(rows[name])
+				rate := 1000 / r.totalMsPerReq()
+				fmt.Printf("  %-6s %16.0f %9.2f %9.1f %8.2f\n", name, rate, fl.totalMsPerReq()/r.totalMsPerReq(), r.counts.syscalls, r.counts.ctxsw)
+				if name != "floor" {
+					b.ReportMetric(rate, name+"-req/cpu-s")
+					b.ReportMetric(fl.totalMsPerReq()/r.totalMsPerReq(), name+"-rate/floor")
+				}
+			}
+		}
+	})
+}
+
+// floorQuick keeps one setting of each figure (concurrency 64, 10,000 one-token requests,
+// 2,000 req/s Poisson): make bench-floor QUICK=1, a minute or two on 2 CPUs.
+var floorQuick = flag.Bool("floor.quick", false, "one setting of each figure: concurrency 64, 10,000 one-token requests, 2,000 req/s Poisson")
+
+// floorOneToken is how many one-token requests each client sends in the one-token row.
+var floorOneToken = flag.Int("floor.onetoken", 30000, "requests of the one-token row (enough for a few seconds of work)")
+
+// printFloorRows prints the rows of one setting: CPU per request (the worker's, the
+// coordinator's, their sum) and per read, as ratios to the floor's.
+func printFloorRows(b *testing.B, rows map[string][]floorResult, counts bool) {
+	fl := medianFloor(rows["floor"])
+	fmt.Printf("  %-6s %10s %10s %10s %7s %9s %7s %9s", "", "worker ms", "coord ms", "CPU ms/req", "×floor", "µs/read", "×floor", "reads/req")
+	if counts {
+		fmt.Printf(" %9s %8s %8s %8s %8s %8s %8s", "syscalls", "ctxsw", "epoll", "read", "futex+ns", "timerset", "epollctl")
+	}
+	fmt.Println()
+	for _, name := range []string{"floor", ClientLoop, ClientNet} {
+		r := medianFloor(rows[name])
+		fmt.Printf("  %-6s %10.3f %10.3f %10.3f %7.2f %9.2f %7.2f %9.1f", name, r.msPerReq, r.coordMsPerReq, r.totalMsPerReq(), r.totalMsPerReq()/fl.totalMsPerReq(),
+			r.usPerRead, r.usPerRead/fl.usPerRead, r.readsPerReq)
+		if counts {
+			c := r.counts
+			fmt.Printf(" %9.1f %8.1f %8.1f %8.1f %8.2f %8.2f %8.2f", c.syscalls, c.ctxsw, c.epoll, c.read, c.futex+c.nanosleep, c.timerSet, c.epollCtl)
+		}
+		fmt.Println()
+		if name != "floor" {
+			b.ReportMetric(r.totalMsPerReq()/fl.totalMsPerReq(), name+"-req/floor")
+		}
+	}
+	fmt.Println("  (worker: its CPU after its last connect per request; coord: the coordinator's over the run per request, the scrape's included; CPU ms/req their sum)")
+	if counts {
+		fmt.Println("  (per request: system calls, context switches, epoll_wait+epoll_pwait, read, futex+nanosleep, timerfd_settime, epoll_ctl; the workers' start-up subtracted)")
 	}
 }
 
 // floorResult is one run's CPU figures and, with perf, counts per request.
 type floorResult struct {
 	usPerRead, msPerReq, readsPerReq float64
+	coordMsPerReq                    float64 // the coordinator's CPU per request (0 for the floor)
 	counts                           perfCounts
 }
+
+// totalMsPerReq is the client's CPU per request: the worker's and the coordinator's.
+func (r floorResult) totalMsPerReq() float64 { return r.msPerReq + r.coordMsPerReq }
 
 // medianFloor is the per-figure median of rs.
 func medianFloor(rs []floorResult) floorResult {
@@ -144,8 +201,9 @@ func medianFloor(rs []floorResult) floorResult {
 		return v[len(v)/2]
 	}
 	return floorResult{usPerRead: med(func(r floorResult) float64 { return r.usPerRead }),
-		msPerReq:    med(func(r floorResult) float64 { return r.msPerReq }),
-		readsPerReq: med(func(r floorResult) float64 { return r.readsPerReq }),
+		msPerReq:      med(func(r floorResult) float64 { return r.msPerReq }),
+		readsPerReq:   med(func(r floorResult) float64 { return r.readsPerReq }),
+		coordMsPerReq: med(func(r floorResult) float64 { return r.coordMsPerReq }),
 		counts: perfCounts{
 			syscalls:  med(func(r floorResult) float64 { return r.counts.syscalls }),
 			ctxsw:     med(func(r floorResult) float64 { return r.counts.ctxsw }),
@@ -236,8 +294,8 @@ func (p *perfCounter) read(tb testing.TB, path string) perfCounts {
 }
 
 // runFloor runs the floor program on cpu and parses its line (with perf, counted).
-func runFloor(b *testing.B, bin, port string, conc, n, osl, cpu int, perf *perfCounter) floorResult {
-	argv := []string{bin, port, strconv.Itoa(conc), strconv.Itoa(n), strconv.Itoa(osl)}
+func runFloor(b *testing.B, bin, hostPort string, conc, n, osl, cpu int, perf *perfCounter) floorResult {
+	argv := []string{bin, hostPort, strconv.Itoa(conc), strconv.Itoa(n), strconv.Itoa(osl), *floorModel}
 	if cpu >= 0 {
 		if ts, err := exec.LookPath("taskset"); err == nil {
 			argv = append([]string{ts, "-c", strconv.Itoa(cpu)}, argv...)
@@ -289,6 +347,7 @@ func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int, perf 
 	ps.meta.Concurrency = conc
 	ps.meta.Streaming = true
 	o := pinnedOptions(b, ps, url, client, cpu, false)
+	defaultFlags(&o)
 	var counts string
 	if perf != nil {
 		o.WorkerCommand, counts = perf.wrap(o.WorkerCommand)
@@ -297,10 +356,12 @@ func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int, perf 
 	if err != nil {
 		b.Fatal(err)
 	}
+	cpu0 := processCPU()
 	m, err := rp.Run()
 	if err != nil {
 		b.Fatal(err)
 	}
+	coord := processCPU() - cpu0
 	if m.Counts.Completed != n {
 		b.Fatalf("%s: counts %+v", client, m.Counts)
 	}
@@ -315,6 +376,7 @@ func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int, perf 
 	}
 	cpuNs, reqs, reads := steadyCPU(b, filepath.Join(o.OutputDir, m.Workers[0].Log))
 	r.usPerRead, r.msPerReq, r.readsPerReq = cpuNs/float64(reads)/1e3, cpuNs/float64(reqs)/1e6, float64(reads)/float64(reqs)
+	r.coordMsPerReq = float64(coord) / float64(n) / 1e6
 	return r
 }
 
@@ -413,65 +475,110 @@ func pinnedRun(b *testing.B, ps *planSpec, url, client string, cpu int, session 
 	return replayed(b, pinnedOptions(b, ps, url, client, cpu, session))
 }
 
-// BenchmarkClientsScheduleLag sends a Poisson open loop at 200, 500 and 2,000 req/s for 3 s
-// to mockllm (TTFT 20 ms, ITL 5 ms, 8 tokens) with each client, the worker on one CPU and
-// mockllm on the other, and prints the schedule lag (write start minus planned instant)
-// p50/p99, the worker's CPU utilisation and the machine's noise on the worker's CPU during
-// the same run (internal/noise: how late a thread's 200 µs sleeps there ended, p99 and max;
-// what a loaded machine puts under any lag) beside it, medians over -floor.rounds interleaved
-// rounds. -benchtime=1x runs each once.
+// BenchmarkClientsScheduleLag sends an open loop at 200, 2,000 and 5,000 req/s for 3 s, Poisson
+// and constant arrivals, to mockllm in vLLM's layout (TTFT 20 ms, ITL 5 ms, 8 tokens; or
+// -floor.url's server) with each client on one worker CPU and replay's default flags (the
+// server scrape on), and prints per rate and arrival: the send error (write start minus the
+// plan's instant) p50/p99/max, the coefficient of variation of the realised send gaps beside
+// the plan's (Poisson ~1, constant ~0: the realised should be the plan's within 5 %), the
+// worker's CPU utilisation and the machine's noise on the worker's CPU during the same run
+// (internal/noise: how late a thread's 200 µs sleeps there ended, p99 and max; what a loaded
+// machine puts under any lag), medians over -floor.rounds interleaved rounds. -benchtime=1x
+// runs each once.
 func BenchmarkClientsScheduleLag(b *testing.B) {
-	url := startMock(b, 20*time.Millisecond, 5*time.Millisecond)
-	_, cpu, _ := floorCPUs()
-	type lagRow struct{ p50, p99, max, cpuPct, noiseP99, noiseMax float64 }
-	for _, rate := range []float64{200, 500, 2000} {
-		b.Run(fmt.Sprintf("rate=%v", rate), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				rows := map[string][]lagRow{}
-				for round := 0; round < *floorRounds; round++ {
-					for _, client := range []string{ClientLoop, ClientNet} {
-						rng := rand.New(rand.NewPCG(7, uint64(i*1000+round)))
-						at := int64(0)
-						n := int(rate * 3)
-						ps := &planSpec{}
-						for k := 0; k < n; k++ {
-							at += int64(rng.ExpFloat64() / rate * 1e9)
-							ps.add(mmapds.Record{SendOffsetNs: at, DelayNs: -1, Session: uint32(k), OSL: 8, Phase: mmapds.PhaseProfile}, chatBody(8))
-						}
-						sampler := noise.Start(cpu)
-						m, reqs, dir := pinnedRun(b, ps, url, client, cpu, false)
-						late := sampler.Stop()
-						var lags []int64
-						for _, q := range reqs {
-							if q.Outcome != rawlog.OutcomeCompleted {
-								b.Fatalf("request %d: %s", q.Index, brief(q))
-							}
-							lags = append(lags, q.WriteStartNs-q.IntendedNs)
-						}
-						cpuPct := float64(workerCPU(b, m, dir)) / float64(m.EndUnixNs-m.StartUnixNs) * 100
-						rows[client] = append(rows[client], lagRow{float64(percentile(lags, 50)) / 1e3, float64(percentile(lags, 99)) / 1e3,
-							float64(lags[len(lags)-1]) / 1e3, cpuPct, float64(late.Quantile(0.99)) / 1e3, float64(late.Max()) / 1e3})
-					}
-				}
-				fmt.Printf("\nPoisson %v req/s for 3 s, mockllm TTFT 20 ms ITL 5 ms, worker on CPU %d; medians of %d round(s); load %s\n", rate, cpu, *floorRounds, loadAvg())
-				fmt.Printf("  %-6s %12s %12s %12s %11s %14s %14s\n", "", "lag p50 µs", "lag p99 µs", "lag max µs", "worker CPU", "noise p99 µs", "noise max µs")
-				for _, client := range []string{ClientLoop, ClientNet} {
-					med := func(f func(lagRow) float64) float64 {
-						var v []float64
-						for _, r := range rows[client] {
-							v = append(v, f(r))
-						}
-						sort.Float64s(v)
-						return v[len(v)/2]
-					}
-					p50, p99 := med(func(r lagRow) float64 { return r.p50 }), med(func(r lagRow) float64 { return r.p99 })
-					fmt.Printf("  %-6s %12.1f %12.1f %12.1f %10.1f%% %14.1f %14.1f\n", client, p50, p99, med(func(r lagRow) float64 { return r.max }),
-						med(func(r lagRow) float64 { return r.cpuPct }), med(func(r lagRow) float64 { return r.noiseP99 }), med(func(r lagRow) float64 { return r.noiseMax }))
-					b.ReportMetric(p99, client+"-lag-p99-µs")
-				}
-			}
-		})
+	_, cpu, serverCPU := floorCPUs()
+	srv := startFloorServer(b, 20*time.Millisecond, 5*time.Millisecond, serverCPU)
+	type lagRow struct{ p50, p99, max, cvPlan, cvSent, cpuPct, noiseP99, noiseMax float64 }
+	rates, arrivals := []float64{200, 2000, 5000}, []string{"poisson", "constant"}
+	if *floorQuick {
+		rates, arrivals = []float64{2000}, arrivals[:1]
 	}
+	for _, rate := range rates {
+		for _, arrival := range arrivals {
+			b.Run(fmt.Sprintf("rate=%v/%s", rate, arrival), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					rows := map[string][]lagRow{}
+					for round := 0; round < *floorRounds; round++ {
+						for _, client := range []string{ClientLoop, ClientNet} {
+							rng := rand.New(rand.NewPCG(7, uint64(i*1000+round)))
+							at := int64(0)
+							n := int(rate * 3)
+							ps := &planSpec{}
+							for k := 0; k < n; k++ {
+								if arrival == "poisson" {
+									at += int64(rng.ExpFloat64() / rate * 1e9)
+								} else {
+									at = int64(float64(k) / rate * 1e9)
+								}
+								ps.add(mmapds.Record{SendOffsetNs: at, DelayNs: -1, Session: uint32(k), OSL: 8, Phase: mmapds.PhaseProfile}, chatBody(8))
+							}
+							ps.meta.Streaming = true
+							o := pinnedOptions(b, ps, srv.url, client, cpu, false)
+							defaultFlags(&o)
+							sampler := noise.Start(cpu)
+							m, reqs, dir := replayed(b, o)
+							late := sampler.Stop()
+							var lags, planned, sent []int64
+							for _, q := range reqs {
+								if q.Outcome != rawlog.OutcomeCompleted {
+									b.Fatalf("request %d: %s", q.Index, brief(q))
+								}
+								lags = append(lags, q.WriteStartNs-q.IntendedNs)
+								planned = append(planned, q.IntendedNs)
+								sent = append(sent, q.WriteStartNs)
+							}
+							cpuPct := float64(workerCPU(b, m, dir)) / float64(m.EndUnixNs-m.StartUnixNs) * 100
+							rows[client] = append(rows[client], lagRow{float64(percentile(lags, 50)) / 1e3, float64(percentile(lags, 99)) / 1e3,
+								float64(lags[len(lags)-1]) / 1e3, gapCV(planned), gapCV(sent), cpuPct, float64(late.Quantile(0.99)) / 1e3, float64(late.Max()) / 1e3})
+						}
+					}
+					fmt.Printf("\n%s %v req/s for 3 s, %s with 8 tokens, worker on CPU %d, default flags; medians of %d round(s); load %s\n",
+						arrival, rate, srv.name, cpu, *floorRounds, loadAvg())
+					fmt.Printf("  %-6s %10s %10s %10s %9s %9s %11s %13s %13s\n", "", "err p50 µs", "err p99 µs", "err max µs", "plan CV", "sent CV", "worker CPU", "noise p99 µs", "noise max µs")
+					for _, client := range []string{ClientLoop, ClientNet} {
+						med := func(f func(lagRow) float64) float64 {
+							var v []float64
+							for _, r := range rows[client] {
+								v = append(v, f(r))
+							}
+							sort.Float64s(v)
+							return v[len(v)/2]
+						}
+						p99 := med(func(r lagRow) float64 { return r.p99 })
+						cvPlan, cvSent := med(func(r lagRow) float64 { return r.cvPlan }), med(func(r lagRow) float64 { return r.cvSent })
+						fmt.Printf("  %-6s %10.1f %10.1f %10.1f %9.3f %9.3f %10.1f%% %13.1f %13.1f\n", client, med(func(r lagRow) float64 { return r.p50 }), p99,
+							med(func(r lagRow) float64 { return r.max }), cvPlan, cvSent, med(func(r lagRow) float64 { return r.cpuPct }),
+							med(func(r lagRow) float64 { return r.noiseP99 }), med(func(r lagRow) float64 { return r.noiseMax }))
+						b.ReportMetric(p99, client+"-lag-p99-µs")
+						b.ReportMetric(cvSent, client+"-sent-cv")
+					}
+					if arrival == "poisson" {
+						fmt.Println("  (err: write start minus the plan's instant; CV: standard deviation over mean of the gaps between successive sends, planned and realised; Poisson ~1, within 5 % of the plan's)")
+					} else {
+						fmt.Println("  (constant arrivals: the plan's CV is 0; the realised one is the send error's spread over the gap)")
+					}
+				}
+			})
+		}
+	}
+}
+
+// gapCV is the coefficient of variation of the gaps between successive instants of ts
+// (sorted in place).
+func gapCV(ts []int64) float64 {
+	slices.Sort(ts)
+	if len(ts) < 3 {
+		return 0
+	}
+	var sum, sq float64
+	for i := 1; i < len(ts); i++ {
+		g := float64(ts[i] - ts[i-1])
+		sum += g
+		sq += g * g
+	}
+	n := float64(len(ts) - 1)
+	mean := sum / n
+	return math.Sqrt(max(sq/n-mean*mean, 0)) / mean
 }
 
 // BenchmarkTTFTVsEmit measures, at concurrency 100 with the client pinned to one CPU and

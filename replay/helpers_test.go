@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == WorkerArg {
 		os.Exit(WorkerMain(os.Stdin, os.Stdout))
 	}
+	if len(os.Args) > 1 && os.Args[1] == floorMockArg {
+		os.Exit(floorMockMain(os.Args[2:]))
+	}
 	os.Exit(m.Run())
 }
 

@@ -531,6 +531,25 @@ func (w *worker) logSent(idx uint32) error {
 	return err
 }
 
+// logSentQueued writes a Sent record for plan index idx without flushing it (logSent's first
+// half; flushSent is the second, once for several).
+func (w *worker) logSentQueued(idx uint32) error {
+	err := w.lw.WriteSent(rawlog.Sent{Index: idx, TimeNs: w.nowNs()})
+	if err != nil {
+		w.fail(err)
+	}
+	return err
+}
+
+// flushSent returns once every Sent record queued so far is in the kernel.
+func (w *worker) flushSent() error {
+	err := w.sink.flush()
+	if err != nil {
+		w.fail(err)
+	}
+	return err
+}
+
 // fail ends the run on an unrecoverable error (the log cannot be written, the plan file
 // changed): nothing new is sent, in-flight requests are cut, and the run fails. Only the
 // first error is reported, once; the rest follow from it.
@@ -602,10 +621,12 @@ func (w *worker) cpuLoop(stop, done chan struct{}) {
 // workerLog is the worker as its transport's log (driver.Log).
 type workerLog worker
 
-func (l *workerLog) Sent(idx uint32) error     { return (*worker)(l).logSent(idx) }
-func (l *workerLog) Request(q *rawlog.Request) { (*worker)(l).logRequest(q) }
-func (l *workerLog) Done(q *rawlog.Request)    { (*worker)(l).logDone(q) }
-func (l *workerLog) Fail(err error)            { (*worker)(l).fail(err) }
-func (l *workerLog) DurationElapsed()          { (*worker)(l).durationElapsed() }
-func (l *workerLog) DurationAbort()            { (*worker)(l).durationAbort() }
-func (l *workerLog) Flush()                    { l.sink.kick() }
+func (l *workerLog) Sent(idx uint32) error       { return (*worker)(l).logSent(idx) }
+func (l *workerLog) SentQueued(idx uint32) error { return (*worker)(l).logSentQueued(idx) }
+func (l *workerLog) FlushSent() error            { return (*worker)(l).flushSent() }
+func (l *workerLog) Request(q *rawlog.Request)   { (*worker)(l).logRequest(q) }
+func (l *workerLog) Done(q *rawlog.Request)      { (*worker)(l).logDone(q) }
+func (l *workerLog) Fail(err error)              { (*worker)(l).fail(err) }
+func (l *workerLog) DurationElapsed()            { (*worker)(l).durationElapsed() }
+func (l *workerLog) DurationAbort()              { (*worker)(l).durationAbort() }
+func (l *workerLog) Flush()                      { l.sink.kick() }

@@ -1,8 +1,9 @@
 // Package servermetrics collects the inference server's own metrics while replay runs: it
 // scrapes Prometheus text or OpenMetrics endpoints (the server's /metrics, DCGM exporters),
-// parses them with github.com/prometheus/common/expfmt, and stores every sample on the run's
+// parses them with github.com/prometheus/common/expfmt, and stores the samples on the run's
 // clock in server_metrics.jsonl, a versioned file of the run directory (docs/run-format.md,
-// "Server metrics file"). DCGM exporter pages also become rawlog.GPUSample records, the same
+// "Server metrics file"): every family at the first and last scrape, the known ones (Lookup,
+// DCGM fields) in between, each parsed again only when its lines changed (delta.go). DCGM exporter pages also become rawlog.GPUSample records, the same
 // GPU fields NVML fills, so a client on another machine than the GPUs still gets GPU context.
 //
 // Families of known servers (vLLM, SGLang, TGI, TensorRT-LLM, Dynamo, Triton, llm-d) map to

@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/llmbench/llmbench/internal/jsonwire"
@@ -108,6 +107,11 @@ type Writer struct {
 	next   int
 	line   []byte
 	err    error
+	// Scratch of ScrapeLimited, kept between scrapes: a series' key, its label names, the
+	// samples' ids.
+	key  []byte
+	keys []string
+	ids  []int
 }
 
 // NewWriter writes h (Format and Version filled in) as the first line of w.
@@ -176,24 +180,24 @@ type Sample struct {
 	V                  float64
 }
 
-// seriesKey identifies a series: endpoint, sample name and sorted labels.
-func seriesKey(ep int, s *Sample) string {
-	var b strings.Builder
-	b.WriteString(strconv.Itoa(ep))
-	b.WriteByte(0)
-	b.WriteString(s.Name)
-	keys := make([]string, 0, len(s.Labels))
+// appendSeriesKey appends the key that identifies a series to b: endpoint, sample name and
+// sorted labels; keys is a scratch slice for the label names, returned for reuse.
+func appendSeriesKey(b []byte, keys []string, ep int, s *Sample) ([]byte, []string) {
+	b = strconv.AppendInt(b, int64(ep), 10)
+	b = append(b, 0)
+	b = append(b, s.Name...)
+	keys = keys[:0]
 	for k := range s.Labels {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		b.WriteByte(0)
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(s.Labels[k])
+		b = append(b, 0)
+		b = append(b, k...)
+		b = append(b, '=')
+		b = append(b, s.Labels[k]...)
 	}
-	return b.String()
+	return b, keys
 }
 
 // Scrape records one scrape of endpoint ep: a series line for every sample stream not seen
@@ -208,12 +212,14 @@ func (x *Writer) Scrape(ep int, phase string, tNs, unixNs, durNs int64, samples 
 func (x *Writer) ScrapeLimited(ep int, phase string, tNs, unixNs, durNs int64, samples []Sample, maxSeries int) (dropped int, err error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	ids := make([]int, len(samples))
+	ids := slices.Grow(x.ids[:0], len(samples))[:len(samples)]
+	x.ids = ids
 	for i := range samples {
 		s := &samples[i]
-		k := seriesKey(ep, s)
-		id, ok := x.series[k]
+		x.key, x.keys = appendSeriesKey(x.key[:0], x.keys, ep, s)
+		id, ok := x.series[string(x.key)] // no string made to look it up
 		if !ok {
+			k := string(x.key)
 			if maxSeries > 0 && x.per[ep] >= maxSeries {
 				ids[i] = -1
 				dropped++

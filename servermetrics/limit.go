@@ -91,14 +91,15 @@ func (s *lineScanner) next() (l pageLine, ok bool) {
 		return l, true
 	}
 	if t[0] == '#' {
-		f := bytes.Fields(t[1:])
-		if len(f) == 1 && string(f[0]) == "EOF" {
+		word, rest := nextField(t[1:])
+		name, _ := nextField(rest)
+		if string(word) == "EOF" && len(name) == 0 {
 			l.eof = true
 			return l, true
 		}
-		if len(f) >= 2 && (string(f[0]) == "TYPE" || string(f[0]) == "HELP" || string(f[0]) == "UNIT") {
-			s.cur = f[1]
-			l.family = f[1]
+		if len(name) > 0 && (string(word) == "TYPE" || string(word) == "HELP" || string(word) == "UNIT") {
+			s.cur = name
+			l.family = name
 		}
 		return l, true
 	}
@@ -115,6 +116,22 @@ func (s *lineScanner) next() (l pageLine, ok bool) {
 	}
 	return l, true
 }
+
+// nextField returns b's first field (as bytes.Fields splits, without allocating) and what
+// follows it.
+func nextField(b []byte) (field, rest []byte) {
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	j := i
+	for j < len(b) && !isSpace(b[j]) {
+		j++
+	}
+	return b[i:j], b[j:]
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
 
 func hasFamilySuffix(b []byte) bool {
 	for _, s := range familySuffixes {

@@ -146,6 +146,7 @@ type endpointState struct {
 	saidSeries, saidBytes, saidFile, saidSlow bool
 	page, sel                                 []byte        // the page read, and what of it is parsed (kept between scrapes)
 	heavy                                     chan struct{} // closed when the last page job on an idle thread ended
+	cache                                     familyCache   // the last light page's families (delta.go)
 }
 
 // loop scrapes until run ends, then once more (the final scrape) unless abort ended too.
@@ -215,7 +216,7 @@ func (e *endpointState) scrape(parent context.Context, phase string) (time.Durat
 	ctx, cancel := context.WithTimeout(parent, e.cfg.Timeout)
 	defer cancel()
 	t0 := time.Now()
-	body, t1, samples, st, err := e.fetch(ctx)
+	body, t1, samples, st, err := e.fetch(ctx, phase != PhaseRun)
 	took := time.Since(t0)
 	if err != nil && parent.Err() != nil {
 		return took, nil // abandoned for the final scrape, or aborted
@@ -305,9 +306,12 @@ func (e *endpointState) sayCapped(st *pageStats, n int) error {
 const lightPageBytes = 1 << 20
 
 // fetch reads the page within ctx into e.page (at most MaxPageBytes of it, cut after its
-// last whole line) and parses what selectFamilies keeps of it. t1 is when the read ended;
+// last whole line) and parses what selectFamilies keeps of it: all of that when all is set
+// (the baseline and final scrapes), else only its known families (knownFamily: the
+// periodic scrapes record what analyze reads over the run, the rest is in the first and
+// last scrape). t1 is when the read ended;
 // body is what was read.
-func (e *endpointState) fetch(ctx context.Context) (body []byte, t1 time.Time, samples []Sample, st pageStats, err error) {
+func (e *endpointState) fetch(ctx context.Context, all bool) (body []byte, t1 time.Time, samples []Sample, st pageStats, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url, nil)
 	if err != nil {
 		return nil, t1, nil, st, err
@@ -345,6 +349,10 @@ func (e *endpointState) fetch(ctx context.Context) (body []byte, t1 time.Time, s
 	j := &pageJob{ctx: ctx, body: resp.Body, buf: buf, sel: e.sel, ctype: resp.Header.Get("Content-Type"),
 		limit: e.cfg.MaxPageBytes, maxSeries: e.cfg.MaxSeries, t1: t1, light: light}
 	if buf.Len() < light || light > e.cfg.MaxPageBytes {
+		// Parsed here, one scrape at a time: the family cache may serve it. (A job on an
+		// idle thread may outlive its scrape, so it parses the page whole.)
+		j.cache = &e.cache
+		j.knownOnly = !all
 		j.run()
 	} else {
 		// The rest on a thread at the lowest priority, which may get no CPU while the
@@ -387,6 +395,8 @@ type pageJob struct {
 	limit     int
 	maxSeries int
 	light     int // what fetch read before handing the page over
+	cache     *familyCache
+	knownOnly bool // parse only the known families (with cache)
 	// Results.
 	t1      time.Time
 	page    []byte
@@ -424,7 +434,14 @@ func (j *pageJob) run() {
 		}
 		j.sel = sel // its own buffer, kept for the next scrape
 	}
-	j.samples, j.err = parse(j.ctx, sel, j.ctype)
+	if j.cache != nil {
+		if j.knownOnly {
+			sel = j.cache.known(sel)
+		}
+		j.samples, j.err = j.cache.parse(j.ctx, sel, j.ctype)
+	} else {
+		j.samples, j.err = parse(j.ctx, sel, j.ctype)
+	}
 }
 
 // serverSays is `: "<the server's own message>"` from a non-2xx page (llama.cpp's /metrics

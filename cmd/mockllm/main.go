@@ -50,6 +50,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs.StringVar(&o.Model, "model", d.Model, "model id listed by /v1/models (requests may name any model)")
 	fs.StringSliceVar(&o.ServedModelNames, "served-model-name", nil, "as vLLM's: the only model names served (comma-separated or repeated); others get 404 \"The model `X` does not exist.\"; /v1/models lists them")
 	fs.BoolVar(&o.Strict, "strict", false, "validate chat and completions requests as vLLM does (field types and ranges, min_tokens <= max_tokens, ...): 400 BadRequestError in vLLM's words")
+	fs.BoolVar(&o.VLLMChunks, "vllm-chunks", false, "stream in vLLM's exact chunk layout (32-hex ids, stop_reason on the last chunk, vLLM's usage chunk)")
+	fs.BoolVar(&o.VLLMMetrics, "vllm-metrics", false, "serve vLLM's /metrics page (its families, labels and buckets, about 65 kB) instead of the mock's own")
 	fs.BoolVar(&o.PromptTokensDetails, "enable-prompt-tokens-details", false, "as vLLM's: report prompt tokens found in the prefix cache as usage.prompt_tokens_details.cached_tokens")
 	fs.Uint64Var(&o.Seed, "seed", d.Seed, "seed for output text, lengths, jitter and faults")
 	fs.DurationVar(&o.TTFT, "ttft", d.TTFT, "time to first token, from admission")

@@ -37,6 +37,14 @@ type Log interface {
 	// Sent writes a Sent record for plan index idx and returns once it is in the kernel;
 	// a request whose Sent record failed must not be sent.
 	Sent(idx uint32) error
+	// SentQueued writes a Sent record for plan index idx without waiting for it to reach the
+	// kernel; FlushSent returns once every record queued before the call is there. A
+	// transport that starts several requests in one pass queues their records, flushes once
+	// and then writes the requests: one system call for the pass's records instead of one
+	// each. A request is written only after a FlushSent that returned nil since its record
+	// was queued.
+	SentQueued(idx uint32) error
+	FlushSent() error
 	// Request writes q (a request never sent) and counts it.
 	Request(q *rawlog.Request)
 	// Done counts q, a request that was sent, as done and writes it.

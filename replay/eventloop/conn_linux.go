@@ -171,13 +171,53 @@ func (l *Loop) send(r *loopRequest) {
 	w := l.w
 	if !r.marked {
 		r.marked = true
+		if l.holding {
+			// A dispatch pass: the record now, the request once the pass's records are
+			// in the kernel (releaseHeld).
+			if err := w.Log.SentQueued(r.q.Index); err != nil {
+				l.unsent(r, err)
+				return
+			}
+			l.held = append(l.held, r)
+			return
+		}
 		if err := w.Log.Sent(r.q.Index); err != nil {
-			l.closeConn(r.c)
-			r.c = nil
-			l.notSent(r, "not sent: "+err.Error())
+			l.unsent(r, err)
 			return
 		}
 	}
+	l.writeRequest(r)
+}
+
+// unsent ends r, whose Sent record could not be written, unsent.
+func (l *Loop) unsent(r *loopRequest, err error) {
+	l.closeConn(r.c)
+	r.c = nil
+	l.notSent(r, "not sent: "+err.Error())
+}
+
+// releaseHeld flushes the Sent records of the requests a dispatch pass held and writes them,
+// in the order they were started (or ends them unsent when the records could not be).
+func (l *Loop) releaseHeld() {
+	l.holding = false
+	if len(l.held) == 0 {
+		return
+	}
+	err := l.w.Log.FlushSent()
+	for i, r := range l.held {
+		l.held[i] = nil
+		if err != nil {
+			l.unsent(r, err)
+			continue
+		}
+		l.writeRequest(r)
+	}
+	l.held = l.held[:0]
+}
+
+// writeRequest starts writing r's request, its Sent record in the kernel.
+func (l *Loop) writeRequest(r *loopRequest) {
+	w := l.w
 	r.q.ConnReused = r.c.Used
 	r.eb.RenderSuffix(r.body, w.SessionHeader, r.session, r.q.Index)
 	r.woff = 0

@@ -77,15 +77,19 @@ type loopUnit struct {
 
 // Loop is a worker's event loop.
 type Loop struct {
-	w      *driver.Worker
-	s      *schedule.Scheduler
-	ep     int
-	tfd    int
-	kick   *driver.Sleeper // the timerfd, as stop and abort kick it
-	events []unix.EpollEvent
-	addrs  []unix.Sockaddr // per target
-	family []int
-	picker *driver.LocalAddrPicker
+	// holding is set while a dispatch pass starts requests: their Sent records are queued
+	// and the requests held (held) until the pass flushes the records once (releaseHeld).
+	holding bool
+	held    []*loopRequest
+	w       *driver.Worker
+	s       *schedule.Scheduler
+	ep      int
+	tfd     int
+	kick    *driver.Sleeper // the timerfd, as stop and abort kick it
+	events  []unix.EpollEvent
+	addrs   []unix.Sockaddr // per target
+	family  []int
+	picker  *driver.LocalAddrPicker
 
 	conns    []*loopConn
 	freeSlot []int32
@@ -280,10 +284,38 @@ func (l *Loop) handle(n int) {
 			continue
 		}
 		l.onEvent(l.conns[ev.Fd], ev.Events)
+		if i%dueCheckEvery == dueCheckEvery-1 && i+1 < n {
+			l.dispatchDue()
+		}
 	}
 	// Slots freed by this batch's events may be reused from now on.
 	l.freeSlot = append(l.freeSlot, l.closedSlots...)
 	l.closedSlots = l.closedSlots[:0]
+}
+
+// dueCheckEvery is how many events of a batch the loop handles between looks at the
+// schedule: a long batch (a burst of chunks, or the thread back from a descheduling) would
+// otherwise hold the sends that fell due meanwhile until its end, and send them back to back.
+const dueCheckEvery = 16
+
+// dispatchDue starts the requests already due, mid-batch: no spin, no timer (dispatch does
+// those after the batch). Slots closed in the batch are not reused before its end
+// (closedSlots), so a send here cannot take a slot a later event of the batch names.
+func (l *Loop) dispatchDue() {
+	w, s := l.w, l.s
+	if l.stopSeen || w.Stop.Stopping() {
+		return
+	}
+	now := w.Now()
+	l.holding = true
+	defer l.releaseHeld()
+	for from := now; now-from <= maxDispatchBurst; now = w.Now() {
+		rel, ok := s.Due(now)
+		if !ok {
+			return
+		}
+		l.start(rel, now)
+	}
 }
 
 // flags acts on stop and abort, once each.
@@ -330,6 +362,8 @@ const maxDispatchBurst = int64(5 * time.Millisecond)
 func (l *Loop) dispatch(now int64) {
 	w, s := l.w, l.s
 	l.moreDue = false
+	l.holding = true
+	defer l.releaseHeld()
 	for from := now; !l.stopSeen && !w.Stop.Stopping(); {
 		if now-from > maxDispatchBurst {
 			l.moreDue = true // the rest after this pass's events
@@ -337,6 +371,9 @@ func (l *Loop) dispatch(now int64) {
 		}
 		rel, ok := s.Due(now)
 		if !ok {
+			// What the pass started goes out before any wait for the next instant.
+			l.releaseHeld()
+			l.holding = true
 			at, open := s.NextWake()
 			var spun bool
 			if now, spun = w.SpinTo(at, open, now); !spun {
