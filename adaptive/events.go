@@ -3,7 +3,8 @@
 // adaptive_scale_summary.json (AIPerf's artifacts, field for field, plus our window bounds on
 // the per-request export's clock). The controller that writes them and analyze's audit that
 // recomputes them both read and write through these types, so the two never disagree on a
-// field. It imports nothing of this repository.
+// field; and the SLA spec both judge windows by (sla.go, its syntax parsed by package sweep,
+// which AIPerf's --search-sla shares). It imports only package sweep of this repository.
 package adaptive
 
 import (

@@ -123,8 +123,9 @@ func (p *processor) compute(q *rawlog.Request, rec *mmapds.Record, bodyLen int) 
 	m.Reads = len(q.ReadNs)
 
 	m.Sent = q.Outcome != rawlog.OutcomeNotSent && q.WriteStartNs >= 0
-	if q.Outcome == rawlog.OutcomeNotSent && strings.Contains(q.Err, "duration elapsed") {
-		// The plan's duration ran out before this request's turn: it was never due.
+	if q.Outcome == rawlog.OutcomeNotSent && (strings.Contains(q.Err, "duration elapsed") || q.Err == rawlog.ThinnedErr) {
+		// The plan's duration ran out before this request's turn, or adaptive scale thinned
+		// the arrival out: it was never due.
 		m.NotDue = true
 		return m
 	}

@@ -27,6 +27,8 @@ type RequestOptions struct {
 	UseServerTokenCount bool
 	// Goodput are SLOs a request is judged good against (RequestMetrics.Good).
 	Goodput []SLO
+	// Metrics holds the metrics computed, user metrics included (nil: the built-ins).
+	Metrics *Registry
 }
 
 // RequestAnalyzer computes the metrics of one request record at a time. It reuses its buffers:
@@ -44,7 +46,7 @@ func NewRequestAnalyzer(o RequestOptions) (*RequestAnalyzer, error) {
 		return nil, errors.New("analyze: request analyzer: no tokenizer to count output tokens (or use the server's counts)")
 	}
 	return &RequestAnalyzer{p: newProcessor(requestConfig{ep: o.Endpoint, tokens: o.Endpoint.ProducesTokens,
-		tok: o.Tokenizer, server: o.UseServerTokenCount, slos: o.Goodput})}, nil
+		tok: o.Tokenizer, server: o.UseServerTokenCount, slos: o.Goodput, reg: o.Metrics})}, nil
 }
 
 // Analyze computes the metrics of request q, planned as rec (its ISL, requested OSL, phase and

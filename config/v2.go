@@ -544,6 +544,8 @@ func (p *parser) v2Phase(ph *yaml.Node, warmup bool) error {
 			"rate":  flag("request-cancellation-rate", ""),
 			"delay": flag("request-cancellation-delay", ""),
 		}},
+		"adaptive_scale": profileOnly(warmup, (*parser).v2Adaptive),
+		"sla":            profileOnly(warmup, (*parser).v2SLA),
 		"exclude_from_results": {fn: func(p *parser, k, v *yaml.Node) error {
 			if b, err := strconv.ParseBool(v.Value); err != nil || b != warmup {
 				return p.errf(v, "phases.%s.exclude_from_results %s: a warmup is never measured and a profiling phase always is", name, v.Value)
@@ -551,6 +553,16 @@ func (p *parser) v2Phase(ph *yaml.Node, warmup bool) error {
 			return nil
 		}},
 	}, "phases."+name+".")
+}
+
+// profileOnly is a phase key only the profiling phase has (adaptive scale, its SLAs).
+func profileOnly(warmup bool, fn func(p *parser, k, v *yaml.Node) error) v2Key {
+	if warmup {
+		return v2Key{fn: func(p *parser, k, _ *yaml.Node) error {
+			return p.errf(k, "phases.warmup.%s: a warmup has no %s here", k.Value, k.Value)
+		}}
+	}
+	return v2Key{fn: fn}
 }
 
 // v2Sweep reads sweep: {type: grid, parameters: {concurrency: [...], rate: [...]}}: the two

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,13 +14,14 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llmbench/llmbench/analyze"
+	"github.com/llmbench/llmbench/internal/logfollow"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay"
 )
 
-// pollEvery is how often the tailer looks for new logs and for new bytes at a log's end.
-const pollEvery = 100 * time.Millisecond
+// pollEvery is how often the tailer looks for new logs.
+const pollEvery = logfollow.PollEvery
 
 // instruments are the metrics pushed, with the attribute sets they are recorded under.
 type instruments struct {
@@ -200,7 +200,7 @@ func (t *tailer) follow(path string) {
 		return
 	}
 	defer f.Close()
-	r, err := rawlog.NewReader(&followReader{f: f, stop: t.stop}, path)
+	r, err := rawlog.NewReader(&logfollow.Reader{F: f, Stop: t.stop}, path)
 	if err != nil {
 		return // no header before the end: a worker that never started
 	}
@@ -223,33 +223,5 @@ func (t *tailer) follow(path string) {
 			continue
 		}
 		t.ins.record(ctx, a.Analyze(q, &rec), rec.Phase)
-	}
-}
-
-// followReader reads a file a worker is still writing: at its end it waits for more bytes,
-// until stop is closed (the worker has exited), and then reports the end.
-type followReader struct {
-	f    *os.File
-	stop <-chan struct{}
-}
-
-// Read reads what the file holds, waiting at its end for more until stop.
-func (r *followReader) Read(p []byte) (int, error) {
-	for {
-		n, err := r.f.Read(p)
-		if n > 0 {
-			return n, nil
-		}
-		if err != nil && err != io.EOF {
-			return 0, err
-		}
-		select {
-		case <-r.stop:
-			if n, _ := r.f.Read(p); n > 0 {
-				return n, nil
-			}
-			return 0, io.EOF
-		case <-time.After(pollEvery):
-		}
 	}
 }

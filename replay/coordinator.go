@@ -145,6 +145,11 @@ func (r *Replay) setup() error {
 		return err
 	}
 	r.info = info
+	if o.Control != nil {
+		if err := r.checkControl(o.Control); err != nil {
+			return fmt.Errorf("control: %w", err)
+		}
+	}
 	if err := r.setupWorkers(share); err != nil {
 		return err
 	}
@@ -227,6 +232,7 @@ type proc struct {
 	done    atomic.Int64
 	errs    atomic.Int64
 	exited  chan struct{}
+	acks    chan controlAck // its "controlled" lines (control.go)
 	waitErr error
 	maxRSS  int64 // peak resident set (its "memory" line)
 }
@@ -313,7 +319,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			TLSCAFile: o.TLSCAFile, TLSInsecure: o.TLSInsecureSkipVerify,
 			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin), Client: o.Client,
 			MaxResponseBytes: o.MaxResponseBytes, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount, LocalAddrs: o.LocalAddrs,
-			ServerCloses: r.serverCloses, Traceparent: o.sendsTraceparent(), RunID: o.RunID}
+			ServerCloses: r.serverCloses, Control: o.Control, Traceparent: o.sendsTraceparent(), RunID: o.RunID}
 		p, err := r.startWorker(cfg, readyCh, exitCh)
 		if err != nil {
 			for _, q := range procs[:i] {
@@ -599,7 +605,7 @@ func (r *Replay) startWorker(cfg workerConfig, readyCh, exitCh chan<- int) (*pro
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker %d (%s): %w", cfg.ID, o.WorkerCommand[0], err)
 	}
-	p := &proc{id: cfg.ID, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	p := &proc{id: cfg.ID, cmd: cmd, stdin: stdin, exited: make(chan struct{}), acks: make(chan controlAck, 16)}
 	b, _ := json.Marshal(cfg)
 	p.send(string(b))
 	go func() {
@@ -635,6 +641,13 @@ func (r *Replay) startWorker(cfg workerConfig, readyCh, exitCh chan<- int) (*pro
 					p.sent.Store(a)
 					p.done.Store(b)
 					p.errs.Store(c)
+				}
+			case "controlled":
+				if a, ok := parseControlled(rest); ok {
+					select {
+					case p.acks <- a:
+					default: // nobody waits for it any more
+					}
 				}
 			case "done":
 				p.mu.Lock()

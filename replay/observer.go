@@ -25,6 +25,12 @@ type RunInfo struct {
 	StartUnixNs int64
 	// URLs are the base URLs requests go to.
 	URLs []string
+	// Control changes the workers' release gate (Options.Control) and returns the run-clock
+	// instant from which every worker releases under the new value; nil when the run has no
+	// gate. It blocks until the workers applied it (or a few seconds).
+	Control func(variable string, value float64) (appliedNs int64, err error)
+	// Stop asks the run to end gracefully, as an interruption would (Replay.Stop).
+	Stop func()
 }
 
 // observePeriod is how often the observer is given the progress counts.
@@ -38,7 +44,11 @@ func (r *Replay) observeLoop(procs []*proc, start time.Time, startNs int64, stop
 	if ob == nil {
 		return
 	}
-	ob.Start(RunInfo{Dir: r.dir, PlanPath: r.absPlan(), PlanHash: r.plan.HashHex(), StartUnixNs: startNs, URLs: r.opts.URLs})
+	info := RunInfo{Dir: r.dir, PlanPath: r.absPlan(), PlanHash: r.plan.HashHex(), StartUnixNs: startNs, URLs: r.opts.URLs, Stop: r.Stop}
+	if r.opts.Control != nil {
+		info.Control = (&controller{procs: procs}).set
+	}
+	ob.Start(info)
 	t := time.NewTicker(observePeriod)
 	defer t.Stop()
 	for {
@@ -52,5 +62,43 @@ func (r *Replay) observeLoop(procs []*proc, start time.Time, startNs int64, stop
 				ob.Progress(procCounts(procs))
 			}
 		}
+	}
+}
+
+// Observers is one Observer made of several (nil ones dropped; nil when none is left): each
+// is told everything, in order.
+func Observers(obs ...Observer) Observer {
+	var list observerList
+	for _, o := range obs {
+		if o != nil {
+			list = append(list, o)
+		}
+	}
+	switch len(list) {
+	case 0:
+		return nil
+	case 1:
+		return list[0]
+	}
+	return list
+}
+
+type observerList []Observer
+
+func (l observerList) Start(info RunInfo) {
+	for _, o := range l {
+		o.Start(info)
+	}
+}
+
+func (l observerList) Progress(sent, done, errs int64) {
+	for _, o := range l {
+		o.Progress(sent, done, errs)
+	}
+}
+
+func (l observerList) Finish() {
+	for _, o := range l {
+		o.Finish()
 	}
 }

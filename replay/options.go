@@ -190,6 +190,10 @@ type Options struct {
 	// Observer, when not nil, watches the run from this process (observer.go): the live
 	// OpenTelemetry export. It never touches the workers.
 	Observer Observer
+	// Control, when not nil, gates the profile's release while the run lasts (in-run
+	// adaptive scale, control.go): the workers start under this setting, and the Observer's
+	// RunInfo.Control changes it. nil: the plan runs as compiled.
+	Control *Control
 	// WorkerStderr receives the workers' stderr; nil means os.Stderr.
 	WorkerStderr io.Writer
 	// WorkerCommand starts a worker process: program and arguments. nil means this

@@ -29,9 +29,11 @@ const WorkerArg = "__worker"
 //	                                start <unix ns>       begin; the run's clock zero
 //	                                stop                  interruption: send nothing new, grace period
 //	                                abort                 cut in-flight requests now
+//	                                control <seq> <var> <value>  set the release gate (control.go)
 //	worker -> coordinator (stdout): calibration <JSON>    self-calibration (rawlog.Calibration), before ready
 //	                                ready
 //	                                progress <sent> <done> <errors>
+//	                                controlled <seq> <run ns>    the gate was set then
 //	                                error <message>       why the worker failed, once, as it happens
 //	                                memory <bytes>        its peak resident set (VmHWM), just before done
 //	                                done <status> <planned> <completed> <failed> <cancelled> <aborted> <not_sent>
@@ -156,6 +158,10 @@ func (p procReport) ready() { p.out.line("ready") }
 
 func (p procReport) progress(sent, done, errs int64) error {
 	return p.out.line("progress " + strconv.FormatInt(sent, 10) + " " + strconv.FormatInt(done, 10) + " " + strconv.FormatInt(errs, 10))
+}
+
+func (p procReport) controlled(seq, ns int64) {
+	p.out.line("controlled " + strconv.FormatInt(seq, 10) + " " + strconv.FormatInt(ns, 10))
 }
 
 func (p procReport) failed(msg string) { p.out.line("error " + oneLine(msg)) }

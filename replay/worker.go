@@ -61,6 +61,8 @@ type workerConfig struct {
 	// tracectx.NewKey(plan hash, start instant, RunID), as the coordinator derives it.
 	Traceparent bool   `json:"traceparent,omitempty"`
 	RunID       string `json:"run_id,omitempty"`
+	// Control is the release gate's first setting (control.go); nil: no gate.
+	Control *Control `json:"control,omitempty"`
 
 	// load builds the worker's part of the plan; nil means schedule.LoadGraph for a plan
 	// with a graph section, else schedule.LoadChains. Tests put a graph with branches and
@@ -125,6 +127,8 @@ type worker struct {
 	// sched decides what may be sent when; the transport drives it (the event loop on its
 	// thread, the net client's dispatcher under its lock).
 	sched *schedule.Scheduler
+	// gate is the in-run control of release (nil: none), set from the command reader.
+	gate *schedule.Gate
 
 	logged []atomic.Uint64 // bit per plan index: a record was written
 
@@ -187,6 +191,13 @@ func newWorker(cfg workerConfig) (*worker, error) {
 		return fail(err)
 	}
 	w.info = info
+	if cfg.Control != nil {
+		w.gate = schedule.NewGate(schedule.Part{Shard: cfg.ShardIndex, Shards: cfg.ShardCount, Worker: cfg.ID, Workers: cfg.Workers}, w.meta.Seed)
+		if err := w.gate.Set(cfg.Control.Variable, cfg.Control.Value); err != nil {
+			return fail(err)
+		}
+		sc.Gate = w.gate
+	}
 	if len(cfg.URLs) == 0 {
 		return fail(errors.New("no URL"))
 	}
@@ -386,6 +397,8 @@ loop:
 				w.abort("run aborted")
 			case c == "stop":
 				interrupt("run interrupted")
+			case strings.HasPrefix(c, "control "):
+				w.control(c, rep)
 			}
 		case <-graceC:
 			w.abort("grace period over after interruption")
@@ -412,6 +425,8 @@ loop:
 		nodeWhy := why
 		if b := w.sched.SkippedFor(i); b >= 0 {
 			nodeWhy = rawlog.SkippedErr(uint32(b))
+		} else if w.sched.ThinnedUnit(n.Unit()) {
+			nodeWhy = rawlog.ThinnedErr // planned at the ceiling, held back by the gate
 		}
 		q := driver.NotSentRecord(uint32(n.Index), w.info.offsets[n.Index], w.drv.URLOfUnit(n.Unit()), nodeWhy)
 		w.logRequest(&q)
@@ -447,6 +462,30 @@ loop:
 	res.Counts.NotSent = int(w.counts[rawlog.OutcomeNotSent].Load())
 	res.Counts.ClientFailed = int(w.clientFailed.Load())
 	return res, nil
+}
+
+// controlReport is a report that can say a control change was applied.
+type controlReport interface {
+	controlled(seq, ns int64)
+}
+
+// control applies a "control" command to the gate, wakes the transport so that what the
+// change releases goes out now, and says when it was applied.
+func (w *worker) control(cmd string, rep workerReport) {
+	seq, c, ok := parseControl(cmd)
+	if !ok || w.gate == nil {
+		fmt.Fprintf(os.Stderr, "replay worker %d: ignored %q (no gate or malformed)\n", w.cfg.ID, cmd)
+		return
+	}
+	if err := w.gate.Set(c.Variable, c.Value); err != nil {
+		fmt.Fprintf(os.Stderr, "replay worker %d: %v\n", w.cfg.ID, err)
+		return
+	}
+	ns := w.nowNs()
+	w.tr.Wake()
+	if cr, ok := rep.(controlReport); ok {
+		cr.controlled(seq, ns)
+	}
 }
 
 // durationElapsed stops sending at the end of a duration-sized plan, when the scheduler

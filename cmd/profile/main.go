@@ -195,6 +195,9 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 	} else {
 		c.plan.O.Output = profile.PlanFile // stands for the artifact directory's, made below
 	}
+	if err := c.adaptivePlan(so, planMode); err != nil { // adaptive.go
+		return bad(err)
+	}
 	// Every flag of every stage, at every point, before anything is made or sent (check.go).
 	if err := c.checkStages(so, planMode, streaming, argv, getenv); err != nil {
 		return bad(err)

@@ -46,6 +46,10 @@ func (s *stages) Replay(planPath, runDir string) int {
 		return 2
 	}
 	o.Plan, o.OutputDir = planPath, runDir
+	if err := rf.Adaptive.Apply(o, s.stderr); err != nil { // --adaptive-scale: its controller observes the run
+		fmt.Fprintln(s.stderr, cli.OneLine("profile", err))
+		return 2
+	}
 	// Its file goes into the run directory, where the analysis finds it for the claim; a
 	// failed validation does not stop the run.
 	if err := rf.Validation.RunIfEnabled(o, s.stderr); err != nil {
@@ -56,9 +60,9 @@ func (s *stages) Replay(planPath, runDir string) int {
 	if everyFailed {
 		// A whole run in which every request failed: the analysis judges it (its error-rate
 		// line names the failures, and the run does not count), as a run with some failures.
-		return 0
+		code = 0
 	}
-	return code
+	return rf.Adaptive.Exit(code, s.stderr, "profile") // an adaptive search that failed or did not end: 1
 }
 
 // Analyze analyses runDir with the analyze flags' options (export.Run), the plan planPath.

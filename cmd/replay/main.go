@@ -84,11 +84,16 @@ func run(argv []string, stderr io.Writer, getenv func(string) string) int {
 		return 2
 	}
 	code, _ := replay.RunReport(o, stderr)
-	return validation.Exit(o, code, stderr) // a failed --validate fails the run
+	code = adaptiveFlags.Exit(code, stderr, "replay") // an adaptive search that failed or did not end: 1
+	return validation.Exit(o, code, stderr)           // a failed --validate fails the run
 }
 
-// validation holds the generator validation flags of the last parse (one per process).
-var validation *cli.Validate
+// validation holds the generator validation flags of the last parse (one per process),
+// adaptiveFlags the adaptive-scale ones.
+var (
+	validation    *cli.Validate
+	adaptiveFlags *cli.Adaptive
+)
 
 // parse turns the command line into replay.Options; only this file reads flags and env.
 func parse(argv []string, stderr io.Writer, getenv func(string) string) (*replay.Options, error) {
@@ -129,6 +134,10 @@ func parse(argv []string, stderr io.Writer, getenv func(string) string) (*replay
 	}
 	o, err := rf.Options(argv, stderr, getenv)
 	if err != nil {
+		return nil, err
+	}
+	adaptiveFlags = rf.Adaptive
+	if err := rf.Adaptive.Apply(o, stderr); err != nil {
 		return nil, err
 	}
 	if err := dist.Apply(o, getenv, time.Now(), stderr); err != nil {

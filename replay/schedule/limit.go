@@ -1,5 +1,7 @@
 package schedule
 
+import "sync/atomic"
+
 // A limit is a cap on how many of something a worker runs at once (units holding a
 // concurrency slot, requests in prefill), with a pool of slots per phase: the warmup's opens
 // from the run's start, the profile's from the profile's start, each slot at its own instant
@@ -47,6 +49,18 @@ func (p *pool) nextOpen() int64 {
 type limit struct {
 	phase [2]pool
 	used  int
+	// gate is a cap on the profile phase set while the run lasts (Gate; < 0: none), nil
+	// when the run has no gate.
+	gate *atomic.Int64
+}
+
+// gated says whether the gate's cap holds phase ph back now.
+func (l *limit) gated(ph int) bool {
+	if ph != phaseProfile || l.gate == nil {
+		return false
+	}
+	c := l.gate.Load()
+	return c >= 0 && int64(l.used) >= c
 }
 
 // newLimit is a limit with the warmup's and the profile's slots (nil: no cap in that phase);
@@ -60,6 +74,9 @@ func (l *limit) bounded(ph int) bool { return l.phase[ph].bounded() }
 
 // room says whether one more may start in phase ph at now.
 func (l *limit) room(ph int, now int64) bool {
+	if l.gated(ph) {
+		return false
+	}
 	p := &l.phase[ph]
 	if !p.bounded() {
 		return true
@@ -70,6 +87,9 @@ func (l *limit) room(ph int, now int64) bool {
 
 // hasRoom says whether one more may start in phase ph with the slots opened so far.
 func (l *limit) hasRoom(ph int) bool {
+	if l.gated(ph) {
+		return false
+	}
 	p := &l.phase[ph]
 	return !p.bounded() || l.used < p.opened
 }

@@ -35,6 +35,9 @@ type Config struct {
 	// GraceNs is how long requests may still run after the duration before they are cut
 	// (AbortAt); < 0: forever.
 	GraceNs int64
+	// Gate, when not nil, holds part of the profile back while the run lasts (gate.go:
+	// in-run adaptive scale). The scheduler only reads it.
+	Gate *Gate
 }
 
 // Release is a node the transport may send now.
@@ -121,7 +124,10 @@ type Scheduler struct {
 	inflight  int
 	remaining int // nodes not ended or skipped
 	skipped   int
-	stopped   StopReason
+	// thinned counts the nodes of the open-loop units the gate thinned out (thinnedUnit).
+	thinned     int
+	thinnedUnit []bool
+	stopped     StopReason
 }
 
 // New returns a scheduler of g's nodes under c. g must be complete: the scheduler keeps it.
@@ -181,6 +187,10 @@ func New(g *Graph, c Config) (*Scheduler, error) {
 	}
 	s.slots = newLimit(orNil(warmSlots), orNil(c.Slots), profileBase)
 	s.prefill = newLimit(orNil(c.WarmupPrefillSlots), orNil(c.PrefillSlots), profileBase)
+	if c.Gate != nil {
+		s.slots.gate, s.prefill.gate = &c.Gate.conc, &c.Gate.prefill
+		s.thinnedUnit = make([]bool, len(g.units))
+	}
 	s.inPrefill = make([]bool, len(g.nodes))
 	return s, nil
 }
@@ -243,13 +253,16 @@ func (s *Scheduler) Due(now int64) (Release, bool) {
 	} else {
 		s.heapBlocked = false // nothing due waits any more
 	}
-	if s.openNext < len(s.open) {
+	for s.openNext < len(s.open) {
 		u := s.open[s.openNext]
 		e := s.g.units[u].entry
 		if at := s.g.nodes[e].At; at <= now {
 			if at > s.until {
 				s.stopFor(DurationElapsed)
 				return Release{}, false
+			}
+			if s.thin(u) {
+				continue
 			}
 			if s.takeSlot(u, now) {
 				ready := at
@@ -267,6 +280,7 @@ func (s *Scheduler) Due(now int64) (Release, bool) {
 			}
 			s.openBlocked = true
 		}
+		break
 	}
 	if now >= 0 && s.closedNext < len(s.closed) {
 		u := s.closed[s.closedNext]
@@ -280,6 +294,29 @@ func (s *Scheduler) Due(now int64) (Release, bool) {
 	}
 	return Release{}, false
 }
+
+// thin drops open-loop profile unit u, due now, when the gate thins it out: none of its nodes
+// is sent, and it is over. It says whether it did.
+func (s *Scheduler) thin(u int32) bool {
+	un := &s.g.units[u]
+	if s.cfg.Gate == nil || un.Warmup || s.cfg.Gate.Keeps(s.g.nodes[un.entry].Index) {
+		return false
+	}
+	s.openNext++
+	s.thinnedUnit[u] = true
+	us := &s.units[u]
+	s.thinned += int(us.left)
+	s.remaining -= int(us.left)
+	us.left = 0
+	us.state = unitOver
+	return true
+}
+
+// Thinned is the number of nodes of the units the gate thinned out, never sent.
+func (s *Scheduler) Thinned() int { return s.thinned }
+
+// ThinnedUnit says whether the gate thinned unit u out.
+func (s *Scheduler) ThinnedUnit(u int32) bool { return s.thinnedUnit != nil && s.thinnedUnit[u] }
 
 // start releases unit u's entry, ready at ready, and puts its other roots on the timer
 // heap, each its think time later (and no earlier than its own instant).

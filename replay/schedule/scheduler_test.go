@@ -527,8 +527,21 @@ func TestSchedulerAllocs(t *testing.T) {
 // BenchmarkSchedulerClosedLoop is the scheduler's cost per request in a closed loop of
 // concurrency 64 (one Ended, one Due): what both clients pay per request for the rules.
 func BenchmarkSchedulerClosedLoop(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchClosedLoop(b, nil) })
+	// Under in-run adaptive scale's gate (a cap of 48 of the plan's 64): its atomic reads
+	// add no allocation and next to no time.
+	b.Run("gated", func(b *testing.B) {
+		g := NewGate(Part{}, 1)
+		if err := g.Set(GateConcurrency, 48); err != nil {
+			b.Fatal(err)
+		}
+		benchClosedLoop(b, g)
+	})
+}
+
+func benchClosedLoop(b *testing.B, gate *Gate) {
 	g := singles(b, b.N+64, nil, nil)
-	s, err := New(g, Config{Slots: Slots(64, 0, Part{})})
+	s, err := New(g, Config{Slots: Slots(64, 0, Part{}), Gate: gate})
 	if err != nil {
 		b.Fatal(err)
 	}

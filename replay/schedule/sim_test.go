@@ -24,6 +24,9 @@ type sim struct {
 	prefilled map[int32]int64 // node -> when it left prefill (its first byte, or its end)
 	// stopAt stops the scheduler (an interruption) at that instant; 0: never.
 	stopAt int64
+	// step, when set, is called at each instant the clock stops at, before Due (a gate's
+	// changes).
+	step func(now int64)
 
 	running   map[int32]int64 // node -> end
 	inPrefill map[int32]int64 // node -> its first byte, for the nodes released with Prefill
@@ -58,6 +61,9 @@ func (m *sim) run() *sim {
 		}
 		if m.stopAt > 0 && m.now >= m.stopAt && m.s.Stopped() == Running {
 			m.s.Stop()
+		}
+		if m.step != nil {
+			m.step(m.now)
 		}
 		for {
 			r, ok := m.s.Due(m.now)

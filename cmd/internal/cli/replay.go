@@ -52,6 +52,8 @@ type Replay struct {
 	sm *serverMetricsFlags // --server-metrics-url, --gpu-telemetry ... (servermetrics.go)
 	ot *otelFlags          // --otel-url ... (otel.go)
 	tf *traceFlags         // --traceparent, --trace-receiver ... (traces.go)
+	// Adaptive is in-run adaptive scale, --adaptive-scale ... (adaptive.go).
+	Adaptive *Adaptive
 }
 
 // NewReplay defines the replay flags on a new set.
@@ -78,6 +80,7 @@ func NewReplay() *Replay {
 	r.sm = addServerMetricsFlags(fs)
 	r.ot = addOtelFlags(fs)
 	r.tf = addTraceFlags(fs)
+	r.Adaptive = addAdaptiveFlags(fs)
 	r.caFile = fs.String("tls-ca-cert", "", "PEM file of CAs to trust for https URLs")
 	r.insecure = fs.Bool("tls-insecure-skip-verify", false, "accept any server certificate")
 	r.spin = fs.Duration("spin", 0, "wake this long before each open-loop send and busy-wait the rest (trades worker CPU for lower schedule lag)")
@@ -134,5 +137,14 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 		ContentType: *r.contentType, ContentTypeSet: Changed(r.FS, "request-content-type"), UI: *r.uiType}
 	r.sm.settings(&s)
 	r.tf.settings(&s)
-	return s.Options(stderr, getenv)
+	o, err := s.Options(stderr, getenv)
+	if err != nil {
+		return nil, err
+	}
+	// The adaptive flags are checked here; the controller joins the run once its plan is
+	// known (Adaptive.Apply).
+	if _, err := r.Adaptive.Settings(); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
