@@ -17,7 +17,9 @@
 // prerendered.go serves the APIs that answer at once, each rendered by its
 // own file (embeddings.go, rankings.go, images.go), as are models.go and
 // health.go; clock*.go keep time; metrics.go counts; words.go builds the
-// vocabulary; parse.go reads requests; serve.go runs the command's listener until Ctrl-C
+// vocabulary; parse.go reads requests; schedule.go keeps each request's instants for the
+// schedule log and tracing.go for its vLLM-shaped llm_request span (exported through the
+// OpenTelemetry Go SDK's OTLP exporters); serve.go runs the command's listener until Ctrl-C
 // (Serve). JSON is written with
 // internal/jsonwire.
 package mockllm

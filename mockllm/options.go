@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configures a Server. The zero value of a timing or fault field
@@ -53,7 +55,11 @@ type Options struct {
 	TokensPerChunk int
 	// MaxBatch bounds the requests served at once; later requests wait
 	// (FIFO) and their timing starts at admission. 0 means unbounded.
+	// vLLM's name for it is --max-num-seqs.
 	MaxBatch int
+	// Tracer, when set, gets one llm_request span per request served, as vLLM emits
+	// (tracing.go; NewTracerProvider exports them over OTLP).
+	Tracer trace.TracerProvider
 	// KVCacheTokens is the simulated KV cache's size in tokens: vllm:kv_cache_usage_perc is the
 	// prompt and generated tokens of the running requests over it. 0 means 65536.
 	KVCacheTokens int

@@ -49,8 +49,9 @@ func (s *Server) servePrerendered(w http.ResponseWriter, r *http.Request, api ap
 	s.m.requests[api].Add(1)
 	s.m.promptTokens.Add(uint64(res.tokens))
 	fault, _ := s.drawFault(seq)
-	sc := s.newSchedule(api, seq, res.events != nil, r.Header.Get(CorrelationHeader), arrival)
+	sc := s.newSchedule(api, seq, res.events != nil, r, arrival)
 	defer sc.finish()
+	sc.describe(strconv.FormatUint(h, 16), s.opts.Model, 0, res.tokens, 0)
 	sc.fault(fault)
 	if fault == faultError {
 		sc.finish() // before the 500 leaves

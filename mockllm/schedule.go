@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -98,31 +99,44 @@ type scheduleLog struct {
 	w  io.Writer
 }
 
-// schedule is one request's record while it is served; nil when the log
-// is off, and every method is then a no-op, so the serving code calls
-// them unconditionally.
+// schedule is one request's record while it is served, for the schedule log
+// and the request's span (tracing.go); nil when neither is on, and every
+// method is then a no-op, so the serving code calls them unconditionally.
 type schedule struct {
-	log     *scheduleLog
-	arrival int64 // monotonic, the package clock
-	rec     ScheduleRecord
-	written bool
+	log      *scheduleLog // nil: no schedule log
+	srv      *Server
+	span     *spanInfo // nil: no span
+	arrival  int64     // monotonic, the package clock
+	rec      ScheduleRecord
+	admitted bool // started was called: the request got a batch slot
+	written  bool
 }
 
-// newSchedule starts a record for request seq, or returns nil without a log.
-func (s *Server) newSchedule(api apiKind, seq uint64, stream bool, corr string, arrival int64) *schedule {
-	if s.slog == nil {
+// newSchedule starts a record for request seq of r, or returns nil without a log or spans.
+func (s *Server) newSchedule(api apiKind, seq uint64, stream bool, r *http.Request, arrival int64) *schedule {
+	si := s.newSpanInfo(r)
+	if s.slog == nil && si == nil {
 		return nil
 	}
-	return &schedule{log: s.slog, arrival: arrival, rec: ScheduleRecord{Version: ScheduleVersion, Seq: seq,
-		Endpoint: apiNames[api], Stream: stream, CorrelationID: corr,
+	return &schedule{log: s.slog, srv: s, span: si, arrival: arrival, rec: ScheduleRecord{Version: ScheduleVersion, Seq: seq,
+		Endpoint: apiNames[api], Stream: stream, CorrelationID: r.Header.Get(CorrelationHeader),
 		ArrivalUnixNs: monoBase.UnixNano() + arrival, Fault: faultNames[faultNone],
 		DueNs: []int64{}, SentNs: []int64{}}}
+}
+
+// describe gives the request's span what it says besides timing.
+func (c *schedule) describe(id, model string, maxTokens, promptTokens, completionTokens int) {
+	if c != nil && c.span != nil {
+		c.span.id, c.span.model = id, model
+		c.span.maxTokens, c.span.promptTokens, c.span.completionTokens = maxTokens, promptTokens, completionTokens
+	}
 }
 
 // started notes the instant the schedule starts (admission).
 func (c *schedule) started(start int64) {
 	if c != nil {
 		c.rec.StartNs = start - c.arrival
+		c.admitted = true
 	}
 }
 
@@ -159,6 +173,12 @@ func (c *schedule) finish() {
 		return
 	}
 	c.written = true
+	if c.span != nil && c.admitted {
+		c.srv.emitSpan(c.span, &c.rec, c.arrival)
+	}
+	if c.log == nil {
+		return
+	}
 	b, err := json.Marshal(&c.rec)
 	if err != nil {
 		return // cannot happen: plain fields

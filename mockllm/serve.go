@@ -21,6 +21,9 @@ type ServeOptions struct {
 	TokenizerName string
 	Stderr        io.Writer
 	Ready         func(addr string)
+	// Traces, when its Endpoint is set, exports the request spans (--otlp-traces-endpoint,
+	// tracing.go); they are flushed at shutdown.
+	Traces TraceExport
 }
 
 // Serve serves o on so.Addr until ctx ends (Ctrl-C), then stops the streams at their next
@@ -37,6 +40,21 @@ func Serve(ctx context.Context, o Options, so ServeOptions) int {
 		sched = &errWriter{w: f}
 		o.ScheduleLog = sched
 		defer f.Close()
+	}
+	if so.Traces.Endpoint != "" {
+		tp, err := NewTracerProvider(context.Background(), so.Traces)
+		if err != nil {
+			fmt.Fprintf(so.Stderr, "mockllm: --otlp-traces-endpoint %s: %v\n", so.Traces.Endpoint, err)
+			return 2
+		}
+		o.Tracer = tp
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(sctx); err != nil { // flushes the batched spans
+				fmt.Fprintf(so.Stderr, "mockllm: --otlp-traces-endpoint %s: %v\n", so.Traces.Endpoint, err)
+			}
+		}()
 	}
 	srv, err := New(o)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -59,6 +61,8 @@ type Server struct {
 	ids    sync.Pool    // *[]int token buffers for it
 
 	wait waitMode // how streams wait (benchmarks compare the modes)
+
+	tracer trace.Tracer // the request spans' (tracing.go); nil when Options.Tracer is
 }
 
 // New validates opts and builds a Server. Building the output vocabulary
@@ -80,6 +84,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, vocab: v, clock: theClock()}
+	if opts.Tracer != nil {
+		s.tracer = opts.Tracer.Tracer(TraceScope)
+	}
 	if opts.MaxBatch > 0 {
 		s.sem = make(chan struct{}, opts.MaxBatch)
 	}
@@ -349,8 +356,9 @@ func (s *Server) serveText(w http.ResponseWriter, r *http.Request, api apiKind, 
 	g := s.plan(api, req, fnv64a([]byte(apiNames[api]), []byte(req.model), []byte(req.promptText)), seq)
 	g.created = time.Now().Unix()
 	s.m.promptTokens.Add(uint64(g.promptTokens))
-	sc := s.newSchedule(api, seq, g.stream, r.Header.Get(CorrelationHeader), arrival)
+	sc := s.newSchedule(api, seq, g.stream, r, arrival)
 	defer sc.finish()
+	sc.describe(g.id, g.model, req.maxTokens, g.promptTokens, g.outputTokens)
 	sc.fault(g.fault)
 	if g.fault == faultError {
 		sc.finish() // before the 500 leaves

@@ -84,6 +84,50 @@ type Manifest struct {
 	// TraceKey is the run's trace key (internal/tracectx, 32 hex digits) when every request
 	// carried a W3C traceparent derived from it and its plan index; "" when none did.
 	TraceKey string `json:"trace_key,omitempty"`
+	// ServerTraces is what the run's OTLP trace receiver took in (--trace-receiver); nil
+	// when none listened.
+	ServerTraces *ServerTraces `json:"server_traces,omitempty"`
+}
+
+// ServerTraces counts what a run's OTLP trace receiver took in and kept in the run
+// directory's server-traces file (package servertrace). Spans are counted as received:
+// SpansReceived = SpansKept + SpansOtherTraces + SpansDroppedOverCap.
+type ServerTraces struct {
+	// File is the server-traces file's name in the run directory ("" when nothing was kept).
+	File string `json:"file"`
+	// GRPCEndpoint and HTTPEndpoint are the addresses the receiver listened on (OTLP/gRPC,
+	// and OTLP/HTTP protobuf and JSON at POST /v1/traces).
+	GRPCEndpoint string `json:"grpc_endpoint"`
+	HTTPEndpoint string `json:"http_endpoint"`
+	// GraceSeconds is how long the receiver listened after the last response at most;
+	// WaitedSeconds how long it did (less once every completed request had its span).
+	GraceSeconds  float64 `json:"grace_seconds"`
+	WaitedSeconds float64 `json:"waited_seconds"`
+	// MaxBytes caps the bytes written to File; BytesKept is what was.
+	MaxBytes  int64 `json:"max_bytes"`
+	BytesKept int64 `json:"bytes_kept"`
+	// SpansReceived counts every span of every export request decoded; SpansKept those
+	// written (spans of this run's traces); SpansOtherTraces those of traces no request of
+	// this run carried (dropped); SpansDroppedOverCap this run's spans dropped because
+	// File had reached MaxBytes.
+	SpansReceived       int64 `json:"spans_received"`
+	SpansKept           int64 `json:"spans_kept"`
+	SpansOtherTraces    int64 `json:"spans_other_traces"`
+	SpansDroppedOverCap int64 `json:"spans_dropped_over_cap"`
+	// RequestsWithSpans is how many of the run's requests (distinct plan indices) have at
+	// least one kept span.
+	RequestsWithSpans int `json:"requests_with_spans"`
+	// Transports counts export requests and spans received per transport ("grpc",
+	// "http/protobuf", "http/json").
+	Transports map[string]TraceTransportCounts `json:"transports"`
+	// WriteError is why File could not be written to its end; "" when it was.
+	WriteError string `json:"write_error,omitempty"`
+}
+
+// TraceTransportCounts are the export requests and spans received over one transport.
+type TraceTransportCounts struct {
+	Requests int64 `json:"requests"`
+	Spans    int64 `json:"spans"`
 }
 
 // WorkerInfo describes one worker process.

@@ -59,6 +59,7 @@ type Replay struct {
 	noticeMu sync.Mutex // notices come from every worker's reader goroutine
 
 	sm serverMetricsState // server_metrics.jsonl and DCGM scrapes (servermetrics.go)
+	tr traceState         // the trace key and the OTLP trace receiver (traces.go)
 
 	// preflight is what the preflight found (nil when none ran); serverCloses the URLs whose
 	// server it saw close every connection after its response (replay/probe).
@@ -248,6 +249,12 @@ func (p *proc) send(s string) {
 func (r *Replay) Run() (*rawlog.Manifest, error) {
 	defer r.plan.Close()
 	o := &r.opts
+	// The receiver's ports are bound before anything is sent: one that cannot be is bad
+	// input, and nothing was run.
+	if err := r.startTraceReceiver(); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	defer r.finishTraces() // on the returns before finish
 	if err := r.waitForModel(); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
@@ -312,7 +319,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			TLSCAFile: o.TLSCAFile, TLSInsecure: o.TLSInsecureSkipVerify,
 			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin), Client: o.Client,
 			MaxResponseBytes: o.MaxResponseBytes, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount, LocalAddrs: o.LocalAddrs,
-			ServerCloses: r.serverCloses, Control: o.Control}
+			ServerCloses: r.serverCloses, Control: o.Control, Traceparent: o.sendsTraceparent(), RunID: o.RunID}
 		p, err := r.startWorker(cfg, readyCh, exitCh)
 		if err != nil {
 			for _, q := range procs[:i] {
@@ -357,6 +364,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 	}
 	m.StartUnixNs = startNs
 	m.StartTime = start.UTC().Format(time.RFC3339Nano)
+	r.startTraces(startNs)
 	if err := r.writeManifest(); err != nil {
 		r.abortProcs(procs)
 		return r.finish(procs, false, err)
@@ -478,6 +486,7 @@ func (r *Replay) finish(procs []*proc, interrupted bool, runErr error) (*rawlog.
 	if len(failures) > 0 {
 		m.Error = redactText(strings.Join(failures, "; "))
 	}
+	r.finishTraces()
 	os.Remove(filepath.Join(r.dir, reserveName))
 	if err := r.writeManifest(); err != nil {
 		return m, fmt.Errorf("%w (the counts of this run are only in this message and on stderr)", err)

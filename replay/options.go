@@ -159,6 +159,18 @@ type Options struct {
 	// (connbudget.go) when set: tests shrink the budget with it.
 	portRange portRange
 
+	// Traceparent is TraceparentAuto (""), TraceparentOn or TraceparentOff: whether every
+	// request carries a W3C traceparent (traces.go); auto sends one when TraceReceiver is set.
+	Traceparent string
+	// TraceReceiver is the HOST:PORT the run's OTLP trace receiver listens on for OTLP/gRPC,
+	// TraceReceiverHTTP for OTLP/HTTP ("": TraceReceiver's port plus one); "" for none.
+	// Port 0 lets the system choose.
+	TraceReceiver, TraceReceiverHTTP string
+	// TraceGrace is how long the receiver waits for spans after the last response (0:
+	// DefaultTraceGrace); TraceMaxBytes caps server_traces.jsonl (0: receiver.DefaultMaxBytes).
+	TraceGrace    time.Duration
+	TraceMaxBytes int64
+
 	// CommandLine is recorded in run.json after redaction (RedactArgs).
 	CommandLine []string
 	// ToolVersion is recorded in run.json and sent as the User-Agent version.
@@ -250,6 +262,9 @@ func (o *Options) normalize() error {
 		o.GPUSampleInterval = DefaultGPUSampleInterval
 	}
 	if err := o.normalizeServerMetrics(); err != nil {
+		return err
+	}
+	if err := o.normalizeTraces(); err != nil {
 		return err
 	}
 	if o.StartDelay <= 0 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/internal/tracectx"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/redact"
@@ -56,6 +57,10 @@ type workerConfig struct {
 	// ServerCloses lists the URLs (indexes in URLs) whose server closes every connection
 	// after one response, as the preflight found (http1.ConnPolicy).
 	ServerCloses []int `json:"server_closes,omitempty"`
+	// Traceparent makes every request carry a W3C traceparent under the run's trace key,
+	// tracectx.NewKey(plan hash, start instant, RunID), as the coordinator derives it.
+	Traceparent bool   `json:"traceparent,omitempty"`
+	RunID       string `json:"run_id,omitempty"`
 	// Control is the release gate's first setting (control.go); nil: no gate.
 	Control *Control `json:"control,omitempty"`
 
@@ -323,6 +328,9 @@ func (w *worker) run(startUnixNs int64, cmds <-chan string, rep workerReport) (w
 	// from here on every timestamp is monotonic time since that instant.
 	now := time.Now()
 	w.drv.Start = now.Add(time.Duration(startUnixNs - now.UnixNano()))
+	if w.cfg.Traceparent {
+		w.drv.Trace = tracectx.NewKey(w.plan.HashHex(), startUnixNs, w.cfg.RunID)
+	}
 	lw, err := rawlog.NewWriter(w.sink, rawlog.Header{Worker: w.cfg.ID, PID: os.Getpid(), CPU: w.cfg.CPU,
 		PlanHash: w.plan.HashHex(), StartUnixNs: startUnixNs,
 		PlanPath: w.cfg.Plan, Planned: w.g.Len(), Workers: w.cfg.Workers})

@@ -2,7 +2,8 @@
 // requests a run's trace receiver took in, each kept as received with the instant it arrived,
 // and the reading of that file (and of the OpenTelemetry Collector's file exporter output,
 // for `analyze --server-traces`) into spans keyed by trace id. Wire decoding goes through the
-// Collector's pdata (ptrace) types, never a hand-written protobuf or JSON decoder.
+// Collector's pdata (ptrace) types, never a hand-written protobuf or JSON decoder. The
+// writer is writer.go; the receiver that feeds it, sub-package receiver.
 // It may import internal/ and rawlog, never replay or analyze.
 package servertrace
 

@@ -30,7 +30,7 @@ func main() {
 var flagOf = map[string]string{
 	"TTFT": "--ttft", "TTFTPerInputToken": "--ttft-per-input-token", "ITL": "--itl",
 	"TTFTJitterCV": "--ttft-jitter-cv", "ITLJitterCV": "--itl-jitter-cv", "TokensPerChunk": "--tokens-per-chunk",
-	"MaxBatch": "--max-batch", "KVCacheTokens": "--kv-cache-tokens", "ReasoningTokens": "--reasoning-tokens", "NaturalTokens": "--natural-tokens",
+	"MaxBatch": "--max-num-seqs (--max-batch)", "KVCacheTokens": "--kv-cache-tokens", "ReasoningTokens": "--reasoning-tokens", "NaturalTokens": "--natural-tokens",
 	"ErrorRate": "--error-rate", "StreamErrorRate": "--stream-error-rate", "DisconnectRate": "--disconnect-rate",
 	"StallRate": "--stall-rate", "StallDuration": "--stall-duration", "ToolCallRate": "--tool-call-rate",
 	"EmbeddingDim": "--embedding-dim", "ServedModelNames": "--served-model-name", "Tokenizer": "--tokenizer", "ContextTokens": "--context-tokens",
@@ -60,7 +60,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs.Float64Var(&o.TTFTJitterCV, "ttft-jitter-cv", d.TTFTJitterCV, "lognormal jitter on TTFT: coefficient of variation (0 = none)")
 	fs.Float64Var(&o.ITLJitterCV, "itl-jitter-cv", d.ITLJitterCV, "lognormal jitter on each ITL gap: coefficient of variation (0 = none)")
 	fs.IntVar(&o.TokensPerChunk, "tokens-per-chunk", d.TokensPerChunk, "tokens carried by one SSE event")
-	fs.IntVar(&o.MaxBatch, "max-batch", d.MaxBatch, "requests served at once; more wait in a FIFO queue (0 = unbounded)")
+	fs.IntVar(&o.MaxBatch, "max-num-seqs", d.MaxBatch, "as vLLM's: requests served at once; more wait in a FIFO queue, the queue time of their spans (0 = unbounded)")
+	fs.IntVar(&o.MaxBatch, "max-batch", d.MaxBatch, "the same as --max-num-seqs")
 	fs.IntVar(&o.KVCacheTokens, "kv-cache-tokens", d.KVCacheTokens, "simulated KV cache size in tokens, for vllm:kv_cache_usage_perc (0 = 65536)")
 	fs.IntVar(&o.ReasoningTokens, "reasoning-tokens", d.ReasoningTokens, "reasoning tokens before the content (chat, responses, messages)")
 	fs.IntVar(&o.NaturalTokens, "natural-tokens", d.NaturalTokens, "mean natural output length without ignore_eos (drawn from [N/2, 3N/2])")
@@ -80,6 +81,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs.BoolVar(&o.Quirks.NoMetrics, "no-metrics", false, "quirk: answer /metrics with 501 and a hint (llama.cpp without --metrics)")
 	fs.IntVar(&o.Quirks.ContextTokens, "context-tokens", 0, "quirk: a chat/completions request's context (prompt + output); past it the stream ends with llama.cpp's \"Context size has been exceeded.\" error (0 = none)")
 	ver := cli.AddVersion(fs)
+	traces := mockllm.TraceExport{}
+	fs.StringVar(&traces.Endpoint, "otlp-traces-endpoint", "", "as vLLM's: export one llm_request span per request (vLLM's attributes, child of its traceparent) to this OTLP collector URL, e.g. http://127.0.0.1:4317 (docs/mockllm.md)")
+	fs.StringVar(&traces.Protocol, "otlp-traces-protocol", "", "grpc or http/protobuf (default: $OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else grpc, as vLLM)")
 	schedPath := fs.String("schedule-log", "", "write one JSON line per request: when its events were due and when each was sent (docs/mockllm.md)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mockllm [flags]\n\nReference LLM server with known timing (docs/mockllm.md).\n\nFlags:\n%s", fs.FlagUsages())
@@ -114,5 +118,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		return 2
 	}
 	o.Tokenizer = tok
-	return mockllm.Serve(ctx, o, mockllm.ServeOptions{Addr: *addr, ScheduleLog: *schedPath, Tokenizer: *tokSpec, TokenizerName: tok.Name(), Stderr: stderr, Ready: ready})
+	if traces.Protocol == "" {
+		traces.Protocol = os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	}
+	return mockllm.Serve(ctx, o, mockllm.ServeOptions{Addr: *addr, ScheduleLog: *schedPath, Tokenizer: *tokSpec, TokenizerName: tok.Name(), Stderr: stderr, Ready: ready,
+		Traces: traces})
 }

@@ -90,7 +90,8 @@ var Table = func() map[string]string {
 		generator-validation no-html html metric metrics-file where group-by export ui-type check-flags`)
 	add(GroupTelemetry, `gpu-sample-interval no-gpu-telemetry server-metrics-url server-metrics
 		no-server-metrics server-metrics-interval gpu-telemetry otel-url stream otel-resource-attributes
-		gen-ai-provider server-traces`)
+		gen-ai-provider server-traces traceparent trace-receiver trace-receiver-http trace-receiver-grace
+		trace-receiver-max-bytes`)
 	add(GroupRepeats, `num-profile-runs confidence-level profile-run-cooldown-seconds
 		parameter-sweep-cooldown-seconds convergence-metric convergence-stat convergence-mode
 		convergence-threshold search search-min search-max search-precision search-max-iterations

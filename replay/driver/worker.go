@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/internal/tracectx"
 	"github.com/llmbench/llmbench/mmapds"
 	"github.com/llmbench/llmbench/rawlog"
 	"github.com/llmbench/llmbench/replay/http1"
@@ -75,6 +76,9 @@ type Worker struct {
 	SpinNs           int64
 	MaxResponseBytes int64
 	SessionHeader    string
+	// Trace is the run's trace key (internal/tracectx), set with Start: when it is not zero,
+	// every request carries a traceparent naming its plan index's trace.
+	Trace tracectx.Key
 	// Dialer opens the net client's connections (source addresses spread over); the event
 	// loop binds Source's addresses itself.
 	Dialer net.Dialer

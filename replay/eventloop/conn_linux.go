@@ -219,7 +219,7 @@ func (l *Loop) releaseHeld() {
 func (l *Loop) writeRequest(r *loopRequest) {
 	w := l.w
 	r.q.ConnReused = r.c.Used
-	r.eb.RenderSuffix(r.body, w.SessionHeader, r.session)
+	r.eb.RenderSuffix(r.body, w.SessionHeader, r.session, r.q.Index)
 	r.woff = 0
 	r.state = lsWrite
 	l.setTimer(r, r.deadline)

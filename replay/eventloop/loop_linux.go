@@ -421,6 +421,7 @@ func (l *Loop) start(rel schedule.Release, now int64) {
 	} else {
 		r = &loopRequest{hidx: -1}
 		r.eb.Init(l.w.MaxResponseBytes)
+		r.eb.Trace = l.w.Trace
 		l.all = append(l.all, r)
 	}
 	r.rel, r.unit, r.url = rel, l.units.Of(rel), l.w.URLOfUnit(rel.Unit)

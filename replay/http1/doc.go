@@ -7,6 +7,6 @@
 // response (Conn, ConnPolicy), and the blocking exchange over a net.Conn (Dial, Exchange).
 //
 // It owns no goroutine, no schedule and no log: a client calls it and timestamps each read
-// before handing it over. It imports endpoint, rawlog and redact, and never replay, its
+// before handing it over. It imports endpoint, internal/tracectx, rawlog and redact, and never replay, its
 // schedule or either client package.
 package http1

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmbench/llmbench/internal/tracectx"
 	"github.com/llmbench/llmbench/rawlog"
 )
 
@@ -27,6 +28,9 @@ type Buffers struct {
 	// it returns true (the first token came: the request leaves prefill,
 	// --prefill-concurrency); it is then cleared. The runner clears it after the request too.
 	OnBody func(body []byte) bool
+	// Trace is the run's trace key: when it is not zero, every request carries a W3C
+	// traceparent header naming its plan index's trace (internal/tracectx).
+	Trace tracectx.Key
 }
 
 // Init gives eb its read buffer and the most response body bytes a request stores (0:
@@ -75,9 +79,9 @@ var (
 	errTooManyReads = errors.New("response took more reads than the limit")
 )
 
-// renderSuffix renders what follows a request head: the Content-Length value for body, the
-// session header, and the empty line.
-func (eb *Buffers) RenderSuffix(body []byte, sessionHeader string, session uint32) {
+// RenderSuffix renders what follows a request head: the Content-Length value for body, the
+// session header, the traceparent of plan index (when eb.Trace is set), and the empty line.
+func (eb *Buffers) RenderSuffix(body []byte, sessionHeader string, session uint32, index uint32) {
 	eb.suffix = strconv.AppendUint(eb.suffix[:0], uint64(len(body)), 10)
 	eb.suffix = append(eb.suffix, "\r\n"...)
 	if sessionHeader != "" {
@@ -86,7 +90,19 @@ func (eb *Buffers) RenderSuffix(body []byte, sessionHeader string, session uint3
 		eb.suffix = strconv.AppendUint(eb.suffix, uint64(session), 10)
 		eb.suffix = append(eb.suffix, "\r\n"...)
 	}
+	if !eb.Trace.IsZero() {
+		eb.suffix = appendTraceparent(eb.suffix, eb.Trace, index)
+	}
 	eb.suffix = append(eb.suffix, "\r\n"...)
+}
+
+// appendTraceparent appends the traceparent header line of plan index under key; it
+// allocates nothing once dst has grown to hold it.
+func appendTraceparent(dst []byte, key tracectx.Key, index uint32) []byte {
+	dst = append(dst, tracectx.HeaderName...)
+	dst = append(dst, ": "...)
+	dst = key.AppendTraceparent(dst, index)
+	return append(dst, "\r\n"...)
 }
 
 // Exchange writes one request on c and reads its response into q (Status, WriteStartNs,
@@ -123,7 +139,7 @@ func Exchange(c *NetConn, head, body []byte, sessionHeader string, session uint3
 // Write writes one request (head, the suffix RenderSuffix renders for body, body) on nc with
 // one writev, and sets q's WriteStartNs and WriteEndNs.
 func (eb *Buffers) Write(nc net.Conn, head, body []byte, sessionHeader string, session uint32, q *rawlog.Request, now func() int64) error {
-	eb.RenderSuffix(body, sessionHeader, session)
+	eb.RenderSuffix(body, sessionHeader, session, q.Index)
 	eb.bufs[0], eb.bufs[1], eb.bufs[2] = head, eb.suffix, body
 	eb.wv = eb.bufs[:]
 	q.WriteStartNs = now()

@@ -48,6 +48,7 @@ func newRunner(d *Client) *runner {
 	w := d.w
 	r := &runner{w: w, d: d, lv: w.Live.Fresh(), now: w.Now}
 	r.eb.Init(w.MaxResponseBytes)
+	r.eb.Trace = w.Trace
 	r.resetResponse()
 	r.after = r.afterWrite
 	r.onBodyFn = r.onBody

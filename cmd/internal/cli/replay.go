@@ -51,6 +51,7 @@ type Replay struct {
 
 	sm *serverMetricsFlags // --server-metrics-url, --gpu-telemetry ... (servermetrics.go)
 	ot *otelFlags          // --otel-url ... (otel.go)
+	tf *traceFlags         // --traceparent, --trace-receiver ... (traces.go)
 	// Adaptive is in-run adaptive scale, --adaptive-scale ... (adaptive.go).
 	Adaptive *Adaptive
 }
@@ -78,6 +79,7 @@ func NewReplay() *Replay {
 	r.noGPU = fs.Bool("no-gpu-telemetry", false, "do not sample GPUs")
 	r.sm = addServerMetricsFlags(fs)
 	r.ot = addOtelFlags(fs)
+	r.tf = addTraceFlags(fs)
 	r.Adaptive = addAdaptiveFlags(fs)
 	r.caFile = fs.String("tls-ca-cert", "", "PEM file of CAs to trust for https URLs")
 	r.insecure = fs.Bool("tls-insecure-skip-verify", false, "accept any server certificate")
@@ -134,6 +136,7 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 		Preflight: *r.preflight, NoPreflight: *r.noPreflight,
 		ContentType: *r.contentType, ContentTypeSet: Changed(r.FS, "request-content-type"), UI: *r.uiType}
 	r.sm.settings(&s)
+	r.tf.settings(&s)
 	o, err := s.Options(stderr, getenv)
 	if err != nil {
 		return nil, err
