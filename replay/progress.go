@@ -16,6 +16,9 @@ func (r *Replay) progressLoop(procs []*proc, start time.Time, stop <-chan struct
 		return
 	}
 	total := int64(r.plan.Len())
+	// A plan sized by duration holds more requests than the run will send (the schedule stops
+	// at the duration): its end, not its count, says what is left.
+	duration := time.Duration(r.plan.Meta().DurationNs)
 	period, inPlace := 250*time.Millisecond, r.opts.ProgressEvery <= 0
 	if !inPlace {
 		period = r.opts.ProgressEvery
@@ -35,7 +38,7 @@ func (r *Replay) progressLoop(procs []*proc, start time.Time, stop <-chan struct
 		case <-t.C:
 		}
 		sent, dn, errs := procCounts(procs)
-		last = progressLine(sent, dn, errs, total, time.Since(start))
+		last = progressLine(sent, dn, errs, total, duration, time.Since(start))
 		r.noticeMu.Lock()
 		if inPlace {
 			fmt.Fprint(out, "\r"+last+"\033[K")
@@ -56,14 +59,20 @@ func procCounts(procs []*proc) (sent, done, errs int64) {
 	return sent, done, errs
 }
 
-// progressLine formats the status line.
-func progressLine(sent, done, errs, total int64, elapsed time.Duration) string {
+// progressLine formats the status line. duration > 0 is a plan sized by time: the line says
+// what is left of the duration (from the run's start; a warmup before it adds to it) instead
+// of the plan's request count.
+func progressLine(sent, done, errs, total int64, duration, elapsed time.Duration) string {
 	if elapsed < 0 {
 		return fmt.Sprintf("replay: starting in %v", (-elapsed).Round(time.Millisecond))
 	}
 	rate := 0.0
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(done) / s
+	}
+	if duration > 0 {
+		return fmt.Sprintf("replay: sent %d  done %d  errors %d  %.1f req/s  %s elapsed  ETA %s (duration %s)",
+			sent, done, errs, rate, clock(elapsed), clock(max(duration-elapsed, 0)), clock(duration))
 	}
 	eta := "--:--"
 	if rate > 0 && total >= done {

@@ -12,15 +12,23 @@ import (
 func TestProgressLine(t *testing.T) {
 	for _, c := range []struct {
 		sent, done, errs, total int64
-		elapsed                 time.Duration
+		duration, elapsed       time.Duration
 		want                    string
 	}{
-		{0, 0, 0, 100, -150 * time.Millisecond, "replay: starting in 150ms"},
-		{0, 0, 0, 100, 0, "replay: sent 0/100  done 0  errors 0  0.0 req/s  00:00 elapsed  ETA --:--"},
-		{60, 50, 2, 100, 10 * time.Second, "replay: sent 60/100  done 50  errors 2  5.0 req/s  00:10 elapsed  ETA 00:10"},
-		{5000, 3600, 0, 7200, time.Hour, "replay: sent 5000/7200  done 3600  errors 0  1.0 req/s  1:00:00 elapsed  ETA 1:00:00"},
+		{0, 0, 0, 100, 0, -150 * time.Millisecond, "replay: starting in 150ms"},
+		{0, 0, 0, 100, 0, 0, "replay: sent 0/100  done 0  errors 0  0.0 req/s  00:00 elapsed  ETA --:--"},
+		{60, 50, 2, 100, 0, 10 * time.Second, "replay: sent 60/100  done 50  errors 2  5.0 req/s  00:10 elapsed  ETA 00:10"},
+		{5000, 3600, 0, 7200, 0, time.Hour,
+			"replay: sent 5000/7200  done 3600  errors 0  1.0 req/s  1:00:00 elapsed  ETA 1:00:00"},
+		// sized by duration: a 60 s run of a plan of 3.84 M requests
+		{28, 25, 0, 3840000, time.Minute, 10 * time.Second,
+			"replay: sent 28  done 25  errors 0  2.5 req/s  00:10 elapsed  ETA 00:50 (duration 01:00)"},
+		{1500, 1490, 0, 3840000, time.Minute, 61 * time.Second,
+			"replay: sent 1500  done 1490  errors 0  24.4 req/s  01:01 elapsed  ETA 00:00 (duration 01:00)"},
+		{0, 0, 0, 3840000, time.Minute, -time.Second,
+			"replay: starting in 1s"},
 	} {
-		if got := progressLine(c.sent, c.done, c.errs, c.total, c.elapsed); got != c.want {
+		if got := progressLine(c.sent, c.done, c.errs, c.total, c.duration, c.elapsed); got != c.want {
 			t.Errorf("got  %q\nwant %q", got, c.want)
 		}
 	}
