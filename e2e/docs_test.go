@@ -290,8 +290,9 @@ func runDocCommand(t *testing.T, c docCommand, dir, root, addr string) {
 		return
 	}
 	t.Logf("%s:%d: exit %d in %v: %s", c.file, c.line, code, time.Since(start).Round(time.Millisecond), firstLine(c.text))
-	// make reports a recipe's exit 1 as its own exit 2 ("make: *** [...] Error 1").
-	recipe1 := code == 2 && regexp.MustCompile(`make: \*\*\* \[[^\]]*\] Error 1`).MatchString(out.String())
+	// make reports a recipe's exit 1 as its own exit 2 ("make: *** [...] Error 1", "make[1]: ..."
+	// when make test runs this test: a sub-make).
+	recipe1 := code == 2 && regexp.MustCompile(`make(\[\d+\])?: \*\*\* \[[^\]]*\] Error 1`).MatchString(out.String())
 	if (code == 1 || recipe1) && c.exit == 0 && busyMachine(out.String()) {
 		// The command kept its promise: it said the client could not keep its schedule on this
 		// machine (or the generator validation failed for it) and exited 1, as
