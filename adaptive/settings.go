@@ -99,13 +99,11 @@ func (s *Settings) Check() error {
 		return nil
 	}
 	switch s.Variable {
-	case Concurrency, PrefillConcurrency, RequestRate:
-	case Users:
-		return bad("adaptive-scale-control", "users: no user-centric plan exists here (--user-centric-rate); control concurrency, prefill_concurrency or request_rate")
+	case Concurrency, PrefillConcurrency, RequestRate, Users:
 	case "":
 		return bad("adaptive-scale-control", "no control variable: give variable:min,max (concurrency:1,64)")
 	default:
-		return bad("adaptive-scale-control", "unknown variable %q: want concurrency, prefill_concurrency or request_rate", s.Variable)
+		return bad("adaptive-scale-control", "unknown variable %q: want concurrency, prefill_concurrency, request_rate or users", s.Variable)
 	}
 	if !(s.Min > 0) || !(s.Max >= s.Min) || math.IsInf(s.Max, 0) {
 		return bad("adaptive-scale-control", "range %v,%v: want 0 < min <= max", s.Min, s.Max)

@@ -3,6 +3,7 @@ package mmapds
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"reflect"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -142,6 +143,56 @@ func (m *Meta) ResponseField() string {
 		}
 	}
 	return ""
+}
+
+// UserGrid returns a "user_centric" plan's users N (--num-users, kept in Spec) and rate R
+// (OfferedRate, --user-centric-rate); 0, 0 for any other plan. User u's sessions enter on
+// the grid profile start + (u + k·N)/R seconds (see UserOf).
+func (m *Meta) UserGrid() (users int, rate float64) {
+	if m.TimingMode != "user_centric" || !(m.OfferedRate > 0) {
+		return 0, 0
+	}
+	switch v := m.Spec["num-users"].(type) {
+	case int64:
+		users = int(v)
+	case uint64:
+		users = int(min(v, math.MaxInt32))
+	case int:
+		users = v
+	case int8:
+		users = int(v)
+	case int16:
+		users = int(v)
+	case int32:
+		users = int(v)
+	case uint8:
+		users = int(v)
+	case uint16:
+		users = int(v)
+	case uint32:
+		users = int(v)
+	case float64:
+		if v == math.Trunc(v) && v > 0 && v <= math.MaxInt32 {
+			users = int(v)
+		}
+	}
+	if users <= 0 {
+		return 0, 0
+	}
+	return users, m.OfferedRate
+}
+
+// UserOf is the user (0..users-1) whose session enters at instant atNs of a user_centric
+// plan whose profile starts at startNs (its smallest profile send offset: user 0's first
+// session): round((atNs-startNs)·rate/1e9) mod users, exact on the plan's grid, where every
+// user's sessions enter at startNs + (u + k·users)/rate seconds.
+func UserOf(atNs, startNs int64, users int, rate float64) int {
+	k := int64(math.Round(float64(atNs-startNs) * rate / 1e9))
+	u := k % int64(users)
+	if u < 0 {
+		u += int64(users)
+	}
+	return int(u)
 }
 
 // MediaOf returns the media entry of r, or nil when r sends none (or its index is out of

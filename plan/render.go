@@ -492,6 +492,15 @@ func (r *renderer) meta(o *Options, ds *dataset.Dataset, corpus *dataset.Corpus,
 		m.ArrivalPattern = o.ArrivalPattern
 	case ModeUserCentric:
 		m.OfferedRate = o.UserCentricRate
+		if n, ok := m.Spec["num-users"].(int); !ok || n != o.NumUsers {
+			// replay's users gate reads the user grid from the spec (mmapds.Meta.UserGrid);
+			// a caller that built Options without the CLI gets it recorded (on a copy).
+			m.Spec = maps.Clone(m.Spec)
+			if m.Spec == nil {
+				m.Spec = map[string]any{}
+			}
+			m.Spec["num-users"] = o.NumUsers
+		}
 	case ModeFixedSchedule:
 		first, last := int64(math.MaxInt64), int64(-1)
 		for i := range profile {

@@ -11,7 +11,8 @@ import (
 // AdaptivePlan readies the plan of an in-run adaptive scale run (s enabled): one run finds the
 // boundary, so a sweep, a search or repeats are refused; the run is sized by time; and a plan
 // compiled here (planMode false: o is compiled, not given with --plan) carries the control's
-// ceiling, its maximum: o's concurrency, prefill concurrency or request rate is set to it. A
+// ceiling, its maximum: o's concurrency, prefill concurrency, request rate or number of users
+// (--num-users of a --user-centric-rate plan) is set to it. A
 // smaller one given (given(flag)) is refused: the controller could not reach its maximum.
 func AdaptivePlan(s adaptive.Settings, so *SweepOptions, planMode bool, o *plan.Options, given func(flag string) bool) error {
 	if !s.Enabled {
@@ -47,6 +48,12 @@ func AdaptivePlan(s adaptive.Settings, so *SweepOptions, planMode bool, o *plan.
 	case adaptive.RequestRate:
 		v, err = ceil("request-rate", o.RequestRate)
 		o.RequestRate = v
+	case adaptive.Users:
+		if o.UserCentricRate <= 0 {
+			return errors.New("--adaptive-scale-control users: give --user-centric-rate too (the users of a user-centric plan are controlled; --num-users is set to the maximum)")
+		}
+		v, err = ceil("num-users", float64(o.NumUsers))
+		o.NumUsers = int(v)
 	}
 	return err
 }

@@ -14,7 +14,8 @@ import (
 // Control is a setting of the workers' release gate (schedule.Gate): in-run adaptive scale's
 // control value in the gate's terms. Variable is schedule.GateConcurrency or GatePrefill (a
 // total over the run, dealt over the workers like the plan's slots) or schedule.GateKeep (the
-// fraction of the plan's open-loop arrivals sent).
+// fraction of the plan's open-loop arrivals sent) or schedule.GateUsers (the first users of a
+// user-centric plan that send).
 type Control struct {
 	Variable string  `json:"variable"`
 	Value    float64 `json:"value"`
@@ -46,6 +47,14 @@ func (r *Replay) checkControl(c *Control) error {
 	case schedule.GatePrefill:
 		if m.PrefillConcurrency <= 0 {
 			return fmt.Errorf("plan %s: control of prefill concurrency needs a plan with a prefill concurrency (its ceiling)", r.opts.Plan)
+		}
+	case schedule.GateUsers:
+		users, _ := m.UserGrid()
+		if users <= 0 {
+			return fmt.Errorf("plan %s: control of users needs a user-centric plan (--user-centric-rate, --num-users: its ceiling)", r.opts.Plan)
+		}
+		if c.Value > float64(users) {
+			return fmt.Errorf("plan %s: control of users %v: the plan has only %d users (--num-users, its ceiling)", r.opts.Plan, c.Value, users)
 		}
 	case schedule.GateKeep:
 		if !r.info.profileOpen {

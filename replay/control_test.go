@@ -101,7 +101,8 @@ func TestControlRefused(t *testing.T) {
 		{Control{schedule.GatePrefill, 1}, "prefill concurrency needs a plan with a prefill"},
 		{Control{schedule.GateKeep, 0.5}, "request rate needs a plan with a request rate"},
 		{Control{schedule.GateConcurrency, 0}, "at least 1"},
-		{Control{"users", 2}, "unknown variable"},
+		{Control{schedule.GateUsers, 2}, "needs a user-centric plan"},
+		{Control{"user", 2}, "unknown variable"},
 	} {
 		o := testOptions(t, plan, "http://127.0.0.1:1")
 		o.Control = &tc.c
@@ -109,6 +110,14 @@ func TestControlRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.c, err, tc.want)
 		}
+	}
+	// A user-centric plan of 3 users: more users than that are refused.
+	uc := singleTurn(10, job{N: 1}, nil)
+	uc.meta.TimingMode, uc.meta.OfferedRate, uc.meta.Spec = "user_centric", 4, map[string]any{"num-users": 3}
+	o := testOptions(t, uc.write(t, t.TempDir()), "http://127.0.0.1:1")
+	o.Control = &Control{schedule.GateUsers, 5}
+	if _, err := New(o); err == nil || !strings.Contains(err.Error(), "only 3 users") {
+		t.Errorf("users 5 of 3: error %v", err)
 	}
 	_ = mmapds.NoSendOffset
 }

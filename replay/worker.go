@@ -193,6 +193,9 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	w.info = info
 	if cfg.Control != nil {
 		w.gate = schedule.NewGate(schedule.Part{Shard: cfg.ShardIndex, Shards: cfg.ShardCount, Worker: cfg.ID, Workers: cfg.Workers}, w.meta.Seed)
+		if users, rate := w.meta.UserGrid(); users > 0 {
+			w.gate.SetUserGrid(users, rate, info.profileStart)
+		}
 		if err := w.gate.Set(cfg.Control.Variable, cfg.Control.Value); err != nil {
 			return fail(err)
 		}

@@ -46,6 +46,9 @@ func (a Attach) To(o *replay.Options) (*Controller, error) {
 		ceiling = float64(m.PrefillConcurrency)
 	case adaptive.RequestRate:
 		ceiling = m.OfferedRate
+	case adaptive.Users:
+		n, _ := m.UserGrid()
+		ceiling = float64(n)
 	}
 	if ceiling <= 0 {
 		return nil, fmt.Errorf("--adaptive-scale-control %s: plan %s has no %s to control (compile it with one, at the control's maximum)", s.Variable, o.Plan, s.Variable)

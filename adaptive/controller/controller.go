@@ -55,13 +55,15 @@ type Options struct {
 }
 
 // GateOf is the release gate's setting for control value v of s (request_rate: the fraction
-// of the plan's arrivals at ceiling).
+// of the plan's arrivals at ceiling; users: the first v users of the plan's user grid).
 func GateOf(s *adaptive.Settings, v, ceiling float64) replay.Control {
 	switch s.Variable {
 	case adaptive.PrefillConcurrency:
 		return replay.Control{Variable: schedule.GatePrefill, Value: v}
 	case adaptive.RequestRate:
 		return replay.Control{Variable: schedule.GateKeep, Value: math.Min(v/ceiling, 1)}
+	case adaptive.Users:
+		return replay.Control{Variable: schedule.GateUsers, Value: v}
 	}
 	return replay.Control{Variable: schedule.GateConcurrency, Value: v}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"os"
@@ -104,6 +105,52 @@ func TestAdaptiveScaleFindsTheKnee(t *testing.T) {
 	}
 }
 
+// TestAdaptiveScaleUsers: the control variable users of a user-centric plan (--num-users
+// compiled at the control's maximum, each user on its own grid of --num-users over
+// --user-centric-rate). A request takes about 20 + 5×40 ms and a user sends one every
+// 6/20 s = 300 ms, the users 50 ms apart: up to 4 users never overlap more than 4 requests,
+// the server's batch; a fifth queues. The run finds a boundary near 4, sustains it and exits
+// 0, the events and the summary naming users.
+func TestAdaptiveScaleUsers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 30 s run")
+	}
+	url := kneeMock(t, 4, 40*time.Millisecond)
+	r := runProfile(t, url, "--benchmark-duration", "30", "--output-tokens-mean", "6", "--conversation-turn-mean", "2",
+		"--user-centric-rate", "20", "--num-users", "6", "--adaptive-scale",
+		"--adaptive-scale-control", "users:1,6", "--adaptive-scale-sla", "ttft:p95:le:150",
+		"--adaptive-scale-assessment-period", "1", "--adaptive-sustain-duration", "2", "--adaptive-min-completed-requests", "3")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	dir := artifactDir(t, r.dir)
+	sum, err := adaptive.ReadSummary(filepath.Join(dir, adaptive.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Status != adaptive.StatusComplete || sum.BoundaryValue == nil || *sum.BoundaryValue < 2 || *sum.BoundaryValue > 5 ||
+		sum.SustainWindowsPassed < 2 || sum.ControlVariable != adaptive.Users {
+		b, _ := json.Marshal(sum)
+		var ws []string
+		for _, e := range readEvents(t, dir) {
+			if e.Event == adaptive.Window && e.ControlValue != nil {
+				ws = append(ws, fmt.Sprintf("%v:%v:%d:%.0f", *e.ControlValue, e.Passed != nil && *e.Passed, e.CompletedRequests, e.SLAValues["ttft:p95"]))
+			}
+		}
+		t.Fatalf("summary %s\nwindows (value:passed:requests:ttft p95) %v\nstderr:\n%s", b, ws, r.stderr)
+	}
+	// The users gate thinned out the sessions of the users above the value in force: fewer
+	// requests went out than the plan's 20/s over the run.
+	if recs := readExport(t, dir); len(recs) == 0 || len(recs) > 20*30*5/6 {
+		t.Fatalf("%d requests in the export of a 20/s plan of 6 users gated to fewer", len(recs))
+	}
+	for _, e := range readEvents(t, dir) {
+		if e.Event == adaptive.PhaseStarted && e.ControlVariable != "" && e.ControlVariable != adaptive.Users {
+			t.Fatalf("event %+v: control variable %q", e, e.ControlVariable)
+		}
+	}
+}
+
 // TestAdaptiveScaleFailsAtTheMinimum: an SLA no window can meet fails the search at its
 // minimum: status failed, exit 1, the run stopped early, both artifacts written.
 func TestAdaptiveScaleFailsAtTheMinimum(t *testing.T) {
@@ -141,6 +188,7 @@ func TestAdaptiveScaleBadFlags(t *testing.T) {
 		{[]string{"--adaptive-scale", "--adaptive-scale-control", "concurrency:4,2", "--adaptive-scale-sla", "ttft:p95:le:1"}, "--adaptive-scale-control"},
 		{[]string{"--adaptive-scale", "--adaptive-scale-control", "batch:1,4", "--adaptive-scale-sla", "ttft:p95:le:1"}, "unknown variable"},
 		{[]string{"--adaptive-scale", "--adaptive-scale-control", "users:1,4", "--adaptive-scale-sla", "ttft:p95:le:1"}, "user-centric"},
+		{[]string{"--adaptive-scale", "--adaptive-scale-control", "users:1,8", "--adaptive-scale-sla", "ttft:p95:le:1", "--user-centric-rate", "8", "--num-users", "4", "--conversation-turn-mean", "2"}, "--num-users 4 is below"},
 		{[]string{"--adaptive-scale", "--adaptive-scale-control", "concurrency:1,4"}, "--adaptive-scale-sla"},
 		{[]string{"--adaptive-scale", "--adaptive-scale-control", "concurrency:1,4", "--adaptive-scale-sla", "ttft:p95:about:1"}, "--adaptive-scale-sla"},
 		{[]string{"--adaptive-scale", "--adaptive-scale-control", "concurrency:1,4", "--adaptive-scale-sla", "ttfx:p95:le:1"}, "ttfx"},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+
+	"github.com/llmbench/llmbench/mmapds"
 )
 
 // A Gate lowers, while a run lasts, how much of a worker's plan is released: in-run adaptive
@@ -19,7 +21,11 @@ import (
 //     entry's plan record against the fraction in force at its instant. Independent thinning
 //     of a Poisson process is a Poisson process of the rate times the fraction, and the
 //     choice is deterministic: the same seed, record and fraction always choose alike, and a
-//     unit kept at a fraction is kept at every larger one.
+//     unit kept at a fraction is kept at every larger one;
+//   - a number of users n of a user-centric plan (SetUserGrid): each profile unit whose
+//     entry's instant lies on user u's grid (mmapds.UserOf) is sent only while u < n, so
+//     exactly the first n users send, each on its own grid as the plan placed it; a unit of
+//     a user at or past n is thinned out like an arrival the keep fraction drops.
 //
 // A Gate is set from outside the transport's thread (the worker's command reader) and read by
 // its Scheduler in Due: its fields are atomics, read without locks or allocation. After a
@@ -33,6 +39,12 @@ type Gate struct {
 	// keep is the threshold a unit's hash must be under to be sent; keepAll when every
 	// arrival is (no thinning).
 	keep atomic.Uint64
+	// users is the number of users sent (-1: all); numUsers, rate and startNs the plan's
+	// user grid (numUsers 0: no grid, users is not applied).
+	users    atomic.Int64
+	numUsers int
+	rate     float64
+	startNs  int64
 }
 
 const keepAll = math.MaxUint64
@@ -41,7 +53,8 @@ const keepAll = math.MaxUint64
 const (
 	GateConcurrency = "concurrency"
 	GatePrefill     = "prefill_concurrency"
-	GateKeep        = "keep" // a fraction in (0, 1] of the open-loop arrivals
+	GateKeep        = "keep"  // a fraction in (0, 1] of the open-loop arrivals
+	GateUsers       = "users" // the first n users of a user-centric plan
 )
 
 // NewGate returns a gate for part p that holds nothing back; seed chooses the thinned
@@ -51,7 +64,15 @@ func NewGate(p Part, seed uint64) *Gate {
 	g.conc.Store(-1)
 	g.prefill.Store(-1)
 	g.keep.Store(keepAll)
+	g.users.Store(-1)
 	return g
+}
+
+// SetUserGrid gives the gate the user grid of a user-centric plan (mmapds.Meta.UserGrid)
+// and the profile's start (its smallest profile send offset over the whole plan), which
+// GateUsers needs to tell each unit's user. Call it before the run.
+func (g *Gate) SetUserGrid(numUsers int, rate float64, startNs int64) {
+	g.numUsers, g.rate, g.startNs = numUsers, rate, startNs
 }
 
 // Set sets variable (GateConcurrency, GatePrefill: the whole run's total, dealt over shards
@@ -77,8 +98,13 @@ func (g *Gate) Set(variable string, value float64) error {
 		} else {
 			g.keep.Store(uint64(math.Ldexp(value, 64)))
 		}
+	case GateUsers:
+		if value < 1 || value != math.Trunc(value) || value > math.MaxInt32 {
+			return fmt.Errorf("gate: users %v: must be a whole number of at least 1", value)
+		}
+		g.users.Store(int64(value))
 	default:
-		return fmt.Errorf("gate: unknown variable %q (want %s, %s or %s)", variable, GateConcurrency, GatePrefill, GateKeep)
+		return fmt.Errorf("gate: unknown variable %q (want %s, %s, %s or %s)", variable, GateConcurrency, GatePrefill, GateKeep, GateUsers)
 	}
 	return nil
 }
@@ -96,6 +122,16 @@ func (g *Gate) Cap(variable string) int64 {
 func (g *Gate) Keeps(index int32) bool {
 	k := g.keep.Load()
 	return k == keepAll || Thin(g.seed, index) < k
+}
+
+// Sends says whether the open-loop profile unit whose entry is n is sent: kept under the
+// fraction in force, and, on a user grid, its user among the first users in force.
+func (g *Gate) Sends(n *Node) bool {
+	if !g.Keeps(n.Index) {
+		return false
+	}
+	u := g.users.Load()
+	return u < 0 || g.numUsers == 0 || int64(mmapds.UserOf(n.At, g.startNs, g.numUsers, g.rate)) < u
 }
 
 // Thin is the uniform 64-bit draw that decides whether the arrival of plan record index is

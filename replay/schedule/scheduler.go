@@ -299,7 +299,7 @@ func (s *Scheduler) Due(now int64) (Release, bool) {
 // is sent, and it is over. It says whether it did.
 func (s *Scheduler) thin(u int32) bool {
 	un := &s.g.units[u]
-	if s.cfg.Gate == nil || un.Warmup || s.cfg.Gate.Keeps(s.g.nodes[un.entry].Index) {
+	if s.cfg.Gate == nil || un.Warmup || s.cfg.Gate.Sends(&s.g.nodes[un.entry]) {
 		return false
 	}
 	s.openNext++

@@ -51,7 +51,7 @@ type Adaptive struct {
 func addAdaptiveFlags(fs *pflag.FlagSet) *Adaptive {
 	a := &Adaptive{fs: fs}
 	fs.BoolVar(&a.g.Enabled, "adaptive-scale", false, "in-run adaptive scale: start the control variable at its minimum, raise it while every assessment window meets every --adaptive-scale-sla, bisect to the boundary and sustain it; writes adaptive_scale_events.jsonl and adaptive_scale_summary.json; exit 1 when it fails at the minimum or the run ends before the sustain (docs/profile.md)")
-	fs.StringVar(&a.g.Control, "adaptive-scale-control", "", "with --adaptive-scale, variable:min,max[:type]: concurrency, prefill_concurrency (int) or request_rate (float); the plan is compiled at max")
+	fs.StringVar(&a.g.Control, "adaptive-scale-control", "", "with --adaptive-scale, variable:min,max[:type]: concurrency, prefill_concurrency, users (int) or request_rate (float); the plan is compiled at max")
 	fs.StringVar(&a.g.Variable, "adaptive-control-variable", "", "with --adaptive-scale, the control variable (the expanded form of --adaptive-scale-control)")
 	fs.Float64Var(&a.g.Min, "adaptive-control-min", 0, "with --adaptive-scale, the control's minimum (expanded form)")
 	fs.Float64Var(&a.g.Max, "adaptive-control-max", 0, "with --adaptive-scale, the control's maximum (expanded form)")
