@@ -57,8 +57,9 @@ func floorCPUs() (all []int, client, server int) {
 // prints the scrape's own CPU per scrape (scrapeCost) and, per setting, each client's CPU per
 // request and per read as ratios to the floor's, medians over the rounds: the worker's (from
 // its first CPU sample after its last connect, as the floor counts from its last connect:
-// steadyCPU), the coordinator's (this process's CPU over the run: scrapes, progress, start
-// and end) and their sum, the figure the floor is held to. Then the one-token row: requests
+// steadyCPU), the coordinator's (this process's CPU over the run: scrapes, progress; less a
+// one-request run's, its fixed start and end, as the floor's start-up is not counted) and
+// their sum, the figure the floor is held to. Then the one-token row: requests
 // completed per CPU-second of the client with one-token, zero-delay responses. Where perf can
 // count tracepoints (perf stat -e raw_syscalls:sys_enter), it also prints what a load on the
 // machine does not change: system calls and context switches per request, the worker's
@@ -76,12 +77,12 @@ func BenchmarkFloorVsClients(b *testing.B) {
 	perf := newPerfCounter(b)
 	const osl = 100
 	srv := startFloorServer(b, 100*time.Millisecond, 10*time.Millisecond, serverCPU)
-	perScrape, page := scrapeCost(b, srv)
+	perScrape, page := scrapeCost(b, srv, bin, clientCPU)
 	fmt.Printf("\nserver: %s; load %s\n", srv.name, loadAvg())
-	fmt.Printf("  scrape of its /metrics (%d kB): %.0f µs CPU per scrape = %.3f%% of one core at the default interval (%v), on the coordinator's CPUs (off the worker's)\n",
+	fmt.Printf("  scrape of its /metrics (%d kB): %.0f µs CPU per scrape = %.3f%% of one core at the default interval (%v), on the coordinator's CPUs (off the worker's); the page changing between scrapes (the floor streaming meanwhile)\n",
 		page>>10, float64(perScrape)/1e3, float64(perScrape)/float64(servermetrics.DefaultInterval)*100, servermetrics.DefaultInterval)
 	b.ReportMetric(float64(perScrape)/1e3, "scrape-cpu-µs")
-	base := map[string]*perfCounts{} // each client's start-up, once
+	base := map[string]*floorResult{} // each client's start-up (a one-request run), once
 	concs := []int{64, 256, 1000}
 	if *floorQuick {
 		concs = concs[:1]
@@ -94,9 +95,9 @@ func BenchmarkFloorVsClients(b *testing.B) {
 				for round := 0; round < *floorRounds; round++ {
 					rows["floor"] = append(rows["floor"], runFloor(b, bin, srv.hostPort, conc, n, osl, clientCPU, perf))
 					for _, client := range []string{ClientLoop, ClientNet} {
-						if _, ok := base[client]; !ok && perf != nil {
-							c := runClientCPU(b, srv.url, client, 1, 1, osl, clientCPU, perf, nil).counts
-							base[client] = &c
+						if _, ok := base[client]; !ok {
+							r := runClientCPU(b, srv.url, client, 1, 1, osl, clientCPU, perf, nil)
+							base[client] = &r
 						}
 						rows[client] = append(rows[client], runClientCPU(b, srv.url, client, conc, n, osl, clientCPU, perf, base[client]))
 					}
@@ -121,9 +122,9 @@ func BenchmarkFloorVsClients(b *testing.B) {
 			for round := 0; round < *floorRounds; round++ {
 				rows["floor"] = append(rows["floor"], runFloor(b, bin, one.hostPort, 64, n, 1, clientCPU, perf))
 				for _, client := range []string{ClientLoop, ClientNet} {
-					if _, ok := base[client]; !ok && perf != nil {
-						c := runClientCPU(b, one.url, client, 1, 1, 1, clientCPU, perf, nil).counts
-						base[client] = &c
+					if _, ok := base[client]; !ok {
+						r := runClientCPU(b, one.url, client, 1, 1, 1, clientCPU, perf, nil)
+						base[client] = &r
 					}
 					rows[client] = append(rows[client], runClientCPU(b, one.url, client, 64, n, 1, clientCPU, perf, base[client]))
 				}
@@ -131,11 +132,11 @@ func BenchmarkFloorVsClients(b *testing.B) {
 			fl := medianFloor(rows["floor"])
 			fmt.Printf("\none-token responses, zero delay (%s), concurrency 64, %d requests; medians of %d round(s); load %s\n",
 				one.name, n, *floorRounds, loadAvg())
-			fmt.Printf("  %-6s %16s %9s %9s %8s   (AIPerf's Rust runtime publishes 276.8k req/s on 144 cores: ~1.9k per core)\n", "", "requests/CPU-s", "×floor", "syscalls", "ctxsw")
+			fmt.Printf("  %-6s %16s %9s %10s %10s %9s %8s   (AIPerf's Rust runtime publishes 276.8k req/s on 144 cores: ~1.9k per core)\n", "", "requests/CPU-s", "×floor", "worker µs", "coord µs", "syscalls", "ctxsw")
 			for _, name := range []string{"floor", ClientLoop, ClientNet} {
 				r := medianFloor(rows[name])
 				rate := 1000 / r.totalMsPerReq()
-				fmt.Printf("  %-6s %16.0f %9.2f %9.1f %8.2f\n", name, rate, fl.totalMsPerReq()/r.totalMsPerReq(), r.counts.syscalls, r.counts.ctxsw)
+				fmt.Printf("  %-6s %16.0f %9.2f %10.2f %10.2f %9.1f %8.2f\n", name, rate, fl.totalMsPerReq()/r.totalMsPerReq(), r.msPerReq*1e3, r.coordMsPerReq*1e3, r.counts.syscalls, r.counts.ctxsw)
 				if name != "floor" {
 					b.ReportMetric(rate, name+"-req/cpu-s")
 					b.ReportMetric(fl.totalMsPerReq()/r.totalMsPerReq(), name+"-rate/floor")
@@ -174,7 +175,7 @@ func printFloorRows(b *testing.B, rows map[string][]floorResult, counts bool) {
 			b.ReportMetric(r.totalMsPerReq()/fl.totalMsPerReq(), name+"-req/floor")
 		}
 	}
-	fmt.Println("  (worker: its CPU after its last connect per request; coord: the coordinator's over the run per request, the scrape's included; CPU ms/req their sum)")
+	fmt.Println("  (worker: its CPU after its last connect per request; coord: the coordinator's over the run per request, the scrape's included, a one-request run's (its fixed costs) subtracted; CPU ms/req their sum)")
 	if counts {
 		fmt.Println("  (per request: system calls, context switches, epoll_wait+epoll_pwait, read, futex+nanosleep, timerfd_settime, epoll_ctl; the workers' start-up subtracted)")
 	}
@@ -183,7 +184,8 @@ func printFloorRows(b *testing.B, rows map[string][]floorResult, counts bool) {
 // floorResult is one run's CPU figures and, with perf, counts per request.
 type floorResult struct {
 	usPerRead, msPerReq, readsPerReq float64
-	coordMsPerReq                    float64 // the coordinator's CPU per request (0 for the floor)
+	coordMsPerReq                    float64       // the coordinator's CPU per request (0 for the floor)
+	coordNs                          time.Duration // the start-up run's: the coordinator's CPU over it
 	counts                           perfCounts
 }
 
@@ -335,10 +337,14 @@ func runFloor(b *testing.B, bin, hostPort string, conc, n, osl, cpu int, perf *p
 }
 
 // runClientCPU replays the floor's workload with one worker on cpu and returns its CPU per
-// read and per request and its reads per request; with perf, its counts per request less
-// base (nil: the start-up run, the raw counts of the whole worker process, not divided, and
-// no CPU figures).
-func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int, perf *perfCounter, base *perfCounts) floorResult {
+// read and per request and its reads per request, and the coordinator's CPU per request
+// less base's; with perf, its counts per request less base's. base nil is the start-up run
+// (one request): its raw counts and the coordinator's CPU over the run (coordNs), not
+// divided, and no CPU figures. So a run's fixed costs (opening the plan, starting the
+// worker, the first and last whole scrape, run.json) stay out of the per-request figures,
+// as the floor's start-up does; what grows with the requests (the plan's hash, the periodic
+// scrapes, progress) stays in.
+func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int, perf *perfCounter, base *floorResult) floorResult {
 	ps := &planSpec{}
 	body := floorBody(osl)
 	for k := 0; k < n; k++ {
@@ -368,15 +374,18 @@ func runClientCPU(b *testing.B, url, client string, conc, n, osl, cpu int, perf 
 	var r floorResult
 	if perf != nil {
 		r.counts = perf.read(b, counts)
-		if base == nil {
-			// The start-up run: its counts alone, it may end before its first CPU sample.
-			return r
-		}
-		r.counts = r.counts.minus(*base).per(n)
+	}
+	if base == nil {
+		// The start-up run: its counts and CPU alone, it may end before its first CPU sample.
+		r.coordNs = coord
+		return r
+	}
+	if perf != nil {
+		r.counts = r.counts.minus(base.counts).per(n)
 	}
 	cpuNs, reqs, reads := steadyCPU(b, filepath.Join(o.OutputDir, m.Workers[0].Log))
 	r.usPerRead, r.msPerReq, r.readsPerReq = cpuNs/float64(reads)/1e3, cpuNs/float64(reqs)/1e6, float64(reads)/float64(reqs)
-	r.coordMsPerReq = float64(coord) / float64(n) / 1e6
+	r.coordMsPerReq = float64(max(0, coord-base.coordNs)) / float64(n) / 1e6
 	return r
 }
 

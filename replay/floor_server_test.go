@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,8 +126,21 @@ func processCPU() time.Duration {
 
 // scrapeCost scrapes srv's /metrics as a run does (servermetrics.Run: the first and last
 // scrape whole, the periodic ones their known families) every 20 ms for a second, and
-// returns this process's CPU per scrape and the page's size: the scrape's own cost.
-func scrapeCost(b *testing.B, srv floorServer) (perScrape time.Duration, pageBytes int) {
+// returns this process's CPU per scrape and the page's size: the scrape's own cost. Meanwhile
+// the floor (floorBin, a process of its own, on loadCPU) streams requests at concurrency 32, so
+// the page's counters and histograms change between scrapes as they do in a run: a page that
+// does not change costs less (its unchanged families are not parsed again) and would flatter.
+func scrapeCost(b *testing.B, srv floorServer, floorBin string, loadCPU int) (perScrape time.Duration, pageBytes int) {
+	argv := []string{floorBin, srv.hostPort, "32", "100000", "4", *floorModel}
+	if ts, err := exec.LookPath("taskset"); err == nil && loadCPU >= 0 {
+		argv = append([]string{ts, "-c", strconv.Itoa(loadCPU)}, argv...)
+	}
+	load := exec.Command(argv[0], argv[1:]...)
+	if err := load.Start(); err != nil {
+		b.Fatalf("floor: %v", err)
+	}
+	defer func() { load.Process.Kill(); load.Wait() }()
+	time.Sleep(200 * time.Millisecond) // its connections made, its first requests served
 	var buf countingWriter
 	out, err := servermetrics.NewWriter(&buf, servermetrics.Header{})
 	if err != nil {
