@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/export"
 	"github.com/llmbench/llmbench/report"
@@ -40,16 +37,9 @@ func RunCompare(args []string, stdout, stderr io.Writer) int {
 	var metrics []string
 	var metricsFile string
 	addUserMetricFlags(fs, &metrics, &metricsFile) // compared like the built-ins
-	bad := func(err error) int {
-		fmt.Fprintln(stderr, OneLine("analyze compare", err))
-		return exitBadInput
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s\n\n%s", CompareUsage, fs.FlagUsages())
-			return exitOK
-		}
-		return bad(ParseError(fs, err))
+	bad := BadInput(stderr, "analyze compare")
+	if code, ok := Parse("analyze compare", fs, args, stderr, Synopsis(stdout, CompareUsage, fs)); !ok {
+		return code
 	}
 	if !(*alpha > 0 && *alpha < 1) { // NaN too
 		return bad(fmt.Errorf("--alpha %v: want a level between 0 and 1", *alpha))
