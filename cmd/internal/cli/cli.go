@@ -137,13 +137,15 @@ func Synopsis(w io.Writer, line string, fs *pflag.FlagSet) func() {
 	return func() { fmt.Fprintf(w, "%s\n\n%s", line, fs.FlagUsages()) }
 }
 
-// BadInput returns how the command name ends on bad input: err as one line (OneLine) on w,
-// exit status 2.
+// BadInput returns how the command name ends on bad input: Fail with exit status 2.
 func BadInput(w io.Writer, name string) func(error) int {
-	return func(err error) int {
-		fmt.Fprintln(w, OneLine(name, err))
-		return 2
-	}
+	return func(err error) int { return Fail(w, name, 2, err) }
+}
+
+// Fail prints err as the one line "name: message" (OneLine) on w and returns code.
+func Fail(w io.Writer, name string, code int, err error) int {
+	fmt.Fprintln(w, OneLine(name, err))
+	return code
 }
 
 // Suggest returns the flag or alias of fs nearest to name (suggest.Nearest), or "" when
