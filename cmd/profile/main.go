@@ -195,11 +195,7 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return bad(err)
 	}
 	if !planMode {
-		o := c.plan.O
-		name = profile.ArtifactName(o.Model, o.EndpointType, c.stimulus())
-		if multi := profile.MultiName(so); multi != "" {
-			name = profile.ModelEndpoint(o.Model, o.EndpointType) + "-" + multi
-		}
+		name = profile.RunName(c.plan.O.Model, c.plan.O.EndpointType, c.stimulus(), so)
 	}
 	if so.Search != "" && so.MaxErrorRate >= 0 {
 		// --error-rate-sla bounds every probe, as analyze's own bound (profile.ErrorBound).
