@@ -61,6 +61,15 @@ func StimulusName(s Stimulus) string {
 	return strings.Join(parts, "-")
 }
 
+// RunName names the artifact directory of a profile that compiles its plans: a sweep or a
+// search by what it varies (MultiName), one point by its stimulus s (ArtifactName).
+func RunName(model, endpoint string, s Stimulus, o *SweepOptions) string {
+	if multi := MultiName(o); multi != "" {
+		return ModelEndpoint(model, endpoint) + "-" + multi
+	}
+	return ArtifactName(model, endpoint, s)
+}
+
 // MultiName is the <stimulus> part of the artifact directory of a sweep or a search, "" for
 // a single point: concurrency_sweep, request_rate_sweep, max_concurrency_under_sla, ...
 func MultiName(o *SweepOptions) string {

@@ -26,6 +26,28 @@ func TestArtifactName(t *testing.T) {
 	}
 }
 
+// RunName names a sweep or a search by what it varies, one point (or a one-point list) by
+// its stimulus.
+func TestRunName(t *testing.T) {
+	c := func(v float64) Param { return Param{Flag: "concurrency", Name: "concurrency", Value: v} }
+	r := func(v float64) Param { return Param{Flag: "request-rate", Name: "request_rate", Value: v} }
+	s := Stimulus{Concurrency: 4}
+	for _, tc := range []struct {
+		o    SweepOptions
+		want string
+	}{
+		{SweepOptions{}, "m_x-openai-chat-concurrency4"},
+		{SweepOptions{Points: []Point{{c(4)}}}, "m_x-openai-chat-concurrency4"},
+		{SweepOptions{Points: []Point{{c(1)}, {c(2)}}}, "m_x-openai-chat-concurrency_sweep"},
+		{SweepOptions{Points: []Point{{c(1), r(5)}, {c(1), r(10)}}}, "m_x-openai-chat-concurrency_sweep-request_rate_sweep"},
+		{SweepOptions{Search: SearchMaxConcurrency}, "m_x-openai-chat-max_concurrency_under_sla"},
+	} {
+		if got := RunName("m/x", "chat", s, &tc.o); got != tc.want {
+			t.Errorf("RunName(%+v) = %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}
+
 func TestNewDirSuffixes(t *testing.T) {
 	base := filepath.Join(t.TempDir(), "artifacts", "m-openai-chat-concurrency1")
 	for _, want := range []string{base, base + "-2", base + "-3"} {

@@ -47,6 +47,23 @@ func ParseFloats(s string) ([]float64, error) {
 	return out, err
 }
 
+// ParseList parses a list flag's values as numbers: ParseInts when integer (--concurrency),
+// else ParseFloats (--request-rate), with their checks and messages.
+func ParseList(s string, integer bool) ([]float64, error) {
+	if !integer {
+		return ParseFloats(s)
+	}
+	ints, err := ParseInts(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(ints))
+	for i, v := range ints {
+		out[i] = float64(v)
+	}
+	return out, nil
+}
+
 // eachItem calls f on every comma-separated item of s, spaces trimmed; an empty item is an
 // error.
 func eachItem(s string, f func(string) error) error {

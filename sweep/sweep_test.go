@@ -59,6 +59,36 @@ func TestParseLists(t *testing.T) {
 	}
 }
 
+// ParseList reads an integer list as ParseInts does (its checks and words) and a number
+// list as ParseFloats.
+func TestParseList(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		integer bool
+		want    []float64
+		err     string
+	}{
+		{"1,2,4", true, []float64{1, 2, 4}, ""},
+		{"8", true, []float64{8}, ""},
+		{"1,2.5", true, nil, `"2.5" is not a positive integer`},
+		{"2,2", true, nil, "2 is listed twice"},
+		{"2.5,5", false, []float64{2.5, 5}, ""},
+		{"5,-1", false, nil, `"-1" is not a positive number`},
+		{"1,,2", false, nil, "empty list item"},
+	} {
+		got, err := ParseList(c.in, c.integer)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ParseList(%q, %v) error %v, want %q", c.in, c.integer, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("ParseList(%q, %v) = %v, %v; want %v", c.in, c.integer, got, err, c.want)
+		}
+	}
+}
+
 func TestPareto(t *testing.T) {
 	// output tokens/s (max) vs output tokens/s/user (max), a typical sweep: throughput rises
 	// while per-user speed falls; point 3 is dominated by point 2; point 4 is invalid.

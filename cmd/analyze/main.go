@@ -13,7 +13,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -49,16 +48,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	helpAll := cli.AddHelpAll(fs)
 	checkOnly := fs.Bool("check-flags", false, "check the flags (bounds, gates, goodput, the --gates file) and exit: 0 when they are valid, 2 with one line when not; no run is read (scripts that analyse after a replay check first: deploy/slurm)")
 	fs.Usage = func() {}
-	bad := func(err error) int {
-		fmt.Fprintln(stderr, cli.OneLine("analyze", err))
-		return 2
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			usage(stdout, fs, *helpAll)
-			return 0
-		}
-		return bad(cli.ParseError(fs, err))
+	bad := cli.BadInput(stderr, "analyze")
+	if code, ok := cli.Parse("analyze", fs, args, stderr, func() { usage(stdout, fs, *helpAll) }); !ok {
+		return code
 	}
 	if *helpAll {
 		usage(stdout, fs, true)

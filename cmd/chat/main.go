@@ -15,14 +15,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/chat"
 	"github.com/llmbench/llmbench/cmd/internal/cli"
@@ -38,16 +34,9 @@ func main() {
 
 func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	c := cli.NewChat()
-	bad := func(err error) int {
-		fmt.Fprintln(stderr, cli.OneLine("chat", err))
-		return 2
-	}
-	if err := c.FS.Parse(argv[1:]); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			usage(stdout, c, getenv)
-			return 0
-		}
-		return bad(cli.ParseError(c.FS, err))
+	bad := cli.BadInput(stderr, "chat")
+	if code, ok := cli.Parse("chat", c.FS, argv[1:], stderr, func() { usage(stdout, c, getenv) }); !ok {
+		return code
 	}
 	switch {
 	case c.Version():

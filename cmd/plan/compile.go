@@ -13,7 +13,7 @@ func runCompile(args []string, getenv func(string) string, stdout, stderr io.Wri
 	p := cli.NewPlan()
 	ver := cli.AddVersion(p.FS)
 	if err := p.FS.Parse(args); err != nil {
-		return fail(stderr, 2, cli.ParseError(p.FS, err))
+		return cli.Fail(stderr, "plan", 2, cli.ParseError(p.FS, err))
 	}
 	if *ver {
 		cli.PrintVersion(stdout, "plan")
@@ -25,13 +25,7 @@ func runCompile(args []string, getenv func(string) string, stdout, stderr io.Wri
 		return 0
 	}
 	if p.FS.NArg() > 0 {
-		return fail(stderr, 2, fmt.Errorf("unexpected argument %q (flags only; see plan --help)", p.FS.Arg(0)))
+		return cli.Fail(stderr, "plan", 2, fmt.Errorf("unexpected argument %q (flags only; see plan --help)", p.FS.Arg(0)))
 	}
 	return p.Compile(getenv, stdout, stderr)
-}
-
-// fail prints err as the one line "plan: ..." and returns code.
-func fail(w io.Writer, code int, err error) int {
-	fmt.Fprintln(w, cli.OneLine("plan", err))
-	return code
 }

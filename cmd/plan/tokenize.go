@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmbench/llmbench/cmd/internal/cli"
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
@@ -31,26 +32,26 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	special := fs.Bool("add-special-tokens", false, "add what the tokenizer's post-processor adds (Llama 3's BOS; nothing for Qwen)")
 	help := fs.BoolP("help", "h", false, "print this help")
 	if err := fs.Parse(args); err != nil {
-		return fail(stderr, 2, fmt.Errorf("tokenize: %w (see plan tokenize --help)", err))
+		return cli.Fail(stderr, "plan", 2, fmt.Errorf("tokenize: %w (see plan tokenize --help)", err))
 	}
 	if *help {
 		fmt.Fprintf(stdout, "%s%s", tokenizeUsage, fs.FlagUsages())
 		return 0
 	}
 	if fs.NArg() > 0 {
-		return fail(stderr, 2, fmt.Errorf("tokenize: unexpected argument %q (the text is read from stdin)", fs.Arg(0)))
+		return cli.Fail(stderr, "plan", 2, fmt.Errorf("tokenize: unexpected argument %q (the text is read from stdin)", fs.Arg(0)))
 	}
 	tok, err := tokenizer.LoadWithOptions(*spec, tokenizer.EnvLoadOptions(os.Getenv))
 	if err != nil {
-		return fail(stderr, 2, fmt.Errorf("tokenize: --tokenizer: %w", err))
+		return cli.Fail(stderr, "plan", 2, fmt.Errorf("tokenize: --tokenizer: %w", err))
 	}
 	err = tok.EncodeStream(stdin, stdout, tokenizer.StreamOptions{Count: *count, JSONL: *jsonl, AddSpecialTokens: *special})
 	var bad *tokenizer.InputError
 	switch {
 	case errors.As(err, &bad):
-		return fail(stderr, 2, fmt.Errorf("tokenize: %w", err))
+		return cli.Fail(stderr, "plan", 2, fmt.Errorf("tokenize: %w", err))
 	case err != nil:
-		return fail(stderr, 1, fmt.Errorf("tokenize: %w", err))
+		return cli.Fail(stderr, "plan", 1, fmt.Errorf("tokenize: %w", err))
 	}
 	return 0
 }

@@ -15,7 +15,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -131,16 +130,9 @@ func (c *command) share() error {
 
 func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	c := newCommand()
-	bad := func(err error) int {
-		fmt.Fprintln(stderr, cli.OneLine("profile", err))
-		return 2
-	}
-	if err := c.fs.Parse(argv[1:]); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			c.usage(stdout, getenv)
-			return 0
-		}
-		return bad(cli.ParseError(c.fs, err))
+	bad := cli.BadInput(stderr, "profile")
+	if code, ok := cli.Parse("profile", c.fs, argv[1:], stderr, func() { c.usage(stdout, getenv) }); !ok {
+		return code
 	}
 	if c.configPath != "" {
 		given := cli.ChangedFlags(c.fs) // the command line wins over the file
@@ -203,11 +195,7 @@ func run(argv []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return bad(err)
 	}
 	if !planMode {
-		o := c.plan.O
-		name = profile.ArtifactName(o.Model, o.EndpointType, c.stimulus())
-		if multi := profile.MultiName(so); multi != "" {
-			name = profile.ModelEndpoint(o.Model, o.EndpointType) + "-" + multi
-		}
+		name = profile.RunName(c.plan.O.Model, c.plan.O.EndpointType, c.stimulus(), so)
 	}
 	if so.Search != "" && so.MaxErrorRate >= 0 {
 		// --error-rate-sla bounds every probe, as analyze's own bound (profile.ErrorBound).

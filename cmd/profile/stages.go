@@ -42,19 +42,16 @@ func (s *stages) Replay(planPath, runDir string) int {
 	rf := s.c.replay
 	o, err := rf.Options(s.argv, s.stderr, s.getenv)
 	if err != nil {
-		fmt.Fprintln(s.stderr, cli.OneLine("profile", err))
-		return 2
+		return cli.BadInput(s.stderr, "profile")(err)
 	}
 	o.Plan, o.OutputDir = planPath, runDir
 	if err := rf.Adaptive.Apply(o, s.stderr); err != nil { // --adaptive-scale: its controller observes the run
-		fmt.Fprintln(s.stderr, cli.OneLine("profile", err))
-		return 2
+		return cli.BadInput(s.stderr, "profile")(err)
 	}
 	// Its file goes into the run directory, where the analysis finds it for the claim; a
 	// failed validation does not stop the run.
 	if err := rf.Validation.RunIfEnabled(o, s.stderr); err != nil {
-		fmt.Fprintln(s.stderr, cli.OneLine("profile", err))
-		return 2
+		return cli.BadInput(s.stderr, "profile")(err)
 	}
 	code, everyFailed := replay.RunReport(o, s.stderr)
 	if everyFailed {

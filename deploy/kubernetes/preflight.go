@@ -11,7 +11,9 @@ import (
 
 	"github.com/llmbench/llmbench/endpoint"
 	"github.com/llmbench/llmbench/internal/errline"
+	"github.com/llmbench/llmbench/internal/timespan"
 	"github.com/llmbench/llmbench/mmapds"
+	"github.com/llmbench/llmbench/replay"
 )
 
 // Print is `replay kubernetes`: it generates the manifests of o, renders them to stdout for
@@ -120,6 +122,29 @@ func CheckShardFlags(changed func(name string) bool, keySecret bool) error {
 		return errors.New("--api-key-file and --api-key-secret: give one")
 	}
 	return nil
+}
+
+// ShardGrace checks the replay flags given to every shard for the times they hold in seconds
+// (seconds gives a flag's value, by its name: --request-timeout-seconds and the
+// wait-for-model pair) and returns their grace period, grace (--benchmark-grace-period),
+// which the pods' termination grace must exceed: it must be a number, not inf.
+func ShardGrace(seconds func(name string) float64, grace string) (time.Duration, error) {
+	for _, f := range []struct {
+		name string
+		zero bool
+	}{{"request-timeout-seconds", false}, {"wait-for-model-timeout", true}, {"wait-for-model-interval", true}} {
+		if _, err := timespan.Seconds(f.name, seconds(f.name), f.zero); err != nil {
+			return 0, err
+		}
+	}
+	g, err := replay.ParseGrace(grace)
+	if err != nil {
+		return 0, err
+	}
+	if g == replay.InfiniteGrace {
+		return 0, errors.New("--benchmark-grace-period inf: a pod is killed after its termination grace, so the grace must be a number of seconds")
+	}
+	return g, nil
 }
 
 // Preflight is `replay kubernetes preflight`: Generate's offline checks of o (an error is

@@ -18,12 +18,8 @@ import (
 	"github.com/llmbench/llmbench/tokenizer"
 )
 
-// Exit statuses (export's) and --max-error-rate's default.
-const (
-	exitOK            = export.ExitOK
-	exitBadInput      = export.ExitBadInput
-	defaultMaxErrRate = 0.0
-)
+// defaultMaxErrRate is --max-error-rate's default.
+const defaultMaxErrRate = 0.0
 
 // secondsFlag is a duration flag that also takes a bare number of seconds, as AIPerf's
 // --slice-duration does.
@@ -138,8 +134,7 @@ func (a *Analyze) CheckStreaming(streaming bool) error {
 func (a *Analyze) Run(dirs []string, stdout, stderr io.Writer) int {
 	o, err := a.Options(dirs, stdout, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, OneLine("analyze", err))
-		return exitBadInput
+		return BadInput(stderr, "analyze")(err)
 	}
 	_, code := export.Run(o)
 	return code

@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -111,6 +112,40 @@ func ParseError(fs *pflag.FlagSet, err error) error {
 		return fmt.Errorf("%w (did you mean --%s?)", err, s)
 	}
 	return err
+}
+
+// Parse parses args into fs, the flags of the command name. -h or --help calls usage (nil:
+// the flag set's own Usage, if any, has printed it) and ends the command with exit status 0;
+// a bad flag prints one line on stderr, "name: message" naming the nearest flag (ParseError),
+// and ends it with 2. ok is true when the command goes on; otherwise code is its exit status.
+func Parse(name string, fs *pflag.FlagSet, args []string, stderr io.Writer, usage func()) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, pflag.ErrHelp):
+		if usage != nil {
+			usage()
+		}
+		return 0, false
+	}
+	return BadInput(stderr, name)(ParseError(fs, err)), false
+}
+
+// Synopsis returns a usage that writes line, a blank line and the flags of fs on w.
+func Synopsis(w io.Writer, line string, fs *pflag.FlagSet) func() {
+	return func() { fmt.Fprintf(w, "%s\n\n%s", line, fs.FlagUsages()) }
+}
+
+// BadInput returns how the command name ends on bad input: Fail with exit status 2.
+func BadInput(w io.Writer, name string) func(error) int {
+	return func(err error) int { return Fail(w, name, 2, err) }
+}
+
+// Fail prints err as the one line "name: message" (OneLine) on w and returns code.
+func Fail(w io.Writer, name string, code int, err error) int {
+	fmt.Fprintln(w, OneLine(name, err))
+	return code
 }
 
 // Suggest returns the flag or alias of fs nearest to name (suggest.Nearest), or "" when

@@ -2,12 +2,9 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/export"
 )
@@ -26,19 +23,12 @@ func RunCollect(args []string, stdout *os.File, stderr io.Writer) int {
 	serve := fs.String("serve", "", "serve the tar over HTTP on this address (GET /) instead of writing it to stdout")
 	serveFor := fs.Duration("serve-for", time.Hour, "with --serve: stop serving after this long")
 	partial := fs.Bool("partial", false, "collect even if a run.json says the run is still running")
-	bad := func(err error) int {
-		fmt.Fprintln(stderr, OneLine("analyze collect", err))
-		return 2
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stderr, "usage: analyze collect [--serve ADDR] DIR > DIR.tar\n\n%s", fs.FlagUsages())
-			return 0
-		}
-		return bad(ParseError(fs, err))
+	usage := Synopsis(stderr, "usage: analyze collect [--serve ADDR] DIR > DIR.tar", fs)
+	if code, ok := Parse("analyze collect", fs, args, stderr, usage); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		return bad(errors.New("want one run folder (usage: analyze collect DIR > DIR.tar)"))
+		return BadInput(stderr, "analyze collect")(errors.New("want one run folder (usage: analyze collect DIR > DIR.tar)"))
 	}
 	return export.Collect(export.CollectOptions{Dir: fs.Arg(0), Partial: *partial, Serve: *serve, ServeFor: *serveFor,
 		Stdout: stdout, Stderr: stderr})

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/deploy/kubernetes"
-	"github.com/llmbench/llmbench/internal/timespan"
 	"github.com/llmbench/llmbench/replay"
 )
 
@@ -52,13 +50,8 @@ func kubeRunFlags(name string, stderr io.Writer) (*pflag.FlagSet, *string, *stri
 func runKubeCreate(args []string, stderr io.Writer) int {
 	const name = "replay kubernetes create"
 	fs, file, path := kubeRunFlags(name, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stderr, "usage: %s -f FILE\n\n%s", name, fs.FlagUsages())
-			return 0
-		}
-		fmt.Fprintln(stderr, OneLine(name, ParseError(fs, err)))
-		return 2
+	if code, ok := Parse(name, fs, args, stderr, Synopsis(stderr, "usage: "+name+" -f FILE", fs)); !ok {
+		return code
 	}
 	return kubernetes.Create(kubernetes.CreateOptions{File: *file, Kubectl: *path, Stderr: stderr})
 }
@@ -69,13 +62,8 @@ func runKubeWait(args []string, stdout, stderr io.Writer, sleep func(time.Durati
 	fs, file, path := kubeRunFlags(name, stderr)
 	timeout := fs.Duration("timeout", 0, "give up after this long (default: the analysis Job's deadline + 5m)")
 	interval := fs.Duration("interval", 5*time.Second, "time between looks")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stderr, "usage: %s -f FILE\n\n%s", name, fs.FlagUsages())
-			return 0
-		}
-		fmt.Fprintln(stderr, OneLine(name, ParseError(fs, err)))
-		return 2
+	if code, ok := Parse(name, fs, args, stderr, Synopsis(stderr, "usage: "+name+" -f FILE", fs)); !ok {
+		return code
 	}
 	return kubernetes.Wait(kubernetes.WaitOptions{File: *file, Kubectl: *path, Timeout: *timeout, Interval: *interval,
 		Sleep: sleep, Stdout: stdout, Stderr: stderr})
@@ -86,45 +74,37 @@ func runKubeWait(args []string, stdout, stderr io.Writer, sleep func(time.Durati
 func kubeOptions(name string, args []string, stderr io.Writer, now time.Time) (*kubernetes.Options, int) {
 	fs := NewFlagSet(name)
 	fs.SetOutput(stderr)
-	plan := fs.String("plan", "", "plan file to replay (hashed here; delivered in a ConfigMap when small)")
-	shards := fs.Int("shards", 0, "number of shards, one pod per node")
-	urls := fs.StringArrayP("url", "u", nil, "server base URL as the pods reach it (repeatable)")
-	image := fs.String("image", "", "container image holding replay and analyze in "+kubernetes.ImageBinDir+" (deploy/container/Containerfile)")
-	rdvPort := fs.Int("rendezvous-port", kubernetes.DefaultRendezvousPort, "port shard 0 listens on for the others (the default start: all shards meet there and start together)")
-	rdvTimeout := fs.Duration("rendezvous-timeout", kubernetes.DefaultRendezvousTimeout, "how long the shards wait for each other (image pulls, scheduling) before they give up, nothing sent")
-	startIn := fs.Duration("start-in", 0, "a fixed t = 0 this long after now instead of the rendezvous")
-	startAt := fs.String("start-at", "", "a fixed t = 0 as RFC 3339 instead of the rendezvous")
-	runID := fs.String("run-id", "", "run name: objects, labels and the results folder (default llmbench-<plan hash prefix>-<unix time>)")
-	ns := fs.String("namespace", "", "namespace of every object (default: kubectl's)")
-	results := fs.String("results-claim", kubernetes.DefaultResultsClaim, "ReadWriteMany PersistentVolumeClaim the shards write <run-id>/shard-<I>/ to")
-	planClaim := fs.String("plan-claim", "", "PersistentVolumeClaim holding the plan, for plans too large for a ConfigMap")
-	planClaimPath := fs.String("plan-claim-path", "", "the plan's path inside --plan-claim (default plan.llmplan)")
-	cpu := fs.String("cpu", kubernetes.DefaultCPU, "whole CPUs per replay pod (requests = limits: Guaranteed QoS, CPUs to pin to)")
-	mem := fs.String("memory", kubernetes.DefaultMemory, "memory per replay pod (requests = limits), a Kubernetes quantity")
-	ttl := fs.Duration("ttl", kubernetes.DefaultTTL, "the Jobs, and everything they own, are deleted this long after they finish: collect the results before")
-	apiKeySecret := fs.String("api-key-secret", "", "Secret holding the server's API key, NAME or NAME:KEY (key default api-key): mounted into the shard pods and passed as --api-key-file")
-	deadline := fs.Duration("active-deadline", 0, "the replay Job's activeDeadlineSeconds (default: the wait for the start + 2 × the plan's duration + 10m; 24h when the duration is unknown)")
+	var st kubernetes.Settings
+	fs.StringVar(&st.Plan, "plan", "", "plan file to replay (hashed here; delivered in a ConfigMap when small)")
+	fs.IntVar(&st.Shards, "shards", 0, "number of shards, one pod per node")
+	fs.StringArrayVarP(&st.URLs, "url", "u", nil, "server base URL as the pods reach it (repeatable)")
+	fs.StringVar(&st.Image, "image", "", "container image holding replay and analyze in "+kubernetes.ImageBinDir+" (deploy/container/Containerfile)")
+	fs.IntVar(&st.RendezvousPort, "rendezvous-port", kubernetes.DefaultRendezvousPort, "port shard 0 listens on for the others (the default start: all shards meet there and start together)")
+	fs.DurationVar(&st.RendezvousTimeout, "rendezvous-timeout", kubernetes.DefaultRendezvousTimeout, "how long the shards wait for each other (image pulls, scheduling) before they give up, nothing sent")
+	fs.DurationVar(&st.StartIn, "start-in", 0, "a fixed t = 0 this long after now instead of the rendezvous")
+	fs.StringVar(&st.StartAt, "start-at", "", "a fixed t = 0 as RFC 3339 instead of the rendezvous")
+	fs.StringVar(&st.RunID, "run-id", "", "run name: objects, labels and the results folder (default llmbench-<plan hash prefix>-<unix time>)")
+	fs.StringVar(&st.Namespace, "namespace", "", "namespace of every object (default: kubectl's)")
+	fs.StringVar(&st.ResultsClaim, "results-claim", kubernetes.DefaultResultsClaim, "ReadWriteMany PersistentVolumeClaim the shards write <run-id>/shard-<I>/ to")
+	fs.StringVar(&st.PlanClaim, "plan-claim", "", "PersistentVolumeClaim holding the plan, for plans too large for a ConfigMap")
+	fs.StringVar(&st.PlanClaimPath, "plan-claim-path", "", "the plan's path inside --plan-claim (default plan.llmplan)")
+	fs.StringVar(&st.CPU, "cpu", kubernetes.DefaultCPU, "whole CPUs per replay pod (requests = limits: Guaranteed QoS, CPUs to pin to)")
+	fs.StringVar(&st.Memory, "memory", kubernetes.DefaultMemory, "memory per replay pod (requests = limits), a Kubernetes quantity")
+	fs.DurationVar(&st.TTL, "ttl", kubernetes.DefaultTTL, "the Jobs, and everything they own, are deleted this long after they finish: collect the results before")
+	fs.StringVar(&st.APIKeySecret, "api-key-secret", "", "Secret holding the server's API key, NAME or NAME:KEY (key default api-key): mounted into the shard pods and passed as --api-key-file")
+	fs.DurationVar(&st.Deadline, "active-deadline", 0, "the replay Job's activeDeadlineSeconds (default: the wait for the start + 2 × the plan's duration + 10m; 24h when the duration is unknown)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s --plan FILE --shards N --url URL --image IMAGE [flags] [-- REPLAY_FLAGS...]\n\n%s", name, fs.FlagUsages())
 	}
-	bad := func(err error) (*kubernetes.Options, int) {
-		fmt.Fprintln(stderr, OneLine(name, err))
-		return nil, 2
+	if code, ok := Parse(name, fs, args, stderr, nil); !ok { // --help: fs.Usage has printed it
+		return nil, code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil, 0
-		}
-		return bad(ParseError(fs, err))
-	}
-	o, err := kubernetes.Settings{Plan: *plan, Shards: *shards, URLs: *urls, Image: *image, RunID: *runID, Namespace: *ns,
-		ResultsClaim: *results, PlanClaim: *planClaim, PlanClaimPath: *planClaimPath, CPU: *cpu, Memory: *mem, TTL: *ttl,
-		APIKeySecret: *apiKeySecret, RendezvousPort: *rdvPort, RendezvousTimeout: *rdvTimeout, StartIn: *startIn, StartAt: *startAt,
-		RendezvousPortSet: Changed(fs, "rendezvous-port"), RendezvousTimeoutSet: Changed(fs, "rendezvous-timeout"),
-		StartInSet: Changed(fs, "start-in"), Deadline: *deadline, DeadlineSet: Changed(fs, "active-deadline"),
-		ReplayArgs: fs.Args(), CheckReplayArgs: checkShardArgs}.Options(now)
+	st.RendezvousPortSet, st.RendezvousTimeoutSet = Changed(fs, "rendezvous-port"), Changed(fs, "rendezvous-timeout")
+	st.StartInSet, st.DeadlineSet = Changed(fs, "start-in"), Changed(fs, "active-deadline")
+	st.ReplayArgs, st.CheckReplayArgs = fs.Args(), checkShardArgs
+	o, err := st.Options(now)
 	if err != nil {
-		return bad(err)
+		return nil, BadInput(stderr, name)(err)
 	}
 	return o, 0
 }
@@ -153,21 +133,12 @@ func checkShardArgs(args []string, keySecret bool) (time.Duration, error) {
 	if err := rf.CheckUI(); err != nil {
 		return 0, fmt.Errorf(after+"%w", err)
 	}
-	for _, f := range []struct {
-		name string
-		zero bool
-	}{{"request-timeout-seconds", false}, {"wait-for-model-timeout", true}, {"wait-for-model-interval", true}} {
-		v, _ := fs.GetFloat64(f.name)
-		if _, err := timespan.Seconds(f.name, v, f.zero); err != nil {
-			return 0, fmt.Errorf(after+"%w", err)
-		}
-	}
-	g, err := replay.ParseGrace(*rf.grace)
+	g, err := kubernetes.ShardGrace(func(name string) float64 {
+		v, _ := fs.GetFloat64(name)
+		return v
+	}, *rf.grace)
 	if err != nil {
 		return 0, fmt.Errorf(after+"%w", err)
-	}
-	if g == replay.InfiniteGrace {
-		return 0, errors.New(after + "--benchmark-grace-period inf: a pod is killed after its termination grace, so the grace must be a number of seconds")
 	}
 	return g, nil
 }
@@ -198,17 +169,12 @@ func runKubeCollector(args []string, stdout, stderr io.Writer) int {
 	ns := fs.String("namespace", "", "the run's namespace (default: kubectl's)")
 	results := fs.String("results-claim", kubernetes.DefaultResultsClaim, "the run's results claim")
 	serveFor := fs.Duration("collect-for", kubernetes.DefaultCollectFor, "the pod ends after this long")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stderr, "usage: %s --run-id R --image IMAGE [flags] | kubectl create -f -\n\n%s", name, fs.FlagUsages())
-			return 0
-		}
-		fmt.Fprintln(stderr, OneLine(name, ParseError(fs, err)))
-		return 2
+	usage := Synopsis(stderr, "usage: "+name+" --run-id R --image IMAGE [flags] | kubectl create -f -", fs)
+	if code, ok := Parse(name, fs, args, stderr, usage); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, OneLine(name, fmt.Errorf("unexpected argument %q", fs.Arg(0))))
-		return 2
+		return BadInput(stderr, name)(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	return kubernetes.PrintCollector(kubernetes.CollectorOptions{RunID: *runID, Namespace: *ns, Image: *image, ResultsClaim: *results, For: *serveFor}, stdout, stderr)
 }
@@ -219,12 +185,8 @@ func RunCopyPlan(args []string, stderr io.Writer) int {
 	fs := NewFlagSet("replay copy-plan")
 	fs.SetOutput(stderr)
 	hash := fs.String("plan-hash", "", "the plan's expected identity (hex SHA-256)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, OneLine("replay copy-plan", ParseError(fs, err)))
-		return 2
+	if code, ok := Parse("replay copy-plan", fs, args, stderr, nil); !ok {
+		return code
 	}
 	if fs.NArg() != 2 || *hash == "" {
 		fmt.Fprintln(stderr, "replay copy-plan: usage: replay copy-plan --plan-hash HASH SRC DST")

@@ -63,14 +63,14 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 	o := p.O
 	cf := p.Flags
 	if err := p.apply(&o); err != nil {
-		return fail(stderr, 2, err)
+		return Fail(stderr, "plan", 2, err)
 	}
 	tokSpec := cf.Source.TokenizerSpec(o.Model)
 	if cf.Source.InputFile != "" {
 		o.Dataset = &dataset.Dataset{}
 	}
 	if err := o.Validate(); err != nil {
-		return fail(stderr, 2, err)
+		return Fail(stderr, "plan", 2, err)
 	}
 	o.Dataset = nil
 
@@ -78,7 +78,7 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 	lo.Revision, lo.TrustRemoteCode, lo.Progress = cf.Source.TokenizerRevision, cf.Source.TrustRemoteCode, stderr
 	tok, err := tokenizer.LoadWithOptions(tokSpec, lo)
 	if err != nil {
-		return fail(stderr, 2, fmt.Errorf("--tokenizer: %w", err))
+		return Fail(stderr, "plan", 2, fmt.Errorf("--tokenizer: %w", err))
 	}
 	o.Tokenizer = tok
 	if o.Corpus, err = cf.Source.Corpus(tok); err != nil {
@@ -86,12 +86,12 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 		if cf.Source.PromptCorpus != "shakespeare" {
 			code = 2
 		}
-		return fail(stderr, code, err)
+		return Fail(stderr, "plan", code, err)
 	}
 	if cf.Source.InputFile != "" {
 		o.Dataset, err = cf.Source.LoadDataset(&o)
 		if err != nil {
-			return fail(stderr, 2, err)
+			return Fail(stderr, "plan", 2, err)
 		}
 		if o.Dataset.LiveReplies && !Changed(p.FS, "conversation-history") {
 			// dag_jsonl bodies carry the actual replies (AIPerf's semantics): live unless asked
@@ -108,7 +108,7 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 		if errors.Is(err, plan.ErrUsage) {
 			code = 2
 		}
-		return fail(stderr, code, err)
+		return Fail(stderr, "plan", code, err)
 	}
 	fmt.Fprintf(stdout, "plan: wrote %s: %d requests (%d warmup, %d profile), %d sessions, %d distinct bodies, %s, seed %d; sha256 %s\n",
 		o.Output, res.Warmup+res.Profile, res.Warmup, res.Profile, res.Sessions, res.Bodies, res.Mode, o.Seed, hex.EncodeToString(res.Hash[:]))
@@ -121,10 +121,4 @@ func (p *Plan) Compile(getenv func(string) string, stdout, stderr io.Writer) int
 // apply maps the flags that need conversion onto o (plan.Flags.Apply).
 func (p *Plan) apply(o *plan.Options) error {
 	return p.Apply(o, func(name string) bool { return Changed(p.FS, name) })
-}
-
-// fail prints err as the one line "plan: ..." and returns code.
-func fail(w io.Writer, code int, err error) int {
-	fmt.Fprintln(w, OneLine("plan", err))
-	return code
 }

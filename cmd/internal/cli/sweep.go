@@ -75,21 +75,9 @@ func (l *listValue) Set(v string) error {
 		l.items = nil
 		return l.Value.Set(v) // one value: the plan flag's own parsing, checks and messages
 	}
-	var items []float64
-	if l.integer {
-		ints, err := sweep.ParseInts(v)
-		if err != nil {
-			return err
-		}
-		for _, i := range ints {
-			items = append(items, float64(i))
-		}
-	} else {
-		fl, err := sweep.ParseFloats(v)
-		if err != nil {
-			return err
-		}
-		items = fl
+	items, err := sweep.ParseList(v, l.integer)
+	if err != nil {
+		return err
 	}
 	l.items = items
 	return l.set(items[0])

@@ -2,11 +2,8 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/llmbench/llmbench/export"
 )
@@ -21,19 +18,12 @@ func RunWaitShards(args []string, stderr io.Writer, sleep func(time.Duration)) i
 	fs.DurationVar(&o.Timeout, "timeout", 24*time.Hour, "give up waiting after this long")
 	fs.DurationVar(&o.Settle, "settle", time.Minute, "once every shard present has finished, wait this long for a missing one")
 	fs.DurationVar(&o.Interval, "interval", 2*time.Second, "time between looks")
-	bad := func(err error) int {
-		fmt.Fprintln(stderr, OneLine("analyze wait-shards", err))
-		return 2
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stderr, "usage: analyze wait-shards --shards N [--timeout D] DIR\n\n%s", fs.FlagUsages())
-			return 0
-		}
-		return bad(ParseError(fs, err))
+	usage := Synopsis(stderr, "usage: analyze wait-shards --shards N [--timeout D] DIR", fs)
+	if code, ok := Parse("analyze wait-shards", fs, args, stderr, usage); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		return bad(errors.New("want one run folder (usage: analyze wait-shards --shards N DIR)"))
+		return BadInput(stderr, "analyze wait-shards")(errors.New("want one run folder (usage: analyze wait-shards --shards N DIR)"))
 	}
 	o.Dir = fs.Arg(0)
 	return export.WaitShards(o)
