@@ -317,7 +317,7 @@ func (r *Replay) Run() (*rawlog.Manifest, error) {
 			URLs: o.URLs, Headers: headers, RequestTimeoutNs: int64(o.RequestTimeout), GraceNs: int64(o.GracePeriod),
 			ConnReuse: o.ConnectionReuse, SessionHeader: o.SessionHeader, UserAgent: "llmbench-replay/" + o.ToolVersion,
 			TLSCAFile: o.TLSCAFile, TLSInsecure: o.TLSInsecureSkipVerify,
-			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin), Client: o.Client,
+			Log: filepath.Join(r.dir, WorkerLogName(i)), SpinNs: int64(o.Spin), SpareConns: o.SpareConns, Client: o.Client,
 			MaxResponseBytes: o.MaxResponseBytes, ShardIndex: o.ShardIndex, ShardCount: o.ShardCount, LocalAddrs: o.LocalAddrs,
 			ServerCloses: r.serverCloses, Control: o.Control, Traceparent: o.sendsTraceparent(), RunID: o.RunID}
 		p, err := r.startWorker(cfg, readyCh, exitCh)

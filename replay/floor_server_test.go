@@ -191,4 +191,5 @@ func httpGet(u string) ([]byte, error) {
 // default (testOptions turns both off for tests about something else).
 func defaultFlags(o *Options) {
 	o.NoServerMetrics, o.ServerMetricsInterval, o.GPUSampleInterval = false, 0, 0
+	o.SpareConns = DefaultSpareConns
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench/llmbench/endpoint"
+	"github.com/llmbench/llmbench/replay/driver"
 	"github.com/llmbench/llmbench/replay/http1"
 	"github.com/llmbench/llmbench/replay/probe"
 	"github.com/llmbench/llmbench/replay/schedule"
@@ -24,6 +25,11 @@ const (
 	DefaultGPUSampleInterval = 100 * time.Millisecond
 	// DefaultProgressEvery is the period of the progress log off a terminal (ProgressEvery).
 	DefaultProgressEvery = 10 * time.Second
+	// DefaultSpareConns is Options.SpareConns' default (the flag's).
+	DefaultSpareConns = driver.DefaultSpareConns
+	// maxSpareConns bounds Options.SpareConns: spares are for the few requests a burst or a
+	// ramp starts at once, not a pool sized to the load.
+	maxSpareConns = 1024
 	// DefaultStartDelay is how far ahead of "now" the coordinator puts the shared start
 	// instant once every worker is ready: time for the start message to reach them all.
 	DefaultStartDelay = 200 * time.Millisecond
@@ -103,6 +109,11 @@ type Options struct {
 	// Spin makes open-loop sends wake this long before their instant and busy-wait the rest.
 	// It lowers schedule lag at the cost of CPU the worker's reads then wait for; 0 is off.
 	Spin time.Duration
+	// SpareConns is how many connections per URL the event loop keeps opened ahead under
+	// pooled reuse, so that a request that finds none idle (an open loop's ramp, a burst)
+	// does not wait on its own connect (driver.DefaultSpareConns, the flag's default);
+	// 0 opens none.
+	SpareConns int
 	// StartDelay is the lead of the shared start instant over the moment all workers are
 	// ready (0: DefaultStartDelay).
 	StartDelay time.Duration
@@ -281,6 +292,9 @@ func (o *Options) normalize() error {
 		return err
 	}
 	o.Client = c
+	if o.SpareConns < 0 || o.SpareConns > maxSpareConns {
+		return fmt.Errorf("spare-connections %d: must be between 0 and %d", o.SpareConns, maxSpareConns)
+	}
 	if o.Spin < 0 || o.Spin > 10*time.Millisecond {
 		return fmt.Errorf("spin %v: must be between 0 and 10ms", o.Spin)
 	}

@@ -45,6 +45,8 @@ type workerConfig struct {
 	Log              string      `json:"log"`
 	// SpinNs makes open-loop sends wake this long before their instant and spin the rest.
 	SpinNs int64 `json:"spin_ns"`
+	// SpareConns is Options.SpareConns.
+	SpareConns int `json:"spare_conns"`
 	// Client is the HTTP client (ClientLoop, ClientNet; "" is DefaultClient).
 	Client string `json:"client,omitempty"`
 	// MaxResponseBytes bounds what one request stores (Options.MaxResponseBytes).
@@ -152,7 +154,7 @@ func newWorker(cfg workerConfig) (*worker, error) {
 	}
 	w := &worker{cfg: cfg, plan: p, meta: p.Meta()}
 	w.drv = &driver.Worker{ID: cfg.ID, PlanPath: cfg.Plan, Plan: p, Conns: &w.conns, Reuse: cfg.ConnReuse,
-		Timeout: time.Duration(cfg.RequestTimeoutNs), SpinNs: cfg.SpinNs, MaxResponseBytes: cfg.MaxResponseBytes,
+		Timeout: time.Duration(cfg.RequestTimeoutNs), SpinNs: cfg.SpinNs, SpareConns: cfg.SpareConns, MaxResponseBytes: cfg.MaxResponseBytes,
 		SessionHeader: cfg.SessionHeader, Log: (*workerLog)(w)}
 	w.secretTexts = redact.HeaderSecrets(cfg.Headers)
 	for _, s := range w.secretTexts {

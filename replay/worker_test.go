@@ -460,3 +460,47 @@ func TestDurationClosedLoop(t *testing.T) {
 		}
 	}
 }
+
+// Spare connections: with SpareConns the event loop opens that many pooled connections per
+// URL before the start instant, so a burst of that many sends at the first instant finds
+// them made (no connect on any request's path: connect_* -1, conn_reused false), and it
+// opens as many again after the burst's sends. Without, each request of the burst connects
+// on its own path.
+func TestSpareConnections(t *testing.T) {
+	const burst = 6
+	for _, spares := range []int{burst, 0} {
+		t.Run(fmt.Sprintf("spares=%d", spares), func(t *testing.T) {
+			srv := newTestServer(t)
+			ps := &planSpec{}
+			for s := 0; s < burst; s++ {
+				ps.add(mmapds.Record{SendOffsetNs: 0, DelayNs: -1, Session: uint32(s), Phase: mmapds.PhaseProfile}, jobBody(job{N: 2, TTFTms: 20, Stream: true}))
+			}
+			plan := ps.write(t, t.TempDir())
+			res, reqs, _ := runInProcess(t, workerConfig{Plan: plan, URLs: []string{srv.URL}, ConnReuse: ReusePooled, Client: ClientLoop, SpareConns: spares}, nil)
+			if res.Counts.Completed != burst {
+				t.Fatalf("counts %+v", res.Counts)
+			}
+			ready := 0
+			for _, q := range reqs {
+				if q.ConnReused {
+					t.Fatalf("a request of the first burst on a reused connection: %s", brief(q))
+				}
+				if q.ConnectStartNs == -1 {
+					ready++
+				} else if q.ConnectEndNs < q.ConnectStartNs {
+					t.Fatalf("connect times %d..%d: %s", q.ConnectStartNs, q.ConnectEndNs, brief(q))
+				}
+			}
+			// The spares' handshakes end within their connect calls on loopback, long before
+			// the start instant 20 ms later: all are ready, but a machine loaded enough to put
+			// the kernel's handshake off may leave one connecting (then the request waits
+			// for it, with connect times: still no dial of its own).
+			if spares == 0 && ready != 0 || spares > 0 && ready < burst/2 {
+				t.Fatalf("spares %d: %d of %d requests found a connection ready", spares, ready, burst)
+			}
+			if n, want := srv.conns.Load(), int64(burst+spares); n != want {
+				t.Fatalf("%d connections, want %d (the burst's, and the spares opened after it)", n, want)
+			}
+		})
+	}
+}

@@ -81,7 +81,7 @@ var Table = func() map[string]string {
 		warmup-request-count num-warmup-sessions warmup-duration warmup-concurrency warmup-request-rate
 		warmup-arrival-pattern warmup-prefill-concurrency warmup-concurrency-ramp-duration
 		warmup-prefill-concurrency-ramp-duration warmup-request-rate-ramp-duration request-cancellation-rate
-		request-cancellation-delay user-centric-rate num-users workers cpus no-pin spin client
+		request-cancellation-delay user-centric-rate num-users workers cpus no-pin spin spare-connections client
 		benchmark-grace-period validate validate-generator validate-ttft validate-itl validate-requests
 		validate-duration`)
 	add(GroupOutput, `output output-dir artifact-dir goodput gate max-error-rate max-schedule-lag

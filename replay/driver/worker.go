@@ -73,7 +73,10 @@ type Worker struct {
 	Reuse    string            // http1.ReusePooled, ReuseNever or ReuseSticky
 	Timeout  time.Duration     // of one request
 	// SpinNs makes open-loop sends wake this long before their instant and spin the rest.
-	SpinNs           int64
+	SpinNs int64
+	// SpareConns is how many pooled connections per URL the event loop keeps opened ahead
+	// of the requests that will need them (DefaultSpareConns; 0: none).
+	SpareConns       int
 	MaxResponseBytes int64
 	SessionHeader    string
 	// Trace is the run's trace key (internal/tracectx), set with Start: when it is not zero,
@@ -102,6 +105,18 @@ func (w *Worker) URLOfUnit(u int32) int { return URLOf(w.Graph.Unit(u).Session, 
 
 // URLOf is the URL (of urls) the session with ordinal k within the shard talks to.
 func URLOf(k uint32, urls int) int { return int(k % uint32(urls)) }
+
+// DefaultSpareConns is how many connections per URL the event loop keeps opened ahead under
+// pooled reuse. Without them every request that finds no idle connection (the ramp of an
+// open loop: a new connection every 1/rate until the in-flight count settles; a Poisson burst)
+// waits on its own connect, socket to handshake, before its bytes go out: at 2,000 req/s a
+// quarter to half a millisecond of lag for each of the first ~150 requests, which is most of
+// the realised send-gap CV's excess over a 3-second run. With a few opened ahead, such a
+// request takes a connection already made (or in its handshake) and the loop opens the next
+// after the pass's sends, off their path. A Poisson burst of more than this many sends in
+// the time of a handshake still connects on the path; the extra sockets cost the server a few
+// idle connections (closed, and replaced, by its idle timeout).
+const DefaultSpareConns = 8
 
 // MaxInt64 is a cancel-after instant that never comes (none was armed).
 const MaxInt64 = int64(^uint64(0) >> 1)

@@ -35,6 +35,17 @@ func (l *Loop) connect(r *loopRequest) {
 				c = nil
 			}
 		}
+		l.spareDue = l.spareDue || w.SpareConns > 0
+		if c != nil && c.connecting {
+			// A spare still in its handshake: the request waits for it as after a dial,
+			// from now (the connect began before the request).
+			c.connecting = false // from here on the request's (lsConnect)
+			c.req, r.c = r, c
+			r.q.ConnectStartNs = w.Now()
+			r.state = lsConnect
+			l.setTimer(r, r.deadline)
+			return
+		}
 	case reuse == http1.ReuseSticky:
 		// The unit's connection is the request's until it ends (finish gives it back).
 		c, r.unit.sticky = r.unit.sticky, nil
@@ -59,6 +70,39 @@ func (l *Loop) connect(r *loopRequest) {
 	c.req, r.c = r, c
 	r.state = lsConnect
 	l.setTimer(r, r.deadline)
+}
+
+// replenish makes the free loopRequests the loop keeps ahead (spareRequests) and opens, for
+// every URL whose connections are pooled, the spares its idle pool lacks
+// (driver.DefaultSpareConns): after a pass's sends, or before the start instant, so
+// that no request waits on a connect the loop could have begun earlier. Spares go to the
+// bottom of the pool (idle is LIFO): a connection that carried a response is reused first,
+// a spare only when none is idle. A failed dial opens none; the request that needs the
+// connection dials and reports the error itself.
+func (l *Loop) replenish() {
+	w := l.w
+	l.spareDue = false
+	for len(l.free) < spareRequests {
+		l.free = append(l.free, l.newRequest())
+	}
+	if w.SpareConns <= 0 || w.Reuse != http1.ReusePooled || w.Stop.Stopping() {
+		return
+	}
+	for url := range l.idle {
+		if w.Conns.ClosesAfterResponse(url) {
+			continue
+		}
+		for len(l.idle[url]) < w.SpareConns {
+			c, err := l.dial(url)
+			if err != nil {
+				break
+			}
+			c.connecting = true
+			l.idle[url] = append(l.idle[url], nil)
+			copy(l.idle[url][1:], l.idle[url])
+			l.idle[url][0] = c
+		}
+	}
 }
 
 // dial opens a non-blocking socket to target url and starts connecting it.
@@ -123,6 +167,9 @@ func (l *Loop) onEvent(c *loopConn, events uint32) {
 	in := events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
 	c.fin = c.fin || events&(unix.EPOLLRDHUP|unix.EPOLLHUP) != 0
 	if r == nil {
+		if c.connecting && events&unix.EPOLLOUT != 0 && events&(unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+			c.connecting = false // a spare's handshake done (a failed one shows as in)
+		}
 		c.pendingIn = c.pendingIn || in
 		if c.fin {
 			// The server closed it while idle: a close soon after its only response

@@ -37,6 +37,9 @@ type loopConn struct {
 	req        *loopRequest // request using it; nil while idle
 	pendingIn  bool         // a readable edge came while nobody was reading
 	fin        bool         // the server's FIN was reported (EPOLLRDHUP or EPOLLHUP)
+	// connecting says a spare (opened ahead, in the idle pool) has not yet reported its
+	// handshake done: a request that takes it waits for the EPOLLOUT edge, as after a dial.
+	connecting bool
 }
 
 // loopRequest is one request on the loop, from its release by the scheduler to its record:
@@ -115,6 +118,9 @@ type Loop struct {
 	parked           bool
 	// moreDue says dispatch stopped at maxDispatchBurst with requests still due.
 	moreDue bool
+	// spareDue says a request took from (or missed) a URL's pool this pass: the pass opens
+	// the spares it lacks after its sends (replenish).
+	spareDue bool
 
 	sawStop  bool // w.stopping seen
 	stopSeen bool // the scheduler told of the stop
@@ -220,6 +226,12 @@ func (l *Loop) Run() {
 	l.monoOff = ts.Nano() - w.Now()
 	// RawConn.Read parks the goroutine whenever turn returns false and calls it again once
 	// the set is readable; it returns when turn says the loop is over.
+	// Before the start instant: the first sends find their connections made and their
+	// buffers touched.
+	for len(l.free) < prewarmRequests {
+		l.free = append(l.free, l.newRequest())
+	}
+	l.replenish()
 	if err := l.rc.Read(l.turn); err != nil {
 		// Only a closed descriptor makes it fail, and nothing closes it before run returns.
 		panic(fmt.Sprintf("replay: the event loop's epoll set in the poller: %v", err))
@@ -255,6 +267,9 @@ func (l *Loop) turn(uintptr) bool {
 		now := w.Now() // the pass's one clock read
 		l.fireTimers(now)
 		l.dispatch(now)
+		if l.spareDue {
+			l.replenish()
+		}
 		if l.s.Finished() {
 			return true
 		}
@@ -419,14 +434,33 @@ func (l *Loop) start(rel schedule.Release, now int64) {
 	if n := len(l.free); n > 0 {
 		r, l.free = l.free[n-1], l.free[:n-1]
 	} else {
-		r = &loopRequest{hidx: -1}
-		r.eb.Init(l.w.MaxResponseBytes)
-		r.eb.Trace = l.w.Trace
-		l.all = append(l.all, r)
+		r = l.newRequest()
+	}
+	if len(l.free) < spareRequests {
+		l.spareDue = true
 	}
 	r.rel, r.unit, r.url = rel, l.units.Of(rel), l.w.URLOfUnit(rel.Unit)
 	l.startTurn(r, now)
 }
+
+// newRequest makes a loopRequest with its buffers (a read buffer and the response's first
+// storage, some 50 kB the first time they are touched).
+func (l *Loop) newRequest() *loopRequest {
+	r := &loopRequest{hidx: -1}
+	r.eb.Init(l.w.MaxResponseBytes)
+	r.eb.Trace = l.w.Trace
+	http1.ResetResponse(&r.q)
+	l.all = append(l.all, r)
+	return r
+}
+
+// spareRequests is how many free loopRequests the loop keeps made ahead (replenish): a
+// request started when none is free would make its own, page faults included, before its
+// bytes go out. The loop makes prewarmRequests before the start instant.
+const (
+	spareRequests   = 16
+	prewarmRequests = 64
+)
 
 // guard handles a fault on the plan's mapping while reading it for r: r ends unsent and the
 // worker fails, as the runner's fault does.

@@ -35,6 +35,7 @@ type Replay struct {
 	caFile        *string
 	insecure      *bool
 	spin          *time.Duration
+	spare         *int
 	maxResponse   *int64
 	uiType        *string
 	waitTimeout   *float64
@@ -83,6 +84,7 @@ func NewReplay() *Replay {
 	r.Adaptive = addAdaptiveFlags(fs)
 	r.caFile = fs.String("tls-ca-cert", "", "PEM file of CAs to trust for https URLs")
 	r.insecure = fs.Bool("tls-insecure-skip-verify", false, "accept any server certificate")
+	r.spare = fs.Int("spare-connections", replay.DefaultSpareConns, "connections per URL the event loop keeps opened ahead (pooled reuse), so a request that finds none idle does not wait on its own connect; 0 opens none")
 	r.spin = fs.Duration("spin", 0, "wake this long before each open-loop send and busy-wait the rest (trades worker CPU for lower schedule lag)")
 	r.maxResponse = fs.Int64("max-response-bytes", replay.DefaultMaxResponseBytes,
 		"most bytes of one response stored; a longer one ends its request as response_too_large, keeping the bytes up to the limit")
@@ -128,7 +130,7 @@ func (r *Replay) Options(argv []string, stderr io.Writer, getenv func(string) st
 	s := replay.Settings{Base: replay.Options{Plan: *r.plan, URLs: *r.urls, URLStrategy: *r.urlStrategy, OutputDir: *r.out,
 		Workers: *r.workers, NoPin: *r.noPin, APIKey: *r.apiKey, Headers: *r.headers, ConnectionReuse: *r.reuse,
 		SessionHeader: *r.sessionHeader, GPUSampleInterval: *r.gpuInterval, TLSCAFile: *r.caFile,
-		TLSInsecureSkipVerify: *r.insecure, Spin: *r.spin, MaxResponseBytes: *r.maxResponse, CommandLine: argv,
+		TLSInsecureSkipVerify: *r.insecure, Spin: *r.spin, SpareConns: *r.spare, MaxResponseBytes: *r.maxResponse, CommandLine: argv,
 		ToolVersion: version.String(), Client: *r.client},
 		APIKeySet: Changed(r.FS, "api-key"), APIKeyFile: *r.apiKeyFile, CPUs: *r.cpus,
 		RequestTimeout: *r.timeout, GracePeriod: *r.grace, NoGPU: *r.noGPU,
