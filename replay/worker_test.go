@@ -464,7 +464,7 @@ func TestDurationClosedLoop(t *testing.T) {
 // Spare connections: with SpareConns the event loop opens that many pooled connections per
 // URL before the start instant, so a burst of that many sends at the first instant finds
 // them made (no connect on any request's path: connect_* -1, conn_reused false), and it
-// opens as many again after the burst's sends. Without, each request of the burst connects
+// opens more after the burst's sends. Without, each request of the burst connects
 // on its own path.
 func TestSpareConnections(t *testing.T) {
 	const burst = 6
@@ -498,8 +498,14 @@ func TestSpareConnections(t *testing.T) {
 			if spares == 0 && ready != 0 || spares > 0 && ready < burst/2 {
 				t.Fatalf("spares %d: %d of %d requests found a connection ready", spares, ready, burst)
 			}
-			if n, want := srv.conns.Load(), int64(burst+spares); n != want {
-				t.Fatalf("%d connections, want %d (the burst's, and the spares opened after it)", n, want)
+			// The burst's connections, and after its sends the spares it took are opened
+			// again, a few a pass (sparesPerPass), for as many passes as the run lasts.
+			lo, hi := int64(burst), int64(burst)
+			if spares > 0 {
+				lo, hi = burst+1, int64(burst+spares)
+			}
+			if n := srv.conns.Load(); n < lo || n > hi {
+				t.Fatalf("%d connections, want %d..%d", n, lo, hi)
 			}
 		})
 	}

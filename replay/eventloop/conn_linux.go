@@ -72,17 +72,17 @@ func (l *Loop) connect(r *loopRequest) {
 	l.setTimer(r, r.deadline)
 }
 
-// replenish makes the free loopRequests the loop keeps ahead (spareRequests) and opens, for
-// every URL whose connections are pooled, the spares its idle pool lacks
-// (driver.DefaultSpareConns): after a pass's sends, or before the start instant, so
+// replenish makes (at most most of) the free loopRequests the loop keeps ahead
+// (spareRequests) and opens, for every URL whose connections are pooled, (at most most of)
+// the spares its idle pool lacks (driver.DefaultSpareConns): after a pass's sends, or before the start instant, so
 // that no request waits on a connect the loop could have begun earlier. Spares go to the
 // bottom of the pool (idle is LIFO): a connection that carried a response is reused first,
 // a spare only when none is idle. A failed dial opens none; the request that needs the
 // connection dials and reports the error itself.
-func (l *Loop) replenish() {
+func (l *Loop) replenish(most int) {
 	w := l.w
 	l.spareDue = false
-	for len(l.free) < spareRequests {
+	for n := 0; n < most && len(l.free) < spareRequests; n++ {
 		l.free = append(l.free, l.newRequest())
 	}
 	if w.SpareConns <= 0 || w.Reuse != http1.ReusePooled || w.Stop.Stopping() {
@@ -92,7 +92,7 @@ func (l *Loop) replenish() {
 		if w.Conns.ClosesAfterResponse(url) {
 			continue
 		}
-		for len(l.idle[url]) < w.SpareConns {
+		for n := 0; n < most && len(l.idle[url]) < w.SpareConns; n++ {
 			c, err := l.dial(url)
 			if err != nil {
 				break

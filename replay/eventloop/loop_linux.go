@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -227,11 +228,13 @@ func (l *Loop) Run() {
 	// RawConn.Read parks the goroutine whenever turn returns false and calls it again once
 	// the set is readable; it returns when turn says the loop is over.
 	// Before the start instant: the first sends find their connections made and their
-	// buffers touched.
+	// buffers touched, and the garbage of the setup and of this is collected now rather
+	// than by a cycle that would start at the first sends (the worker's one P).
 	for len(l.free) < prewarmRequests {
 		l.free = append(l.free, l.newRequest())
 	}
-	l.replenish()
+	l.replenish(w.SpareConns)
+	runtime.GC()
 	if err := l.rc.Read(l.turn); err != nil {
 		// Only a closed descriptor makes it fail, and nothing closes it before run returns.
 		panic(fmt.Sprintf("replay: the event loop's epoll set in the poller: %v", err))
@@ -268,7 +271,7 @@ func (l *Loop) turn(uintptr) bool {
 		l.fireTimers(now)
 		l.dispatch(now)
 		if l.spareDue {
-			l.replenish()
+			l.replenish(sparesPerPass)
 		}
 		if l.s.Finished() {
 			return true
@@ -444,22 +447,35 @@ func (l *Loop) start(rel schedule.Release, now int64) {
 }
 
 // newRequest makes a loopRequest with its buffers (a read buffer and the response's first
-// storage, some 50 kB the first time they are touched).
+// storage, some 50 kB), their pages touched: made ahead (replenish), its page faults are
+// taken off the send path too.
 func (l *Loop) newRequest() *loopRequest {
 	r := &loopRequest{hidx: -1}
 	r.eb.Init(l.w.MaxResponseBytes)
 	r.eb.Trace = l.w.Trace
+	r.eb.Prefault()
 	http1.ResetResponse(&r.q)
+	prefault(r.q.Body[:cap(r.q.Body)])
 	l.all = append(l.all, r)
 	return r
 }
 
-// spareRequests is how many free loopRequests the loop keeps made ahead (replenish): a
-// request started when none is free would make its own, page faults included, before its
-// bytes go out. The loop makes prewarmRequests before the start instant.
+// prefault writes a byte in each page of b, so that the kernel maps them now.
+func prefault(b []byte) {
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 0
+	}
+}
+
+// The loopRequests the loop keeps made ahead (replenish): a request started when none is
+// free would make its own before its bytes go out. prewarmRequests are made before the
+// start instant; after that a pass tops the free ones up to spareRequests, at most
+// sparesPerPass of them (and as many spare connections per URL), so that one pass does
+// not hold the next sends for long.
 const (
 	spareRequests   = 16
 	prewarmRequests = 64
+	sparesPerPass   = 2
 )
 
 // guard handles a fault on the plan's mapping while reading it for r: r ends unsent and the
