@@ -38,9 +38,8 @@ func RunKubernetes(args []string, stdout, stderr io.Writer, now time.Time) int {
 }
 
 // kubeRunFlags are the flags of the subcommands that act on a generated file.
-func kubeRunFlags(name string, stderr io.Writer) (*pflag.FlagSet, *string, *string) {
-	fs := NewFlagSet(name)
-	fs.SetOutput(stderr)
+func kubeRunFlags(name string) (*pflag.FlagSet, *string, *string) {
+	fs := NewFlagSet(name) // its output discarded: Parse's usage prints the help once
 	file := fs.StringP("filename", "f", "", "the manifests replay kubernetes wrote")
 	path := fs.String("kubectl", "kubectl", "the kubectl to run (its context and KUBECONFIG as usual)")
 	return fs, file, path
@@ -49,7 +48,7 @@ func kubeRunFlags(name string, stderr io.Writer) (*pflag.FlagSet, *string, *stri
 // runKubeCreate is `replay kubernetes create -f FILE` (kubernetes.Create).
 func runKubeCreate(args []string, stderr io.Writer) int {
 	const name = "replay kubernetes create"
-	fs, file, path := kubeRunFlags(name, stderr)
+	fs, file, path := kubeRunFlags(name)
 	if code, ok := Parse(name, fs, args, stderr, Synopsis(stderr, "usage: "+name+" -f FILE", fs)); !ok {
 		return code
 	}
@@ -59,7 +58,7 @@ func runKubeCreate(args []string, stderr io.Writer) int {
 // runKubeWait is `replay kubernetes wait -f FILE` (kubernetes.Wait).
 func runKubeWait(args []string, stdout, stderr io.Writer, sleep func(time.Duration)) int {
 	const name = "replay kubernetes wait"
-	fs, file, path := kubeRunFlags(name, stderr)
+	fs, file, path := kubeRunFlags(name)
 	timeout := fs.Duration("timeout", 0, "give up after this long (default: the analysis Job's deadline + 5m)")
 	interval := fs.Duration("interval", 5*time.Second, "time between looks")
 	if code, ok := Parse(name, fs, args, stderr, Synopsis(stderr, "usage: "+name+" -f FILE", fs)); !ok {
@@ -163,7 +162,6 @@ func runKubePreflight(args []string, stdout, stderr io.Writer, now time.Time) in
 func runKubeCollector(args []string, stdout, stderr io.Writer) int {
 	const name = "replay kubernetes collector"
 	fs := NewFlagSet(name)
-	fs.SetOutput(stderr)
 	runID := fs.String("run-id", "", "the run whose folder to serve")
 	image := fs.String("image", "", "the run's container image")
 	ns := fs.String("namespace", "", "the run's namespace (default: kubectl's)")
