@@ -109,9 +109,9 @@ func URLOf(k uint32, urls int) int { return int(k % uint32(urls)) }
 // DefaultSpareConns is how many connections per URL the event loop keeps opened ahead under
 // pooled reuse. Without them every request that finds no idle connection (the ramp of an
 // open loop: a new connection every 1/rate until the in-flight count settles; a Poisson burst)
-// waits on its own connect, socket to handshake, before its bytes go out: at 2,000 req/s a
-// quarter to half a millisecond of lag for each of the first ~150 requests, which is most of
-// the realised send-gap CV's excess over a 3-second run. With a few opened ahead, such a
+// waits on its own connect, socket to handshake, before its bytes go out: a round trip to
+// the server (tens of µs on loopback, where it measured no different; a network's round trip
+// to a server on another machine) for each of the ramp's new connections. With a few opened ahead, such a
 // request takes a connection already made (or in its handshake) and the loop opens the next
 // after the pass's sends, off their path. A Poisson burst of more than this many sends in
 // the time of a handshake still connects on the path; the extra sockets cost the server a few

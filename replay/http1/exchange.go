@@ -40,14 +40,6 @@ func (eb *Buffers) Init(maxBody int64) {
 	eb.maxBody = int(maxBody)
 }
 
-// Prefault writes a byte in each page of eb's read buffer, so that the kernel maps them now
-// (the event loop makes its buffers ahead of the requests, off their send path).
-func (eb *Buffers) Prefault() {
-	for i := 0; i < len(eb.rbuf); i += 4096 {
-		eb.rbuf[i] = 0
-	}
-}
-
 // Suffix is what RenderSuffix rendered last.
 func (eb *Buffers) Suffix() []byte { return eb.suffix }
 
