@@ -72,19 +72,15 @@ func (l *Loop) connect(r *loopRequest) {
 	l.setTimer(r, r.deadline)
 }
 
-// replenish makes (at most most of) the free loopRequests the loop keeps ahead
-// (spareRequests) and opens, for every URL whose connections are pooled, (at most most of)
-// the spares its idle pool lacks (driver.DefaultSpareConns): after a pass's sends, or before the start instant, so
-// that no request waits on a connect the loop could have begun earlier. Spares go to the
-// bottom of the pool (idle is LIFO): a connection that carried a response is reused first,
-// a spare only when none is idle. A failed dial opens none; the request that needs the
-// connection dials and reports the error itself.
+// replenish opens, for every URL whose connections are pooled, at most most of the spares
+// its idle pool lacks (Worker.SpareConns): after a pass's sends, and before the start
+// instant, so that no request waits on a connect the loop could have begun earlier. Spares
+// go to the bottom of the pool (idle is LIFO): a connection that carried a response is
+// reused first, a spare only when none is idle. A failed dial opens none; the request that
+// needs the connection dials and reports the error itself.
 func (l *Loop) replenish(most int) {
 	w := l.w
 	l.spareDue = false
-	for n := 0; n < most && len(l.free) < spareRequests; n++ {
-		l.free = append(l.free, l.newRequest())
-	}
 	if w.SpareConns <= 0 || w.Reuse != http1.ReusePooled || w.Stop.Stopping() {
 		return
 	}

@@ -224,14 +224,10 @@ func (l *Loop) Run() {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	l.monoOff = ts.Nano() - w.Now()
+	// Before the start instant: the first sends find their connections made.
+	l.replenish(w.SpareConns)
 	// RawConn.Read parks the goroutine whenever turn returns false and calls it again once
 	// the set is readable; it returns when turn says the loop is over.
-	// Before the start instant: the first sends find their connections made and their
-	// requests' buffers allocated.
-	for len(l.free) < prewarmRequests {
-		l.free = append(l.free, l.newRequest())
-	}
-	l.replenish(w.SpareConns)
 	if err := l.rc.Read(l.turn); err != nil {
 		// Only a closed descriptor makes it fail, and nothing closes it before run returns.
 		panic(fmt.Sprintf("replay: the event loop's epoll set in the poller: %v", err))
@@ -436,36 +432,25 @@ func (l *Loop) start(rel schedule.Release, now int64) {
 	} else {
 		r = l.newRequest()
 	}
-	if len(l.free) < spareRequests {
-		l.spareDue = true
-	}
 	r.rel, r.unit, r.url = rel, l.units.Of(rel), l.w.URLOfUnit(rel.Unit)
 	l.startTurn(r, now)
 }
 
 // newRequest makes a loopRequest with its buffers (a read buffer and the response's first
-// storage, some 50 kB). Their pages are left to be mapped by the reads that use them: touched
-// here, all of them, a burst of sends that makes its requests (concurrency 256 at the first
-// instant) held the reads of the first responses back, +12 ms on TTFT p99 against the wire.
+// storage). Their pages are mapped by the reads that use them: touched here, a burst of sends
+// that makes its requests (concurrency 256 at the first instant) held the reads of the first
+// responses back, +12 ms on TTFT p99 against the wire.
 func (l *Loop) newRequest() *loopRequest {
 	r := &loopRequest{hidx: -1}
 	r.eb.Init(l.w.MaxResponseBytes)
 	r.eb.Trace = l.w.Trace
-	http1.ResetResponse(&r.q)
 	l.all = append(l.all, r)
 	return r
 }
 
-// The loopRequests the loop keeps made ahead (replenish): a request started when none is
-// free would make its own before its bytes go out. prewarmRequests are made before the
-// start instant; after that a pass tops the free ones up to spareRequests, at most
-// sparesPerPass of them (and as many spare connections per URL), so that one pass does
-// not hold the next sends for long.
-const (
-	spareRequests   = 16
-	prewarmRequests = 64
-	sparesPerPass   = 2
-)
+// sparesPerPass is the most spare connections per URL a pass opens (replenish), so that one
+// pass does not hold the next sends for long.
+const sparesPerPass = 2
 
 // guard handles a fault on the plan's mapping while reading it for r: r ends unsent and the
 // worker fails, as the runner's fault does.
